@@ -1,0 +1,224 @@
+/**
+ * Every error keel raises, in one table (after fastify's lib/errors.js).
+ *
+ * Two families never mix:
+ * - configuration / programming errors (ConfigError, AppError, SchemaError): thrown at build or start-up
+ *   time, never sent to a client;
+ * - request errors (HttpError and the GraphQlError variants): rendered as RFC 9457 problem details.
+ */
+import { STATUS_CODES } from 'node:http';
+
+export type ErrorClass = 'config' | 'app' | 'schema' | 'request' | 'graphql' | 'snapshot';
+
+interface CodeInfo {
+  readonly status: number;
+  readonly class: ErrorClass;
+  /** Problem `title` for request errors; a short summary otherwise. */
+  readonly title: string;
+  /** Last path segment of the problem `type` URI (request errors only). */
+  readonly slug?: string;
+}
+
+/** Base of every problem `type` URI keel emits; the slug of the error code follows it. */
+export const PROBLEM_TYPE_BASE = 'https://keel.dev/errors/';
+
+function code(status: number, cls: ErrorClass, title: string, slug?: string): CodeInfo {
+  return Object.freeze({ status, class: cls, title, ...(slug ? { slug } : {}) });
+}
+
+/** The one list of error codes: status, class and title. Tested in test/errors.test.ts. */
+export const ERROR_CODES = Object.freeze({
+  // configuration (start-up)
+  KEEL_CONFIG_INVALID: code(500, 'config', 'Invalid configuration'),
+  // AppError
+  KEEL_APP_ROUTE: code(500, 'app', 'Route registration failed'),
+  KEEL_APP_SERVER: code(500, 'app', 'Server or router construction failed'),
+  KEEL_APP_DECODE: code(500, 'app', 'Extracting data from the request context failed'),
+  KEEL_APP_GRAPHQL: code(500, 'app', 'GraphQL route registration failed'),
+  // SchemaError
+  KEEL_SCHEMA_BUILDING_FAILED: code(500, 'schema', 'Schema building failed'),
+  KEEL_SCHEMA_VALIDATION_ERROR: code(500, 'schema', 'Schema configuration validation failed'),
+  KEEL_SCHEMA_COMPLEXITY_LIMIT_EXCEEDED: code(400, 'schema', 'Complexity limit exceeded'),
+  KEEL_SCHEMA_DEPTH_LIMIT_EXCEEDED: code(400, 'schema', 'Depth limit exceeded'),
+  // SnapshotError
+  KEEL_SNAPSHOT_INVALID_HEADER: code(500, 'snapshot', 'Response header is not valid UTF-8'),
+  KEEL_SNAPSHOT_DECOMPRESSION: code(500, 'snapshot', 'Response body decompression failed'),
+  // request errors (problem details)
+  KEEL_BAD_REQUEST: code(400, 'request', 'Bad Request', 'bad-request'),
+  KEEL_MALFORMED_JSON: code(400, 'request', 'Malformed JSON', 'malformed-json'),
+  KEEL_UNAUTHORIZED: code(401, 'request', 'Unauthorized', 'unauthorized'),
+  KEEL_FORBIDDEN: code(403, 'request', 'Forbidden', 'forbidden'),
+  KEEL_NOT_FOUND: code(404, 'request', 'Resource Not Found', 'not-found'),
+  KEEL_METHOD_NOT_ALLOWED: code(405, 'request', 'Method Not Allowed', 'method-not-allowed'),
+  KEEL_NOT_ACCEPTABLE: code(406, 'request', 'Not Acceptable', 'not-acceptable'),
+  KEEL_REQUEST_TIMEOUT: code(408, 'request', 'Request Timeout', 'request-timeout'),
+  KEEL_PAYLOAD_TOO_LARGE: code(413, 'request', 'Payload Too Large', 'payload-too-large'),
+  KEEL_UNSUPPORTED_MEDIA_TYPE: code(415, 'request', 'Unsupported Media Type', 'unsupported-media-type'),
+  KEEL_RANGE_NOT_SATISFIABLE: code(416, 'request', 'Range Not Satisfiable', 'range-not-satisfiable'),
+  KEEL_VALIDATION_FAILED: code(422, 'request', 'Request Validation Failed', 'validation-error'),
+  KEEL_RATE_LIMITED: code(429, 'request', 'Too Many Requests', 'rate-limit-exceeded'),
+  KEEL_HANDLER_ERROR: code(500, 'request', 'Handler Error', 'handler-error'),
+  KEEL_INTERNAL: code(500, 'request', 'Internal Server Error', 'internal-server-error'),
+  KEEL_SERVICE_UNAVAILABLE: code(503, 'request', 'Service Unavailable', 'service-unavailable'),
+  // GraphQlError (status used when the error is rendered over HTTP; see docs/graphql.md)
+  KEEL_GQL_EXECUTION_ERROR: code(200, 'graphql', 'GraphQL execution error', 'graphql-execution-error'),
+  KEEL_GQL_SCHEMA_BUILD_ERROR: code(500, 'graphql', 'GraphQL schema build error', 'graphql-schema-build-error'),
+  KEEL_GQL_REQUEST_HANDLING_ERROR: code(400, 'graphql', 'GraphQL request handling error', 'graphql-request-handling-error'),
+  KEEL_GQL_SERIALIZATION_ERROR: code(500, 'graphql', 'GraphQL serialization error', 'graphql-serialization-error'),
+  KEEL_GQL_JSON_ERROR: code(400, 'graphql', 'GraphQL JSON error', 'graphql-json-error'),
+  KEEL_GQL_VALIDATION_ERROR: code(400, 'graphql', 'GraphQL validation error', 'graphql-validation-error'),
+  KEEL_GQL_PARSE_ERROR: code(400, 'graphql', 'GraphQL parse error', 'graphql-parse-error'),
+  KEEL_GQL_AUTHENTICATION_ERROR: code(401, 'graphql', 'GraphQL authentication error', 'graphql-authentication-error'),
+  KEEL_GQL_AUTHORIZATION_ERROR: code(403, 'graphql', 'GraphQL authorization error', 'graphql-authorization-error'),
+  KEEL_GQL_NOT_FOUND: code(404, 'graphql', 'GraphQL resource not found', 'graphql-not-found'),
+  KEEL_GQL_RATE_LIMIT_EXCEEDED: code(429, 'graphql', 'GraphQL rate limit exceeded', 'graphql-rate-limit-exceeded'),
+  KEEL_GQL_INVALID_INPUT: code(400, 'graphql', 'GraphQL invalid input', 'graphql-invalid-input'),
+  KEEL_GQL_COMPLEXITY_LIMIT_EXCEEDED: code(400, 'graphql', 'GraphQL complexity limit exceeded', 'graphql-complexity-limit-exceeded'),
+  KEEL_GQL_DEPTH_LIMIT_EXCEEDED: code(400, 'graphql', 'GraphQL depth limit exceeded', 'graphql-depth-limit-exceeded'),
+  KEEL_GQL_INTROSPECTION_DISABLED: code(400, 'graphql', 'GraphQL introspection disabled', 'graphql-introspection-disabled'),
+  KEEL_GQL_INTERNAL_ERROR: code(500, 'graphql', 'GraphQL internal error', 'graphql-internal-error'),
+});
+
+export type ErrorCode = keyof typeof ERROR_CODES;
+
+/** Base class: a stable `code`, the `status` and `class` from ERROR_CODES. */
+export class KeelError extends Error {
+  readonly code: ErrorCode;
+  readonly status: number;
+  constructor(code: ErrorCode, message: string, options?: { cause?: unknown }) {
+    super(message, options);
+    this.code = code;
+    this.status = ERROR_CODES[code].status;
+    this.name = new.target.name;
+  }
+  get errorClass(): ErrorClass {
+    return ERROR_CODES[this.code].class;
+  }
+}
+
+/** Bad configuration record: names the record, the path, the key and the value. */
+export class ConfigError extends KeelError {
+  readonly record: string;
+  readonly path: string;
+  readonly key: string;
+  readonly value: unknown;
+  constructor(message: string, info: { record: string; path: string; key: string; value?: unknown }) {
+    super('KEEL_CONFIG_INVALID', message);
+    this.record = info.record;
+    this.path = info.path;
+    this.key = info.key;
+    this.value = info.value;
+  }
+}
+
+export const APP_ERROR_KINDS = ['Route', 'Server', 'Decode', 'GraphQl'] as const;
+export type AppErrorKind = (typeof APP_ERROR_KINDS)[number];
+const APP_CODES: Record<AppErrorKind, ErrorCode> = {
+  Route: 'KEEL_APP_ROUTE',
+  Server: 'KEEL_APP_SERVER',
+  Decode: 'KEEL_APP_DECODE',
+  GraphQl: 'KEEL_APP_GRAPHQL',
+};
+
+/** Build-time failures of the App builder (spec: AppError). */
+export class AppError extends KeelError {
+  readonly kind: AppErrorKind;
+  constructor(kind: AppErrorKind, message: string, options?: { cause?: unknown }) {
+    super(APP_CODES[kind], message, options);
+    this.kind = kind;
+  }
+}
+
+export const SCHEMA_ERROR_KINDS = ['BuildingFailed', 'ValidationError', 'ComplexityLimitExceeded', 'DepthLimitExceeded'] as const;
+export type SchemaErrorKind = (typeof SCHEMA_ERROR_KINDS)[number];
+
+export class SchemaError extends KeelError {
+  readonly kind: SchemaErrorKind;
+  constructor(kind: SchemaErrorKind, message: string, options?: { cause?: unknown }) {
+    super(`KEEL_SCHEMA_${upperSnake(kind)}` as ErrorCode, message, options);
+    this.kind = kind;
+  }
+}
+
+export const SNAPSHOT_ERROR_KINDS = ['InvalidHeader', 'Decompression'] as const;
+export type SnapshotErrorKind = (typeof SNAPSHOT_ERROR_KINDS)[number];
+
+export class SnapshotError extends KeelError {
+  readonly kind: SnapshotErrorKind;
+  constructor(kind: SnapshotErrorKind, message: string, options?: { cause?: unknown }) {
+    super(`KEEL_SNAPSHOT_${upperSnake(kind)}` as ErrorCode, message, options);
+    this.kind = kind;
+  }
+}
+
+export const GRAPHQL_ERROR_KINDS = [
+  'ExecutionError', 'SchemaBuildError', 'RequestHandlingError', 'SerializationError', 'JsonError', 'ValidationError',
+  'ParseError', 'AuthenticationError', 'AuthorizationError', 'NotFound', 'RateLimitExceeded', 'InvalidInput',
+  'ComplexityLimitExceeded', 'DepthLimitExceeded', 'IntrospectionDisabled', 'InternalError',
+] as const;
+export type GraphQlErrorKind = (typeof GRAPHQL_ERROR_KINDS)[number];
+
+function upperSnake(kind: string): string {
+  return kind.replace(/([a-z])([A-Z])/g, '$1_$2').toUpperCase();
+}
+
+/** Request-time GraphQL failures; `status` is the HTTP status used when rendered. */
+export class GraphQlError extends KeelError {
+  readonly kind: GraphQlErrorKind;
+  /** InvalidInput carries detailed errors. */
+  readonly details?: unknown;
+  constructor(kind: GraphQlErrorKind, message: string, options?: { cause?: unknown; details?: unknown }) {
+    super(`KEEL_GQL_${upperSnake(kind)}` as ErrorCode, message, options);
+    this.kind = kind;
+    if (options?.details !== undefined) this.details = options.details;
+  }
+}
+
+/**
+ * A request error that reaches the client as problem details. Handlers throw it (or return
+ * `handlerError(status, message)`); middleware uses it through `sendProblem`.
+ */
+export class HttpError extends KeelError {
+  override readonly status: number;
+  readonly title: string;
+  readonly type: string;
+  readonly detail: string | undefined;
+  readonly extensions: Readonly<Record<string, unknown>>;
+  readonly headers: Readonly<Record<string, string>>;
+  constructor(
+    status: number,
+    detail?: string,
+    options: { code?: ErrorCode; title?: string; type?: string; extensions?: Record<string, unknown>; headers?: Record<string, string>; cause?: unknown } = {},
+  ) {
+    const code = options.code ?? codeForStatus(status);
+    super(code, detail ?? ERROR_CODES[code].title, { cause: options.cause });
+    this.status = status;
+    this.title = options.title ?? (ERROR_CODES[code].status === status ? ERROR_CODES[code].title : statusTitle(status));
+    this.type = options.type ?? problemType(code);
+    this.detail = detail;
+    this.extensions = options.extensions ?? {};
+    this.headers = options.headers ?? {};
+  }
+}
+
+/** `https://keel.dev/errors/<slug>` for a request error code; `about:blank` when it has none. */
+export function problemType(code: ErrorCode): string {
+  const slug = (ERROR_CODES[code] as CodeInfo).slug;
+  return slug ? PROBLEM_TYPE_BASE + slug : 'about:blank';
+}
+
+const STATUS_CODE: Record<number, ErrorCode> = {
+  400: 'KEEL_BAD_REQUEST', 401: 'KEEL_UNAUTHORIZED', 403: 'KEEL_FORBIDDEN', 404: 'KEEL_NOT_FOUND',
+  405: 'KEEL_METHOD_NOT_ALLOWED', 406: 'KEEL_NOT_ACCEPTABLE', 408: 'KEEL_REQUEST_TIMEOUT', 413: 'KEEL_PAYLOAD_TOO_LARGE',
+  415: 'KEEL_UNSUPPORTED_MEDIA_TYPE', 416: 'KEEL_RANGE_NOT_SATISFIABLE', 422: 'KEEL_VALIDATION_FAILED',
+  429: 'KEEL_RATE_LIMITED', 500: 'KEEL_INTERNAL', 503: 'KEEL_SERVICE_UNAVAILABLE',
+};
+
+export function codeForStatus(status: number): ErrorCode {
+  return STATUS_CODE[status] ?? (status >= 500 ? 'KEEL_HANDLER_ERROR' : 'KEEL_BAD_REQUEST');
+}
+
+/** The standard reason phrase (node:http's table) for a status, as the problem title. */
+export function statusTitle(status: number): string {
+  return STATUS_CODES[status] ?? 'Error';
+}

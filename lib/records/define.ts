@@ -1,0 +1,348 @@
+/**
+ * A small, dependency-free description language for keel's configuration records.
+ *
+ * Why not Ajv for records too? Records need things a JSON Schema validator does not give us in one
+ * pass: snake_case *and* camelCase input, defaults that are frozen into the result, and error
+ * messages that name the record, the key and the value and suggest the key the user meant. The same
+ * description also emits a JSON Schema (see `toJsonSchema`) so editors and other implementations
+ * can validate configuration files without keel.
+ */
+import { ConfigError } from '../errors.js';
+
+export type FieldType =
+  | { kind: 'string'; enum?: readonly string[]; minLength?: number; pattern?: RegExp; hint?: string }
+  | { kind: 'integer'; min?: number; max?: number }
+  | { kind: 'number'; min?: number; max?: number }
+  | { kind: 'boolean' }
+  | { kind: 'json' }
+  | { kind: 'list'; of: FieldType; minItems?: number }
+  | { kind: 'map'; of: FieldType }
+  | { kind: 'record'; record: RecordDef<any> }
+  | { kind: 'tagged'; tag: string; variants: Readonly<Record<string, RecordDef<any>>> };
+
+export interface FieldSpec {
+  type: FieldType;
+  /** Value used when the key is absent. A function is called per parse (fresh lists/records). */
+  default?: unknown;
+  /** The key must be present (and not null unless nullable). */
+  required?: boolean;
+  /** `null` is a meaningful value (e.g. `max_body_size: null` = unlimited). */
+  nullable?: boolean;
+  /** One line for the JSON Schema `description`. */
+  doc?: string;
+}
+
+export interface RecordOptions<T> {
+  /** Input keys that are accepted and rewritten before parsing (e.g. `required_role` → `required_roles`). */
+  rewrite?: (input: Record<string, unknown>, path: string) => Record<string, unknown>;
+  /** Cross-field checks on the parsed (not yet frozen) value. Throw via `fail()`. */
+  check?: (value: T, path: string) => void;
+  /** Extra input keys documented in the JSON Schema (accepted by `rewrite`). */
+  extraSchemaProperties?: Record<string, unknown>;
+  doc?: string;
+}
+
+export interface RecordDef<T> {
+  readonly name: string;
+  readonly fields: Readonly<Record<string, FieldSpec>>;
+  /** Parse and validate `input` (snake_case or camelCase); fills defaults, returns a deep-frozen value. */
+  parse(input: unknown, path?: string): Readonly<T>;
+  /** The record with every default (throws if a field is required). */
+  defaults(): Readonly<T>;
+  /** JSON Schema (draft 2020-12) of the accepted input. */
+  jsonSchema(): Record<string, unknown>;
+}
+
+/** `per_second` → `perSecond`. */
+export function camelCase(snake: string): string {
+  return snake.replace(/_([a-z0-9])/g, (_, c: string) => c.toUpperCase());
+}
+
+/** `perSecond` → `per_second`. */
+export function snakeCase(camel: string): string {
+  return camel.replace(/[A-Z]/g, (c) => `_${c.toLowerCase()}`);
+}
+
+function levenshtein(a: string, b: string): number {
+  const prev = Array.from({ length: b.length + 1 }, (_, i) => i);
+  for (let i = 1; i <= a.length; i++) {
+    let diag = prev[0]!;
+    prev[0] = i;
+    for (let j = 1; j <= b.length; j++) {
+      const tmp = prev[j]!;
+      prev[j] = Math.min(prev[j]! + 1, prev[j - 1]! + 1, diag + (a[i - 1] === b[j - 1] ? 0 : 1));
+      diag = tmp;
+    }
+  }
+  return prev[b.length]!;
+}
+
+/** The closest candidate within a small edit distance, compared in snake_case and lower case. */
+export function suggest(key: string, candidates: readonly string[]): string | undefined {
+  const k = snakeCase(key).toLowerCase();
+  let best: string | undefined;
+  let bestD = Infinity;
+  for (const c of candidates) {
+    const d = levenshtein(k, c.toLowerCase());
+    if (d < bestD) {
+      bestD = d;
+      best = c;
+    }
+  }
+  return best !== undefined && bestD <= Math.max(2, Math.floor(best.length / 3)) ? best : undefined;
+}
+
+/** Quote a value for an error message without dumping huge structures. */
+export function show(value: unknown): string {
+  if (value === undefined) return 'undefined';
+  if (typeof value === 'string') return JSON.stringify(value.length > 80 ? `${value.slice(0, 77)}...` : value);
+  try {
+    const s = JSON.stringify(value);
+    return s.length > 80 ? `${s.slice(0, 77)}...` : s;
+  } catch {
+    return String(value);
+  }
+}
+
+function describe(t: FieldType): string {
+  switch (t.kind) {
+    case 'string':
+      return t.enum ? `one of ${t.enum.map((e) => JSON.stringify(e)).join(', ')}` : t.hint ?? 'a string';
+    case 'integer':
+    case 'number': {
+      const what = t.kind === 'integer' ? 'an integer' : 'a number';
+      if (t.min !== undefined && t.max !== undefined) return `${what} from ${t.min} to ${t.max}`;
+      if (t.min !== undefined) return `${what} >= ${t.min}`;
+      return what;
+    }
+    case 'boolean':
+      return 'true or false';
+    case 'json':
+      return 'any JSON value';
+    case 'list':
+      return `a list whose items are each ${describe(t.of)}`;
+    case 'map':
+      return 'an object';
+    case 'record':
+      return `a ${t.record.name} object`;
+    case 'tagged':
+      return `an object with "${t.tag}" one of ${Object.keys(t.variants).join(', ')}`;
+  }
+}
+
+/** Raise a ConfigError for `path.key`. */
+export function fail(record: string, path: string, key: string, value: unknown, expected: string, fix?: string): never {
+  const where = key ? `${path}.${key}` : path;
+  const message = `Invalid ${record} at ${where}: expected ${expected}, got ${show(value)}.${fix ? ` ${fix}` : ''}`;
+  throw new ConfigError(message, { record, path: where, key, value });
+}
+
+function isPlainObject(v: unknown): v is Record<string, unknown> {
+  return typeof v === 'object' && v !== null && !Array.isArray(v) && !Buffer.isBuffer(v);
+}
+
+function parseValue(t: FieldType, value: unknown, record: string, path: string, key: string): unknown {
+  const bad = (fix?: string): never => fail(record, path, key, value, describe(t), fix);
+  switch (t.kind) {
+    case 'string':
+      if (typeof value !== 'string') bad();
+      if (t.enum && !t.enum.includes(value as string)) {
+        const s = suggest(value as string, t.enum);
+        bad(s ? `Did you mean ${JSON.stringify(s)}?` : undefined);
+      }
+      if (t.minLength !== undefined && (value as string).length < t.minLength) bad(`It must not be empty.`);
+      if (t.pattern && !t.pattern.test(value as string)) bad();
+      return value;
+    case 'integer':
+      if (typeof value !== 'number' || !Number.isInteger(value)) bad();
+      if ((t.min !== undefined && (value as number) < t.min) || (t.max !== undefined && (value as number) > t.max)) bad();
+      return value;
+    case 'number':
+      if (typeof value !== 'number' || !Number.isFinite(value)) bad();
+      if ((t.min !== undefined && (value as number) < t.min) || (t.max !== undefined && (value as number) > t.max)) bad();
+      return value;
+    case 'boolean':
+      if (typeof value !== 'boolean') bad();
+      return value;
+    case 'json':
+      return value;
+    case 'list': {
+      if (!Array.isArray(value)) bad();
+      const arr = value as unknown[];
+      if (t.minItems !== undefined && arr.length < t.minItems) bad(`Give at least ${t.minItems} item(s).`);
+      return arr.map((item, i) => parseValue(t.of, item, record, path, `${key}[${i}]`));
+    }
+    case 'map': {
+      if (!isPlainObject(value)) bad();
+      const out: Record<string, unknown> = {};
+      for (const [k, v] of Object.entries(value as Record<string, unknown>)) out[k] = parseValue(t.of, v, record, path, `${key}.${k}`);
+      return out;
+    }
+    case 'record':
+      return t.record.parse(value, `${path}.${key}`);
+    case 'tagged': {
+      if (!isPlainObject(value)) bad();
+      const tag = (value as Record<string, unknown>)[t.tag];
+      const variant = typeof tag === 'string' ? t.variants[tag] : undefined;
+      if (!variant) {
+        fail(record, path, `${key}.${t.tag}`, tag, `one of ${Object.keys(t.variants).map((v) => JSON.stringify(v)).join(', ')}`);
+      }
+      const { [t.tag]: _tag, ...rest } = value as Record<string, unknown>;
+      return { [t.tag]: tag, ...(variant.parse(rest, `${path}.${key}`) as object) };
+    }
+  }
+}
+
+function deepFreeze<T>(v: T): T {
+  if (v && typeof v === 'object' && !Object.isFrozen(v)) {
+    for (const child of Object.values(v as object)) deepFreeze(child);
+    Object.freeze(v);
+  }
+  return v;
+}
+
+function resolveDefault(spec: FieldSpec): unknown {
+  const d = typeof spec.default === 'function' ? (spec.default as () => unknown)() : spec.default;
+  return d === undefined ? undefined : structuredClone(d);
+}
+
+/**
+ * Describe a record once; get a parser, its defaults and its JSON Schema.
+ *
+ * Fields are written in snake_case (the spec's canonical form); the parser also accepts the
+ * camelCase spelling of every key, but not both at once.
+ */
+export function defineRecord<T>(name: string, fields: Record<string, FieldSpec>, options: RecordOptions<T> = {}): RecordDef<T> {
+  const keys = Object.keys(fields);
+  const byCamel = new Map<string, string>();
+  for (const k of keys) byCamel.set(camelCase(k), k);
+
+  const def: RecordDef<T> = {
+    name,
+    fields,
+    parse(input: unknown, path: string = name): Readonly<T> {
+      if (input === undefined) input = {};
+      if (!isPlainObject(input)) {
+        fail(name, path, '', input, `an object with keys ${keys.join(', ')}`);
+      }
+      let obj = input as Record<string, unknown>;
+      if (options.rewrite) obj = options.rewrite({ ...obj }, path);
+      const seen = new Map<string, string>();
+      const out: Record<string, unknown> = {};
+      for (const [rawKey, value] of Object.entries(obj)) {
+        const key = rawKey in fields ? rawKey : (byCamel.get(rawKey) ?? rawKey);
+        if (!(key in fields)) {
+          const s = suggest(rawKey, keys);
+          const hint = s ? `Did you mean "${s}"?` : `Allowed keys: ${keys.join(', ')}.`;
+          throw new ConfigError(`Unknown key "${rawKey}" in ${name}${path === name ? '' : ` at ${path}`}. ${hint}`, { record: name, path: `${path}.${rawKey}`, key: rawKey, value });
+        }
+        if (seen.has(key)) {
+          throw new ConfigError(`Key "${key}" of ${name} at ${path} is given twice (as "${seen.get(key)}" and "${rawKey}"). Keep one.`, { record: name, path: `${path}.${key}`, key, value });
+        }
+        seen.set(key, rawKey);
+        const spec = fields[key]!;
+        if (value === null && spec.nullable) out[key] = null;
+        else if (value === undefined) continue;
+        else out[key] = parseValue(spec.type, value, name, path, key);
+      }
+      for (const key of keys) {
+        if (key in out) continue;
+        const spec = fields[key]!;
+        if (spec.required) fail(name, path, key, undefined, describe(spec.type), `"${key}" is required.`);
+        const d = resolveDefault(spec);
+        out[key] = d === undefined ? (spec.nullable ? null : undefined) : d;
+        if (out[key] === undefined) delete out[key];
+      }
+      options.check?.(out as T, path);
+      return deepFreeze(out) as Readonly<T>;
+    },
+    defaults(): Readonly<T> {
+      return def.parse({});
+    },
+    jsonSchema(): Record<string, unknown> {
+      return recordSchema(def, options);
+    },
+  };
+  // Object.freeze keeps users from mutating a shared definition.
+  return Object.freeze(def);
+}
+
+function typeSchema(t: FieldType): Record<string, unknown> {
+  switch (t.kind) {
+    case 'string':
+      return { type: 'string', ...(t.enum ? { enum: [...t.enum] } : {}), ...(t.minLength ? { minLength: t.minLength } : {}), ...(t.pattern ? { pattern: t.pattern.source } : {}) };
+    case 'integer':
+    case 'number':
+      return { type: t.kind, ...(t.min !== undefined ? { minimum: t.min } : {}), ...(t.max !== undefined ? { maximum: t.max } : {}) };
+    case 'boolean':
+      return { type: 'boolean' };
+    case 'json':
+      return {};
+    case 'list':
+      return { type: 'array', items: typeSchema(t.of), ...(t.minItems ? { minItems: t.minItems } : {}) };
+    case 'map':
+      return { type: 'object', additionalProperties: typeSchema(t.of) };
+    case 'record':
+      return { $ref: `#/$defs/${t.record.name}` };
+    case 'tagged':
+      return {
+        oneOf: Object.entries(t.variants).map(([tag, rec]) => ({
+          allOf: [{ $ref: `#/$defs/${rec.name}` }],
+          properties: { [t.tag]: { const: tag } },
+          required: [t.tag],
+        })),
+      };
+  }
+}
+
+function collectDefs(t: FieldType, defs: Record<string, unknown>): void {
+  const add = (rec: RecordDef<any>) => {
+    if (defs[rec.name]) return;
+    const s = rec.jsonSchema();
+    const inner = (s.$defs as Record<string, unknown>) ?? {};
+    delete s.$defs;
+    delete s.$schema;
+    defs[rec.name] = s;
+    Object.assign(defs, inner);
+  };
+  if (t.kind === 'record') add(t.record);
+  else if (t.kind === 'tagged') Object.values(t.variants).forEach(add);
+  else if (t.kind === 'list' || t.kind === 'map') collectDefs(t.of, defs);
+}
+
+function recordSchema(def: RecordDef<any>, options: RecordOptions<any>): Record<string, unknown> {
+  const properties: Record<string, unknown> = {};
+  const required: string[] = [];
+  const defs: Record<string, unknown> = {};
+  for (const [key, spec] of Object.entries(def.fields)) {
+    let s = typeSchema(spec.type);
+    if (spec.nullable) s = { anyOf: [s, { type: 'null' }] };
+    const d = resolveDefault(spec);
+    properties[key] = { ...s, ...(spec.doc ? { description: spec.doc } : {}), ...(d !== undefined ? { default: d } : {}) };
+    if (spec.required) required.push(key);
+    collectDefs(spec.type, defs);
+  }
+  Object.assign(properties, options.extraSchemaProperties ?? {});
+  return {
+    $schema: 'https://json-schema.org/draft/2020-12/schema',
+    title: def.name,
+    ...(options.doc ? { description: options.doc } : {}),
+    type: 'object',
+    properties,
+    ...(required.length ? { required } : {}),
+    additionalProperties: false,
+    ...(Object.keys(defs).length ? { $defs: defs } : {}),
+  };
+}
+
+/** Field helpers keep record definitions short and uniform. */
+export const t = {
+  string: (extra: Omit<Extract<FieldType, { kind: 'string' }>, 'kind'> = {}): FieldType => ({ kind: 'string', ...extra }),
+  integer: (min?: number, max?: number): FieldType => ({ kind: 'integer', min, max }),
+  number: (min?: number, max?: number): FieldType => ({ kind: 'number', min, max }),
+  boolean: (): FieldType => ({ kind: 'boolean' }),
+  json: (): FieldType => ({ kind: 'json' }),
+  list: (of: FieldType, minItems?: number): FieldType => ({ kind: 'list', of, minItems }),
+  map: (of: FieldType): FieldType => ({ kind: 'map', of }),
+  record: (record: RecordDef<any>): FieldType => ({ kind: 'record', record }),
+};

@@ -1,0 +1,188 @@
+/**
+ * Records of the built-in protocols: OpenAPI, AsyncAPI, JSON-RPC, gRPC, background tasks,
+ * plus Response and Method.
+ */
+import { defineRecord, t, type RecordDef } from './define.js';
+
+// ---------------------------------------------------------------- OpenAPI
+export interface ContactInfo { name: string | null; email: string | null; url: string | null }
+export const ContactInfo = defineRecord<ContactInfo>('ContactInfo', {
+  name: { type: t.string(), nullable: true },
+  email: { type: t.string(), nullable: true },
+  url: { type: t.string(), nullable: true },
+});
+
+export interface LicenseInfo { name: string; url: string | null }
+export const LicenseInfo = defineRecord<LicenseInfo>('LicenseInfo', {
+  name: { type: t.string({ minLength: 1 }), required: true, doc: 'SPDX identifier or display name' },
+  url: { type: t.string(), nullable: true },
+});
+
+/** The spec leaves ServerInfo's fields open; keel uses OpenAPI's Server Object members. */
+export interface ServerInfo { url: string; description: string | null }
+export const ServerInfo = defineRecord<ServerInfo>('ServerInfo', {
+  url: { type: t.string({ minLength: 1 }), required: true },
+  description: { type: t.string(), nullable: true },
+});
+
+export interface HttpSecurityScheme { type: 'http'; scheme: string; bearer_format: string }
+export interface ApiKeySecurityScheme { type: 'apiKey'; location: string; name: string }
+/** Tagged choice on `type`: `http` or `apiKey`. */
+export type SecuritySchemeInfo = HttpSecurityScheme | ApiKeySecurityScheme;
+const HttpSchemeRecord = defineRecord<Omit<HttpSecurityScheme, 'type'>>('HttpSecurityScheme', {
+  scheme: { type: t.string({ minLength: 1 }), required: true, doc: 'e.g. "bearer"' },
+  bearer_format: { type: t.string(), required: true, doc: 'e.g. "JWT"' },
+});
+const ApiKeySchemeRecord = defineRecord<Omit<ApiKeySecurityScheme, 'type'>>('ApiKeySecurityScheme', {
+  location: { type: t.string({ enum: ['header', 'query', 'cookie'] }), required: true },
+  name: { type: t.string({ minLength: 1 }), required: true },
+});
+export const SecuritySchemeInfo = {
+  name: 'SecuritySchemeInfo',
+  type: { kind: 'tagged', tag: 'type', variants: { http: HttpSchemeRecord, apiKey: ApiKeySchemeRecord } } as const,
+};
+
+export interface OpenApiConfig {
+  enabled: boolean;
+  title: string;
+  version: string;
+  description: string | null;
+  swagger_ui_path: string;
+  redoc_path: string;
+  openapi_json_path: string;
+  contact: Readonly<ContactInfo> | null;
+  license: Readonly<LicenseInfo> | null;
+  servers: readonly Readonly<ServerInfo>[];
+  security_schemes: Readonly<Record<string, SecuritySchemeInfo>>;
+}
+const path = (hint = 'a path starting with "/"') => t.string({ pattern: /^\//, hint });
+export const OpenApiConfig = defineRecord<OpenApiConfig>('OpenApiConfig', {
+  enabled: { type: t.boolean(), default: false },
+  title: { type: t.string(), default: 'API' },
+  version: { type: t.string(), default: '1.0.0' },
+  description: { type: t.string(), nullable: true },
+  swagger_ui_path: { type: path(), default: '/docs' },
+  redoc_path: { type: path(), default: '/redoc' },
+  openapi_json_path: { type: path(), default: '/openapi.json' },
+  contact: { type: t.record(ContactInfo), nullable: true },
+  license: { type: t.record(LicenseInfo), nullable: true },
+  servers: { type: t.list(t.record(ServerInfo)), default: () => [] },
+  security_schemes: { type: t.map(SecuritySchemeInfo.type), default: () => ({}), doc: 'Detected from JWT / API-key middleware when empty' },
+});
+
+// ---------------------------------------------------------------- AsyncAPI
+export interface AsyncApiConfig { enabled: boolean; spec: unknown }
+export const AsyncApiConfig = defineRecord<AsyncApiConfig>('AsyncApiConfig', {
+  enabled: { type: t.boolean(), default: false },
+  spec: { type: t.json(), nullable: true, doc: 'Served from GET /asyncapi.json' },
+});
+
+export interface ParseRequest { spec: unknown }
+export const ParseRequest = defineRecord<ParseRequest>('ParseRequest', { spec: { type: t.json(), required: true } });
+export interface ParsedChannel { name: string; address: string; messages: readonly string[]; bindings: unknown }
+export interface ParsedOperation { name: string; action: 'send' | 'receive'; channel: string }
+export interface ParsedMessage { name: string; schema: unknown }
+export interface ParseResult {
+  spec_version: string;
+  title: string;
+  api_version: string;
+  channels: readonly ParsedChannel[];
+  operations: readonly ParsedOperation[];
+  messages: readonly ParsedMessage[];
+}
+export interface ValidateRequest { spec: unknown; channel: string; message: string; payload: unknown }
+export const ValidateRequest = defineRecord<ValidateRequest>('ValidateRequest', {
+  spec: { type: t.json(), required: true },
+  channel: { type: t.string(), required: true },
+  message: { type: t.string(), required: true },
+  payload: { type: t.json(), required: true },
+});
+export interface ValidationResponse { valid: boolean; errors: readonly string[] }
+
+// ---------------------------------------------------------------- JSON-RPC
+export interface JsonRpcConfig { enabled: boolean; endpoint_path: string; enable_batch: boolean; max_batch_size: number }
+export const JsonRpcConfig = defineRecord<JsonRpcConfig>('JsonRpcConfig', {
+  enabled: { type: t.boolean(), default: true },
+  endpoint_path: { type: path(), default: '/rpc' },
+  enable_batch: { type: t.boolean(), default: true },
+  max_batch_size: { type: t.integer(1), default: 100 },
+});
+
+export interface JsonRpcMethodInfo {
+  method_name: string;
+  description: string | null;
+  params_schema: unknown;
+  result_schema: unknown;
+  deprecated: boolean;
+  tags: readonly string[];
+}
+export const JsonRpcMethodInfo = defineRecord<JsonRpcMethodInfo>('JsonRpcMethodInfo', {
+  method_name: { type: t.string({ minLength: 1 }), required: true },
+  description: { type: t.string(), nullable: true },
+  params_schema: { type: t.json(), nullable: true },
+  result_schema: { type: t.json(), nullable: true },
+  deprecated: { type: t.boolean(), default: false },
+  tags: { type: t.list(t.string()), default: () => [] },
+});
+
+// ---------------------------------------------------------------- gRPC
+export interface GrpcConfig {
+  enabled: boolean;
+  max_message_size: number;
+  enable_compression: boolean;
+  request_timeout: number | null;
+  max_concurrent_streams: number;
+  enable_keepalive: boolean;
+  keepalive_interval: number;
+  keepalive_timeout: number;
+  max_stream_response_bytes: number | null;
+}
+export const GrpcConfig = defineRecord<GrpcConfig>('GrpcConfig', {
+  enabled: { type: t.boolean(), default: true },
+  max_message_size: { type: t.integer(1), default: 4_194_304 },
+  enable_compression: { type: t.boolean(), default: true },
+  request_timeout: { type: t.integer(1), nullable: true },
+  max_concurrent_streams: { type: t.integer(1, 2 ** 32 - 1), default: 100 },
+  enable_keepalive: { type: t.boolean(), default: true },
+  keepalive_interval: { type: t.integer(1), default: 75 },
+  keepalive_timeout: { type: t.integer(1), default: 20 },
+  max_stream_response_bytes: { type: t.integer(1), nullable: true },
+});
+
+// ---------------------------------------------------------------- background tasks
+export interface BackgroundTaskConfig { enabled: boolean; max_queue_size: number; max_concurrent_tasks: number; drain_timeout_secs: number }
+export const BackgroundTaskConfig = defineRecord<BackgroundTaskConfig>('BackgroundTaskConfig', {
+  enabled: { type: t.boolean(), default: false },
+  max_queue_size: { type: t.integer(1), default: 1024 },
+  max_concurrent_tasks: { type: t.integer(1), default: 128 },
+  drain_timeout_secs: { type: t.integer(0), default: 30 },
+});
+
+export interface BackgroundJobMetadata { name: string; request_id: string | null }
+export const BackgroundJobMetadata = defineRecord<BackgroundJobMetadata>('BackgroundJobMetadata', {
+  name: { type: t.string({ minLength: 1 }), default: 'background_task' },
+  request_id: { type: t.string(), nullable: true },
+});
+
+// ---------------------------------------------------------------- Response, Method
+/** The spec's Method values; keel's routes use the upper-case HTTP spelling. */
+export const METHODS = ['Get', 'Post', 'Put', 'Patch', 'Delete', 'Head', 'Options', 'Connect', 'Trace'] as const;
+export type Method = (typeof METHODS)[number];
+export type HttpMethod = Uppercase<Method>;
+
+/** Accepts `Get`, `GET` or `get`; returns the HTTP spelling (`GET`). */
+export function parseMethod(input: unknown, where = 'Method'): HttpMethod {
+  if (typeof input === 'string') {
+    const m = METHODS.find((v) => v.toLowerCase() === input.toLowerCase());
+    if (m) return m.toUpperCase() as HttpMethod;
+  }
+  return MethodRecord.parse({ method: input }, where).method as never;
+}
+const MethodRecord: RecordDef<{ method: string }> = defineRecord('Method', { method: { type: t.string({ enum: METHODS.map((m) => m.toUpperCase()) }), required: true } });
+
+export interface ResponseRecord { content: unknown; status_code: number; headers: Readonly<Record<string, string>> }
+export const ResponseRecord = defineRecord<ResponseRecord>('Response', {
+  content: { type: t.json(), nullable: true },
+  status_code: { type: t.integer(100, 599), default: 200 },
+  headers: { type: t.map(t.string()), default: () => ({}) },
+});

@@ -1,0 +1,199 @@
+/**
+ * Per-route records: CORS, request-id override, JWT, API key, authorization, lifecycle hooks.
+ */
+import { defineRecord, fail, t, type RecordDef } from './define.js';
+import { DEFAULT_API_KEY_HEADER, DEFAULT_JWT_ALGORITHM, JWT_ALGORITHMS, checkJwtKeys, jwtFields, rejectPlaceholder, secretString, type JwtAlgorithm } from './server.js';
+
+// ---------------------------------------------------------------- CORS
+export interface CorsConfigData {
+  allowed_origins: readonly string[];
+  allowed_methods: readonly string[];
+  allowed_headers: readonly string[];
+  expose_headers: readonly string[] | null;
+  /** Seconds (Access-Control-Max-Age is in seconds, Fetch standard). */
+  max_age: number | null;
+  allow_credentials: boolean | null;
+}
+
+const CorsRecord = defineRecord<CorsConfigData>('CorsConfig', {
+  allowed_origins: { type: t.list(t.string({ minLength: 1 })), default: () => ['*'] },
+  allowed_methods: { type: t.list(t.string({ minLength: 1 })), default: () => ['*'] },
+  allowed_headers: { type: t.list(t.string({ minLength: 1 })), default: () => [] },
+  expose_headers: { type: t.list(t.string({ minLength: 1 })), nullable: true },
+  max_age: { type: t.integer(0, 2 ** 31 - 1), nullable: true, doc: 'Preflight cache lifetime, seconds' },
+  allow_credentials: { type: t.boolean(), nullable: true },
+});
+
+/** A parsed CorsConfig: the record's data plus its operations (joined strings computed once). */
+export class CorsConfig implements CorsConfigData {
+  readonly allowed_origins!: readonly string[];
+  readonly allowed_methods!: readonly string[];
+  readonly allowed_headers!: readonly string[];
+  readonly expose_headers!: readonly string[] | null;
+  readonly max_age!: number | null;
+  readonly allow_credentials!: boolean | null;
+  // The spec's methods_joined_cache / headers_joined_cache: not part of the wire form.
+  readonly #methodsJoined: string;
+  readonly #headersJoined: string;
+  readonly #anyOrigin: boolean;
+  readonly #anyMethod: boolean;
+
+  private constructor(data: Readonly<CorsConfigData>) {
+    Object.assign(this, data);
+    this.#methodsJoined = data.allowed_methods.join(', ');
+    this.#headersJoined = data.allowed_headers.join(', ');
+    this.#anyOrigin = data.allowed_origins.includes('*');
+    this.#anyMethod = data.allowed_methods.includes('*');
+    Object.freeze(this);
+  }
+
+  static readonly record: RecordDef<CorsConfigData> = CorsRecord;
+
+  /** Parse snake_case or camelCase input; defaults as in the spec. */
+  static parse(input: unknown, path = 'CorsConfig'): CorsConfig {
+    return input instanceof CorsConfig ? input : new CorsConfig(CorsRecord.parse(input, path));
+  }
+
+  static defaults(): CorsConfig {
+    return CorsConfig.parse({});
+  }
+
+  static jsonSchema(): Record<string, unknown> {
+    return CorsRecord.jsonSchema();
+  }
+
+  /** Methods joined with ", " for Access-Control-Allow-Methods. */
+  allowedMethodsJoined(): string {
+    return this.#methodsJoined;
+  }
+
+  /** Headers joined with ", " for Access-Control-Allow-Headers. */
+  allowedHeadersJoined(): string {
+    return this.#headersJoined;
+  }
+
+  /** True for any origin when the list holds `*`; otherwise only on an exact match. */
+  isOriginAllowed(origin: string): boolean {
+    return this.#anyOrigin || this.allowed_origins.includes(origin);
+  }
+
+  /** True for any method when the list holds `*`; otherwise only on an exact match. */
+  isMethodAllowed(method: string): boolean {
+    return this.#anyMethod || this.allowed_methods.includes(method);
+  }
+
+  toJSON(): CorsConfigData {
+    const { allowed_origins, allowed_methods, allowed_headers, expose_headers, max_age, allow_credentials } = this;
+    return { allowed_origins, allowed_methods, allowed_headers, expose_headers, max_age, allow_credentials };
+  }
+}
+
+// ---------------------------------------------------------------- request id
+export interface RequestIdConfig { enabled: boolean }
+/** `{enabled}`; a bare boolean is rejected (the wire shape is always an object). */
+export const RequestIdConfig = defineRecord<RequestIdConfig>('RequestIdConfig', {
+  enabled: { type: t.boolean(), required: true },
+});
+
+// ---------------------------------------------------------------- JWT (per route)
+export interface JwtAuthConfig {
+  enabled: boolean;
+  secret?: string;
+  public_key?: string;
+  algorithm: JwtAlgorithm;
+  audience: readonly string[] | null;
+  issuer: string | null;
+  leeway: number;
+}
+/**
+ * The record itself does not insist on secret vs public_key (spec); the jwtAuth factory does, when
+ * the route is enabled, so a bad route fails at start-up.
+ */
+export const JwtAuthConfig = defineRecord<JwtAuthConfig>('JwtAuthConfig', {
+  enabled: { type: t.boolean(), default: true },
+  secret: { type: secretString('secret') },
+  public_key: { type: secretString('public key') },
+  ...jwtFields,
+});
+export { DEFAULT_JWT_ALGORITHM, JWT_ALGORITHMS, checkJwtKeys };
+
+// ---------------------------------------------------------------- API key (per route)
+export interface ApiKeyAuthConfig { enabled: boolean; keys: readonly string[]; header_name: string }
+export const ApiKeyAuthConfig = defineRecord<ApiKeyAuthConfig>(
+  'ApiKeyAuthConfig',
+  {
+    enabled: { type: t.boolean(), default: true },
+    keys: { type: t.list(secretString('key')), default: () => [] },
+    header_name: { type: t.string({ minLength: 1 }), default: DEFAULT_API_KEY_HEADER },
+  },
+  { check: (v, path) => v.keys.forEach((k, i) => rejectPlaceholder('ApiKeyAuthConfig', path, `keys[${i}]`, k)) },
+);
+
+/** Start-up check: an enabled API-key requirement with no keys would be an open gate (spec, Authentication 4). */
+export function assertApiKeysPresent(v: Readonly<ApiKeyAuthConfig>, path = 'ApiKeyAuthConfig'): void {
+  if (v.enabled && v.keys.length === 0) {
+    fail('ApiKeyAuthConfig', path, 'keys', v.keys, 'at least one key', 'An enabled API-key requirement with no keys is never an open gate; add keys or set enabled: false.');
+  }
+}
+
+// ---------------------------------------------------------------- authorization
+export interface AuthorizationConfig {
+  required_roles: readonly string[];
+  required_scopes: readonly string[];
+  required_permissions: readonly string[];
+  require_all: boolean;
+}
+export const AuthorizationConfig = defineRecord<AuthorizationConfig>(
+  'AuthorizationConfig',
+  {
+    required_roles: { type: t.list(t.string({ minLength: 1 })), default: () => [] },
+    required_scopes: { type: t.list(t.string({ minLength: 1 })), default: () => [] },
+    required_permissions: { type: t.list(t.string({ minLength: 1 })), default: () => [] },
+    require_all: { type: t.boolean(), default: true, doc: 'true: every requirement must hold; false: any one suffices' },
+  },
+  {
+    // The singular `required_role` is accepted and fills `required_roles` (spec).
+    rewrite(input, path) {
+      for (const key of ['required_role', 'requiredRole']) {
+        if (!(key in input)) continue;
+        const role = input[key];
+        delete input[key];
+        const roles = typeof role === 'string' ? [role] : role;
+        if (!Array.isArray(roles)) fail('AuthorizationConfig', path, key, role, 'a role name or a list of role names');
+        const existing = input.required_roles ?? input.requiredRoles ?? [];
+        if (!Array.isArray(existing)) fail('AuthorizationConfig', path, 'required_roles', existing, 'a list of strings');
+        delete input.requiredRoles;
+        input.required_roles = [...existing, ...roles];
+      }
+      return input;
+    },
+    extraSchemaProperties: { required_role: { type: 'string', description: 'Alias: fills required_roles' } },
+  },
+);
+
+// ---------------------------------------------------------------- lifecycle hooks
+export interface LifecycleHookRef {
+  name: string;
+  handler: string;
+  dependencies: readonly string[];
+  config: unknown;
+  order: number | null;
+}
+export const LifecycleHookRef = defineRecord<LifecycleHookRef>('LifecycleHookRef', {
+  name: { type: t.string({ minLength: 1 }), required: true, doc: 'A hook name registered for this phase' },
+  handler: { type: t.string({ minLength: 1 }), required: true },
+  dependencies: { type: t.list(t.string()), default: () => [], doc: 'Hooks of the same phase that run before this one' },
+  config: { type: t.json(), nullable: true, doc: 'Free-form, passed to the hook' },
+  order: { type: t.integer(), nullable: true, doc: 'Explicit order within the phase (lower first)' },
+});
+
+export const HOOK_PHASES = ['on_request', 'pre_validation', 'pre_handler', 'on_response', 'on_error'] as const;
+export type HookPhase = (typeof HOOK_PHASES)[number];
+/** The spec's LifecycleHookPhase names, in run order. */
+export const LIFECYCLE_HOOK_PHASES = ['OnRequest', 'PreValidation', 'PreHandler', 'OnResponse', 'OnError'] as const;
+
+export type LifecycleHooksConfig = { readonly [P in HookPhase]: readonly Readonly<LifecycleHookRef>[] };
+export const LifecycleHooksConfig = defineRecord<LifecycleHooksConfig>(
+  'LifecycleHooksConfig',
+  Object.fromEntries(HOOK_PHASES.map((p) => [p, { type: t.list(t.record(LifecycleHookRef)), default: () => [] }])),
+);

@@ -1,0 +1,168 @@
+/**
+ * ServerConfig and the records it nests, with the specification's defaults (each stated once here).
+ */
+import { defineRecord, fail, t, type FieldType } from './define.js';
+import { OpenApiConfig, AsyncApiConfig, JsonRpcConfig, GrpcConfig, BackgroundTaskConfig } from './protocol.js';
+import type * as P from './protocol.js';
+
+/** Default bind host. */
+export const DEFAULT_HOST = '127.0.0.1';
+/** Default bind port. */
+export const DEFAULT_PORT = 8000;
+/** Default request-body cap: 10 MiB. */
+export const DEFAULT_MAX_BODY_SIZE = 10_485_760;
+/** Default graceful-shutdown timeout, seconds. */
+export const DEFAULT_SHUTDOWN_TIMEOUT = 30;
+/** Default compression threshold, bytes. */
+export const DEFAULT_COMPRESSION_MIN_SIZE = 1024;
+/** Default compression quality (0-9 gzip, 0-11 brotli). */
+export const DEFAULT_COMPRESSION_QUALITY = 6;
+/** Default sustained rate, requests per second. */
+export const DEFAULT_RATE_PER_SECOND = 100;
+/** Default burst allowance. */
+export const DEFAULT_RATE_BURST = 200;
+/** Default JWT algorithm. */
+export const DEFAULT_JWT_ALGORITHM = 'HS256';
+/** Default API-key header. */
+export const DEFAULT_API_KEY_HEADER = 'X-API-Key';
+
+/** Algorithms keel verifies. `none` is deliberately absent (RFC 8725 §3.1). */
+export const JWT_ALGORITHMS = [
+  'HS256', 'HS384', 'HS512', 'RS256', 'RS384', 'RS512', 'PS256', 'PS384', 'PS512', 'ES256', 'ES384', 'ES512', 'EdDSA',
+] as const;
+export type JwtAlgorithm = (typeof JWT_ALGORITHMS)[number];
+
+/** `<JWT_SECRET>` / `<API_KEY>` are the spec's placeholders: shipping one is a configuration error. */
+const PLACEHOLDER = /^<[A-Z0-9_]+>$/;
+export const secretString = (what: string): FieldType => t.string({ minLength: 1, hint: `a non-empty ${what} (not a <PLACEHOLDER>)` });
+export function rejectPlaceholder(record: string, path: string, key: string, value: string | undefined): void {
+  if (value !== undefined && PLACEHOLDER.test(value)) {
+    fail(record, path, key, value, `a real ${key}`, `${value} is the documentation placeholder; load the real value from the environment.`);
+  }
+}
+
+export interface CompressionConfig {
+  gzip: boolean;
+  brotli: boolean;
+  min_size: number;
+  quality: number;
+}
+export const CompressionConfig = defineRecord<CompressionConfig>('CompressionConfig', {
+  gzip: { type: t.boolean(), default: true, doc: 'Enable gzip' },
+  brotli: { type: t.boolean(), default: true, doc: 'Enable brotli' },
+  min_size: { type: t.integer(0), default: DEFAULT_COMPRESSION_MIN_SIZE, doc: 'Minimum response size to compress, bytes' },
+  quality: { type: t.integer(0, 11), default: DEFAULT_COMPRESSION_QUALITY, doc: '0-11 for brotli, 0-9 for gzip (gzip uses min(quality, 9))' },
+});
+
+export interface RateLimitConfig {
+  per_second: number;
+  burst: number;
+  ip_based: boolean;
+}
+export const RateLimitConfig = defineRecord<RateLimitConfig>('RateLimitConfig', {
+  per_second: { type: t.integer(1), default: DEFAULT_RATE_PER_SECOND, doc: 'Sustained requests per second (token refill rate)' },
+  burst: { type: t.integer(1), default: DEFAULT_RATE_BURST, doc: 'Bucket size: requests allowed at once' },
+  ip_based: { type: t.boolean(), default: true, doc: 'Limit per client IP (false: one global limit)' },
+});
+
+export interface JwtConfig {
+  secret?: string;
+  /** keel extension: PEM/JWK public key for RS*, PS*, ES*, EdDSA. */
+  public_key?: string;
+  algorithm: JwtAlgorithm;
+  audience: readonly string[] | null;
+  issuer: string | null;
+  leeway: number;
+}
+export const jwtFields = {
+  algorithm: { type: t.string({ enum: JWT_ALGORITHMS }), default: DEFAULT_JWT_ALGORITHM, doc: 'Required algorithm' },
+  audience: { type: t.list(t.string()), nullable: true, doc: 'Accepted audiences (any one must match)' },
+  issuer: { type: t.string(), nullable: true, doc: 'Required issuer' },
+  leeway: { type: t.integer(0), default: 0, doc: 'Clock leeway for exp/nbf, seconds' },
+};
+/** HS* need a shared secret; every other algorithm a public key (no algorithm confusion, RFC 8725 §3.1). */
+export function checkJwtKeys(record: string, v: { secret?: string | null; public_key?: string | null; algorithm: string }, path: string): void {
+  rejectPlaceholder(record, path, 'secret', v.secret ?? undefined);
+  const symmetric = v.algorithm.startsWith('HS');
+  if (symmetric && !v.secret) fail(record, path, 'secret', v.secret, `a secret for ${v.algorithm}`, 'HS* algorithms verify with "secret".');
+  if (!symmetric && !v.public_key) fail(record, path, 'public_key', v.public_key, `a public key for ${v.algorithm}`, 'RS*/PS*/ES*/EdDSA verify with "public_key".');
+}
+export const JwtConfig = defineRecord<JwtConfig>(
+  'JwtConfig',
+  {
+    secret: { type: secretString('secret'), doc: 'Verification secret for HS* (placeholder <JWT_SECRET>)' },
+    public_key: { type: secretString('public key'), doc: 'keel extension: PEM public key for asymmetric algorithms' },
+    ...jwtFields,
+  },
+  { check: (v, path) => checkJwtKeys('JwtConfig', v, path) },
+);
+
+export interface ApiKeyConfig {
+  keys: readonly string[];
+  header_name: string;
+}
+export const ApiKeyConfig = defineRecord<ApiKeyConfig>(
+  'ApiKeyConfig',
+  {
+    keys: { type: t.list(secretString('key'), 1), required: true, doc: 'Valid API keys (placeholder <API_KEY>)' },
+    header_name: { type: t.string({ minLength: 1 }), default: DEFAULT_API_KEY_HEADER, doc: 'Header carrying the key' },
+  },
+  { check: (v, path) => v.keys.forEach((k, i) => rejectPlaceholder('ApiKeyConfig', path, `keys[${i}]`, k)) },
+);
+
+export interface StaticFilesConfig {
+  directory: string;
+  route_prefix: string;
+  index_file: boolean;
+  cache_control: string | null;
+}
+export const StaticFilesConfig = defineRecord<StaticFilesConfig>('StaticFilesConfig', {
+  directory: { type: t.string({ minLength: 1 }), required: true, doc: 'Directory to serve' },
+  route_prefix: { type: t.string({ pattern: /^\//, hint: 'a path starting with "/"' }), required: true, doc: 'URL path prefix' },
+  index_file: { type: t.boolean(), default: true, doc: 'Serve index.html for directory requests' },
+  cache_control: { type: t.string(), nullable: true, doc: 'Cache-Control header value sent' },
+});
+
+export interface ServerConfig {
+  host: string;
+  port: number;
+  workers: number;
+  enable_request_id: boolean;
+  max_body_size: number | null;
+  request_timeout: number | null;
+  compression: Readonly<CompressionConfig> | null;
+  rate_limit: Readonly<RateLimitConfig> | null;
+  jwt_auth: Readonly<JwtConfig> | null;
+  api_key_auth: Readonly<ApiKeyConfig> | null;
+  static_files: readonly Readonly<StaticFilesConfig>[];
+  graceful_shutdown: boolean;
+  shutdown_timeout: number;
+  asyncapi: Readonly<P.AsyncApiConfig> | null;
+  openapi: Readonly<P.OpenApiConfig> | null;
+  jsonrpc: Readonly<P.JsonRpcConfig> | null;
+  grpc: Readonly<P.GrpcConfig> | null;
+  background_tasks: Readonly<P.BackgroundTaskConfig>;
+  enable_http_trace: boolean;
+}
+
+export const ServerConfig = defineRecord<ServerConfig>('ServerConfig', {
+  host: { type: t.string({ minLength: 1 }), default: DEFAULT_HOST, doc: 'Bind host' },
+  port: { type: t.integer(0, 65535), default: DEFAULT_PORT, doc: 'Bind port (0 = any free port)' },
+  workers: { type: t.integer(1, 1024), default: 1, doc: 'Processes (node:cluster) when > 1' },
+  enable_request_id: { type: t.boolean(), default: false, doc: 'Generate and propagate X-Request-ID' },
+  max_body_size: { type: t.integer(0), nullable: true, default: DEFAULT_MAX_BODY_SIZE, doc: 'Maximum request body, bytes; null = unlimited' },
+  request_timeout: { type: t.integer(1), nullable: true, doc: 'Request timeout, seconds; null = none' },
+  compression: { type: t.record(CompressionConfig), nullable: true },
+  rate_limit: { type: t.record(RateLimitConfig), nullable: true },
+  jwt_auth: { type: t.record(JwtConfig), nullable: true },
+  api_key_auth: { type: t.record(ApiKeyConfig), nullable: true },
+  static_files: { type: t.list(t.record(StaticFilesConfig)), default: () => [] },
+  graceful_shutdown: { type: t.boolean(), default: true, doc: 'Graceful shutdown on SIGTERM/SIGINT' },
+  shutdown_timeout: { type: t.integer(0), default: DEFAULT_SHUTDOWN_TIMEOUT, doc: 'Graceful shutdown timeout, seconds' },
+  asyncapi: { type: t.record(AsyncApiConfig), nullable: true },
+  openapi: { type: t.record(OpenApiConfig), nullable: true },
+  jsonrpc: { type: t.record(JsonRpcConfig), nullable: true },
+  grpc: { type: t.record(GrpcConfig), nullable: true },
+  background_tasks: { type: t.record(BackgroundTaskConfig), default: () => BackgroundTaskConfig.defaults() },
+  enable_http_trace: { type: t.boolean(), default: false, doc: 'Per-request HTTP tracing' },
+});

@@ -1,0 +1,37 @@
+/**
+ * What keel and its middleware add to node:http's IncomingMessage. Every middleware factory reads
+ * and writes only these properties (the same ones Express users know: `req.body`, `req.auth`), so
+ * a factory works under `app.use` in Express and inside keel's compiled pipeline alike.
+ */
+import type { IncomingMessage, ServerResponse } from 'node:http';
+
+export interface KeelRequestExtensions {
+  /** X-Request-ID of this request (requestId middleware). */
+  requestId?: string;
+  /** Verified JWT claims (jwtAuth middleware; express-jwt's convention). */
+  auth?: Record<string, unknown>;
+  /** Set by apiKeyAuth: which header/query carried the accepted key (never the key itself). */
+  apiKey?: { source: 'header' | 'query'; index: number };
+  /** Raw request body, read once under the body-size cap (bodyLimit middleware / keel's body reader). */
+  rawBody?: Buffer;
+  /** Parsed body (Express convention). */
+  body?: unknown;
+  /** W3C trace context of this request (httpTrace middleware). */
+  traceContext?: { traceId: string; spanId: string; parentSpanId?: string; flags: string };
+  /** Per-request scratch space shared by hooks and handlers. */
+  state?: Record<string, unknown>;
+  /** Express-style route params, when a router set them. */
+  params?: Record<string, string>;
+}
+
+export type KeelRequest = IncomingMessage & KeelRequestExtensions;
+
+/** Connect-style next(): call with an error to hand it on, without to continue. */
+export type NextFunction = (err?: unknown) => void;
+
+/**
+ * The one middleware shape: a named `(req, res, next)` function that relies only on node:http.
+ * Middleware that rejects a request writes the problem response itself (lib/problem.ts sendProblem)
+ * so that Express's HTML error page never reaches an API client.
+ */
+export type Middleware = (req: KeelRequest, res: ServerResponse, next: NextFunction) => void;
