@@ -1,0 +1,92 @@
+/**
+ * Reading a request body once, under a size cap.
+ *
+ * Declared Content-Length is checked before a byte is read; chunked bodies are counted as they
+ * arrive. On overflow we stop buffering but keep draining (up to a bound) so the client can read
+ * our 413 instead of seeing a reset connection (RFC 9110 §15.5.14).
+ */
+import type { IncomingMessage } from 'node:http';
+import { HttpError } from './errors.js';
+import type { KeelRequest } from './request.js';
+
+/** After a 413, how many more bytes we swallow before closing the connection. */
+export const DRAIN_LIMIT = 1024 * 1024;
+
+function tooLarge(limit: number, got?: number): HttpError {
+  return new HttpError(413, got !== undefined ? `Request body of ${got} bytes exceeds the limit of ${limit} bytes` : `Request body exceeds the limit of ${limit} bytes`, {
+    extensions: { limit },
+  });
+}
+
+/** A 413 error for a request whose Content-Length already exceeds the cap; undefined otherwise. */
+export function checkDeclaredLength(req: IncomingMessage, limit: number | null): HttpError | undefined {
+  const header = req.headers['content-length'];
+  if (header === undefined) return undefined;
+  if (!/^\d+$/.test(header)) return new HttpError(400, `Invalid Content-Length header: ${JSON.stringify(header)}`);
+  const declared = Number(header);
+  if (limit !== null && declared > limit) return tooLarge(limit, declared);
+  return undefined;
+}
+
+/** Consume and discard what is left of a rejected body, then let the connection go on or close. */
+export function drain(req: IncomingMessage): void {
+  if (req.readableEnded || req.destroyed) return;
+  let seen = 0;
+  req.on('data', (chunk: Buffer) => {
+    seen += chunk.length;
+    if (seen > DRAIN_LIMIT) req.socket?.destroy();
+  });
+  req.resume();
+}
+
+/**
+ * Read the whole body into a Buffer (cached on `req.rawBody`, so a second call returns the same bytes).
+ * Rejects with HttpError 413 over `limit` (null = unlimited) and 400 when the client aborts.
+ */
+export function readRawBody(req: KeelRequest, limit: number | null): Promise<Buffer> {
+  if (req.rawBody) return Promise.resolve(req.rawBody);
+  const declaredError = checkDeclaredLength(req, limit);
+  if (declaredError) {
+    drain(req);
+    return Promise.reject(declaredError);
+  }
+  if (req.readableEnded) {
+    req.rawBody = Buffer.alloc(0);
+    return Promise.resolve(req.rawBody);
+  }
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    let size = 0;
+    let done = false;
+    const finish = (err?: unknown) => {
+      if (done) return;
+      done = true;
+      req.off('data', onData);
+      req.off('end', onEnd);
+      req.off('error', onError);
+      req.off('aborted', onAborted);
+      if (err) {
+        reject(err);
+        return;
+      }
+      req.rawBody = chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks, size);
+      resolve(req.rawBody);
+    };
+    const onData = (chunk: Buffer) => {
+      size += chunk.length;
+      if (limit !== null && size > limit) {
+        finish(tooLarge(limit));
+        drain(req);
+        return;
+      }
+      chunks.push(chunk);
+    };
+    const onEnd = () => finish();
+    const onError = (err: Error) => finish(new HttpError(400, 'Request body could not be read', { cause: err }));
+    const onAborted = () => finish(new HttpError(400, 'Client aborted the request body'));
+    req.on('data', onData);
+    req.on('end', onEnd);
+    req.on('error', onError);
+    req.on('aborted', onAborted);
+  });
+}

@@ -1,0 +1,10 @@
+/**
+ * Built-in protocol installers, run by the App when it is built (see docs/architecture.md).
+ * Each protocol module adds one entry; an installer reads `app.config` and installs nothing
+ * when its feature is off, so a disabled feature costs nothing per request.
+ */
+import type { App } from './app.js';
+
+export type Installer = (app: App) => void | Promise<void>;
+
+export const BUILTIN_INSTALLERS: Installer[] = [];
