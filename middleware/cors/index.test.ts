@@ -1,0 +1,233 @@
+import { describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import express from 'express';
+import request from 'supertest';
+import { cors, type CorsOptions } from './index.js';
+import { ConfigError } from '../../lib/errors.js';
+import { CorsConfig } from '../../lib/records/route.js';
+
+function appWith(options?: CorsOptions) {
+  const app = express();
+  app.use(cors(options));
+  app.all('/api/data', (_req, res) => {
+    res.setHeader('X-Total-Count', '42');
+    res.json({ ok: true });
+  });
+  return app;
+}
+
+const EXAMPLE = 'https://example.com';
+const preflight = (app: express.Express, headers: Record<string, string>) => request(app).options('/api/data').set(headers);
+
+describe('cors: when configured with the defaults', () => {
+  const app = appWith();
+
+  it('should answer a preflight from any origin with 204 and wildcards', async () => {
+    const res = await preflight(app, { Origin: 'https://a.test', 'Access-Control-Request-Method': 'DELETE' });
+    assert.equal(res.status, 204);
+    assert.equal(res.headers['access-control-allow-origin'], '*');
+    assert.equal(res.headers['access-control-allow-methods'], '*');
+    assert.equal(res.headers['access-control-allow-credentials'], undefined);
+    assert.equal(res.headers['access-control-max-age'], undefined);
+    assert.equal(res.text, '');
+  });
+
+  it('should echo the requested headers when allowed_headers is empty', async () => {
+    const res = await preflight(app, { Origin: 'https://a.test', 'Access-Control-Request-Method': 'POST', 'Access-Control-Request-Headers': 'content-type, x-custom' });
+    assert.equal(res.status, 204);
+    assert.equal(res.headers['access-control-allow-headers'], 'content-type, x-custom');
+    assert.match(res.headers.vary ?? '', /Access-Control-Request-Headers/);
+  });
+
+  it('should add Access-Control-Allow-Origin: * to an actual request and run the handler', async () => {
+    const res = await request(app).get('/api/data').set('Origin', 'https://a.test');
+    assert.equal(res.status, 200);
+    assert.equal(res.headers['access-control-allow-origin'], '*');
+    assert.equal(res.headers['access-control-expose-headers'], undefined);
+    assert.deepEqual(res.body, { ok: true });
+  });
+
+  it('should leave requests without Origin alone', async () => {
+    const res = await request(app).get('/api/data');
+    assert.equal(res.status, 200);
+    assert.equal(res.headers['access-control-allow-origin'], undefined);
+  });
+
+  it('should pass a plain OPTIONS request (no Access-Control-Request-Method) to the route', async () => {
+    const res = await request(app).options('/api/data').set('Origin', 'https://a.test');
+    assert.equal(res.status, 200);
+    assert.deepEqual(res.body, { ok: true });
+  });
+});
+
+describe('cors: when origins are listed', () => {
+  const app = appWith({ allowed_origins: [EXAMPLE], allowed_methods: ['GET', 'POST'], allowed_headers: ['Content-Type'], max_age: 3600, expose_headers: ['X-Total-Count', 'X-Request-Id'] });
+
+  it('should echo an allowed origin with Vary: Origin on a preflight', async () => {
+    const res = await preflight(app, { Origin: EXAMPLE, 'Access-Control-Request-Method': 'POST', 'Access-Control-Request-Headers': 'Content-Type' });
+    assert.equal(res.status, 204);
+    assert.equal(res.headers['access-control-allow-origin'], EXAMPLE);
+    assert.equal(res.headers['access-control-allow-methods'], 'GET, POST');
+    assert.equal(res.headers['access-control-allow-headers'], 'Content-Type');
+    assert.equal(res.headers['access-control-max-age'], '3600');
+    assert.match(res.headers.vary ?? '', /Origin/);
+  });
+
+  it('should compare requested header names case-insensitively', async () => {
+    const res = await preflight(app, { Origin: EXAMPLE, 'Access-Control-Request-Method': 'POST', 'Access-Control-Request-Headers': 'content-type' });
+    assert.equal(res.status, 204);
+  });
+
+  it('should expose the configured headers on an actual response', async () => {
+    const res = await request(app).get('/api/data').set('Origin', EXAMPLE);
+    assert.equal(res.status, 200);
+    assert.equal(res.headers['access-control-allow-origin'], EXAMPLE);
+    assert.equal(res.headers['access-control-expose-headers'], 'X-Total-Count, X-Request-Id');
+    assert.equal(res.headers.vary, 'Origin');
+  });
+
+  it('should send Vary: Origin even without an Origin header (the response depends on it)', async () => {
+    const res = await request(app).get('/api/data');
+    assert.equal(res.headers.vary, 'Origin');
+  });
+
+  for (const [name, headers, detail] of [
+    ['a disallowed origin', { Origin: 'https://evil.test', 'Access-Control-Request-Method': 'POST' }, /origin 'https:\/\/evil.test'/],
+    ['an origin differing only in case (RFC 6454 origins are compared exactly)', { Origin: 'https://EXAMPLE.COM', 'Access-Control-Request-Method': 'POST' }, /origin/],
+    ['a disallowed method', { Origin: EXAMPLE, 'Access-Control-Request-Method': 'DELETE' }, /method 'DELETE'/],
+    ['a lower-case method (methods are case-sensitive)', { Origin: EXAMPLE, 'Access-Control-Request-Method': 'post' }, /method 'post'/],
+    ['a disallowed header', { Origin: EXAMPLE, 'Access-Control-Request-Method': 'POST', 'Access-Control-Request-Headers': 'X-Custom-Header' }, /'X-Custom-Header'/],
+    ['one disallowed header among allowed ones', { Origin: EXAMPLE, 'Access-Control-Request-Method': 'POST', 'Access-Control-Request-Headers': 'Content-Type, Authorization' }, /'Authorization'/],
+  ] as const) {
+    it(`should reject a preflight with ${name} with a 403 problem`, async () => {
+      const res = await preflight(app, headers);
+      assert.equal(res.status, 403);
+      assert.match(res.headers['content-type'] ?? '', /^application\/problem\+json/);
+      assert.equal(res.body.status, 403);
+      assert.equal(res.body.title, 'Forbidden');
+      assert.match(res.body.detail, detail);
+      assert.equal(res.headers['access-control-allow-origin'], undefined);
+    });
+  }
+
+  it('should run an actual request from a disallowed origin without CORS headers (the browser blocks it)', async () => {
+    const res = await request(app).get('/api/data').set('Origin', 'https://EXAMPLE.COM');
+    assert.equal(res.status, 200);
+    assert.equal(res.headers['access-control-allow-origin'], undefined);
+    assert.equal(res.headers['access-control-expose-headers'], undefined);
+    assert.equal(res.headers.vary, 'Origin');
+  });
+});
+
+describe('cors: when credentials are allowed', () => {
+  const app = appWith({ allowCredentials: true });
+
+  it('should echo the origin instead of * (Fetch: * is literal with credentials)', async () => {
+    const res = await request(app).get('/api/data').set('Origin', EXAMPLE);
+    assert.equal(res.headers['access-control-allow-origin'], EXAMPLE);
+    assert.equal(res.headers['access-control-allow-credentials'], 'true');
+    assert.equal(res.headers.vary, 'Origin');
+  });
+
+  it('should echo the requested method instead of *', async () => {
+    const res = await preflight(app, { Origin: EXAMPLE, 'Access-Control-Request-Method': 'PATCH' });
+    assert.equal(res.status, 204);
+    assert.equal(res.headers['access-control-allow-methods'], 'PATCH');
+    assert.equal(res.headers['access-control-allow-credentials'], 'true');
+  });
+});
+
+describe('cors: when allowed_headers holds *', () => {
+  it('should echo the requested headers', async () => {
+    const res = await preflight(appWith({ allowed_headers: ['*'] }), { Origin: EXAMPLE, 'Access-Control-Request-Method': 'GET', 'Access-Control-Request-Headers': 'authorization' });
+    assert.equal(res.status, 204);
+    assert.equal(res.headers['access-control-allow-headers'], 'authorization');
+  });
+});
+
+describe('cors: when rejectDisallowedOrigins is set', () => {
+  const app = appWith({ allowed_origins: [EXAMPLE], rejectDisallowedOrigins: true });
+
+  it('should answer an actual request from a disallowed origin with a 403 problem and not run the handler', async () => {
+    const res = await request(app).get('/api/data').set('Origin', 'https://malicious-site.com');
+    assert.equal(res.status, 403);
+    assert.equal(res.body.detail, "CORS request from origin 'https://malicious-site.com' not allowed");
+    assert.equal(res.headers['x-total-count'], undefined);
+  });
+
+  it('should still serve allowed origins and requests without Origin', async () => {
+    assert.equal((await request(app).get('/api/data').set('Origin', EXAMPLE)).status, 200);
+    assert.equal((await request(app).get('/api/data')).status, 200);
+  });
+});
+
+describe('cors: Private Network Access preflights', () => {
+  const headers = { Origin: EXAMPLE, 'Access-Control-Request-Method': 'GET', 'Access-Control-Request-Private-Network': 'true' };
+
+  it('should not grant private network access by default', async () => {
+    const res = await preflight(appWith(), headers);
+    assert.equal(res.status, 204);
+    assert.equal(res.headers['access-control-allow-private-network'], undefined);
+  });
+
+  it('should grant it when allowPrivateNetwork is true', async () => {
+    const res = await preflight(appWith({ allowPrivateNetwork: true }), headers);
+    assert.equal(res.headers['access-control-allow-private-network'], 'true');
+  });
+});
+
+describe('cors: when the configuration is given as camelCase or as a parsed CorsConfig', () => {
+  it('should accept both and behave the same', async () => {
+    for (const options of [{ allowedOrigins: [EXAMPLE], maxAge: 5 }, CorsConfig.parse({ allowed_origins: [EXAMPLE], max_age: 5 })]) {
+      const res = await preflight(appWith(options), { Origin: EXAMPLE, 'Access-Control-Request-Method': 'GET' });
+      assert.equal(res.headers['access-control-allow-origin'], EXAMPLE);
+      assert.equal(res.headers['access-control-max-age'], '5');
+    }
+  });
+
+  it('should upper-case configured method names', async () => {
+    const res = await preflight(appWith({ allowed_methods: ['get', 'put'] }), { Origin: EXAMPLE, 'Access-Control-Request-Method': 'PUT' });
+    assert.equal(res.status, 204);
+    assert.equal(res.headers['access-control-allow-methods'], 'GET, PUT');
+  });
+});
+
+describe('cors: when the configuration is invalid', () => {
+  const bad: [string, unknown, RegExp][] = [
+    ['an unknown key', { allow_origins: [EXAMPLE] }, /Unknown key "allow_origins".*allowed_origins/],
+    ['origins that are not a list', { allowed_origins: EXAMPLE }, /allowed_origins/],
+    ['an empty origin', { allowed_origins: [''] }, /allowed_origins\[0\]/],
+    ['an origin with a trailing slash', { allowed_origins: ['https://example.com/'] }, /allowed_origins\[0\].*"https:\/\/example.com"/],
+    ['an origin with upper-case host', { allowed_origins: ['https://Example.com'] }, /allowed_origins\[0\]/],
+    ['an origin without scheme', { allowed_origins: ['example.com'] }, /allowed_origins\[0\]/],
+    ['an origin with a path', { allowed_origins: ['https://example.com/app'] }, /allowed_origins\[0\]/],
+    ['a method with a space', { allowed_methods: ['GE T'] }, /allowed_methods\[0\]/],
+    ['a header name with a colon', { allowed_headers: ['X-A:'] }, /allowed_headers\[0\]/],
+    ['an expose header name with a space', { expose_headers: ['X Total'] }, /expose_headers\[0\]/],
+    ['a negative max_age', { max_age: -1 }, /max_age/],
+    ['a fractional max_age', { max_age: 1.5 }, /max_age/],
+    ['a string allow_credentials', { allow_credentials: 'yes' }, /allow_credentials/],
+    ['a string rejectDisallowedOrigins', { rejectDisallowedOrigins: 'yes' }, /rejectDisallowedOrigins/],
+    ['a number allowPrivateNetwork', { allowPrivateNetwork: 1 }, /allowPrivateNetwork/],
+  ];
+  for (const [name, options, message] of bad) {
+    it(`should throw a ConfigError for ${name}`, () => {
+      assert.throws(() => cors(options as CorsOptions), (err: unknown) => err instanceof ConfigError && message.test(err.message));
+    });
+  }
+});
+
+describe('cors: when other middleware already set Vary', () => {
+  it('should append Origin once', async () => {
+    const app = express();
+    app.use((_req, res, next) => {
+      res.setHeader('Vary', 'Accept-Encoding');
+      next();
+    });
+    app.use(cors({ allowed_origins: [EXAMPLE] }));
+    app.use(cors({ allowed_origins: [EXAMPLE] }));
+    app.get('/', (_req, res) => res.end('x'));
+    const res = await request(app).get('/').set('Origin', EXAMPLE);
+    assert.equal(res.headers.vary, 'Accept-Encoding, Origin');
+  });
+});
