@@ -1,0 +1,191 @@
+/**
+ * JWT bearer authentication (RFC 7519, RFC 6750) on top of `jose`.
+ *
+ * One algorithm per configuration, enforced on every token: `alg: none` and RS/HS confusion (an HS256
+ * token "signed" with the RSA public key as HMAC secret) are rejected before any signature check,
+ * as RFC 8725 §3.1 requires. Keys are imported once, at factory time.
+ */
+import type { ServerResponse } from 'node:http';
+import { decodeProtectedHeader, errors as joseErrors, jwtVerify, type JWTVerifyOptions } from 'jose';
+import { problemType } from '../../lib/errors.js';
+import { problem, sendProblem, type ProblemDetails } from '../../lib/problem.js';
+import { JwtAuthConfig, JwtConfig, checkJwtKeys, type JwtAlgorithm } from '../../lib/records/index.js';
+import type { KeelRequest, Middleware, NextFunction } from '../../lib/request.js';
+import { importVerificationKey } from './keys.js';
+
+export { MIN_HMAC_SECRET_BYTES, MIN_RSA_MODULUS_BITS } from './keys.js';
+
+/**
+ * Options: a server-level JwtConfig or a per-route JwtAuthConfig (the same keys plus `enabled`),
+ * in snake_case or camelCase. A config carrying `enabled` is read as a JwtAuthConfig.
+ */
+export interface JwtAuthOptions {
+  /** JwtAuthConfig only: `false` turns the requirement off (the middleware passes every request). Default true. */
+  enabled?: boolean;
+  /** HS256/384/512 shared secret, at least 32/48/64 bytes (RFC 7518 §3.2). */
+  secret?: string;
+  /** RS*, PS*, ES*, EdDSA: PEM public key (SPKI or X.509 certificate) or a JWK as JSON text. */
+  public_key?: string;
+  publicKey?: string;
+  /** The one accepted algorithm. Default `DEFAULT_JWT_ALGORITHM` ('HS256'). */
+  algorithm?: JwtAlgorithm;
+  /** Accepted audiences; the token's `aud` must contain at least one (RFC 7519 §4.1.3). Default null: not checked. */
+  audience?: readonly string[] | null;
+  /** Required `iss` (RFC 7519 §4.1.1). Default null: not checked. */
+  issuer?: string | null;
+  /** Clock tolerance for `exp` / `nbf`, seconds. Default 0. */
+  leeway?: number;
+}
+
+/** Problem title for a token that was presented but failed verification (matches the conformance corpus). */
+export const JWT_INVALID_TITLE = 'JWT validation failed';
+/** Problem title for an Authorization header that is not `Bearer <token>`. */
+export const JWT_HEADER_FORMAT_TITLE = 'Invalid Authorization header format';
+/** Problem title for a token that is not a compact JWS. */
+export const JWT_MALFORMED_TITLE = 'Malformed JWT token';
+
+const UNAUTHORIZED_TYPE = problemType('KEEL_UNAUTHORIZED');
+
+/** RFC 6750 §3: error_description may only hold %x20-21 / %x23-5B / %x5D-7E. */
+function quoteDescription(text: string): string {
+  return text.replace(/["\\]/g, "'").replace(/[^\x20-\x7e]/g, '?');
+}
+
+interface Failure {
+  readonly problem: ProblemDetails;
+  readonly headers: Record<string, string>;
+}
+
+/** A request without usable Bearer credentials: RFC 6750 §3.1 says no error code then. */
+function challengeOnly(title: string, detail: string): Failure {
+  return Object.freeze({
+    problem: Object.freeze(problem(401, detail, { title, type: UNAUTHORIZED_TYPE })),
+    headers: Object.freeze({ 'WWW-Authenticate': 'Bearer' }),
+  });
+}
+
+/** A token was presented and rejected: `error="invalid_token"` plus a description (RFC 6750 §3, §3.1). */
+function invalidToken(detail: string, title = JWT_INVALID_TITLE): Failure {
+  return {
+    problem: problem(401, detail, { title, type: UNAUTHORIZED_TYPE }),
+    headers: { 'WWW-Authenticate': `Bearer error="invalid_token", error_description="${quoteDescription(detail)}"` },
+  };
+}
+
+const MISSING = challengeOnly('Unauthorized', "Authorization header is missing; send 'Authorization: Bearer <token>'");
+const NOT_BEARER = challengeOnly(JWT_HEADER_FORMAT_TITLE, "Authorization header must use Bearer scheme: 'Bearer <token>'");
+
+/** RFC 6750 §2.1 b64token; anything else cannot be a compact JWS. */
+const B64TOKEN = /^[A-Za-z0-9\-._~+/]+=*$/;
+
+/** Map a jose verification error to what the client is told; nothing internal is echoed. */
+function describeFailure(err: unknown, algorithm: string, issuer: string | null): Failure {
+  if (err instanceof joseErrors.JWTExpired) return invalidToken('Token has expired');
+  if (err instanceof joseErrors.JWTClaimValidationFailed) {
+    switch (err.claim) {
+      case 'nbf':
+        return invalidToken('JWT not valid yet, not before claim is in the future');
+      case 'aud':
+        return invalidToken(err.reason === 'missing' ? 'Token audience is missing' : 'Token audience is invalid');
+      case 'iss':
+        return invalidToken(`Token issuer is ${err.reason === 'missing' ? 'missing' : 'invalid'}, expected '${issuer}'`);
+      default:
+        return invalidToken(`Token claim '${err.claim}' is invalid`);
+    }
+  }
+  if (err instanceof joseErrors.JOSEAlgNotAllowed) return invalidToken(`Token algorithm is not allowed, expected '${algorithm}'`);
+  if (err instanceof joseErrors.JWSSignatureVerificationFailed) return invalidToken('Token signature is invalid');
+  if (err instanceof joseErrors.JWSInvalid || err instanceof joseErrors.JWTInvalid) {
+    return invalidToken('Malformed JWT token: the header, claims or signature is not valid', JWT_MALFORMED_TITLE);
+  }
+  // JOSENotSupported (e.g. an unknown "crit" header) and anything unexpected: fail closed, say little.
+  return invalidToken('Token could not be verified');
+}
+
+function parseOptions(options: JwtAuthOptions): { record: 'JwtConfig' | 'JwtAuthConfig'; config: Readonly<JwtAuthConfig> } {
+  if (typeof options === 'object' && options !== null && 'enabled' in options) {
+    const config = JwtAuthConfig.parse(options, 'JwtAuthConfig');
+    // The per-route record leaves key material to the factory (spec); an enabled route must have it.
+    if (config.enabled) checkJwtKeys('JwtAuthConfig', config, 'JwtAuthConfig');
+    return { record: 'JwtAuthConfig', config };
+  }
+  return { record: 'JwtConfig', config: { enabled: true, ...JwtConfig.parse(options, 'JwtConfig') } };
+}
+
+/**
+ * Verify `Authorization: Bearer <JWT>` and put the verified claims on `req.auth`.
+ *
+ * Accepts a server JwtConfig or a per-route JwtAuthConfig. Bad configuration throws a ConfigError
+ * here, never at request time: a missing or placeholder secret, an HMAC secret shorter than the hash
+ * (RFC 7518 §3.2), an unreadable public key or one of the wrong type or size for `algorithm`.
+ * `enabled: false` returns a pass-through.
+ *
+ * Rejections are 401 `application/problem+json` with `WWW-Authenticate: Bearer` (RFC 6750 §3), plus
+ * `error="invalid_token"` and `error_description` when a token was presented. The problem `detail`
+ * says what failed: header missing, not Bearer, malformed token, wrong algorithm, bad signature,
+ * expired, not yet valid, wrong audience, wrong issuer.
+ *
+ * @example
+ * import express from 'express';
+ * import { jwtAuth } from 'keel/middleware/jwt-auth';
+ *
+ * const app = express();
+ * app.use(jwtAuth({ secret: process.env.JWT_SECRET!, issuer: 'https://auth.example.com', audience: ['https://api.example.com'] }));
+ * app.get('/me', (req, res) => res.json({ sub: (req as { auth?: { sub?: string } }).auth?.sub }));
+ */
+export function jwtAuth(options: JwtAuthOptions): Middleware {
+  const { record, config } = parseOptions(options);
+  if (!config.enabled) {
+    return function jwtAuthDisabled(_req: KeelRequest, _res: ServerResponse, next: NextFunction): void {
+      next();
+    };
+  }
+  const { algorithm, issuer, audience, leeway } = config;
+  const key = importVerificationKey(record, record, algorithm, config.secret, config.public_key);
+  const verifyOptions: JWTVerifyOptions = Object.freeze({
+    algorithms: [algorithm],
+    clockTolerance: leeway,
+    ...(issuer !== null ? { issuer } : {}),
+    ...(audience !== null ? { audience: [...audience] } : {}),
+  });
+  const wrongAlgorithm = invalidToken(`Token algorithm is not allowed, expected '${algorithm}'`);
+
+  function reject(res: ServerResponse, failure: Failure): void {
+    sendProblem(res, failure.problem, failure.headers);
+  }
+
+  return function jwtAuthMiddleware(req: KeelRequest, res: ServerResponse, next: NextFunction): void {
+    const header = req.headers.authorization;
+    if (header === undefined || header.trim() === '') return reject(res, MISSING);
+    const space = header.indexOf(' ');
+    // The scheme is case-insensitive (RFC 9110 §11.1); the token follows one or more spaces.
+    if (space < 0 || header.slice(0, space).toLowerCase() !== 'bearer') return reject(res, NOT_BEARER);
+    const token = header.slice(space + 1).trim();
+    if (token === '') return reject(res, NOT_BEARER);
+    const parts = token.split('.').length;
+    if (parts !== 3) {
+      return reject(res, invalidToken(`Malformed JWT token: expected 3 parts separated by dots, found ${parts}`, JWT_MALFORMED_TITLE));
+    }
+    if (!B64TOKEN.test(token)) return reject(res, invalidToken('Malformed JWT token: it contains characters outside base64url', JWT_MALFORMED_TITLE));
+    let alg: unknown;
+    try {
+      alg = decodeProtectedHeader(token).alg;
+    } catch {
+      return reject(res, invalidToken('Malformed JWT token: the header is not base64url-encoded JSON', JWT_MALFORMED_TITLE));
+    }
+    // Checked before the signature so that `none` and HS/RS confusion never reach a verifier.
+    if (alg !== algorithm) return reject(res, wrongAlgorithm);
+
+    jwtVerify(token, key, verifyOptions)
+      .then(
+        ({ payload }) => {
+          req.auth = payload as Record<string, unknown>;
+          next();
+        },
+        (err: unknown) => reject(res, describeFailure(err, algorithm, issuer)),
+      )
+      // An error thrown further down the chain must not become an unhandled rejection (which ends
+      // the process); it is answered as a 500 without internals.
+      .catch((err: unknown) => sendProblem(res, err));
+  };
+}

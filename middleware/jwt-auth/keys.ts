@@ -1,0 +1,74 @@
+/**
+ * Verification key material for jwtAuth, imported synchronously with node:crypto so that a bad key is
+ * a ConfigError at start-up rather than a 401 (or worse, a 500) on the first request.
+ */
+import { createPublicKey, createSecretKey, type KeyObject } from 'node:crypto';
+import { ConfigError } from '../../lib/errors.js';
+import type { JwtAlgorithm } from '../../lib/records/index.js';
+
+/** RFC 7518 §3.2: an HMAC key must be at least as long as the hash output. */
+export const MIN_HMAC_SECRET_BYTES: Readonly<Record<string, number>> = Object.freeze({ HS256: 32, HS384: 48, HS512: 64 });
+
+/** RFC 7518 §3.3 asks for 2048-bit RSA keys at least; jose refuses smaller ones at verify time. */
+export const MIN_RSA_MODULUS_BITS = 2048;
+
+/** RFC 7518 §3.4 / RFC 8037: the curve each EC/OKP algorithm requires (node's curve names). */
+const EC_CURVES: Readonly<Record<string, string>> = { ES256: 'prime256v1', ES384: 'secp384r1', ES512: 'secp521r1' };
+
+function configError(record: string, path: string, key: string, message: string, value: unknown): ConfigError {
+  return new ConfigError(`Invalid ${record} at ${path}.${key}: ${message}`, { record, path: `${path}.${key}`, key, value });
+}
+
+/**
+ * The KeyObject that verifies `algorithm`: a secret for HS*, a public key (PEM SPKI, PEM X.509
+ * certificate or a JWK as JSON text) for every other algorithm. The secret itself never appears in
+ * an error message (only its length does), because start-up errors end up in logs.
+ */
+export function importVerificationKey(
+  record: string,
+  path: string,
+  algorithm: JwtAlgorithm,
+  secret: string | undefined,
+  publicKey: string | undefined,
+): KeyObject {
+  if (algorithm.startsWith('HS')) {
+    const bytes = Buffer.from(secret ?? '', 'utf8');
+    const min = MIN_HMAC_SECRET_BYTES[algorithm]!;
+    if (bytes.length < min) {
+      throw configError(record, path, 'secret', `expected a secret of at least ${min} bytes for ${algorithm} (RFC 7518 §3.2), got ${bytes.length} bytes. Generate one with \`openssl rand -base64 ${min}\`.`, `<${bytes.length} bytes, redacted>`);
+    }
+    return createSecretKey(bytes);
+  }
+  const text = (publicKey ?? '').trim();
+  // createPublicKey would quietly derive a public key from a private one; refuse it so that private
+  // keys stay out of configuration (and out of the logs that configuration errors end up in).
+  if (/PRIVATE KEY-----/.test(text) || /"d"\s*:/.test(text)) {
+    throw configError(record, path, 'public_key', 'expected a public key, got private key material.', '<redacted>');
+  }
+  let key: KeyObject;
+  try {
+    key = text.startsWith('{')
+      ? createPublicKey({ key: JSON.parse(text) as import('node:crypto').JsonWebKey, format: 'jwk' })
+      : createPublicKey(text);
+  } catch (err) {
+    throw configError(record, path, 'public_key', `expected a PEM public key (SPKI or X.509 certificate) or a JWK as JSON for ${algorithm}; it could not be read (${(err as Error).message}).`, publicKey);
+  }
+  const type = key.asymmetricKeyType;
+  const details = key.asymmetricKeyDetails ?? {};
+  const family = algorithm.slice(0, 2);
+  if (family === 'RS' || family === 'PS') {
+    const ok = type === 'rsa' || (family === 'PS' && type === 'rsa-pss');
+    if (!ok) throw configError(record, path, 'public_key', `expected an RSA public key for ${algorithm}, got a ${type} key.`, publicKey);
+    if ((details.modulusLength ?? 0) < MIN_RSA_MODULUS_BITS) {
+      throw configError(record, path, 'public_key', `expected an RSA key of at least ${MIN_RSA_MODULUS_BITS} bits for ${algorithm}, got ${details.modulusLength} bits.`, publicKey);
+    }
+  } else if (family === 'ES') {
+    const curve = EC_CURVES[algorithm]!;
+    if (type !== 'ec' || details.namedCurve !== curve) {
+      throw configError(record, path, 'public_key', `expected an EC ${curve} public key for ${algorithm}, got ${type}${details.namedCurve ? ` ${details.namedCurve}` : ''}.`, publicKey);
+    }
+  } else if (type !== 'ed25519' && type !== 'ed448') {
+    throw configError(record, path, 'public_key', `expected an Ed25519 or Ed448 public key for EdDSA, got a ${type} key.`, publicKey);
+  }
+  return key;
+}
