@@ -1,0 +1,196 @@
+/**
+ * Static files from one or more StaticFilesConfig mounts, on the `send` package (the engine behind
+ * Express's serve-static): ETag / Last-Modified / 304 (RFC 9110 §13), Range / 206 / 416 (RFC 9110 §14),
+ * HEAD and content types come from there.
+ *
+ * keel resolves the file itself first (rather than letting serve-static do it) because the path must
+ * be contained *after* symlinks are resolved: `send` only refuses `..` in the URL, so a symlink inside
+ * the directory pointing outside of it would be followed. Every path is realpath'd and checked
+ * against the realpath of the directory; the resolved path is what `send` opens.
+ */
+import type { ServerResponse } from 'node:http';
+import { realpathSync, statSync, promises as fsp } from 'node:fs';
+import { join, relative, sep } from 'node:path';
+import send from 'send';
+import { StaticFilesConfig } from '../../lib/records/server.js';
+import { fail } from '../../lib/records/define.js';
+import { ERROR_CODES, codeForStatus } from '../../lib/errors.js';
+import { problem, problemFor, sendProblem } from '../../lib/problem.js';
+import type { KeelRequest, Middleware, NextFunction } from '../../lib/request.js';
+
+/** StaticFilesConfig input, snake_case or camelCase. */
+export interface StaticFilesConfigInput {
+  directory?: string;
+  route_prefix?: string;
+  routePrefix?: string;
+  index_file?: boolean;
+  indexFile?: boolean;
+  cache_control?: string | null;
+  cacheControl?: string | null;
+}
+
+/** The page served for a directory request when `index_file` is true (the default). */
+export const DEFAULT_INDEX_FILE_NAME = 'index.html';
+
+interface Mount {
+  /** route_prefix without a trailing slash ('' for '/'). */
+  prefix: string;
+  /** realpath of `directory`. */
+  root: string;
+  index: boolean;
+  cacheControl: string | null;
+  sendOptions: send.SendOptions;
+}
+
+function compile(input: StaticFilesConfigInput, path: string): Mount {
+  const cfg = StaticFilesConfig.parse(input, path);
+  let root: string;
+  try {
+    root = realpathSync(cfg.directory);
+  } catch {
+    fail('StaticFilesConfig', path, 'directory', cfg.directory, 'an existing directory', 'Create it or fix the path (relative paths resolve from the process working directory).');
+  }
+  if (!statSync(root).isDirectory()) fail('StaticFilesConfig', path, 'directory', cfg.directory, 'a directory, not a file');
+  if (cfg.cache_control !== null && /[\r\n]/.test(cfg.cache_control)) {
+    fail('StaticFilesConfig', path, 'cache_control', cfg.cache_control, 'a header value without line breaks');
+  }
+  return {
+    prefix: cfg.route_prefix.replace(/\/+$/, ''),
+    root,
+    index: cfg.index_file,
+    cacheControl: cfg.cache_control,
+    // Dotfiles are filtered below on both the requested and the resolved path; `send` opens only
+    // paths keel has already resolved. Cache-Control is keel's (the spec: sent only when set).
+    sendOptions: { root, index: false, dotfiles: 'allow', cacheControl: false, etag: true, lastModified: true, acceptRanges: true },
+  };
+}
+
+const NOT_FOUND = Symbol('not found');
+type Resolved = { file: string } | { redirect: string } | typeof NOT_FOUND;
+
+const contained = (root: string, p: string) => p === root || p.startsWith(root + sep);
+const hasDotSegment = (segments: string[]) => segments.some((s) => s.startsWith('.'));
+
+async function realpathOrMissing(p: string): Promise<string | undefined> {
+  try {
+    return await fsp.realpath(p);
+  } catch (err) {
+    const code = (err as NodeJS.ErrnoException).code;
+    if (code === 'ENOENT' || code === 'ENOTDIR' || code === 'ENAMETOOLONG' || code === 'ELOOP') return undefined;
+    throw err;
+  }
+}
+
+class Refused extends Error {
+  constructor(readonly status: 400 | 403, detail: string) {
+    super(detail);
+  }
+}
+
+async function resolve(mount: Mount, rest: string, pathname: string, search: string): Promise<Resolved> {
+  let decoded: string;
+  try {
+    decoded = decodeURIComponent(rest);
+  } catch {
+    throw new Refused(400, 'The path is not valid percent-encoding');
+  }
+  if (decoded.includes('\0')) throw new Refused(400, 'The path contains a NUL byte');
+  const segments = decoded.split('/');
+  // `%2e%2e` and `..%2f` arrive here decoded, so one check covers every spelling of a parent segment.
+  if (segments.includes('..') || segments.some((s) => s.includes('\\'))) throw new Refused(403, 'The path leaves the static directory');
+  const parts = segments.filter((s) => s !== '' && s !== '.');
+  if (hasDotSegment(parts)) return NOT_FOUND;
+
+  const real = await realpathOrMissing(join(mount.root, ...parts));
+  if (real === undefined) return NOT_FOUND;
+  if (!contained(mount.root, real)) throw new Refused(403, 'The path leaves the static directory');
+  if (hasDotSegment(relative(mount.root, real).split(sep))) return NOT_FOUND;
+  const stat = await fsp.stat(real);
+  if (stat.isFile()) return { file: real };
+  if (!stat.isDirectory() || !mount.index) return NOT_FOUND;
+  // A directory URL without its trailing slash would break the page's relative links: redirect
+  // (serve-static does the same). Leading slashes are collapsed so `//host` can never be produced.
+  if (!pathname.endsWith('/')) return { redirect: `/${pathname.replace(/^\/+/, '')}/${search}` };
+  const index = await realpathOrMissing(join(real, DEFAULT_INDEX_FILE_NAME));
+  if (index === undefined) return NOT_FOUND;
+  if (!contained(mount.root, index)) throw new Refused(403, 'The index page leaves the static directory');
+  return (await fsp.stat(index)).isFile() ? { file: index } : NOT_FOUND;
+}
+
+function sendFailure(res: ServerResponse, err: { status?: number; headers?: Record<string, string> }): void {
+  const status = typeof err.status === 'number' && err.status >= 400 && err.status < 500 ? err.status : 500;
+  // `send` has already set validators for the file; they do not describe a problem document.
+  for (const h of ['ETag', 'Last-Modified', 'Accept-Ranges', 'Content-Range', 'Cache-Control']) res.removeHeader(h);
+  const code = codeForStatus(status);
+  const p = ERROR_CODES[code].status === status ? problemFor(code) : problem(status);
+  // 416 carries `Content-Range: bytes */<length>` (RFC 9110 §15.5.17).
+  sendProblem(res, p, status === 500 ? undefined : err.headers);
+}
+
+/**
+ * Serve files under `route_prefix` from `directory`, for Express 5 and keel. Requests that match no
+ * file fall through to `next()`; only GET and HEAD are served.
+ *
+ * - `index_file` (default true): a directory request serves its `index.html` ({@link DEFAULT_INDEX_FILE_NAME});
+ *   a directory URL without a trailing slash is redirected (301) to the slash form first.
+ * - `cache_control` (default null: no header): the Cache-Control value sent with every file.
+ * - Dotfiles (`.env`, `.git/…`) are never served. `..`, encoded or not, is a 403 problem, and so is any
+ *   path (symlinks included) whose real location is outside `directory`. Bad percent-encoding and
+ *   NUL bytes are 400 problems.
+ * - `directory` must exist when the factory runs (ConfigError otherwise).
+ *
+ * @example
+ * import express from 'express';
+ * import { staticFiles } from 'keel/middleware/static-files';
+ * const app = express();
+ * app.use(staticFiles({ directory: './public', routePrefix: '/assets', cacheControl: 'public, max-age=3600' }));
+ */
+export function staticFiles(options: StaticFilesConfigInput | readonly StaticFilesConfigInput[]): Middleware {
+  const list = Array.isArray(options) ? options : [options as StaticFilesConfigInput];
+  const mounts = list.map((o, i) => compile(o, Array.isArray(options) ? `static_files[${i}]` : 'StaticFilesConfig'));
+
+  async function serve(req: KeelRequest, res: ServerResponse, next: NextFunction): Promise<void> {
+    const url = req.url ?? '/';
+    const q = url.indexOf('?');
+    const pathname = q === -1 ? url : url.slice(0, q);
+    const search = q === -1 ? '' : url.slice(q);
+    for (const mount of mounts) {
+      if (pathname !== mount.prefix && !pathname.startsWith(`${mount.prefix}/`)) continue;
+      const rest = pathname.slice(mount.prefix.length);
+      const found = await resolve(mount, rest, (req as { originalUrl?: string }).originalUrl?.split('?')[0] ?? pathname, search);
+      if (found === NOT_FOUND) continue;
+      if ('redirect' in found) {
+        res.statusCode = 301;
+        res.setHeader('Location', found.redirect);
+        res.setHeader('Content-Length', '0');
+        res.end();
+        return;
+      }
+      const encoded = '/' + relative(mount.root, found.file).split(sep).map(encodeURIComponent).join('/');
+      const stream = send(req, encoded, mount.sendOptions);
+      if (mount.cacheControl !== null) {
+        const value = mount.cacheControl;
+        stream.on('headers', (r: ServerResponse) => r.setHeader('Cache-Control', value));
+      }
+      stream.on('error', (err: { status?: number; headers?: Record<string, string> }) => {
+        // The file vanished between resolving and opening: let the next handler answer.
+        if (err.status === 404) next();
+        else sendFailure(res, err);
+      });
+      stream.pipe(res);
+      return;
+    }
+    next();
+  }
+
+  return function staticFilesMiddleware(req: KeelRequest, res: ServerResponse, next: NextFunction): void {
+    if (req.method !== 'GET' && req.method !== 'HEAD') {
+      next();
+      return;
+    }
+    serve(req, res, next).catch((err: unknown) => {
+      if (err instanceof Refused) sendProblem(res, err.status === 400 ? problemFor('KEEL_BAD_REQUEST', err.message) : problemFor('KEEL_FORBIDDEN', err.message));
+      else sendProblem(res, err); // an unexpected fs error: a bare 500, nothing internal leaks
+    });
+  };
+}
