@@ -1,0 +1,151 @@
+import { describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import express from 'express';
+import request from 'supertest';
+import { timeout, DEFAULT_REQUEST_TIMEOUT, type TimeoutOptions } from './index.js';
+import { ConfigError } from '../../lib/errors.js';
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+/** An Express app whose routes answer after a delay; `late` records what happened to late output. */
+function appWith(options: TimeoutOptions) {
+  const late: { error?: unknown; done?: boolean; writeResult?: unknown } = {};
+  const app = express();
+  app.use(timeout(options));
+  app.get('/fast', async (_req, res) => {
+    await sleep(50);
+    res.json({ status: 'ok' });
+  });
+  app.get('/slow', async (_req, res) => {
+    await sleep(1300);
+    try {
+      res.status(200);
+      res.setHeader('X-Late', 'yes');
+      res.json({ status: 'late' });
+      late.done = true;
+    } catch (err) {
+      late.error = err;
+    }
+  });
+  app.get('/slow-stream', async (_req, res) => {
+    await sleep(1300);
+    try {
+      res.writeHead(200, { 'Content-Type': 'text/plain' });
+      late.writeResult = res.write('part');
+      res.end('end', () => {
+        late.done = true;
+      });
+    } catch (err) {
+      late.error = err;
+    }
+  });
+  app.get('/streaming', async (_req, res) => {
+    res.writeHead(200, { 'Content-Type': 'text/plain' });
+    res.write('first;');
+    await sleep(1300);
+    res.end('second');
+  });
+  return { app, late };
+}
+
+describe('timeout: when the handler answers before the deadline', () => {
+  it('should pass the response through untouched', async () => {
+    const { app } = appWith({ request_timeout: 1 });
+    const res = await request(app).get('/fast');
+    assert.equal(res.status, 200);
+    assert.deepEqual(res.body, { status: 'ok' });
+    assert.equal(res.headers['content-type'], 'application/json; charset=utf-8');
+  });
+
+  it('should not cut a streaming response that started before the deadline', async () => {
+    const { app } = appWith({ request_timeout: 1 });
+    const res = await request(app).get('/streaming');
+    assert.equal(res.status, 200);
+    assert.equal(res.text, 'first;second');
+  });
+});
+
+describe('timeout: when the handler is too slow', () => {
+  it('should answer 408 problem details with Connection: close', async () => {
+    const { app } = appWith({ request_timeout: 1 });
+    const res = await request(app).get('/slow');
+    assert.equal(res.status, 408);
+    assert.equal(res.headers['content-type'], 'application/problem+json');
+    assert.equal(res.headers.connection, 'close');
+    assert.equal(res.headers['x-late'], undefined);
+    assert.deepEqual(res.body, {
+      type: 'https://keel.dev/errors/request-timeout',
+      title: 'Request Timeout',
+      status: 408,
+      detail: 'The server did not answer within 1 second',
+      timeout: 1,
+    });
+  });
+
+  it('should discard late res.status/setHeader/json without throwing', async () => {
+    const { app, late } = appWith({ requestTimeout: 1 });
+    const res = await request(app).get('/slow');
+    assert.equal(res.status, 408);
+    await sleep(500);
+    assert.equal(late.error, undefined);
+    assert.equal(late.done, true);
+  });
+
+  it('should discard late writeHead/write/end and still call the end callback', async () => {
+    const { app, late } = appWith({ request_timeout: 1 });
+    const res = await request(app).get('/slow-stream');
+    assert.equal(res.status, 408);
+    await sleep(500);
+    assert.equal(late.error, undefined);
+    assert.equal(late.writeResult, true);
+    assert.equal(late.done, true);
+  });
+
+  it('should answer 408 even while the client is still expected to send a body', async () => {
+    const app = express();
+    app.use(timeout({ request_timeout: 1 }));
+    app.post('/upload', () => {
+      /* never answers: waits for a body that never completes */
+    });
+    const res = await request(app).post('/upload').set('Content-Type', 'text/plain').send('partial');
+    assert.equal(res.status, 408);
+  });
+});
+
+describe('timeout: when request_timeout is null', () => {
+  it('should return a pass-through that never answers 408', async () => {
+    const mw = timeout({ request_timeout: null });
+    assert.equal(mw.name, 'timeoutDisabled');
+    const { app } = appWith({ request_timeout: null });
+    const res = await request(app).get('/slow');
+    assert.equal(res.status, 200);
+    assert.deepEqual(res.body, { status: 'late' });
+  });
+
+  it('should state the spec default as null', () => {
+    assert.equal(DEFAULT_REQUEST_TIMEOUT, null);
+  });
+});
+
+describe('timeout: when the options are invalid', () => {
+  const cases: Array<[string, unknown, RegExp]> = [
+    ['no options at all', undefined, /"request_timeout" is required/],
+    ['an empty object', {}, /"request_timeout" is required/],
+    ['an unknown key, with a suggestion', { request_timout: 5 }, /Unknown key "request_timout".*Did you mean "request_timeout"/],
+    ['zero seconds', { request_timeout: 0 }, /TimeoutOptions\.request_timeout: expected an integer >= 1, got 0/],
+    ['negative seconds', { request_timeout: -1 }, /expected an integer >= 1, got -1/],
+    ['fractional seconds', { request_timeout: 1.5 }, /expected an integer >= 1, got 1.5/],
+    ['a string', { request_timeout: '5' }, /expected an integer >= 1, got "5"/],
+    ['milliseconds by mistake as a string', { request_timeout: '5000ms' }, /got "5000ms"/],
+    ['a bare number', 5, /expected an object/],
+  ];
+  for (const [what, input, message] of cases) {
+    it(`should throw a ConfigError for ${what}`, () => {
+      assert.throws(() => timeout(input as TimeoutOptions), (err: unknown) => {
+        assert.ok(err instanceof ConfigError);
+        assert.match(err.message, message);
+        return true;
+      });
+    });
+  }
+});

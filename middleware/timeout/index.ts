@@ -1,0 +1,92 @@
+/**
+ * Request timeout: answer 408 when the handler has not started its response in time.
+ *
+ * RFC 9110 §15.5.9 describes 408 as the server giving up on the request, and says the server
+ * SHOULD close the connection (`Connection: close`): the client may still be sending a body, and the
+ * handler may still write. Everything the handler writes after the 408 is discarded: the response
+ * methods become no-ops on this one response, so a late `res.json()` neither throws
+ * ERR_HTTP_HEADERS_SENT nor corrupts the next response on a kept-alive socket.
+ *
+ * Once the handler has sent its status line (a streaming response), it has answered: the timer only
+ * guards the time to first byte, never the length of a stream.
+ */
+import type { ServerResponse } from 'node:http';
+import { defineRecord, t } from '../../lib/records/define.js';
+import { problemFor, sendProblem } from '../../lib/problem.js';
+import type { KeelRequest, Middleware, NextFunction } from '../../lib/request.js';
+
+/**
+ * Options: `request_timeout` (ServerConfig's key), snake_case or camelCase. Seconds, an integer >= 1;
+ * `null` means no timeout (the spec's default) and the factory returns a pass-through.
+ */
+export interface TimeoutOptions {
+  request_timeout?: number | null;
+  requestTimeout?: number | null;
+}
+
+/** The spec's default: no request timeout (null). */
+export const DEFAULT_REQUEST_TIMEOUT: number | null = null;
+
+const TimeoutRecord = defineRecord<{ request_timeout: number | null }>('TimeoutOptions', {
+  request_timeout: { type: t.integer(1), nullable: true, required: true, doc: 'Request timeout, seconds; null = none' },
+});
+
+/** Response methods that would write or change headers after the 408. */
+const WRITERS = ['writeHead', 'write', 'end', 'setHeader', 'appendHeader', 'removeHeader', 'setHeaders', 'flushHeaders', 'writeContinue', 'writeProcessing', 'writeEarlyHints', 'addTrailers'] as const;
+
+/** Turn the handler's late output into no-ops. `write`/`end` still call their callbacks. */
+function silence(res: ServerResponse): void {
+  const target = res as unknown as Record<string, unknown>;
+  for (const name of WRITERS) {
+    if (typeof target[name] !== 'function') continue;
+    target[name] = function discarded(this: ServerResponse, ...args: unknown[]) {
+      const cb = args.find((a) => typeof a === 'function') as (() => void) | undefined;
+      if (cb && (name === 'write' || name === 'end')) queueMicrotask(cb);
+      // write() reports "no back-pressure" so a late stream does not wait forever for 'drain'.
+      return name === 'write' ? true : this;
+    };
+  }
+}
+
+/**
+ * Answer 408 (problem details, `Connection: close`) when the handler has not begun its response
+ * within `request_timeout` seconds.
+ *
+ * @example
+ * import express from 'express';
+ * import { timeout } from 'keel/middleware/timeout';
+ *
+ * const app = express();
+ * app.use(timeout({ request_timeout: 30 }));
+ * app.get('/slow', async (_req, res) => {
+ *   await new Promise((r) => setTimeout(r, 60_000));
+ *   res.json({ late: true }); // discarded: the client already has its 408
+ * });
+ * app.listen(8000);
+ */
+export function timeout(options: TimeoutOptions): Middleware {
+  const seconds = TimeoutRecord.parse(options, 'TimeoutOptions').request_timeout;
+  if (seconds === null) {
+    return function timeoutDisabled(_req: KeelRequest, _res: ServerResponse, next: NextFunction): void {
+      next();
+    };
+  }
+  const ms = seconds * 1000;
+  const detail = `The server did not answer within ${seconds} second${seconds === 1 ? '' : 's'}`;
+
+  return function timeout(req: KeelRequest, res: ServerResponse, next: NextFunction): void {
+    const timer = setTimeout(() => {
+      if (res.headersSent || res.writableEnded) return;
+      sendProblem(res, problemFor('KEEL_REQUEST_TIMEOUT', detail, { timeout: seconds }), { Connection: 'close' });
+      silence(res);
+      // Whatever of the request body is still unread is not needed any more.
+      if (!req.readableEnded) req.resume();
+    }, ms);
+    // A pending timer must not keep a shutting-down process alive.
+    timer.unref();
+    const clear = () => clearTimeout(timer);
+    res.once('finish', clear);
+    res.once('close', clear);
+    next();
+  };
+}
