@@ -1,0 +1,137 @@
+/**
+ * API-key authentication: the request must carry one of the configured keys in a header (and, when
+ * the keel extension `allow_query` is on, in a query parameter).
+ *
+ * Keys are compared in constant time over SHA-256 digests, so neither the key bytes nor its length
+ * leak through response timing, and every configured key is compared on every request so the
+ * position of a matching key does not leak either.
+ */
+import { createHash, timingSafeEqual } from 'node:crypto';
+import type { ServerResponse } from 'node:http';
+import { problemFor, sendProblem } from '../../lib/problem.js';
+import { ApiKeyAuthConfig, ApiKeyConfig, assertApiKeysPresent, fail } from '../../lib/records/index.js';
+import type { KeelRequest, Middleware, NextFunction } from '../../lib/request.js';
+
+/** Default query parameter read when `allow_query` is on. */
+export const DEFAULT_API_KEY_QUERY_PARAM = 'api_key';
+/** Default for `allow_query`: keys in URLs end up in access logs and browser history (RFC 6750 §5.3 gives the same advice for tokens). */
+export const DEFAULT_API_KEY_ALLOW_QUERY = false;
+/**
+ * Auth scheme of the `WWW-Authenticate` challenge. No API-key scheme is registered with IANA; RFC 9110
+ * §11.6.1 still requires a challenge on every 401, so keel sends `ApiKey header="<header_name>"`
+ * (plus `query="<param>"` when query keys are allowed), which tells a client where the key goes.
+ */
+export const API_KEY_AUTH_SCHEME = 'ApiKey';
+
+/**
+ * A server ApiKeyConfig (`keys`, `header_name`) or a per-route ApiKeyAuthConfig (plus `enabled`), in
+ * snake_case or camelCase, plus keel's query-parameter extension.
+ */
+export interface ApiKeyAuthOptions {
+  /** ApiKeyAuthConfig only: `false` turns the requirement off. Default true. */
+  enabled?: boolean;
+  /** Accepted keys; an enabled requirement without keys is a ConfigError, never an open gate. */
+  keys?: readonly string[];
+  /** Header carrying the key. Default `DEFAULT_API_KEY_HEADER` ('X-API-Key'). */
+  header_name?: string;
+  headerName?: string;
+  /** keel extension: also accept the key in a query parameter. Default `DEFAULT_API_KEY_ALLOW_QUERY` (false). */
+  allow_query?: boolean;
+  allowQuery?: boolean;
+  /** keel extension: the query parameter's name. Default `DEFAULT_API_KEY_QUERY_PARAM` ('api_key'). */
+  query_param?: string;
+  queryParam?: string;
+}
+
+/** RFC 9110 §5.1 field-name / §5.6.2 token. */
+const TOKEN = /^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$/;
+
+const digest = (value: string): Buffer => createHash('sha256').update(value, 'utf8').digest();
+
+function extension<T>(options: Record<string, unknown>, record: string, snake: string, camel: string, fallback: T, valid: (v: unknown) => boolean, expected: string): T {
+  if (snake in options && camel in options) fail(record, record, snake, options[camel], `only one of "${snake}" and "${camel}"`);
+  const value = snake in options ? options[snake] : camel in options ? options[camel] : undefined;
+  if (value === undefined) return fallback;
+  if (!valid(value)) fail(record, record, snake, value, expected);
+  return value as T;
+}
+
+/**
+ * Require one of `keys` in the `header_name` header (and optionally in the `api_key` query parameter).
+ * Sets `req.apiKey = { source: 'header' | 'query', index }` (the index of the matching key in `keys`,
+ * never the key itself).
+ *
+ * A missing key and a wrong key are both 401 problems with distinct details ("Missing API key…" /
+ * "Invalid API key") and a `WWW-Authenticate: ApiKey header="X-API-Key"` challenge. When the header
+ * is present it alone is checked: a bad header key is not rescued by a query parameter.
+ *
+ * @example
+ * import express from 'express';
+ * import { apiKeyAuth } from 'keel/middleware/api-key-auth';
+ *
+ * const app = express();
+ * app.use(apiKeyAuth({ keys: [process.env.API_KEY!], header_name: 'X-API-Key' }));
+ * app.get('/data', (_req, res) => res.json({ ok: true }));
+ */
+export function apiKeyAuth(options: ApiKeyAuthOptions): Middleware {
+  const raw: Record<string, unknown> = { ...(options as Record<string, unknown>) };
+  const routeLevel = 'enabled' in raw;
+  const record = routeLevel ? 'ApiKeyAuthConfig' : 'ApiKeyConfig';
+  const allowQuery = extension(raw, record, 'allow_query', 'allowQuery', DEFAULT_API_KEY_ALLOW_QUERY, (v) => typeof v === 'boolean', 'true or false');
+  const queryParam = extension(raw, record, 'query_param', 'queryParam', DEFAULT_API_KEY_QUERY_PARAM, (v) => typeof v === 'string' && TOKEN.test(v), 'a non-empty parameter name');
+  for (const k of ['allow_query', 'allowQuery', 'query_param', 'queryParam']) delete raw[k];
+
+  const config = routeLevel ? ApiKeyAuthConfig.parse(raw, record) : { enabled: true, ...ApiKeyConfig.parse(raw, record) };
+  if (!config.enabled) {
+    return function apiKeyAuthDisabled(_req: KeelRequest, _res: ServerResponse, next: NextFunction): void {
+      next();
+    };
+  }
+  assertApiKeysPresent(config, record);
+  if (!TOKEN.test(config.header_name)) fail(record, record, 'header_name', config.header_name, 'an HTTP header name (RFC 9110 §5.1)');
+  const digests = config.keys.map(digest);
+  digests.forEach((d, i) => {
+    const first = digests.findIndex((other) => other.equals(d));
+    // The key itself is not shown: configuration errors end up in logs.
+    if (first !== i) fail(record, record, `keys[${i}]`, '<redacted>', `a key different from keys[${first}]`, 'Remove the duplicate.');
+  });
+
+  const headerName = config.header_name.toLowerCase();
+  const where = `the '${config.header_name}' header${allowQuery ? ` or the '${queryParam}' query parameter` : ''}`;
+  const challenge = { 'WWW-Authenticate': `${API_KEY_AUTH_SCHEME} header="${config.header_name}"${allowQuery ? `, query="${queryParam}"` : ''}` };
+  const missing = Object.freeze(problemFor('KEEL_UNAUTHORIZED', `Missing API key: send it in ${where}`));
+  const invalid = Object.freeze(problemFor('KEEL_UNAUTHORIZED', 'Invalid API key'));
+  const ambiguous = Object.freeze(problemFor('KEEL_UNAUTHORIZED', `Invalid API key: the '${queryParam}' query parameter is given more than once`));
+
+  /** Index of the matching key or -1; compares against every key whatever the outcome. */
+  function match(presented: string): number {
+    const d = digest(presented);
+    let found = -1;
+    for (let i = 0; i < digests.length; i++) {
+      if (timingSafeEqual(d, digests[i]!) && found < 0) found = i;
+    }
+    return found;
+  }
+
+  function queryValues(url: string | undefined): string[] {
+    const q = url?.indexOf('?') ?? -1;
+    return q < 0 ? [] : new URLSearchParams(url!.slice(q + 1)).getAll(queryParam);
+  }
+
+  return function apiKeyAuthMiddleware(req: KeelRequest, res: ServerResponse, next: NextFunction): void {
+    const header = req.headers[headerName];
+    let presented = Array.isArray(header) ? header.join(', ') : header;
+    let source: 'header' | 'query' = 'header';
+    if ((presented === undefined || presented === '') && allowQuery) {
+      const values = queryValues(req.url);
+      if (values.length > 1) return sendProblem(res, ambiguous, challenge);
+      presented = values[0];
+      source = 'query';
+    }
+    if (presented === undefined || presented === '') return sendProblem(res, missing, challenge);
+    const index = match(presented);
+    if (index < 0) return sendProblem(res, invalid, challenge);
+    req.apiKey = { source, index };
+    next();
+  };
+}
