@@ -2,3 +2,17 @@ export * from './records/index.js';
 export * from './errors.js';
 export * from './problem.js';
 export type { KeelRequest, KeelRequestExtensions, Middleware, NextFunction } from './request.js';
+export { App, createApp, type AppOptions, type MountOptions, type RawHandler, type UpgradeHandler, type ServerConfigInput } from './app.js';
+export type { KeelRouter } from './dispatch.js';
+export type { ServerHandle, ListenOptions, ServerFactory } from './server.js';
+export {
+  KeelResponse, HandlerResult, response, handlerResultFromResponse, handlerError, intoHandler,
+  type Handler, type HandlerFunction, type HandlerFlags, type RequestData, type ResponseCookie,
+} from './handler.js';
+export { UploadFile } from './multipart.js';
+export { HOOK_PHASES, HookRegistry, type Hook, type HookContext } from './hooks.js';
+export type { RouteDefinitionInput, RouteDefinition, OperationInfo } from './route-definition.js';
+export { readRawBody } from './body.js';
+export { runChain, compose, parseCookies, parseQuery } from './pipeline.js';
+export { compilePattern, openApiPath } from './router.js';
+export { validationError, type ValidationIssue } from './validation.js';

@@ -20,8 +20,6 @@ export interface KeelRequestExtensions {
   traceContext?: { traceId: string; spanId: string; parentSpanId?: string; flags: string };
   /** Per-request scratch space shared by hooks and handlers. */
   state?: Record<string, unknown>;
-  /** Express-style route params, when a router set them. */
-  params?: Record<string, string>;
 }
 
 export type KeelRequest = IncomingMessage & KeelRequestExtensions;

@@ -194,7 +194,8 @@ function parseValue(t: FieldType, value: unknown, record: string, path: string, 
 }
 
 function deepFreeze<T>(v: T): T {
-  if (v && typeof v === 'object' && !Object.isFrozen(v)) {
+  // Functions (handlers, middleware in route definitions) and buffers are left as they are.
+  if (v && typeof v === 'object' && !Object.isFrozen(v) && !ArrayBuffer.isView(v)) {
     for (const child of Object.values(v as object)) deepFreeze(child);
     Object.freeze(v);
   }

@@ -1,0 +1,268 @@
+/**
+ * The App builder (spec: App, Programmatic operations): register routes, hooks, mounts, upgrades
+ * and Express routers; build a router once; listen.
+ */
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { Duplex } from 'node:stream';
+import express from 'express';
+import { pino, type Logger } from 'pino';
+import { AppError, ConfigError } from './errors.js';
+import { HookRegistry, type Hook, type HookPhase } from './hooks.js';
+import type { RequestData, HandlerFunction, Handler } from './handler.js';
+import { ServerConfig } from './records/server.js';
+import { parseMethod, type HttpMethod } from './records/protocol.js';
+import { parseRouteDefinition, type RouteDefinition, type RouteDefinitionInput } from './route-definition.js';
+import type { KeelRequest, Middleware } from './request.js';
+import { buildRouter, type KeelRouter } from './dispatch.js';
+import type { ServerHandle, ListenOptions, ServerFactory } from './server.js';
+import { listen } from './server.js';
+import { BUILTIN_INSTALLERS } from './builtins.js';
+
+export type ServerConfigInput = Parameters<typeof ServerConfig.parse>[0];
+
+/** A node-level handler behind the server-level middleware (used by protocol modules). */
+export type RawHandler = (req: KeelRequest, res: ServerResponse) => void | Promise<void>;
+
+export interface MountOptions {
+  /** Read the body (under max_body_size) into `req.rawBody` before the handler runs. */
+  readBody?: boolean;
+  /** Skip server-level authentication (public docs pages). */
+  public?: boolean;
+  /** Per-route records and middleware, as in app.route(). */
+  perRoute?: Partial<Omit<RouteDefinitionInput, 'method' | 'path' | 'handler'>>;
+}
+
+export interface Mount {
+  methods: HttpMethod[] | '*';
+  path: string;
+  handler: RawHandler;
+  options: MountOptions;
+}
+
+export type UpgradeHandler = (req: KeelRequest, socket: Duplex, head: Buffer) => void;
+
+export interface AppOptions {
+  /** pino logger (default: pino at KEEL_LOG_LEVEL, `silent` under NODE_ENV=test). */
+  logger?: Logger;
+}
+
+type RouteShorthandOptions = Omit<RouteDefinitionInput, 'method' | 'path' | 'handler'>;
+
+function defaultLogger(): Logger {
+  const level = process.env.KEEL_LOG_LEVEL ?? (process.env.NODE_ENV === 'test' ? 'silent' : 'info');
+  return pino({ level, base: { name: 'keel' } });
+}
+
+/**
+ * An application: routes, hooks, mounts and routers, plus its frozen ServerConfig.
+ *
+ * @example
+ * const app = new App({ port: 0 });
+ * app.get('/hello/{name}', (data) => ({ hello: data.pathParams.name }));
+ * const server = await app.listen();
+ * await server.close();
+ */
+export class App {
+  readonly config: Readonly<ServerConfig>;
+  readonly logger: Logger;
+  readonly hooks = new HookRegistry();
+  readonly #routes: RouteDefinition[] = [];
+  readonly #mounts: Mount[] = [];
+  readonly #upgrades = new Map<string, UpgradeHandler>();
+  readonly #uses: Middleware[] = [];
+  readonly #routers: express.Router[] = [];
+  readonly #onStart: ((handle: ServerHandle, app: App) => void | Promise<void>)[] = [];
+  readonly #onShutdown: (() => void | Promise<void>)[] = [];
+  /** Protocol modules keep their state here (keyed by module name). */
+  readonly extensions = new Map<string, unknown>();
+  #serverFactory: ServerFactory | undefined;
+  #built: KeelRouter | undefined;
+
+  constructor(config: ServerConfigInput | Readonly<ServerConfig> = {}, options: AppOptions = {}) {
+    this.config = ServerConfig.parse(config);
+    this.logger = options.logger ?? defaultLogger();
+  }
+
+  /** spec: App.new() / App.default(): an application with the default ServerConfig. */
+  static default(): App {
+    return new App();
+  }
+
+  #assertOpen(what: string): void {
+    if (this.#built) throw new AppError('Route', `Cannot ${what} after the router was built`);
+  }
+
+  /** Register a route. Records are parsed now; a bad route throws AppError('Route'). */
+  route(def: RouteDefinitionInput): this {
+    this.#assertOpen('add a route');
+    const parsed = parseRouteDefinition(def);
+    for (const m of parsed.methods) {
+      const dup = this.#routes.find((r) => r.methods.includes(m) && r.compiled.pattern === parsed.compiled.pattern);
+      if (dup) throw new AppError('Route', `Route ${m} ${parsed.path} is already registered (as ${dup.path})`);
+    }
+    this.#routes.push(parsed);
+    return this;
+  }
+
+  get(path: string, handler: HandlerFunction | Handler, options: RouteShorthandOptions = {}): this {
+    return this.route({ ...options, method: 'GET', path, handler });
+  }
+  post(path: string, handler: HandlerFunction | Handler, options: RouteShorthandOptions = {}): this {
+    return this.route({ ...options, method: 'POST', path, handler });
+  }
+  put(path: string, handler: HandlerFunction | Handler, options: RouteShorthandOptions = {}): this {
+    return this.route({ ...options, method: 'PUT', path, handler });
+  }
+  patch(path: string, handler: HandlerFunction | Handler, options: RouteShorthandOptions = {}): this {
+    return this.route({ ...options, method: 'PATCH', path, handler });
+  }
+  delete(path: string, handler: HandlerFunction | Handler, options: RouteShorthandOptions = {}): this {
+    return this.route({ ...options, method: 'DELETE', path, handler });
+  }
+  head(path: string, handler: HandlerFunction | Handler, options: RouteShorthandOptions = {}): this {
+    return this.route({ ...options, method: 'HEAD', path, handler });
+  }
+  options(path: string, handler: HandlerFunction | Handler, options: RouteShorthandOptions = {}): this {
+    return this.route({ ...options, method: 'OPTIONS', path, handler });
+  }
+
+  /** Hooks for every route, in the spec's phase order. */
+  onRequest(hook: Hook): this {
+    this.hooks.add('on_request', hook);
+    return this;
+  }
+  preValidation(hook: Hook): this {
+    this.hooks.add('pre_validation', hook);
+    return this;
+  }
+  preHandler(hook: Hook): this {
+    this.hooks.add('pre_handler', hook);
+    return this;
+  }
+  onResponse(hook: Hook): this {
+    this.hooks.add('on_response', hook);
+    return this;
+  }
+  onError(hook: Hook): this {
+    this.hooks.add('on_error', hook);
+    return this;
+  }
+  /** A named hook that routes reference through LifecycleHooksConfig (resolved within its phase). */
+  hook(phase: HookPhase, name: string, fn: Hook): this {
+    this.hooks.register(phase, name, fn);
+    return this;
+  }
+
+  /** Extra server-level middleware, after keel's own server-level features. */
+  use(mw: Middleware): this {
+    this.#assertOpen('add middleware');
+    if (typeof mw !== 'function') throw new AppError('Route', 'app.use() expects a (req, res, next) function');
+    this.#uses.push(mw);
+    return this;
+  }
+
+  /** A node-level handler at `path` (find-my-way pattern or `{name}` placeholders) behind server middleware. */
+  mount(method: string | string[] | '*', path: string, handler: RawHandler, options: MountOptions = {}): this {
+    this.#assertOpen('mount a handler');
+    const methods = method === '*' ? '*' : (Array.isArray(method) ? method : [method]).map((m) => parseMethod(m, `mount(${path}).method`));
+    this.#mounts.push({ methods, path, handler, options });
+    return this;
+  }
+
+  /** Handle HTTP upgrades (WebSocket) at an exact path. */
+  upgrade(path: string, handler: UpgradeHandler): this {
+    if (this.#upgrades.has(path)) throw new AppError('Route', `An upgrade handler for ${path} is already registered`);
+    this.#upgrades.set(path, handler);
+    return this;
+  }
+
+  /** spec: merge_axum_router → an Express router consulted after keel's own routes. Returns the App. */
+  mergeRouter(router: express.Router | express.Express): this {
+    this.#assertOpen('merge a router');
+    if (typeof router !== 'function') throw new AppError('Route', 'mergeRouter() expects an Express Router or app');
+    this.#routers.push(router as express.Router);
+    return this;
+  }
+
+  /** spec: attach_axum_router → the same, as an incremental mutation. */
+  attachRouter(router: express.Router | express.Express): void {
+    this.mergeRouter(router);
+  }
+
+  onStart(fn: (handle: ServerHandle, app: App) => void | Promise<void>): this {
+    this.#onStart.push(fn);
+    return this;
+  }
+  onShutdown(fn: () => void | Promise<void>): this {
+    this.#onShutdown.push(fn);
+    return this;
+  }
+  /** Replace how the listening server is created (gRPC uses this to serve HTTP/2 on the same port). */
+  setServerFactory(factory: ServerFactory): this {
+    this.#serverFactory = factory;
+    return this;
+  }
+
+  /** The registered routes, in order (OpenAPI generation reads these). */
+  routes(): readonly RouteDefinition[] {
+    return this.#routes;
+  }
+  mounts(): readonly Mount[] {
+    return this.#mounts;
+  }
+  upgrades(): ReadonlyMap<string, UpgradeHandler> {
+    return this.#upgrades;
+  }
+  get serverFactory(): ServerFactory | undefined {
+    return this.#serverFactory;
+  }
+  get startHooks(): readonly ((handle: ServerHandle, app: App) => void | Promise<void>)[] {
+    return this.#onStart;
+  }
+  get shutdownHooks(): readonly (() => void | Promise<void>)[] {
+    return this.#onShutdown;
+  }
+
+  /**
+   * spec: into_router(). Builds once (installers, validators, pipelines) and returns a Connect-style
+   * function: under Express `app.use(keel.intoRouter())` unmatched requests go to `next()`; as a
+   * node:http handler they get a 404 problem.
+   */
+  intoRouter(): KeelRouter {
+    if (this.#built) return this.#built;
+    try {
+      for (const install of BUILTIN_INSTALLERS) install(this);
+      this.#built = buildRouter(this, { routes: this.#routes, mounts: this.#mounts, uses: this.#uses, routers: this.#routers });
+    } catch (err) {
+      if (err instanceof AppError || err instanceof ConfigError) throw err;
+      throw new AppError('Server', `Building the router failed: ${(err as Error).message}`, { cause: err });
+    }
+    return this.#built;
+  }
+
+  /** spec: into_router_and_config(): the router plus the frozen ServerConfig, for embedding. */
+  intoRouterAndConfig(): { router: KeelRouter; config: Readonly<ServerConfig> } {
+    return { router: this.intoRouter(), config: this.config };
+  }
+
+  /** Bind `host:port` from the ServerConfig (overridable) and serve. */
+  listen(options: ListenOptions = {}): Promise<ServerHandle> {
+    return listen(this, options);
+  }
+}
+
+/**
+ * Build an App from a ServerConfig and an optional setup function.
+ *
+ * @example
+ * const app = createApp({ port: 0, enable_request_id: true }, (app) => {
+ *   app.get('/health', () => ({ ok: true }));
+ * });
+ */
+export function createApp(config: ServerConfigInput = {}, setup?: (app: App) => void, options: AppOptions = {}): App {
+  const app = new App(config, options);
+  setup?.(app);
+  return app;
+}
+
+export type { RequestData, IncomingMessage };

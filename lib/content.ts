@@ -1,0 +1,89 @@
+/**
+ * Parsing a raw body by its media type (RFC 9110 §8.3): JSON (application/json and any +json,
+ * RFC 6839), urlencoded forms, multipart/form-data, text.
+ */
+import { HttpError } from './errors.js';
+import { parseMultipart, type UploadFile } from './multipart.js';
+
+export interface ParsedBody {
+  body: unknown;
+  files: Record<string, UploadFile | UploadFile[]>;
+}
+
+export interface MediaType {
+  type: string;
+  params: Record<string, string>;
+}
+
+/** `Application/JSON; charset="UTF-8"` → `{type: 'application/json', params: {charset: 'utf-8'}}`. */
+export function parseMediaType(header: string | undefined): MediaType | null {
+  if (!header) return null;
+  const [type, ...rest] = header.split(';');
+  const params: Record<string, string> = {};
+  for (const p of rest) {
+    const i = p.indexOf('=');
+    if (i < 0) continue;
+    params[p.slice(0, i).trim().toLowerCase()] = p.slice(i + 1).trim().replace(/^"(.*)"$/, '$1').toLowerCase();
+  }
+  return { type: type!.trim().toLowerCase(), params };
+}
+
+export function isJsonType(type: string): boolean {
+  return type === 'application/json' || type.endsWith('+json');
+}
+
+const EMPTY: ParsedBody = Object.freeze({ body: undefined, files: Object.freeze({}) }) as ParsedBody;
+
+/** urlencoded → object; repeated keys become arrays (the common form-parser convention). */
+export function parseUrlEncoded(text: string): Record<string, string | string[]> {
+  const out: Record<string, string | string[]> = {};
+  for (const [k, v] of new URLSearchParams(text)) {
+    const prev = out[k];
+    if (prev === undefined) out[k] = v;
+    else if (Array.isArray(prev)) prev.push(v);
+    else out[k] = [prev, v];
+  }
+  return out;
+}
+
+/**
+ * Parse `raw` according to `contentType`.
+ * @param expectJson the route declares a JSON body schema: a body of another media type is a 415.
+ */
+export async function parseBody(
+  raw: Buffer,
+  contentType: string | undefined,
+  headers: Record<string, string | string[] | undefined>,
+  expectJson: boolean,
+): Promise<ParsedBody> {
+  const media = parseMediaType(contentType);
+  if (raw.length === 0 && media?.type !== 'multipart/form-data') return EMPTY;
+  // A JSON route with no Content-Type reads the body as JSON (lenient, as most clients mean it).
+  const type = media?.type ?? (expectJson ? 'application/json' : 'application/octet-stream');
+  const charset = media?.params.charset;
+  if (isJsonType(type)) {
+    if (charset && charset !== 'utf-8' && charset !== 'utf8') {
+      throw new HttpError(415, `Unsupported charset '${charset}' for JSON. Only UTF-8 is supported (RFC 8259 §8.1).`, {
+        code: 'KEEL_UNSUPPORTED_MEDIA_TYPE',
+        title: 'Unsupported Charset',
+        type: 'https://keel.dev/errors/unsupported-charset',
+      });
+    }
+    try {
+      return { body: JSON.parse(raw.toString('utf8')), files: {} };
+    } catch (err) {
+      throw new HttpError(400, `Malformed JSON body: ${(err as Error).message}`, { code: 'KEEL_MALFORMED_JSON' });
+    }
+  }
+  if (type === 'application/x-www-form-urlencoded') return { body: parseUrlEncoded(raw.toString('utf8')), files: {} };
+  if (type === 'multipart/form-data') {
+    if (!media?.params.boundary) throw new HttpError(400, 'multipart/form-data requires a boundary parameter (RFC 7578 §4.1)');
+    const { fields, files } = await parseMultipart(raw, headers);
+    return { body: fields, files };
+  }
+  if (expectJson) {
+    throw new HttpError(415, `Unsupported media type '${type}'. This route accepts application/json.`, { code: 'KEEL_UNSUPPORTED_MEDIA_TYPE' });
+  }
+  if (type.startsWith('text/')) return { body: raw.toString('utf8'), files: {} };
+  return { body: raw, files: {} };
+}

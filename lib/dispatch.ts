@@ -1,0 +1,160 @@
+/**
+ * Building the router: one find-my-way radix tree for keel routes and mounts, compiled pipelines,
+ * and the fallbacks (405, merged Express routers, 404).
+ */
+import type { ServerResponse } from 'node:http';
+import type { Duplex } from 'node:stream';
+import express from 'express';
+import FindMyWay, { type HTTPMethod } from 'find-my-way';
+import type { App, Mount } from './app.js';
+import { readRawBody } from './body.js';
+import { AppError } from './errors.js';
+import { serverFeatures, routeFeatures, mountFeatures, preflightFor } from './features.js';
+import { compileCore, runChain, withMiddleware, type RouteHandler } from './pipeline.js';
+import { problemFor, sendProblem } from './problem.js';
+import type { KeelRequest, Middleware, NextFunction } from './request.js';
+import type { RouteDefinition } from './route-definition.js';
+import { compilePattern } from './router.js';
+
+export type KeelRouter = ((req: KeelRequest, res: ServerResponse, next?: NextFunction) => void) & {
+  /** Route an HTTP upgrade (WebSocket) to its handler, or refuse it with 404. */
+  handleUpgrade(req: KeelRequest, socket: Duplex, head: Buffer): void;
+};
+
+interface Store {
+  handler: RouteHandler;
+  pattern: string;
+}
+
+export interface RouterParts {
+  routes: readonly RouteDefinition[];
+  mounts: readonly Mount[];
+  uses: readonly Middleware[];
+  routers: readonly express.Router[];
+}
+
+function mountHandler(app: App, mount: Mount): RouteHandler {
+  const limit = app.config.max_body_size;
+  const { handler } = mount;
+  const fail = (res: ServerResponse, err: unknown) => {
+    app.logger.error({ err, mount: mount.path }, 'mounted handler failed');
+    sendProblem(res, err);
+  };
+  const call = (req: KeelRequest, res: ServerResponse) => {
+    try {
+      const r = handler(req, res);
+      if (r && typeof (r as Promise<void>).then === 'function') (r as Promise<void>).catch((e) => fail(res, e));
+    } catch (e) {
+      fail(res, e);
+    }
+  };
+  if (!mount.options.readBody) return (req, res) => call(req, res);
+  return (req, res) => {
+    readRawBody(req, limit).then(
+      () => call(req, res),
+      (e) => sendProblem(res, e),
+    );
+  };
+}
+
+function refuseUpgrade(socket: Duplex, status: number, reason: string): void {
+  socket.end(`HTTP/1.1 ${status} ${reason}\r\nConnection: close\r\nContent-Length: 0\r\n\r\n`);
+}
+
+export function buildRouter(app: App, parts: RouterParts): KeelRouter {
+  const fmw = FindMyWay({ ignoreTrailingSlash: false, caseSensitive: true, maxParamLength: 2048 });
+  const serverChain = serverFeatures(app, parts.uses);
+  const methods = new Set<string>();
+
+  const add = (method: string, pattern: string, handler: RouteHandler) => {
+    methods.add(method);
+    try {
+      fmw.on(method as HTTPMethod, pattern, () => undefined, { handler, pattern } satisfies Store);
+    } catch (err) {
+      throw new AppError('Route', `Cannot register ${method} ${pattern}: ${(err as Error).message}`, { cause: err });
+    }
+  };
+
+  for (const route of parts.routes) {
+    const hooks = app.hooks.resolve(route.lifecycleHooks ?? undefined, `${route.methods.join('|')} ${route.path}`);
+    const core = compileCore(route, {
+      hooks,
+      maxBodySize: route.maxBodySize === undefined ? app.config.max_body_size : route.maxBodySize,
+      logger: app.logger,
+      checkResponses: process.env.NODE_ENV !== 'production',
+      background: app.extensions.get('background') as never,
+    });
+    const staticRoute = route.handler.staticResponse?.() ? core : undefined;
+    const handler = staticRoute ?? withMiddleware([...serverChain, ...routeFeatures(app, route)], core);
+    for (const m of route.methods) add(m, route.compiled.pattern, handler);
+    const preflight = preflightFor(app, route);
+    if (preflight && !parts.routes.some((r) => r.methods.includes('OPTIONS') && r.compiled.pattern === route.compiled.pattern) && !fmw.hasRoute('OPTIONS', route.compiled.pattern)) {
+      add('OPTIONS', route.compiled.pattern, withMiddleware([...serverChain, preflight], (_req, res) => sendProblem(res, problemFor('KEEL_METHOD_NOT_ALLOWED'))));
+    }
+  }
+  for (const mount of parts.mounts) {
+    const { pattern } = compilePattern(mount.path);
+    const handler = withMiddleware([...serverFeatures(app, parts.uses, mount.options), ...mountFeatures(app, mount)], mountHandler(app, mount));
+    const list = mount.methods === '*' ? ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS'] : mount.methods;
+    for (const m of list) if (!fmw.hasRoute(m as HTTPMethod, pattern)) add(m, pattern, handler);
+  }
+
+  // Express routers merged with mergeRouter(): entered only for what keel's own routes do not match.
+  let expressApp: express.Express | undefined;
+  if (parts.routers.length) {
+    expressApp = express();
+    expressApp.disable('x-powered-by');
+    for (const r of parts.routers) expressApp.use(r);
+  }
+
+  /** RFC 9110 §15.5.6: 405 with Allow when the path exists under other methods; else 404. */
+  function miss(req: KeelRequest, res: ServerResponse, path: string): void {
+    const allow: string[] = [];
+    for (const m of methods) if (m !== req.method && fmw.find(m as HTTPMethod, path)) allow.push(m);
+    if (allow.length) sendProblem(res, problemFor('KEEL_METHOD_NOT_ALLOWED', `${req.method} is not allowed for ${path}`), { Allow: allow.join(', ') });
+    else sendProblem(res, problemFor('KEEL_NOT_FOUND', `No route for ${req.method} ${path}`));
+  }
+
+  function notFound(req: KeelRequest, res: ServerResponse, path: string, next?: NextFunction): void {
+    const done = (err?: unknown) => {
+      if (err) return sendProblem(res, err);
+      if (next) return next();
+      if (!res.writableEnded) miss(req, res, path);
+    };
+    if (expressApp) {
+      const ex = expressApp;
+      runChain(serverChain, req, res, () => ex(req as never, res as never, done));
+      return;
+    }
+    done();
+  }
+
+  const router = function keelRouter(req: KeelRequest, res: ServerResponse, next?: NextFunction): void {
+    const url = req.url ?? '/';
+    const q = url.indexOf('?');
+    const path = q < 0 ? url : url.slice(0, q);
+    const search = q < 0 ? '' : url.slice(q + 1);
+    const found = fmw.find(req.method as HTTPMethod, path);
+    if (found) {
+      const store = found.store as Store;
+      (req as KeelRequest & { routePattern?: string }).routePattern = store.pattern;
+      store.handler(req, res, found.params, search);
+      return;
+    }
+    notFound(req, res, path, next);
+  } as KeelRouter;
+
+  const upgrades = app.upgrades();
+  router.handleUpgrade = function handleUpgrade(req, socket, head) {
+    const path = (req.url ?? '/').split('?', 1)[0]!;
+    const h = upgrades.get(path);
+    if (!h) return refuseUpgrade(socket, 404, 'Not Found');
+    try {
+      h(req, socket, head);
+    } catch (err) {
+      app.logger.error({ err, path }, 'upgrade handler failed');
+      refuseUpgrade(socket, 500, 'Internal Server Error');
+    }
+  };
+  return router;
+}

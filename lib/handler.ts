@@ -1,0 +1,176 @@
+/**
+ * The handler contract (spec: Handler contract) and the Response value handlers return.
+ */
+import type { Readable } from 'node:stream';
+import { HttpError } from './errors.js';
+import type { KeelRequest } from './request.js';
+import type { UploadFile } from './multipart.js';
+
+/** A cookie to set on the response (RFC 6265 §4.1). */
+export interface ResponseCookie {
+  name: string;
+  value: string;
+  maxAge?: number;
+  expires?: Date;
+  path?: string;
+  domain?: string;
+  secure?: boolean;
+  httpOnly?: boolean;
+  sameSite?: 'Strict' | 'Lax' | 'None';
+}
+
+export type ResponseContent = unknown;
+
+/**
+ * A handler's response (spec: Response): `content` (JSON value, string, bytes or a stream),
+ * `status_code` (default 200), `headers`. Mutable until written, so on_response hooks can adjust it.
+ */
+export class KeelResponse {
+  content: ResponseContent;
+  status_code: number;
+  headers: Record<string, string>;
+  cookies: ResponseCookie[];
+  constructor(content: ResponseContent = null, statusCode = 200, headers: Record<string, string> = {}, cookies: ResponseCookie[] = []) {
+    if (!Number.isInteger(statusCode) || statusCode < 100 || statusCode > 599) {
+      throw new TypeError(`Response status_code must be an integer from 100 to 599, got ${String(statusCode)}`);
+    }
+    this.content = content;
+    this.status_code = statusCode;
+    this.headers = { ...headers };
+    this.cookies = [...cookies];
+  }
+}
+
+/** Build a Response. `response({ ok: true }, { status: 201, headers: { Location: '/x' } })`. */
+export function response(
+  content: ResponseContent = null,
+  options: { status?: number; headers?: Record<string, string>; cookies?: ResponseCookie[] } = {},
+): KeelResponse {
+  return new KeelResponse(content, options.status ?? 200, options.headers ?? {}, options.cookies ?? []);
+}
+
+/** A streamed body: any Readable or (async) iterable of strings / bytes. */
+export type StreamContent = Readable | AsyncIterable<string | Uint8Array>;
+
+/** Opaque result of a handler (spec: HandlerResult). */
+export class HandlerResult {
+  readonly #response: KeelResponse;
+  private constructor(r: KeelResponse) {
+    this.#response = r;
+  }
+  /** @internal */
+  static from(r: KeelResponse): HandlerResult {
+    return new HandlerResult(r);
+  }
+  /** @internal */
+  unwrap(): KeelResponse {
+    return this.#response;
+  }
+}
+
+/** spec: handler_result_from_response(outcome). */
+export function handlerResultFromResponse(r: KeelResponse | { content?: unknown; status_code?: number; headers?: Record<string, string> }): HandlerResult {
+  return HandlerResult.from(r instanceof KeelResponse ? r : new KeelResponse(r.content ?? null, r.status_code ?? 200, r.headers ?? {}));
+}
+
+/** A handler error: an HTTP status code plus a message (rendered as problem details). */
+export function handlerError(status: number, message: string): HttpError {
+  return new HttpError(status, message);
+}
+
+/** Extracted request data given to handlers (spec: raw_body, body, headers, cookies, validated_params). */
+export interface RequestData {
+  method: string;
+  /** Path without the query string. */
+  path: string;
+  /** Path parameters (coerced to their schema types after validation). */
+  pathParams: Record<string, unknown>;
+  /** Query parameters; repeated keys become arrays. Coerced after validation. */
+  query: Record<string, unknown>;
+  /** Lower-case header names. Empty when the handler says it does not want them. */
+  headers: Record<string, string>;
+  cookies: Record<string, string>;
+  /** Parsed body: JSON value, urlencoded / multipart fields, or undefined. */
+  body: unknown;
+  rawBody: Buffer | null;
+  /** Multipart files by field name (arrays when a field repeats). */
+  files: Record<string, UploadFile | UploadFile[]>;
+  /** Validated and coerced path/query/header/cookie values, or null when the handler extracts itself. */
+  validatedParams: { path: Record<string, unknown>; query: Record<string, unknown>; headers: Record<string, unknown>; cookies: Record<string, unknown> } | null;
+  requestId: string | undefined;
+  /** Verified JWT claims, when a JWT requirement passed. */
+  auth: Record<string, unknown> | undefined;
+  /** Per-request scratch space shared by hooks and the handler. */
+  state: Record<string, unknown>;
+  /** Enqueue background work (present when the background executor is enabled). */
+  background?: { enqueue(task: () => unknown, metadata?: { name?: string }): void };
+}
+
+export type HandlerOutcome = KeelResponse | HandlerResult | HttpError | unknown;
+
+/** The spec's handler contract. Only `call` is required; every flag defaults as documented. */
+export interface Handler {
+  call(request: KeelRequest, data: RequestData): HandlerOutcome | Promise<HandlerOutcome>;
+  /** Default false. When true and the route has no body schema, the body is not JSON-parsed. */
+  prefersRawJsonBody?(): boolean;
+  /** Default false. When true, keel skips its own path/query/header/cookie validation. */
+  prefersParameterExtraction?(): boolean;
+  /** Default true. When false, headers are not collected for requests without a body. */
+  wantsHeaders?(): boolean;
+  /** Default true. When false, cookies are not parsed for requests without a body. */
+  wantsCookies?(): boolean;
+  /** Default true. When false, the request data is not stored on the request (`req.keel`). */
+  wantsRequestExtensions?(): boolean;
+  /** A pre-built response served directly, bypassing the pipeline. */
+  staticResponse?(): KeelResponse | null | undefined;
+}
+
+export type HandlerFunction = (data: RequestData, request: KeelRequest) => HandlerOutcome | Promise<HandlerOutcome>;
+
+export interface HandlerFlags {
+  prefersRawJsonBody?: boolean;
+  prefersParameterExtraction?: boolean;
+  wantsHeaders?: boolean;
+  wantsCookies?: boolean;
+  wantsRequestExtensions?: boolean;
+  staticResponse?: KeelResponse;
+}
+
+/**
+ * spec: into_handler(). Wraps a plain (async) function as a Handler.
+ *
+ * @example
+ * const h = intoHandler(async (data) => ({ hello: data.query.name }), { wantsCookies: false });
+ */
+export function intoHandler(fn: HandlerFunction, flags: HandlerFlags = {}): Handler {
+  if (typeof fn !== 'function') throw new TypeError('intoHandler expects a function (data, request) => response');
+  return {
+    call: (request, data) => fn(data, request),
+    prefersRawJsonBody: () => flags.prefersRawJsonBody ?? false,
+    prefersParameterExtraction: () => flags.prefersParameterExtraction ?? false,
+    wantsHeaders: () => flags.wantsHeaders ?? true,
+    wantsCookies: () => flags.wantsCookies ?? true,
+    wantsRequestExtensions: () => flags.wantsRequestExtensions ?? true,
+    staticResponse: () => flags.staticResponse ?? null,
+  };
+}
+
+/** Handler flags with their defaults, read once at build time. */
+export function handlerFlags(h: Handler): Required<Omit<HandlerFlags, 'staticResponse'>> & { staticResponse: KeelResponse | null } {
+  return {
+    prefersRawJsonBody: h.prefersRawJsonBody?.() ?? false,
+    prefersParameterExtraction: h.prefersParameterExtraction?.() ?? false,
+    wantsHeaders: h.wantsHeaders?.() ?? true,
+    wantsCookies: h.wantsCookies?.() ?? true,
+    wantsRequestExtensions: h.wantsRequestExtensions?.() ?? true,
+    staticResponse: h.staticResponse?.() ?? null,
+  };
+}
+
+/** Normalise whatever a handler returned (or threw as HttpError) into a KeelResponse or an error. */
+export function toResponse(outcome: HandlerOutcome): KeelResponse | Error {
+  if (outcome instanceof KeelResponse) return outcome;
+  if (outcome instanceof HandlerResult) return outcome.unwrap();
+  if (outcome instanceof Error) return outcome;
+  return new KeelResponse(outcome === undefined ? null : outcome, outcome === undefined ? 204 : 200);
+}

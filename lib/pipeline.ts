@@ -1,0 +1,251 @@
+/**
+ * The per-route pipeline, compiled once at build time.
+ *
+ * Everything a route does not use is left out of its function: no hooks → no hook calls, no
+ * schemas → no validator, no body-bearing request → no body read. Middleware (server-level
+ * features, then per-route records) runs as a plain Connect chain before the core.
+ */
+import type { ServerResponse } from 'node:http';
+import type { Logger } from 'pino';
+import { readRawBody } from './body.js';
+import { parseBody } from './content.js';
+import { HttpError } from './errors.js';
+import { handlerFlags, toResponse, type KeelResponse, type RequestData } from './handler.js';
+import { runHooks, type PhaseHooks, type HookContext } from './hooks.js';
+import { sendProblem } from './problem.js';
+import type { KeelRequest, Middleware } from './request.js';
+import { writeResponse } from './respond.js';
+import type { RouteDefinition } from './route-definition.js';
+import { compileRequestValidator, compileSchema } from './validation.js';
+
+/** Run Connect-style middleware in order, then `final`. A thrown or passed error becomes a problem. */
+export function runChain(chain: readonly Middleware[], req: KeelRequest, res: ServerResponse, final: () => void): void {
+  let i = 0;
+  const next = (err?: unknown): void => {
+    if (err !== undefined && err !== null && err !== 'route' && err !== 'router') {
+      sendProblem(res, err);
+      return;
+    }
+    if (res.writableEnded) return;
+    const mw = chain[i++];
+    if (!mw) {
+      final();
+      return;
+    }
+    try {
+      mw(req, res, next);
+    } catch (e) {
+      sendProblem(res, e);
+    }
+  };
+  next();
+}
+
+/** Chain `mws` into one middleware (empty → undefined, so callers can skip it entirely). */
+export function compose(mws: readonly Middleware[]): Middleware | undefined {
+  if (mws.length === 0) return undefined;
+  if (mws.length === 1) return mws[0];
+  return function composed(req, res, next) {
+    runChain(mws, req, res, () => next());
+  };
+}
+
+/** RFC 6265 §5.2 cookie-string parsing: `a=1; b=2`. Values are percent-decoded when valid. */
+export function parseCookies(header: string | undefined): Record<string, string> {
+  const out: Record<string, string> = {};
+  if (!header) return out;
+  for (const part of header.split(';')) {
+    const eq = part.indexOf('=');
+    if (eq < 0) continue;
+    const name = part.slice(0, eq).trim();
+    if (!name || name in out) continue;
+    let value = part.slice(eq + 1).trim();
+    if (value.startsWith('"') && value.endsWith('"') && value.length >= 2) value = value.slice(1, -1);
+    try {
+      out[name] = decodeURIComponent(value);
+    } catch {
+      out[name] = value;
+    }
+  }
+  return out;
+}
+
+/** Query string → object; repeated keys become arrays. */
+export function parseQuery(search: string): Record<string, unknown> {
+  const out: Record<string, unknown> = {};
+  if (!search) return out;
+  for (const [k, v] of new URLSearchParams(search)) {
+    const prev = out[k];
+    if (prev === undefined) out[k] = v;
+    else if (Array.isArray(prev)) prev.push(v);
+    else out[k] = [prev, v];
+  }
+  return out;
+}
+
+function flatHeaders(req: KeelRequest): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const [k, v] of Object.entries(req.headers)) if (v !== undefined) out[k] = Array.isArray(v) ? v.join(', ') : v;
+  return out;
+}
+
+/** RFC 9112 §6.3: a request has a body only when it carries Content-Length or Transfer-Encoding. */
+export function hasRequestBody(req: KeelRequest): boolean {
+  const cl = req.headers['content-length'];
+  return (cl !== undefined && cl !== '0') || req.headers['transfer-encoding'] !== undefined;
+}
+
+export interface PipelineContext {
+  hooks: PhaseHooks;
+  /** Effective body cap for this route (bytes; null = unlimited). */
+  maxBodySize: number | null;
+  logger: Logger;
+  /** Check handler output against the response schema (development aid). */
+  checkResponses: boolean;
+  background?: RequestData['background'];
+}
+
+/** What the router calls for a matched route. */
+export type RouteHandler = (req: KeelRequest, res: ServerResponse, params: Record<string, string | undefined>, search: string) => void;
+
+/** Compile a route's core: hooks, body, validation, handler, response. */
+export function compileCore(route: RouteDefinition, ctx: PipelineContext): RouteHandler {
+  const flags = handlerFlags(route.handler);
+  const staticResponse = flags.staticResponse;
+  const validator = flags.prefersParameterExtraction
+    ? compileRequestValidator([], route.body, route.bodyRequired)
+    : compileRequestValidator(route.params, route.body, route.bodyRequired);
+  const responseCheck = ctx.checkResponses && route.response ? compileSchema(route.response) : null;
+  const { hooks, maxBodySize, logger } = ctx;
+  const hasOnRequest = hooks.on_request.length > 0;
+  const hasPreValidation = hooks.pre_validation.length > 0;
+  const hasPreHandler = hooks.pre_handler.length > 0;
+  const hasOnResponse = hooks.on_response.length > 0;
+  const hasOnError = hooks.on_error.length > 0;
+  const expectJson = route.body !== undefined;
+  const skipJsonParse = flags.prefersRawJsonBody && !route.body;
+  const wildcard = route.compiled.wildcard;
+  const handler = route.handler;
+
+  async function respond(req: KeelRequest, res: ServerResponse, data: RequestData, r: KeelResponse): Promise<void> {
+    if (hasOnResponse) {
+      const c = { phase: 'on_response', req, res, data, route: route.path, response: r } as HookContext;
+      await runHooks(hooks.on_response, c);
+      if (res.writableEnded) return;
+      r = c.response ?? r;
+    }
+    await writeResponse(res, r);
+  }
+
+  async function fail(req: KeelRequest, res: ServerResponse, data: RequestData, err: unknown): Promise<void> {
+    if (hasOnError) {
+      try {
+        const r = await runHooks(hooks.on_error, { phase: 'on_error', req, res, data, route: route.path, error: err });
+        if (r) return void (await writeResponse(res, r));
+        if (res.writableEnded) return;
+      } catch (hookErr) {
+        logger.error({ err: hookErr, route: route.path }, 'on_error hook failed');
+      }
+    }
+    if (!(err instanceof HttpError) || err.status >= 500) {
+      logger.error({ err, route: route.path, requestId: req.requestId }, 'request failed');
+    }
+    sendProblem(res, err);
+  }
+
+  async function run(req: KeelRequest, res: ServerResponse, params: Record<string, string | undefined>, search: string): Promise<void> {
+    const withBody = hasRequestBody(req);
+    const pathParams: Record<string, string> = {};
+    for (const k in params) {
+      const v = params[k];
+      if (v !== undefined) pathParams[k === '*' && wildcard ? wildcard : k] = v;
+    }
+    const data: RequestData = {
+      method: req.method ?? 'GET',
+      path: req.url ? req.url.split('?', 1)[0]! : '/',
+      pathParams,
+      query: parseQuery(search),
+      headers: flags.wantsHeaders || withBody ? flatHeaders(req) : {},
+      cookies: flags.wantsCookies || withBody ? parseCookies(req.headers.cookie) : {},
+      body: undefined,
+      rawBody: null,
+      files: {},
+      validatedParams: null,
+      requestId: req.requestId,
+      auth: req.auth,
+      state: (req.state ??= {}),
+      ...(ctx.background ? { background: ctx.background } : {}),
+    };
+    if (flags.wantsRequestExtensions) (req as KeelRequest & { keel?: RequestData }).keel = data;
+    try {
+      let r: KeelResponse | undefined;
+      if (hasOnRequest) {
+        r = await runHooks(hooks.on_request, { phase: 'on_request', req, res, data, route: route.path });
+        if (res.writableEnded) return;
+      }
+      if (!r) {
+        if (withBody) {
+          const raw = await readRawBody(req, maxBodySize);
+          data.rawBody = raw;
+          if (!skipJsonParse) {
+            const parsed = await parseBody(raw, req.headers['content-type'], req.headers, expectJson);
+            data.body = parsed.body;
+            data.files = parsed.files;
+            req.body = parsed.body;
+          }
+        }
+        if (hasPreValidation) {
+          r = await runHooks(hooks.pre_validation, { phase: 'pre_validation', req, res, data, route: route.path });
+          if (res.writableEnded) return;
+        }
+      }
+      if (!r) {
+        if (validator) {
+          const v = validator({ pathParams, query: data.query, headers: req.headers, cookies: data.cookies, body: data.body, hasBody: data.body !== undefined });
+          if (!flags.prefersParameterExtraction) {
+            data.validatedParams = v.params;
+            Object.assign(data.pathParams, v.params.path);
+            Object.assign(data.query, v.params.query);
+          }
+        }
+        if (hasPreHandler) {
+          r = await runHooks(hooks.pre_handler, { phase: 'pre_handler', req, res, data, route: route.path });
+          if (res.writableEnded) return;
+        }
+      }
+      if (!r) {
+        const out = toResponse(await handler.call(req, data));
+        if (out instanceof Error) throw out;
+        if (responseCheck && out.status_code < 300 && out.content !== null && typeof out.content === 'object' && !Buffer.isBuffer(out.content) && !responseCheck(out.content)) {
+          logger.warn({ route: route.path, errors: responseCheck.errors }, 'handler response does not match its response schema');
+        }
+        r = out;
+      }
+      if (res.writableEnded) return;
+      await respond(req, res, data, r);
+    } catch (err) {
+      if (res.writableEnded) return;
+      await fail(req, res, data, err);
+    }
+  }
+
+  if (staticResponse) {
+    // spec: a static response is served directly, bypassing the pipeline.
+    return function staticRoute(_req, res) {
+      void writeResponse(res, staticResponse);
+    };
+  }
+  return function routeCore(req, res, params, search) {
+    void run(req, res, params, search);
+  };
+}
+
+/** Prepend the route's middleware chain to its core. */
+export function withMiddleware(chain: readonly Middleware[], core: RouteHandler): RouteHandler {
+  if (chain.length === 0) return core;
+  return function routePipeline(req, res, params, search) {
+    const r = req as KeelRequest & { params?: unknown };
+    if (!r.params) r.params = params;
+    runChain(chain, req, res, () => core(req, res, params, search));
+  };
+}

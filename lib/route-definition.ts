@@ -1,0 +1,173 @@
+/**
+ * A route as registered with `app.route({...})`: the handler, its schemas and its per-route records,
+ * checked once at registration.
+ */
+import { AppError, ConfigError } from './errors.js';
+import { defineRecord, t } from './records/define.js';
+import {
+  ApiKeyAuthConfig, AuthorizationConfig, CorsConfig, JwtAuthConfig, LifecycleHooksConfig, RequestIdConfig,
+} from './records/route.js';
+import { CompressionConfig, RateLimitConfig } from './records/server.js';
+import { JsonRpcMethodInfo, parseMethod, type HttpMethod } from './records/protocol.js';
+import { intoHandler, type Handler, type HandlerFunction } from './handler.js';
+import type { Middleware } from './request.js';
+import { compilePattern, type CompiledPattern } from './router.js';
+import { paramSpecs, type ParamSpec, type ParamSource } from './validation.js';
+
+/** OpenAPI operation metadata for a route. */
+export interface OperationInfo {
+  operationId?: string;
+  summary?: string;
+  description?: string;
+  tags?: string[];
+  deprecated?: boolean;
+  /** Response schemas by status code. */
+  responses?: Record<string, { description?: string; schema?: Record<string, unknown>; contentType?: string }>;
+}
+
+type Schema = Record<string, unknown>;
+type ParamMap = Record<string, Record<string, unknown>>;
+
+/** What `app.route()` accepts. Record keys may be snake_case or camelCase. */
+export interface RouteDefinitionInput {
+  method: string | string[];
+  path: string;
+  handler: Handler | HandlerFunction;
+  /** Fixture-style parameters: `{ query: { limit: { type: 'integer', required: true } } }`. */
+  parameters?: Partial<Record<'path' | 'query' | 'headers' | 'cookies', ParamMap | Schema>>;
+  /** JSON Schema of the request body (alias `body_schema`). */
+  body?: Schema;
+  body_schema?: Schema;
+  /** Whether a body is required when `body` is set (default true). */
+  body_required?: boolean;
+  /** JSON Schema of the successful response (documentation; checked outside production). */
+  response?: Schema;
+  cors?: unknown;
+  request_id?: unknown;
+  jwt_auth?: unknown;
+  api_key_auth?: unknown;
+  authorization?: unknown;
+  lifecycle_hooks?: unknown;
+  compression?: unknown;
+  rate_limit?: unknown;
+  /** Per-route body cap (bytes; null = unlimited); overrides ServerConfig.max_body_size. */
+  max_body_size?: number | null;
+  /** Per-route timeout (seconds; null = none); overrides ServerConfig.request_timeout. */
+  request_timeout?: number | null;
+  /** Extra Connect-style middleware for this route, after keel's own. */
+  middleware?: Middleware[];
+  openapi?: OperationInfo;
+  jsonrpc?: unknown;
+}
+
+const RouteRecord = defineRecord<Record<string, unknown>>('Route', {
+  method: { type: t.json(), required: true },
+  path: { type: t.string(), required: true },
+  handler: { type: t.json(), required: true },
+  parameters: { type: t.json() },
+  body: { type: t.json() },
+  body_schema: { type: t.json() },
+  body_required: { type: t.boolean() },
+  response: { type: t.json() },
+  cors: { type: t.json() },
+  request_id: { type: t.json() },
+  jwt_auth: { type: t.json() },
+  api_key_auth: { type: t.json() },
+  authorization: { type: t.json() },
+  lifecycle_hooks: { type: t.json() },
+  compression: { type: t.json() },
+  rate_limit: { type: t.json() },
+  max_body_size: { type: t.integer(0), nullable: true },
+  request_timeout: { type: t.integer(1), nullable: true },
+  middleware: { type: t.json() },
+  openapi: { type: t.json() },
+  jsonrpc: { type: t.json() },
+});
+
+/** A checked route: records parsed, pattern compiled, parameters split. */
+export interface RouteDefinition {
+  methods: HttpMethod[];
+  path: string;
+  compiled: CompiledPattern;
+  handler: Handler;
+  params: ParamSpec[];
+  body: Schema | undefined;
+  bodyRequired: boolean;
+  response: Schema | undefined;
+  cors: CorsConfig | null;
+  requestId: Readonly<RequestIdConfig> | null;
+  jwtAuth: Readonly<JwtAuthConfig> | null;
+  apiKeyAuth: Readonly<ApiKeyAuthConfig> | null;
+  authorization: Readonly<AuthorizationConfig> | null;
+  lifecycleHooks: Readonly<LifecycleHooksConfig> | null;
+  compression: Readonly<CompressionConfig> | null;
+  rateLimit: Readonly<RateLimitConfig> | null;
+  /** undefined: inherit the server's value. */
+  maxBodySize: number | null | undefined;
+  requestTimeout: number | null | undefined;
+  middleware: Middleware[];
+  openapi: OperationInfo;
+  jsonrpc: Readonly<JsonRpcMethodInfo> | null;
+}
+
+function opt<T>(v: unknown, parse: (x: unknown, path: string) => T, path: string): T | null {
+  return v === undefined || v === null ? null : parse(v, path);
+}
+
+/** Parse a route definition; any problem is an AppError('Route') naming the route. */
+export function parseRouteDefinition(input: RouteDefinitionInput): RouteDefinition {
+  const label = `${Array.isArray(input?.method) ? input.method.join('|') : String(input?.method)} ${String(input?.path)}`;
+  try {
+    const r = RouteRecord.parse(input, `Route(${label})`);
+    const where = `Route(${label})`;
+    const methods = (Array.isArray(r.method) ? r.method : [r.method]).map((m) => parseMethod(m, `${where}.method`));
+    const compiled = compilePattern(r.path as string);
+    const handler = typeof r.handler === 'function' ? intoHandler(r.handler as HandlerFunction) : (r.handler as Handler);
+    if (!handler || typeof handler.call !== 'function') throw new AppError('Route', `${where}: handler must be a function or an object with call(request, data)`);
+    const parameters = (r.parameters ?? {}) as Record<string, ParamMap>;
+    for (const k of Object.keys(parameters)) {
+      if (!['path', 'query', 'headers', 'cookies', 'files'].includes(k)) throw new AppError('Route', `${where}.parameters: unknown source "${k}" (use path, query, headers, cookies)`);
+    }
+    const sources: [ParamSource, string][] = [['path', 'path'], ['query', 'query'], ['headers', 'headers'], ['cookie', 'cookies']];
+    const params = sources.flatMap(([source, key]) => paramSpecs(source, parameters[key]));
+    // `{id:int}` placeholders imply a schema unless the route declares one for that name.
+    for (const [name, schema] of Object.entries(compiled.typed)) {
+      if (!params.some((p) => p.source === 'path' && p.name === name)) params.unshift({ source: 'path', name, schema, required: true });
+    }
+    for (const p of params) {
+      if (p.source === 'path' && !compiled.names.includes(p.name) && compiled.wildcard !== p.name) {
+        throw new AppError('Route', `${where}: path parameter "${p.name}" is not in the path`);
+      }
+    }
+    if (r.middleware !== undefined && (!Array.isArray(r.middleware) || !r.middleware.every((m) => typeof m === 'function'))) {
+      throw new AppError('Route', `${where}.middleware must be a list of (req, res, next) functions`);
+    }
+    return {
+      methods,
+      path: r.path as string,
+      compiled,
+      handler,
+      params,
+      body: (r.body ?? r.body_schema) as Schema | undefined,
+      bodyRequired: (r.body_required as boolean | undefined) ?? true,
+      response: r.response as Schema | undefined,
+      cors: opt(r.cors, (v, p) => CorsConfig.parse(v, p), `${where}.cors`),
+      requestId: opt(r.request_id, RequestIdConfig.parse, `${where}.request_id`),
+      jwtAuth: opt(r.jwt_auth, JwtAuthConfig.parse, `${where}.jwt_auth`),
+      apiKeyAuth: opt(r.api_key_auth, ApiKeyAuthConfig.parse, `${where}.api_key_auth`),
+      authorization: opt(r.authorization, AuthorizationConfig.parse, `${where}.authorization`),
+      lifecycleHooks: opt(r.lifecycle_hooks, LifecycleHooksConfig.parse, `${where}.lifecycle_hooks`),
+      compression: opt(r.compression, CompressionConfig.parse, `${where}.compression`),
+      rateLimit: opt(r.rate_limit, RateLimitConfig.parse, `${where}.rate_limit`),
+      maxBodySize: r.max_body_size as number | null | undefined,
+      requestTimeout: r.request_timeout as number | null | undefined,
+      middleware: (r.middleware as Middleware[] | undefined) ?? [],
+      openapi: (r.openapi as OperationInfo | undefined) ?? {},
+      jsonrpc: opt(r.jsonrpc, JsonRpcMethodInfo.parse, `${where}.jsonrpc`),
+    };
+  } catch (err) {
+    if (err instanceof AppError) throw err;
+    if (err instanceof ConfigError) throw new AppError('Route', err.message, { cause: err });
+    throw new AppError('Route', `Route ${label}: ${(err as Error).message}`, { cause: err });
+  }
+}

@@ -1,0 +1,135 @@
+/**
+ * Ajv errors → Pydantic-style issues `{type, loc, msg, input, ctx}` (the fixture corpus's shape).
+ */
+import type { ErrorObject } from 'ajv';
+import type { ValidationIssue } from './validation.js';
+
+function pointerToPath(pointer: string): (string | number)[] {
+  if (!pointer) return [];
+  return pointer
+    .split('/')
+    .slice(1)
+    .map((s) => s.replace(/~1/g, '/').replace(/~0/g, '~'))
+    .map((s) => (/^\d+$/.test(s) ? Number(s) : s));
+}
+
+function valueAt(root: unknown, path: (string | number)[]): unknown {
+  let v: unknown = root;
+  for (const k of path) {
+    if (v === null || typeof v !== 'object') return undefined;
+    v = (v as Record<string | number, unknown>)[k];
+  }
+  return v;
+}
+
+function quoteList(values: unknown[]): string {
+  const q = values.map((v) => (typeof v === 'string' ? `'${v}'` : JSON.stringify(v)));
+  return q.length <= 1 ? q.join('') : `${q.slice(0, -1).join(', ')} or ${q[q.length - 1]}`;
+}
+
+const FORMAT_TYPES: Record<string, [string, string]> = {
+  uuid: ['uuid_parsing', 'Input should be a valid UUID'],
+  'date-time': ['datetime_parsing', 'Input should be a valid datetime'],
+  date: ['date_parsing', 'Input should be a valid date'],
+  time: ['time_parsing', 'Input should be a valid time'],
+  email: ['value_error', 'value is not a valid email address'],
+  uri: ['url_parsing', 'Input should be a valid URL'],
+  duration: ['duration_parsing', 'Input should be a valid duration'],
+};
+
+const TYPE_MESSAGES: Record<string, [string, string]> = {
+  string: ['string_type', 'Input should be a valid string'],
+  integer: ['int_type', 'Input should be a valid integer'],
+  number: ['float_type', 'Input should be a valid number'],
+  boolean: ['bool_type', 'Input should be a valid boolean'],
+  array: ['list_type', 'Input should be a valid list'],
+  object: ['dict_type', 'Input should be a valid dictionary or object'],
+  null: ['none_required', 'Input should be None'],
+};
+
+function one(e: ErrorObject, base: (string | number)[], root: unknown): ValidationIssue | null {
+  const path = pointerToPath(e.instancePath);
+  const loc = [...base, ...path];
+  const input = path.length ? valueAt(root, path) : root;
+  const p = e.params as Record<string, unknown>;
+  switch (e.keyword) {
+    case 'required':
+      return { type: 'missing', loc: [...loc, p.missingProperty as string], msg: 'Field required', input };
+    case 'minLength':
+      return { type: 'string_too_short', loc, msg: `String should have at least ${p.limit} character${p.limit === 1 ? '' : 's'}`, input, ctx: { min_length: p.limit } };
+    case 'maxLength':
+      return { type: 'string_too_long', loc, msg: `String should have at most ${p.limit} character${p.limit === 1 ? '' : 's'}`, input, ctx: { max_length: p.limit } };
+    case 'pattern':
+      return { type: 'string_pattern_mismatch', loc, msg: `String should match pattern '${p.pattern}'`, input, ctx: { pattern: p.pattern } };
+    case 'minimum':
+    case 'exclusiveMinimum':
+    case 'maximum':
+    case 'exclusiveMaximum': {
+      const [type, words, key] = {
+        minimum: ['greater_than_equal', 'greater than or equal to', 'ge'],
+        exclusiveMinimum: ['greater_than', 'greater than', 'gt'],
+        maximum: ['less_than_equal', 'less than or equal to', 'le'],
+        exclusiveMaximum: ['less_than', 'less than', 'lt'],
+      }[e.keyword]!;
+      return { type, loc, msg: `Input should be ${words} ${p.limit}`, input, ctx: { [key]: p.limit } };
+    }
+    case 'multipleOf':
+      return { type: 'multiple_of', loc, msg: `Input should be a multiple of ${p.multipleOf}`, input, ctx: { multiple_of: p.multipleOf } };
+    case 'enum': {
+      const expected = quoteList(p.allowedValues as unknown[]);
+      return { type: 'enum', loc, msg: `Input should be ${expected}`, input, ctx: { expected } };
+    }
+    case 'const':
+      return { type: 'literal_error', loc, msg: `Input should be ${quoteList([p.allowedValue])}`, input, ctx: { expected: quoteList([p.allowedValue]) } };
+    case 'minItems':
+      return { type: 'too_short', loc, msg: `List should have at least ${p.limit} item${p.limit === 1 ? '' : 's'} after validation`, input, ctx: { min_length: p.limit } };
+    case 'maxItems':
+      return { type: 'too_long', loc, msg: `List should have at most ${p.limit} item${p.limit === 1 ? '' : 's'} after validation`, input, ctx: { max_length: p.limit } };
+    case 'uniqueItems':
+      return { type: 'unique_items', loc, msg: 'List should have unique items', input };
+    case 'additionalProperties':
+      return { type: 'extra_forbidden', loc: [...loc, p.additionalProperty as string], msg: 'Extra inputs are not permitted', input: valueAt(input, [p.additionalProperty as string]) };
+    case 'format': {
+      const [type, msg] = FORMAT_TYPES[p.format as string] ?? ['value_error', `Input should be a valid ${p.format}`];
+      return { type, loc, msg, input };
+    }
+    case 'type': {
+      const t = Array.isArray(p.type) ? (p.type as string[])[0]! : (p.type as string);
+      // A string where a number was expected reads as a failed parse, as form/query clients send strings.
+      if (typeof input === 'string' && (t === 'integer' || t === 'number')) {
+        return t === 'integer'
+          ? { type: 'int_parsing', loc, msg: 'Input should be a valid integer, unable to parse string as an integer', input }
+          : { type: 'float_parsing', loc, msg: 'Input should be a valid number, unable to parse string as a number', input };
+      }
+      const [type, msg] = TYPE_MESSAGES[t] ?? ['type_error', `Input should be a valid ${t}`];
+      return { type, loc, msg, input };
+    }
+    case 'if':
+    case 'anyOf':
+    case 'allOf':
+      // Their sub-errors carry the detail; the umbrella entry adds nothing.
+      return null;
+    case 'oneOf':
+      return {
+        type: 'validation_error',
+        loc,
+        msg: p.passingSchemas ? `${JSON.stringify(input)} is valid under more than one of the schemas listed in the 'oneOf' keyword` : `${JSON.stringify(input)} is not valid under any of the schemas listed in the 'oneOf' keyword`,
+        input,
+      };
+    default:
+      return { type: 'validation_error', loc, msg: e.message ?? `failed ${e.keyword}`, input };
+  }
+}
+
+/** Append one issue per meaningful Ajv error (deduplicated by loc + type). */
+export function appendErrorsFromAjv(out: ValidationIssue[], errors: ErrorObject[] | null | undefined, base: (string | number)[], root: unknown): void {
+  const seen = new Set<string>();
+  for (const e of errors ?? []) {
+    const issue = one(e, base, root);
+    if (!issue) continue;
+    const key = `${issue.type}|${issue.loc.join('.')}`;
+    if (seen.has(key)) continue;
+    seen.add(key);
+    out.push(issue);
+  }
+}

@@ -1,0 +1,212 @@
+/**
+ * Request validation, compiled once per route with Ajv.
+ *
+ * Path, query, header and cookie values arrive as strings; each is coerced to its schema type
+ * first (so `?limit=10` satisfies `{type: integer}`), then checked. Errors use the shape of the
+ * fixture corpus (Pydantic-style `{type, loc, msg, input, ctx}`), rendered as one 422 problem.
+ */
+import { Ajv, type ErrorObject, type ValidateFunction } from 'ajv';
+import addFormatsModule from 'ajv-formats';
+import { HttpError } from './errors.js';
+import { appendErrorsFromAjv } from './validation-errors.js';
+
+// ajv-formats is CommonJS with a default export.
+const addFormats = ((addFormatsModule as unknown as { default?: unknown }).default ?? addFormatsModule) as (ajv: Ajv) => Ajv;
+
+/** One shared Ajv: schemas compile once at build time; `allErrors` so a client sees every problem at once. */
+export const ajv: Ajv = addFormats(new Ajv({ allErrors: true, strict: false, coerceTypes: false, useDefaults: true, validateFormats: true }));
+
+export type ParamSource = 'path' | 'query' | 'headers' | 'cookie';
+export const PARAM_SOURCES: readonly ParamSource[] = ['path', 'query', 'headers', 'cookie'];
+
+export interface ValidationIssue {
+  type: string;
+  loc: (string | number)[];
+  msg: string;
+  input?: unknown;
+  ctx?: Record<string, unknown>;
+}
+
+export interface ParamSpec {
+  source: ParamSource;
+  name: string;
+  schema: Record<string, unknown>;
+  required: boolean;
+  /** Query arrays given as one delimited value (`?ids=1,2,3`). */
+  separator?: string;
+}
+
+/** Keys of the fixture format's parameter entries that are not JSON Schema. */
+const PARAM_META = new Set(['required', 'optional', 'annotation', 'separator', 'description', 'source', 'alias']);
+
+/** Split a fixture-style `{name: {type, required, ...}}` map into ParamSpecs. */
+export function paramSpecs(source: ParamSource, map: Record<string, Record<string, unknown>> | undefined): ParamSpec[] {
+  if (!map) return [];
+  // A whole-object JSON Schema ({type: 'object', properties, required: [...]}) is accepted too.
+  if ((map as Record<string, unknown>).type === 'object' && typeof map.properties === 'object') {
+    const obj = map as unknown as { properties: Record<string, Record<string, unknown>>; required?: string[] };
+    return Object.entries(obj.properties).map(([name, schema]) => ({ source, name, schema, required: obj.required?.includes(name) ?? false }));
+  }
+  return Object.entries(map).map(([name, entry]) => {
+    const schema: Record<string, unknown> = {};
+    for (const [k, v] of Object.entries(entry ?? {})) if (!PARAM_META.has(k)) schema[k] = v;
+    // Path parameters are always required; others only when they say so (and have no default).
+    const required = source === 'path' || (entry?.required === true && entry?.optional !== true);
+    const separator = typeof entry?.separator === 'string' ? entry.separator : undefined;
+    return { source, name, schema, required, ...(separator ? { separator } : {}) };
+  });
+}
+
+function schemaType(schema: Record<string, unknown>): string | undefined {
+  const t = schema.type;
+  if (Array.isArray(t)) return t.find((x) => x !== 'null') as string | undefined;
+  return typeof t === 'string' ? t : undefined;
+}
+
+const INT = /^[+-]?\d+$/;
+const BOOL: Record<string, boolean> = { true: true, false: false, '1': true, '0': false, yes: true, no: false, on: true, off: false };
+
+/** Coerce one string to `schema`'s scalar type; returns an issue instead when it cannot. */
+function coerceScalar(raw: string, schema: Record<string, unknown>, loc: (string | number)[]): { value: unknown } | { issue: ValidationIssue } {
+  switch (schemaType(schema)) {
+    case 'integer':
+      if (INT.test(raw.trim())) return { value: Number(raw) };
+      return { issue: { type: 'int_parsing', loc, msg: 'Input should be a valid integer, unable to parse string as an integer', input: raw } };
+    case 'number': {
+      const n = raw.trim() === '' ? NaN : Number(raw);
+      if (Number.isFinite(n)) return { value: n };
+      return { issue: { type: 'float_parsing', loc, msg: 'Input should be a valid number, unable to parse string as a number', input: raw } };
+    }
+    case 'boolean': {
+      const b = BOOL[raw.trim().toLowerCase()];
+      if (b !== undefined) return { value: b };
+      return { issue: { type: 'bool_parsing', loc, msg: 'Input should be a valid boolean, unable to interpret input', input: raw } };
+    }
+    case 'object':
+    case 'null':
+      try {
+        return { value: JSON.parse(raw) };
+      } catch {
+        return { issue: { type: 'json_invalid', loc, msg: 'Input should be valid JSON', input: raw } };
+      }
+    default:
+      return { value: raw };
+  }
+}
+
+interface CompiledParam extends ParamSpec {
+  validate: ValidateFunction;
+  isArray: boolean;
+  itemSchema: Record<string, unknown>;
+  hasDefault: boolean;
+}
+
+export interface ValidationInput {
+  pathParams: Record<string, string>;
+  query: Record<string, unknown>;
+  headers: Record<string, string | string[] | undefined>;
+  cookies: Record<string, string>;
+  body: unknown;
+  hasBody: boolean;
+}
+
+export interface ValidatedParams {
+  path: Record<string, unknown>;
+  query: Record<string, unknown>;
+  headers: Record<string, unknown>;
+  cookies: Record<string, unknown>;
+}
+
+export type RequestValidator = (input: ValidationInput) => { params: ValidatedParams; body: unknown };
+
+function rawValue(p: CompiledParam, input: ValidationInput): unknown {
+  switch (p.source) {
+    case 'path':
+      return input.pathParams[p.name];
+    case 'query':
+      return input.query[p.name];
+    case 'headers':
+      return input.headers[p.name.toLowerCase()];
+    case 'cookie':
+      return input.cookies[p.name];
+  }
+}
+
+/**
+ * Compile a route's validator. Returns null when the route validates nothing (zero cost per request).
+ * The validator throws one HttpError 422 carrying every issue.
+ */
+export function compileRequestValidator(params: ParamSpec[], bodySchema: Record<string, unknown> | undefined, bodyRequired = true): RequestValidator | null {
+  if (params.length === 0 && !bodySchema) return null;
+  const compiled: CompiledParam[] = params.map((p) => {
+    const isArray = schemaType(p.schema) === 'array';
+    const itemSchema = (isArray ? (p.schema.items as Record<string, unknown>) : p.schema) ?? {};
+    return { ...p, validate: ajv.compile(p.schema), isArray, itemSchema, hasDefault: 'default' in p.schema };
+  });
+  const validateBody = bodySchema ? ajv.compile(bodySchema) : null;
+
+  return function validateRequest(input) {
+    const issues: ValidationIssue[] = [];
+    const out: ValidatedParams = { path: {}, query: {}, headers: {}, cookies: {} };
+    for (const p of compiled) {
+      const loc = [p.source, p.name];
+      const target = out[p.source === 'cookie' ? 'cookies' : p.source];
+      let raw = rawValue(p, input);
+      if (raw === undefined || (raw === '' && p.source !== 'query')) {
+        if (p.hasDefault) target[p.name] = structuredClone(p.schema.default);
+        else if (p.required) issues.push({ type: 'missing', loc, msg: 'Field required', input: null });
+        continue;
+      }
+      let value: unknown;
+      if (p.isArray) {
+        let items = Array.isArray(raw) ? raw : [raw];
+        if (p.separator) items = items.flatMap((s) => String(s).split(p.separator!));
+        const coerced: unknown[] = [];
+        let ok = true;
+        items.forEach((s, i) => {
+          const r = coerceScalar(String(s), p.itemSchema, [...loc, i]);
+          if ('issue' in r) {
+            issues.push(r.issue);
+            ok = false;
+          } else coerced.push(r.value);
+        });
+        if (!ok) continue;
+        value = coerced;
+      } else {
+        if (Array.isArray(raw)) raw = raw[raw.length - 1];
+        const r = coerceScalar(String(raw), p.schema, loc);
+        if ('issue' in r) {
+          issues.push(r.issue);
+          continue;
+        }
+        value = r.value;
+      }
+      if (!p.validate(value)) appendErrorsFromAjv(issues, p.validate.errors as ErrorObject[], loc, value);
+      else target[p.name] = value;
+    }
+    let body = input.body;
+    if (validateBody) {
+      if (!input.hasBody || body === undefined) {
+        if (bodyRequired) issues.push({ type: 'missing', loc: ['body'], msg: 'Field required', input: null });
+      } else if (!validateBody(body)) {
+        appendErrorsFromAjv(issues, validateBody.errors as ErrorObject[], ['body'], body);
+      }
+    }
+    if (issues.length) throw validationError(issues);
+    return { params: out, body };
+  };
+}
+
+/** The 422 problem for a list of issues (spec: Errors, problem details). */
+export function validationError(issues: ValidationIssue[]): HttpError {
+  const n = issues.length;
+  return new HttpError(422, `${n} validation error${n === 1 ? '' : 's'} in request`, {
+    code: 'KEEL_VALIDATION_FAILED',
+    extensions: { errors: issues },
+  });
+}
+
+/** Compile a response schema check (development aid; routes opt in). */
+export function compileSchema(schema: Record<string, unknown>): ValidateFunction {
+  return ajv.compile(schema);
+}
