@@ -1,0 +1,212 @@
+/**
+ * Security response headers for an HTTP API, on helmet.
+ *
+ * helmet's defaults are written for HTML sites. An API's responses are read by programs, so keel
+ * sends the set the OWASP REST Security Cheat Sheet recommends for APIs: a CSP that allows nothing
+ * (`default-src 'none'; frame-ancestors 'none'`: a JSON body opened in a browser can run nothing and
+ * be framed by no one), `X-Frame-Options: DENY`, `X-Content-Type-Options: nosniff`,
+ * `Referrer-Policy: no-referrer`, `Cross-Origin-Resource-Policy: same-origin`, and no `X-Powered-By`.
+ * Strict-Transport-Security (RFC 6797) is sent only when `hsts_max_age` is set: whether a host is
+ * HTTPS-only is a deployment decision (TLS often ends at a proxy), and a wrong HSTS pin is hard to undo.
+ *
+ * HTML pages served by the same app (Swagger UI, Redoc, GraphiQL) need a looser CSP: their handler
+ * sets `res.setHeader('Content-Security-Policy', docsPageCsp())`, which replaces the API policy for
+ * that one response (this middleware runs before the handler).
+ */
+import type { ServerResponse } from 'node:http';
+import helmet, { type HelmetOptions } from 'helmet';
+import { ConfigError } from '../../lib/errors.js';
+import { defineRecord, fail, t } from '../../lib/records/define.js';
+import type { KeelRequest, Middleware, NextFunction } from '../../lib/request.js';
+
+/** OWASP's CSP for API responses: `default-src 'none'; frame-ancestors 'none'`. */
+export const DEFAULT_API_CSP = "default-src 'none'; frame-ancestors 'none'";
+/** `X-Frame-Options: DENY` (RFC 7034): API responses are never framed. */
+export const DEFAULT_FRAME_OPTIONS = 'DENY';
+/** `Referrer-Policy: no-referrer`. */
+export const DEFAULT_REFERRER_POLICY = 'no-referrer';
+/** `Cross-Origin-Resource-Policy: same-origin` (CORS requests are not affected by CORP). */
+export const DEFAULT_CROSS_ORIGIN_RESOURCE_POLICY = 'same-origin';
+/** No Strict-Transport-Security unless asked: null. */
+export const DEFAULT_HSTS_MAX_AGE: number | null = null;
+/** With HSTS on, it covers subdomains: true. */
+export const DEFAULT_HSTS_INCLUDE_SUB_DOMAINS = true;
+/** With HSTS on, no preload-list opt-in: false. */
+export const DEFAULT_HSTS_PRELOAD = false;
+/** CDNs the documentation pages load their assets from by default. */
+export const DOCS_PAGE_CDN_SOURCES = Object.freeze(['https://cdn.jsdelivr.net', 'https://unpkg.com', 'https://cdn.redoc.ly']);
+
+const REFERRER_TOKENS = [
+  'no-referrer', 'no-referrer-when-downgrade', 'same-origin', 'origin', 'strict-origin',
+  'origin-when-cross-origin', 'strict-origin-when-cross-origin', 'unsafe-url',
+] as const;
+
+/** Options, snake_case or camelCase. */
+export interface SecurityHeadersOptions {
+  /** Send the headers. `false` also removes those an earlier securityHeaders() set (route opt-out). Default true. */
+  enabled?: boolean;
+  /** Content-Security-Policy value; `null` sends none. Default {@link DEFAULT_API_CSP}. */
+  content_security_policy?: string | null;
+  contentSecurityPolicy?: string | null;
+  /** `DENY` or `SAMEORIGIN`. Default {@link DEFAULT_FRAME_OPTIONS} (`DENY`). */
+  frame_options?: 'DENY' | 'SAMEORIGIN';
+  frameOptions?: 'DENY' | 'SAMEORIGIN';
+  /** Default {@link DEFAULT_REFERRER_POLICY} (`no-referrer`). */
+  referrer_policy?: (typeof REFERRER_TOKENS)[number];
+  referrerPolicy?: (typeof REFERRER_TOKENS)[number];
+  /** Default {@link DEFAULT_CROSS_ORIGIN_RESOURCE_POLICY} (`same-origin`). */
+  cross_origin_resource_policy?: 'same-origin' | 'same-site' | 'cross-origin';
+  crossOriginResourcePolicy?: 'same-origin' | 'same-site' | 'cross-origin';
+  /** Strict-Transport-Security max-age in seconds; `null` sends no HSTS. Default {@link DEFAULT_HSTS_MAX_AGE} (null). */
+  hsts_max_age?: number | null;
+  hstsMaxAge?: number | null;
+  /** Default {@link DEFAULT_HSTS_INCLUDE_SUB_DOMAINS} (true). */
+  hsts_include_sub_domains?: boolean;
+  hstsIncludeSubDomains?: boolean;
+  /** Default {@link DEFAULT_HSTS_PRELOAD} (false). */
+  hsts_preload?: boolean;
+  hstsPreload?: boolean;
+  /** helmet options, applied over keel's choices (helmet's own key names). */
+  helmet?: HelmetOptions;
+}
+
+interface Parsed {
+  enabled: boolean;
+  content_security_policy: string | null;
+  frame_options: 'DENY' | 'SAMEORIGIN';
+  referrer_policy: (typeof REFERRER_TOKENS)[number];
+  cross_origin_resource_policy: 'same-origin' | 'same-site' | 'cross-origin';
+  hsts_max_age: number | null;
+  hsts_include_sub_domains: boolean;
+  hsts_preload: boolean;
+  helmet?: HelmetOptions;
+}
+
+const RECORD = 'SecurityHeadersOptions';
+const SecurityHeadersRecord = defineRecord<Parsed>(
+  RECORD,
+  {
+    enabled: { type: t.boolean(), default: true },
+    // No CR/LF/NUL: the value goes into a header line.
+    content_security_policy: { type: t.string({ minLength: 1, pattern: /^[^\r\n\0]+$/, hint: 'a Content-Security-Policy value on one line' }), nullable: true, default: DEFAULT_API_CSP },
+    frame_options: { type: t.string({ enum: ['DENY', 'SAMEORIGIN'] }), default: DEFAULT_FRAME_OPTIONS },
+    referrer_policy: { type: t.string({ enum: REFERRER_TOKENS }), default: DEFAULT_REFERRER_POLICY },
+    cross_origin_resource_policy: { type: t.string({ enum: ['same-origin', 'same-site', 'cross-origin'] }), default: DEFAULT_CROSS_ORIGIN_RESOURCE_POLICY },
+    hsts_max_age: { type: t.integer(0), nullable: true, default: DEFAULT_HSTS_MAX_AGE },
+    hsts_include_sub_domains: { type: t.boolean(), default: DEFAULT_HSTS_INCLUDE_SUB_DOMAINS },
+    hsts_preload: { type: t.boolean(), default: DEFAULT_HSTS_PRELOAD },
+    helmet: { type: t.json() },
+  },
+  {
+    check: (v, path) => {
+      if (v.helmet !== undefined && (typeof v.helmet !== 'object' || v.helmet === null || Array.isArray(v.helmet))) {
+        fail(RECORD, path, 'helmet', v.helmet, 'an object of helmet options');
+      }
+      // The browser preload list requires max-age >= 1 year and includeSubDomains (hstspreload.org).
+      if (v.hsts_preload && (v.hsts_max_age === null || v.hsts_max_age < 31_536_000 || !v.hsts_include_sub_domains)) {
+        fail(RECORD, path, 'hsts_preload', true, 'hsts_max_age >= 31536000 and hsts_include_sub_domains: true', 'The HSTS preload list rejects anything less.');
+      }
+    },
+  },
+);
+
+/**
+ * A Content-Security-Policy for the HTML documentation pages (Swagger UI, Redoc, GraphiQL): their
+ * scripts and styles from this origin and the given CDNs, inline styles, data: images and fonts,
+ * blob: workers (Redoc), fetches to this origin only. Set it in the page's handler; it replaces the
+ * API policy for that response.
+ *
+ * @example
+ * import express from 'express';
+ * import { securityHeaders, docsPageCsp } from 'keel/middleware/security-headers';
+ *
+ * const app = express();
+ * app.use(securityHeaders());
+ * app.get('/docs', (_req, res) => {
+ *   res.setHeader('Content-Security-Policy', docsPageCsp());
+ *   res.type('html').send('<!doctype html><div id="redoc"></div>');
+ * });
+ * app.listen(8000);
+ */
+export function docsPageCsp(sources: readonly string[] = DOCS_PAGE_CDN_SOURCES): string {
+  for (const s of sources) {
+    if (!/^(https?:\/\/[^\s;,']+|'[a-z-]+')$/.test(s)) {
+      throw new ConfigError(`Invalid docsPageCsp source ${JSON.stringify(s)}: expected an http(s) origin or a quoted keyword.`, { record: 'docsPageCsp', path: 'docsPageCsp', key: 'sources', value: s });
+    }
+  }
+  const extra = sources.length ? ` ${sources.join(' ')}` : '';
+  return [
+    "default-src 'self'",
+    `script-src 'self' 'unsafe-inline'${extra}`,
+    `style-src 'self' 'unsafe-inline'${extra} https://fonts.googleapis.com`,
+    `font-src 'self' data:${extra} https://fonts.gstatic.com`,
+    "img-src 'self' data: https:",
+    "worker-src 'self' blob:",
+    "connect-src 'self'",
+    "object-src 'none'",
+    "base-uri 'self'",
+    "form-action 'self'",
+    "frame-ancestors 'self'",
+  ].join('; ');
+}
+
+/** Headers an earlier instance set on this response, so a disabled one can take them back. */
+const kSet = Symbol('keel.securityHeaders.set');
+type TaggedResponse = ServerResponse & { [kSet]?: readonly string[] };
+
+/**
+ * Send API-appropriate security headers (see the module comment for the list and why).
+ *
+ * @example
+ * import express from 'express';
+ * import { securityHeaders } from 'keel/middleware/security-headers';
+ *
+ * const app = express();
+ * app.use(securityHeaders({ hsts_max_age: 31_536_000 }));
+ * app.get('/', (_req, res) => res.json({ ok: true }));
+ * app.listen(8000);
+ */
+export function securityHeaders(options: SecurityHeadersOptions = {}): Middleware {
+  const c = SecurityHeadersRecord.parse(options, RECORD);
+  if (!c.enabled) {
+    return function securityHeadersDisabled(_req: KeelRequest, res: ServerResponse, next: NextFunction): void {
+      const tagged = res as TaggedResponse;
+      if (tagged[kSet] && !res.headersSent) for (const name of tagged[kSet]) res.removeHeader(name);
+      tagged[kSet] = undefined;
+      next();
+    };
+  }
+
+  const helmetOptions: HelmetOptions = {
+    // CSP is a plain string here (what users copy from documentation), set below.
+    contentSecurityPolicy: false,
+    crossOriginResourcePolicy: { policy: c.cross_origin_resource_policy },
+    referrerPolicy: { policy: c.referrer_policy },
+    xFrameOptions: { action: c.frame_options === 'DENY' ? 'deny' : 'sameorigin' },
+    strictTransportSecurity: c.hsts_max_age === null ? false : { maxAge: c.hsts_max_age, includeSubDomains: c.hsts_include_sub_domains, preload: c.hsts_preload },
+    ...(c.helmet as HelmetOptions | undefined),
+  } as HelmetOptions;
+  const userSetsCsp = c.helmet !== undefined && 'contentSecurityPolicy' in c.helmet;
+  const csp = userSetsCsp ? null : c.content_security_policy;
+
+  let apply: ReturnType<typeof helmet>;
+  try {
+    apply = helmet(helmetOptions);
+  } catch (err) {
+    throw new ConfigError(`Invalid ${RECORD} at ${RECORD}.helmet: ${(err as Error).message}`, { record: RECORD, path: `${RECORD}.helmet`, key: 'helmet', value: c.helmet });
+  }
+
+  return function securityHeaders(req: KeelRequest, res: ServerResponse, next: NextFunction): void {
+    if (res.headersSent) return next();
+    const before = new Set(res.getHeaderNames());
+    let failure: unknown;
+    // helmet's middleware is synchronous: it sets the headers, then calls back.
+    apply(req, res, (err?: unknown) => {
+      failure = err;
+    });
+    if (failure) return next(failure);
+    if (csp !== null) res.setHeader('Content-Security-Policy', csp);
+    (res as TaggedResponse)[kSet] = res.getHeaderNames().filter((n) => !before.has(n));
+    next();
+  };
+}
