@@ -1,0 +1,168 @@
+/**
+ * JSON-RPC 2.0 over HTTP: `POST JsonRpcConfig.endpoint_path` (default `/rpc`).
+ *
+ * HTTP envelope (the spec leaves it open; keel follows the common JSON-RPC-over-HTTP practice):
+ * every JSON-RPC response, error or not, is `200 application/json`; a request made only of
+ * notifications gets `204` with no body. HTTP-level failures (body too large, a non-JSON
+ * Content-Type) are RFC 9457 problem details. See docs/api-descriptions.md.
+ */
+import type { ServerResponse } from 'node:http';
+import { readRawBody } from '../body.js';
+import { HttpError } from '../errors.js';
+import { sendProblem } from '../problem.js';
+import { JsonRpcConfig } from '../records/protocol.js';
+import { DEFAULT_MAX_BODY_SIZE } from '../records/server.js';
+import type { KeelRequest } from '../request.js';
+import { mountAll, type MountSpec, type ProtocolHost, type RawHandler } from '../openapi/host.js';
+import { dispatch, type JsonRpcResponse } from './dispatch.js';
+import { JSON_RPC_ERRORS } from './errors.js';
+import { openRpcDocument, type OpenRpcInfo } from './openrpc.js';
+import { JsonRpcRegistry, type JsonRpcMethodInfoInput, type RpcHandler } from './registry.js';
+
+export * from './errors.js';
+export * from './registry.js';
+export { dispatch, dispatchOne, envelopeProblem, type DispatchOptions, type JsonRpcResponse, type JsonRpcSuccess, type JsonRpcFailure } from './dispatch.js';
+export { openRpcDocument, OPENRPC_VERSION, DEFAULT_OPENRPC_TITLE, DEFAULT_OPENRPC_VERSION, type OpenRpcInfo } from './openrpc.js';
+
+/** JsonRpcConfig as accepted from code: snake_case or camelCase keys. */
+export type JsonRpcConfigInput = Partial<JsonRpcConfig> & { endpointPath?: string; enableBatch?: boolean; maxBatchSize?: number };
+
+export interface JsonRpcHandlerOptions {
+  /** The methods served. */
+  registry: JsonRpcRegistry;
+  /** JsonRpcConfig (defaults: endpoint `/rpc`, batches on, max_batch_size 100). */
+  config?: JsonRpcConfigInput | Readonly<JsonRpcConfig>;
+  /** `info` of the OpenRPC document `rpc.discover` returns. */
+  discovery?: OpenRpcInfo;
+  /** Body cap when the body was not read by the App already. Default `DEFAULT_MAX_BODY_SIZE` (10 MiB). */
+  maxBodySize?: number | null;
+  /** Errors handlers threw (other than JsonRpcError); the client sees a bare -32603. Default: console.error. */
+  onHandlerError?: (err: unknown, method: string) => void;
+}
+
+function defaultHandlerErrorReporter(err: unknown, method: string): void {
+  console.error(`keel: JSON-RPC method ${JSON.stringify(method)} threw`, err);
+}
+
+/** True for a missing Content-Type, `application/json` and any `+json` type (RFC 6839 §3.1). */
+export function isJsonContentType(header: string | undefined): boolean {
+  if (header === undefined || header.trim() === '') return true;
+  const type = header.split(';', 1)[0]!.trim().toLowerCase();
+  return type === 'application/json' || type.endsWith('+json');
+}
+
+function serialise(response: JsonRpcResponse | JsonRpcResponse[]): string {
+  try {
+    return JSON.stringify(response);
+  } catch {
+    // A result that cannot be serialised (a BigInt, a cycle) fails only its own call.
+    const safe = (r: JsonRpcResponse): JsonRpcResponse => {
+      try {
+        JSON.stringify(r);
+        return r;
+      } catch {
+        return { jsonrpc: '2.0', error: { ...JSON_RPC_ERRORS.INTERNAL_ERROR }, id: r.id };
+      }
+    };
+    return JSON.stringify(Array.isArray(response) ? response.map(safe) : safe(response));
+  }
+}
+
+/**
+ * The node-level handler of a JSON-RPC endpoint.
+ *
+ * @example
+ * import { createServer } from 'node:http';
+ * const registry = new JsonRpcRegistry().register({ method_name: 'ping' }, () => 'pong');
+ * createServer(jsonRpcHandler({ registry })).listen(8000, '127.0.0.1');
+ */
+export function jsonRpcHandler(options: JsonRpcHandlerOptions): RawHandler {
+  const config = JsonRpcConfig.parse(options.config ?? {}, 'JsonRpcConfig');
+  const { registry } = options;
+  const limit = options.maxBodySize === undefined ? DEFAULT_MAX_BODY_SIZE : options.maxBodySize;
+  const discovery: OpenRpcInfo = { url: config.endpoint_path, ...options.discovery };
+  // The discovery document only changes when methods are added; rebuild it lazily on change.
+  let cached: { size: number; doc: unknown } | undefined;
+  const discover = () => {
+    if (!cached || cached.size !== registry.size) cached = { size: registry.size, doc: openRpcDocument(registry, discovery) };
+    return cached.doc;
+  };
+  const dispatchOptions = {
+    enableBatch: config.enable_batch,
+    maxBatchSize: config.max_batch_size,
+    discover,
+    onHandlerError: options.onHandlerError ?? defaultHandlerErrorReporter,
+  };
+  return async function keelJsonRpc(req: KeelRequest, res: ServerResponse): Promise<void> {
+    if (!isJsonContentType(req.headers['content-type'])) {
+      sendProblem(res, new HttpError(415, 'JSON-RPC requests must be sent as application/json', { extensions: { accepted: ['application/json'] } }));
+      return;
+    }
+    let raw: Buffer;
+    try {
+      raw = req.rawBody ?? (await readRawBody(req, limit));
+    } catch (err) {
+      sendProblem(res, err);
+      return;
+    }
+    try {
+      const response = await dispatch(registry, raw, dispatchOptions, req);
+      if (response === undefined) {
+        // Only notifications: the server MUST NOT reply (§4.1, §6), so no body at all.
+        res.statusCode = 204;
+        res.end();
+        return;
+      }
+      const body = serialise(response);
+      res.statusCode = 200;
+      res.setHeader('Content-Type', 'application/json; charset=utf-8');
+      res.setHeader('Content-Length', Buffer.byteLength(body));
+      res.end(body);
+    } catch (err) {
+      sendProblem(res, err);
+    }
+  };
+}
+
+// ---------------------------------------------------------------- App integration
+
+const registries = new WeakMap<object, JsonRpcRegistry>();
+
+/** The registry `app.rpc()` fills (one per App, created on first use). */
+export function rpcRegistryOf(app: object): JsonRpcRegistry {
+  let r = registries.get(app);
+  if (!r) {
+    r = new JsonRpcRegistry();
+    registries.set(app, r);
+  }
+  return r;
+}
+
+/** What `app.rpc(info, handler)` does: register a method on the App's endpoint (ConfigError on bad metadata). */
+export function registerRpc(app: object, info: JsonRpcMethodInfoInput | string, handler: RpcHandler): void {
+  rpcRegistryOf(app).register(typeof info === 'string' ? { method_name: info } : info, handler);
+}
+
+/**
+ * The endpoint's mounts for a ServerConfig: none when `jsonrpc.enabled` is false, or when `jsonrpc`
+ * is null and no method was registered. Methods registered with `jsonrpc: null` are served with
+ * JsonRpcConfig's defaults: calling `app.rpc()` is the intent to serve them.
+ */
+export function jsonRpcMounts(host: ProtocolHost): MountSpec[] {
+  const registry = registries.get(host);
+  const config = host.config.jsonrpc ?? (registry && registry.size > 0 ? JsonRpcConfig.defaults() : null);
+  if (!config || !config.enabled) return [];
+  const openapi = host.config.openapi;
+  const handler = jsonRpcHandler({
+    registry: rpcRegistryOf(host),
+    config,
+    maxBodySize: host.config.max_body_size,
+    discovery: { title: openapi?.title, version: openapi?.version, description: openapi?.description },
+  });
+  return [{ method: 'POST', path: config.endpoint_path, handler, readBody: true }];
+}
+
+/** Installer for lib/builtins.ts. */
+export function installJsonRpc(host: ProtocolHost): void {
+  mountAll(host, jsonRpcMounts(host));
+}

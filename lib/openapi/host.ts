@@ -1,0 +1,30 @@
+/**
+ * The part of the App the protocol installers (OpenAPI, AsyncAPI, JSON-RPC) rely on, written
+ * structurally so the protocol modules do not import the App (which imports them for `app.rpc`).
+ * See docs/architecture.md, "App extension points".
+ */
+import type { ServerResponse } from 'node:http';
+import type { ServerConfig } from '../records/server.js';
+import type { KeelRequest } from '../request.js';
+
+/** A node-level handler behind the server-level middleware. */
+export type RawHandler = (req: KeelRequest, res: ServerResponse) => void | Promise<void>;
+
+/** One endpoint a protocol module offers: what `app.mount` receives. */
+export interface MountSpec {
+  method: 'GET' | 'POST';
+  path: string;
+  handler: RawHandler;
+  /** Read the body (under max_body_size) into `req.rawBody` before the handler runs. */
+  readBody: boolean;
+}
+
+export interface ProtocolHost {
+  readonly config: Readonly<ServerConfig>;
+  mount(method: string, path: string, handler: RawHandler, options?: { readBody?: boolean }): unknown;
+}
+
+/** Mount every spec on the host. */
+export function mountAll(host: ProtocolHost, specs: readonly MountSpec[]): void {
+  for (const s of specs) host.mount(s.method, s.path, s.handler, { readBody: s.readBody });
+}
