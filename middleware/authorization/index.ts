@@ -1,0 +1,125 @@
+/**
+ * Role / scope / permission checks against the verified claims that jwtAuth put on `req.auth`.
+ *
+ * Claim names (the common conventions of OAuth 2.0 servers and IdPs):
+ * - roles: `roles` (array of strings, or one role as a string) and `role` (same forms);
+ * - scopes: `scope`, a space-separated string (RFC 8693 §4.2, RFC 6749 §3.3), or `scp`, an array or a
+ *   space-separated string (Azure AD, Okta); an array in `scope` is accepted too;
+ * - permissions: `permissions` (array of strings, or one as a string; Auth0's RBAC claim).
+ * Values that are not strings are ignored. Matching is exact and case-sensitive.
+ */
+import type { ServerResponse } from 'node:http';
+import { problemFor, sendProblem } from '../../lib/problem.js';
+import { AuthorizationConfig, fail } from '../../lib/records/index.js';
+import type { KeelRequest, Middleware, NextFunction } from '../../lib/request.js';
+
+/**
+ * AuthorizationConfig input, snake_case or camelCase. The singular `required_role` is accepted and
+ * fills `required_roles`.
+ */
+export interface AuthorizationConfigInput {
+  required_roles?: readonly string[];
+  requiredRoles?: readonly string[];
+  /** Alias: one role or a list; fills `required_roles`. */
+  required_role?: string | readonly string[];
+  requiredRole?: string | readonly string[];
+  required_scopes?: readonly string[];
+  requiredScopes?: readonly string[];
+  required_permissions?: readonly string[];
+  requiredPermissions?: readonly string[];
+  /** true (default): every listed requirement must hold; false: any one suffices. */
+  require_all?: boolean;
+  requireAll?: boolean;
+}
+
+/** What the caller lacks, per kind; only non-empty kinds are present. */
+export interface MissingGrants {
+  roles?: string[];
+  scopes?: string[];
+  permissions?: string[];
+}
+
+/** Strings of a claim that may be an array or a single (optionally space-separated) string. */
+function claimValues(value: unknown, spaceSeparated: boolean): string[] {
+  if (typeof value === 'string') return spaceSeparated ? value.split(' ').filter(Boolean) : [value];
+  if (Array.isArray(value)) return value.filter((v): v is string => typeof v === 'string');
+  return [];
+}
+
+/** The caller's roles, scopes and permissions read from verified claims (see the module comment). */
+export function grantsOf(claims: Readonly<Record<string, unknown>>): { roles: Set<string>; scopes: Set<string>; permissions: Set<string> } {
+  return {
+    roles: new Set([...claimValues(claims.roles, false), ...claimValues(claims.role, false)]),
+    scopes: new Set([...claimValues(claims.scope, true), ...claimValues(claims.scp, true)]),
+    permissions: new Set(claimValues(claims.permissions, false)),
+  };
+}
+
+const KINDS = ['roles', 'scopes', 'permissions'] as const;
+
+/** RFC 6749 §3.3: scope-token = 1*( %x21 / %x23-5B / %x5D-7E ). */
+const SCOPE_TOKEN = /^[\x21\x23-\x5b\x5d-\x7e]+$/;
+
+function describeMissing(missing: MissingGrants, requireAll: boolean): string {
+  const parts = KINDS.filter((k) => missing[k]?.length).map((k) => `${k} ${missing[k]!.map((v) => `'${v}'`).join(', ')}`);
+  return requireAll ? `Missing required ${parts.join('; ')}` : `Requires at least one of: ${parts.join('; ')}`;
+}
+
+/**
+ * Enforce an AuthorizationConfig (`required_roles`, `required_scopes`, `required_permissions`,
+ * `require_all`) against `req.auth`, which jwtAuth sets. Place it after jwtAuth.
+ *
+ * - no `req.auth` (the request is not authenticated with a token): 401 with `WWW-Authenticate: Bearer`;
+ * - requirements not met: 403 problem whose `detail` lists them and whose extension member
+ *   `missing: { roles?, scopes?, permissions? }` holds what is lacking (all listed requirements when
+ *   `require_all` is false and none matched). When scopes are lacking the response also carries
+ *   `WWW-Authenticate: Bearer error="insufficient_scope", scope="…"` (RFC 6750 §3.1).
+ * With nothing listed, it only requires `req.auth` to be present.
+ *
+ * Claims read: `roles`/`role`, `scope` (space-separated, RFC 8693 §4.2) / `scp`, `permissions`.
+ *
+ * @example
+ * import express from 'express';
+ * import { jwtAuth } from 'keel/middleware/jwt-auth';
+ * import { authorization } from 'keel/middleware/authorization';
+ *
+ * const app = express();
+ * app.delete('/users/:id',
+ *   jwtAuth({ secret: process.env.JWT_SECRET! }),
+ *   authorization({ required_roles: ['admin'], required_scopes: ['users:write'] }),
+ *   (_req, res) => res.status(204).end());
+ */
+export function authorization(options: AuthorizationConfigInput = {}): Middleware {
+  const config = AuthorizationConfig.parse(options, 'AuthorizationConfig');
+  config.required_scopes.forEach((scope, i) => {
+    // RFC 6749 §3.3 scope-token; anything else (a space, a quote) could never match a granted scope.
+    if (!SCOPE_TOKEN.test(scope)) fail('AuthorizationConfig', 'AuthorizationConfig', `required_scopes[${i}]`, scope, 'a scope token (RFC 6749 §3.3: no spaces, quotes or backslashes)');
+  });
+  const required = { roles: [...config.required_roles], scopes: [...config.required_scopes], permissions: [...config.required_permissions] };
+  const requireAll = config.require_all;
+  const nothingRequired = KINDS.every((k) => required[k].length === 0);
+  const unauthenticated = Object.freeze(problemFor('KEEL_UNAUTHORIZED', 'Authentication required: this resource needs a verified token'));
+
+  return function authorizationMiddleware(req: KeelRequest, res: ServerResponse, next: NextFunction): void {
+    const claims = req.auth;
+    if (claims === undefined || claims === null || typeof claims !== 'object') {
+      return sendProblem(res, unauthenticated, { 'WWW-Authenticate': 'Bearer' });
+    }
+    if (nothingRequired) return next();
+    const held = grantsOf(claims);
+    const missing: MissingGrants = {};
+    let anyHeld = false;
+    for (const kind of KINDS) {
+      const lacking = required[kind].filter((v) => !held[kind].has(v));
+      if (lacking.length < required[kind].length) anyHeld = true;
+      if (lacking.length) missing[kind] = lacking;
+    }
+    const allowed = requireAll ? Object.keys(missing).length === 0 : anyHeld;
+    if (allowed) return next();
+    // With require_all false nothing matched, so every listed requirement is reported.
+    const report: MissingGrants = requireAll ? missing : Object.fromEntries(KINDS.filter((k) => required[k].length).map((k) => [k, required[k]]));
+    const headers: Record<string, string> = {};
+    if (report.scopes) headers['WWW-Authenticate'] = `Bearer error="insufficient_scope", scope="${required.scopes.join(' ')}"`;
+    sendProblem(res, problemFor('KEEL_FORBIDDEN', describeMissing(report, requireAll), { missing: report }), headers);
+  };
+}
