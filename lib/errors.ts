@@ -60,6 +60,7 @@ export const ERROR_CODES = Object.freeze({
   KEEL_HANDLER_ERROR: code(500, 'request', 'Handler Error', 'handler-error'),
   KEEL_INTERNAL: code(500, 'request', 'Internal Server Error', 'internal-server-error'),
   KEEL_SERVICE_UNAVAILABLE: code(503, 'request', 'Service Unavailable', 'service-unavailable'),
+  KEEL_BACKGROUND_QUEUE_FULL: code(503, 'request', 'Background Queue Full', 'background-queue-full'),
   // GraphQlError (status used when the error is rendered over HTTP; see docs/graphql.md)
   KEEL_GQL_EXECUTION_ERROR: code(200, 'graphql', 'GraphQL execution error', 'graphql-execution-error'),
   KEEL_GQL_SCHEMA_BUILD_ERROR: code(500, 'graphql', 'GraphQL schema build error', 'graphql-schema-build-error'),
