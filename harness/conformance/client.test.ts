@@ -1,0 +1,118 @@
+import { describe, it, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import busboy from 'busboy';
+import { buildRequest, send } from './client.js';
+
+/** Echoes what it received: method, url, headers (raw casing), body; parses multipart with busboy. */
+let server: Server;
+let base: string;
+before(async () => {
+  server = createServer((req, res) => {
+    const chunks: Buffer[] = [];
+    req.on('data', (c: Buffer) => chunks.push(c));
+    req.on('end', () => {
+      const body = Buffer.concat(chunks);
+      const echo = { method: req.method, url: req.url, rawHeaders: req.rawHeaders, body: body.toString('latin1') };
+      if (!(req.headers['content-type'] ?? '').startsWith('multipart/')) {
+        res.setHeader('Content-Type', 'application/json');
+        res.end(JSON.stringify(echo));
+        return;
+      }
+      const parts: unknown[] = [];
+      const bb = busboy({ headers: req.headers });
+      bb.on('field', (name, value) => parts.push({ field: name, value }));
+      bb.on('file', (name, stream, info) => {
+        const data: Buffer[] = [];
+        stream.on('data', (d: Buffer) => data.push(d));
+        stream.on('end', () => parts.push({ file: name, filename: info.filename, mimeType: info.mimeType, hex: Buffer.concat(data).toString('hex') }));
+      });
+      bb.on('close', () => {
+        res.setHeader('Content-Type', 'application/json');
+        res.end(JSON.stringify({ ...echo, parts }));
+      });
+      bb.end(body);
+    });
+  });
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+});
+after(() => new Promise<void>((r) => server.close(() => r())));
+
+async function roundTrip(req: Parameters<typeof buildRequest>[0]) {
+  const snap = await send(base, buildRequest(req));
+  return snap.json as { method: string; url: string; rawHeaders: string[]; body: string; parts?: unknown[] };
+}
+
+describe('buildRequest and send', () => {
+  describe('when the case has query parameters', () => {
+    it('should encode scalars and repeat arrays', async () => {
+      const e = await roundTrip({ method: 'get', path: '/items', query_params: { q: 'a b', ids: [1, 2], flag: true } });
+      assert.equal(e.method, 'GET');
+      assert.equal(e.url, '/items?q=a+b&ids=1&ids=2&flag=true');
+    });
+    it('should append to a query already in the path', async () => {
+      assert.equal((await roundTrip({ method: 'GET', path: '/x?a=1', query_params: { b: 2 } })).url, '/x?a=1&b=2');
+    });
+    it('should send query_string verbatim', async () => {
+      assert.equal((await roundTrip({ method: 'GET', path: '/x', query_string: 'q=foo&q=bar', query_params: { q: ['foo', 'bar'] } })).url, '/x?q=foo&q=bar');
+    });
+  });
+
+  describe('when the case has headers and cookies', () => {
+    it('should keep header casing and join cookies into one Cookie header', async () => {
+      const e = await roundTrip({ method: 'GET', path: '/', headers: { 'X-Custom-Header': 'v' }, cookies: { a: '1', b: 'two' } });
+      const pairs = new Map<string, string>();
+      for (let i = 0; i < e.rawHeaders.length; i += 2) pairs.set(e.rawHeaders[i]!, e.rawHeaders[i + 1]!);
+      assert.equal(pairs.get('X-Custom-Header'), 'v');
+      assert.equal(pairs.get('Cookie'), 'a=1; b=two');
+    });
+  });
+
+  describe('when the case has a body', () => {
+    it('should send JSON with application/json', () => {
+      const w = buildRequest({ method: 'POST', path: '/', body: { a: 1 } });
+      assert.deepEqual(w.headers, [['Content-Type', 'application/json']]);
+      assert.equal(w.body!.toString(), '{"a":1}');
+    });
+    it('should send a string body as is, with the case Content-Type', async () => {
+      const e = await roundTrip({ method: 'POST', path: '/', headers: { 'Content-Type': 'application/json' }, body: '{"name": ' });
+      assert.equal(e.body, '{"name": ');
+      assert.deepEqual(e.rawHeaders.filter((h) => /content-type/i.test(h)), ['Content-Type']);
+    });
+    it('should urlencode form_data', async () => {
+      const e = await roundTrip({ method: 'POST', path: '/', form_data: { user: 'john doe', tags: ['a', 'b'] } });
+      assert.equal(e.body, 'user=john+doe&tags=a&tags=b');
+    });
+    it('should build multipart from data and files that a real parser reads back', async () => {
+      const e = await roundTrip({
+        method: 'POST',
+        path: '/',
+        content_type: 'multipart/form-data',
+        data: { username: 'x' },
+        files: [
+          { field_name: 'doc', filename: 'a "b".txt', content: 'hello', content_type: 'text/plain', headers: { 'x-custom': 'f2' } },
+          { field_name: 'img', filename: 'p.png', content_type: 'image/png', magic_bytes: '89504e47' },
+          { field_name: 'b64', filename: 'b.bin', content: Buffer.from([1, 2, 3]).toString('base64'), content_encoding: 'base64' },
+        ],
+      });
+      assert.deepEqual(e.parts, [
+        { field: 'username', value: 'x' },
+        { file: 'doc', filename: 'a %22b%22.txt', mimeType: 'text/plain', hex: Buffer.from('hello').toString('hex') },
+        { file: 'img', filename: 'p.png', mimeType: 'image/png', hex: '89504e47' },
+        { file: 'b64', filename: 'b.bin', mimeType: 'text/plain', hex: '010203' },
+      ]);
+    });
+  });
+
+  describe('when the server is not there', () => {
+    it('should reject with the connection error', async () => {
+      const closed = createServer();
+      await new Promise<void>((r) => closed.listen(0, '127.0.0.1', r));
+      const url = `http://127.0.0.1:${(closed.address() as AddressInfo).port}`;
+      await new Promise<void>((r) => closed.close(() => r()));
+      await assert.rejects(send(url, buildRequest({ method: 'GET', path: '/' })), /ECONNREFUSED/);
+    });
+  });
+});

@@ -1,0 +1,142 @@
+/**
+ * Turning a case's request into bytes on the wire, with node:http (not fetch): the corpus needs
+ * methods, header casings and bodies that fetch normalises away, and raw response bytes so content
+ * codings are checked by our own decoder.
+ */
+import { randomBytes } from 'node:crypto';
+import { request as httpRequest, type OutgoingHttpHeaders } from 'node:http';
+import { snapshotResponse, type ResponseSnapshot } from '../snapshot.js';
+import type { CaseFile, CaseRequest } from './types.js';
+
+/** Default per-request budget, milliseconds (a hung server fails the case instead of the run). */
+export const DEFAULT_REQUEST_TIMEOUT_MS = 10_000;
+
+export interface WireRequest {
+  method: string;
+  /** Path plus query string. */
+  path: string;
+  headers: Array<[string, string]>;
+  body?: Buffer;
+}
+
+function scalar(v: unknown): string {
+  if (v === null || v === undefined) return '';
+  if (typeof v === 'object') return JSON.stringify(v);
+  return String(v);
+}
+
+/** `a=1&a=2` for arrays (the form every framework in the corpus reads as a list). */
+function appendParams(params: URLSearchParams, record: Record<string, unknown>): void {
+  for (const [k, v] of Object.entries(record)) {
+    if (Array.isArray(v)) for (const item of v) params.append(k, scalar(item));
+    else params.append(k, scalar(v));
+  }
+}
+
+function hasHeader(headers: Array<[string, string]>, name: string): boolean {
+  const lower = name.toLowerCase();
+  return headers.some(([k]) => k.toLowerCase() === lower);
+}
+
+function fileBytes(f: CaseFile): Buffer {
+  if (typeof f.magic_bytes === 'string') return Buffer.from(f.magic_bytes, 'hex');
+  const content = f.content ?? '';
+  return f.content_encoding === 'base64' ? Buffer.from(content, 'base64') : Buffer.from(content, 'utf8');
+}
+
+/** Quote a Content-Disposition parameter value (RFC 7578 §4.2: quoted-string, `"` and CR/LF escaped). */
+function quote(v: string): string {
+  return `"${v.replace(/"/g, '%22').replace(/\r/g, '%0D').replace(/\n/g, '%0A')}"`;
+}
+
+/**
+ * multipart/form-data (RFC 7578) by hand: the corpus sets per-part headers, which FormData cannot.
+ * Fields first, then files, each in the case's order.
+ */
+export function buildMultipart(data: Record<string, unknown>, files: readonly CaseFile[], boundary = `keel-${randomBytes(12).toString('hex')}`): { body: Buffer; contentType: string } {
+  const parts: Buffer[] = [];
+  const push = (headers: string[], content: Buffer) => {
+    parts.push(Buffer.from(`--${boundary}\r\n${headers.join('\r\n')}\r\n\r\n`), content, Buffer.from('\r\n'));
+  };
+  for (const [name, value] of Object.entries(data)) {
+    for (const item of Array.isArray(value) ? value : [value]) push([`Content-Disposition: form-data; name=${quote(name)}`], Buffer.from(scalar(item)));
+  }
+  for (const f of files) {
+    const disposition = `Content-Disposition: form-data; name=${quote(f.field_name)}${f.filename != null ? `; filename=${quote(f.filename)}` : ''}`;
+    const headers = [disposition];
+    if (f.content_type) headers.push(`Content-Type: ${f.content_type}`);
+    for (const [k, v] of Object.entries(f.headers ?? {})) headers.push(`${k}: ${v}`);
+    push(headers, fileBytes(f));
+  }
+  parts.push(Buffer.from(`--${boundary}--\r\n`));
+  return { body: Buffer.concat(parts), contentType: `multipart/form-data; boundary=${boundary}` };
+}
+
+/** The wire form of a case request. */
+export function buildRequest(req: CaseRequest): WireRequest {
+  const method = (req.method ?? 'GET').toUpperCase();
+  let path = req.path;
+  const query = new URLSearchParams();
+  // query_string is the raw form; when both are given it wins (query_params then only documents it).
+  if (typeof req.query_string === 'string' && req.query_string !== '') {
+    path += (path.includes('?') ? '&' : '?') + req.query_string.replace(/^\?/, '');
+  } else if (req.query_params && Object.keys(req.query_params).length > 0) {
+    appendParams(query, req.query_params);
+    path += (path.includes('?') ? '&' : '?') + query.toString();
+  }
+  const headers: Array<[string, string]> = Object.entries(req.headers ?? {}).map(([k, v]) => [k, scalar(v)]);
+  if (req.cookies && Object.keys(req.cookies).length > 0) {
+    const cookie = Object.entries(req.cookies).map(([k, v]) => `${k}=${scalar(v)}`).join('; ');
+    headers.push(['Cookie', cookie]);
+  }
+  let body: Buffer | undefined;
+  let contentType: string | undefined;
+  const declared = req.content_type;
+  const isMultipart = (declared ?? '').toLowerCase().startsWith('multipart/form-data') || Array.isArray(req.files) || (req.data !== undefined && req.body === undefined);
+  if (req.body !== undefined) {
+    if (typeof req.body === 'string') body = Buffer.from(req.body, 'utf8');
+    else {
+      body = Buffer.from(JSON.stringify(req.body), 'utf8');
+      contentType = 'application/json';
+    }
+    if (declared) contentType = declared;
+  } else if (isMultipart && (Array.isArray(req.files) || req.data !== undefined || req.form_data !== undefined || declared)) {
+    const fields = { ...(req.form_data ?? {}), ...(req.data ?? {}) };
+    const mp = buildMultipart(fields, req.files ?? []);
+    body = mp.body;
+    contentType = mp.contentType;
+  } else if (req.form_data !== undefined) {
+    const form = new URLSearchParams();
+    appendParams(form, req.form_data);
+    body = Buffer.from(form.toString());
+    contentType = declared ?? 'application/x-www-form-urlencoded';
+  }
+  if (body !== undefined && contentType && !hasHeader(headers, 'content-type')) headers.push(['Content-Type', contentType]);
+  return { method, path, headers, ...(body !== undefined ? { body } : {}) };
+}
+
+/** Send a wire request to `baseUrl` and snapshot the response (content codings removed). */
+export function send(baseUrl: string | URL, wire: WireRequest, timeoutMs = DEFAULT_REQUEST_TIMEOUT_MS): Promise<ResponseSnapshot> {
+  const base = new URL(baseUrl);
+  const prefix = base.pathname.replace(/\/$/, '');
+  const headers: OutgoingHttpHeaders = {};
+  // Keep the case's header casing; repeated names are sent as repeated fields.
+  for (const [k, v] of wire.headers) {
+    const prev = headers[k];
+    headers[k] = prev === undefined ? v : ([] as string[]).concat(prev as string | string[], v);
+  }
+  if (wire.body !== undefined && !hasHeader(wire.headers, 'content-length') && !hasHeader(wire.headers, 'transfer-encoding')) {
+    headers['Content-Length'] = String(wire.body.length);
+  }
+  return new Promise((resolve, reject) => {
+    const req = httpRequest(
+      { host: base.hostname.replace(/^\[(.*)\]$/, '$1'), port: base.port || 80, method: wire.method, path: prefix + wire.path, headers, agent: false },
+      (res) => {
+        snapshotResponse(res).then(resolve, reject);
+      },
+    );
+    req.setTimeout(timeoutMs, () => req.destroy(new Error(`No response within ${timeoutMs} ms`)));
+    req.on('error', reject);
+    req.end(wire.body);
+  });
+}

@@ -1,0 +1,120 @@
+import { describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { snapshotFromParts, type ResponseSnapshot } from '../snapshot.js';
+import { compareResponse, parseSetCookies } from './compare.js';
+
+function snap(status: number, headers: Record<string, string | string[]>, body: string | object = ''): ResponseSnapshot {
+  const text = typeof body === 'string' ? body : JSON.stringify(body);
+  const h = typeof body === 'string' ? headers : { 'content-type': 'application/json', ...headers };
+  return snapshotFromParts({ status, headers: h, body: Buffer.from(text) });
+}
+
+const whats = (m: { what: string }[]) => m.map((x) => x.what);
+
+describe('compareResponse', () => {
+  describe('when comparing the status', () => {
+    it('should pass on an equal status', () => {
+      assert.deepEqual(compareResponse({ status_code: 204 }, snap(204, {})), []);
+    });
+    it('should report a different status', () => {
+      assert.deepEqual(compareResponse({ status_code: 200 }, snap(404, {})), [{ what: 'status', expected: 200, actual: 404 }]);
+    });
+  });
+
+  describe('when comparing headers', () => {
+    const res = snap(200, { 'X-Request-ID': '0b7e3f4c-9d2a-4e1b-8c3d-5f6a7b8c9d0e', 'X-Response-Time': '12ms', 'Content-Type': 'text/plain' });
+    it('should match names case-insensitively and values exactly', () => {
+      assert.deepEqual(compareResponse({ status_code: 200, headers: { 'content-TYPE': 'text/plain' } }, res), []);
+      assert.deepEqual(whats(compareResponse({ status_code: 200, headers: { 'Content-Type': 'text/plain; charset=utf-8' } }, res)), ['header content-type']);
+    });
+    it('should accept <<uuid>> only for a UUID', () => {
+      assert.deepEqual(compareResponse({ status_code: 200, headers: { 'x-request-id': '<<uuid>>' } }, res), []);
+      assert.deepEqual(whats(compareResponse({ status_code: 200, headers: { 'x-response-time': '<<uuid>>' } }, res)), ['header x-response-time']);
+    });
+    it('should check <<present>> and <<absent>>', () => {
+      assert.deepEqual(compareResponse({ status_code: 200, headers: { 'x-request-id': '<<present>>', 'x-other': '<<absent>>' } }, res), []);
+      assert.deepEqual(whats(compareResponse({ status_code: 200, headers: { 'x-other': '<<present>>', 'x-request-id': '<<absent>>' } }, res)), ['header x-other', 'header x-request-id']);
+    });
+    it('should treat values containing .* as anchored patterns', () => {
+      assert.deepEqual(compareResponse({ status_code: 200, headers: { 'X-Response-Time': '.*ms', 'X-Request-ID': '.*' } }, res), []);
+      const m = compareResponse({ status_code: 200, headers: { 'X-Response-Time': '.*s', 'Content-Type': '.*json' } }, res);
+      assert.deepEqual(whats(m), ['header content-type']);
+      assert.equal(m[0]!.note, 'compared as a regular expression');
+    });
+    it('should report a missing header', () => {
+      assert.deepEqual(compareResponse({ status_code: 200, headers: { 'x-missing': 'v' } }, res), [{ what: 'header x-missing', expected: 'v', actual: '<<absent>>' }]);
+    });
+  });
+
+  describe('when comparing JSON bodies', () => {
+    it('should deep-equal regardless of key order', () => {
+      assert.deepEqual(compareResponse({ status_code: 200, body: { a: 1, b: [1, { c: 2 }] } }, snap(200, {}, { b: [1, { c: 2 }], a: 1 })), []);
+    });
+    it('should report extra, missing and different members with their paths', () => {
+      const m = compareResponse({ status_code: 200, body: { a: 1, b: { c: [1, 2] }, gone: true } }, snap(200, {}, { a: 2, b: { c: [1] }, extra: 1 }));
+      assert.deepEqual(whats(m), ['body $.a', 'body $.b.c.length', 'body $.gone', 'body $.extra']);
+    });
+    it('should compare problem type URIs by their last path segment', () => {
+      const expected = { type: 'https://spikard.dev/errors/validation-error', title: 'T', status: 422 };
+      assert.deepEqual(compareResponse({ status_code: 422, body: expected }, snap(422, {}, { ...expected, type: 'https://keel.dev/errors/validation-error' })), []);
+      assert.deepEqual(whats(compareResponse({ status_code: 422, body: expected }, snap(422, {}, { ...expected, type: 'https://keel.dev/errors/bad-request' }))), ['body $.type']);
+    });
+    it('should compare non-URI type members exactly', () => {
+      const m = compareResponse({ status_code: 422, body: { errors: [{ type: 'missing' }] } }, snap(422, {}, { errors: [{ type: 'string_too_short' }] }));
+      assert.deepEqual(whats(m), ['body $.errors[0].type']);
+    });
+    it('should treat string leaves containing .* as patterns', () => {
+      assert.deepEqual(compareResponse({ status_code: 200, body: { request_id: '.*' } }, snap(200, {}, { request_id: 'abc' })), []);
+    });
+    it('should report a body that is not JSON', () => {
+      const m = compareResponse({ status_code: 200, body: { a: 1 } }, snap(200, {}, '<html>'));
+      assert.equal(m[0]!.note, 'response body is not JSON');
+    });
+    it('should not confuse 1 with "1"', () => {
+      assert.deepEqual(whats(compareResponse({ status_code: 200, body: { a: 1 } }, snap(200, {}, { a: '1' }))), ['body $.a']);
+    });
+  });
+
+  describe('when comparing text bodies', () => {
+    it('should compare exactly', () => {
+      assert.deepEqual(compareResponse({ status_code: 200, body: 'foo bar' }, snap(200, {}, 'foo bar')), []);
+      assert.deepEqual(whats(compareResponse({ status_code: 200, body: 'foo bar' }, snap(200, {}, 'foo bar\n'))), ['body']);
+    });
+    it('should accept a JSON string equal to the expected text', () => {
+      assert.deepEqual(compareResponse({ status_code: 200, body: 'foo bar' }, snap(200, { 'content-type': 'application/json' }, JSON.stringify('foo bar'))), []);
+    });
+    it('should require an empty body for a null or empty expected body', () => {
+      assert.deepEqual(compareResponse({ status_code: 204, body: null }, snap(204, {})), []);
+      assert.deepEqual(whats(compareResponse({ status_code: 200, body: '' }, snap(200, {}, 'x'))), ['body']);
+    });
+    it('should not assert the body when none is expected', () => {
+      assert.deepEqual(compareResponse({ status_code: 200 }, snap(200, {}, 'anything')), []);
+    });
+  });
+
+  describe('when comparing cookies', () => {
+    const res = snap(200, { 'set-cookie': ['session=abc; Max-Age=3600; Path=/; Domain=example.com; Secure; HttpOnly; SameSite=Strict', 'gone=; Max-Age=0'] });
+    it('should match the listed attributes', () => {
+      const m = compareResponse(
+        { status_code: 200, cookies: { session: { value: 'abc', max_age: 3600, path: '/', domain: '.example.com', secure: true, httponly: true, samesite: 'strict' }, gone: { value: '', max_age: 0 } } },
+        res,
+      );
+      assert.deepEqual(m, []);
+    });
+    it('should report wrong values, wrong flags and missing cookies', () => {
+      const m = compareResponse({ status_code: 200, cookies: { session: { value: 'x', path: '/api' }, gone: { httponly: true }, other: { value: '1' } } }, res);
+      assert.deepEqual(m.map((x) => [x.what, x.actual]), [
+        ['cookie session', 'value=abc; path=/'],
+        ['cookie gone', 'httponly=<<absent>>'],
+        ['cookie other', '<<absent>>'],
+      ]);
+    });
+  });
+});
+
+describe('parseSetCookies', () => {
+  it('should keep = inside values and lower-case attribute names', () => {
+    const c = parseSetCookies(['token=a=b; PATH=/x']);
+    assert.deepEqual(c.get('token'), { value: 'a=b', attributes: { path: '/x' } });
+  });
+});

@@ -1,0 +1,102 @@
+import { describe, it, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { loadCases } from './loader.js';
+import { isRunnable, type ConformanceCase } from './types.js';
+
+const httpCase = (name: string) => ({
+  name,
+  handler: { route: '/items/{id:int}', method: 'GET' },
+  request: { method: 'GET', path: '/items/1' },
+  expected_response: { status_code: 200, body: { id: 1 } },
+});
+
+let root: string;
+const write = (rel: string, value: unknown) => {
+  const p = join(root, rel);
+  mkdirSync(join(p, '..'), { recursive: true });
+  writeFileSync(p, typeof value === 'string' ? value : JSON.stringify(value));
+};
+
+before(() => {
+  root = mkdtempSync(join(tmpdir(), 'keel-cases-'));
+  write('testing_data/path_params/01_int.json', httpCase('int id'));
+  write('testing_data/path_params/schema.json', { $schema: 'http://json-schema.org/draft-07/schema#', type: 'object' });
+  write('testing_data/00-FIXTURE-SCHEMA.json', { $schema: 'http://json-schema.org/draft-07/schema#', title: 'schema' });
+  write('testing_data/graphql/queries/01_user.json', { operation_type: 'query', endpoint: '/graphql', schema: 'type Query { a: Int }' });
+  write('testing_data/protobuf/01_unary.json', { name: 'unary', protobuf: { package: 'x' }, handler: { service: 'S', method: 'M' }, request: { message: {} }, expected_response: { status_code: 'OK' } });
+  write('fixtures/status_codes.json', [
+    { id: 'ok', category: 'status_codes', description: 'ok', http: httpCase('ok') },
+    { id: 'trace', category: 'status_codes', description: 'no TRACE in node', http: httpCase('trace'), skip: { languages: ['node'], reason: 'TRACE is not supported' } },
+    { id: 'rust_only', category: 'status_codes', description: 'rust skip', http: httpCase('rust'), skip: { languages: ['rust'], reason: 'tower' } },
+  ]);
+});
+after(() => rmSync(root, { recursive: true, force: true }));
+
+describe('loadCases', () => {
+  describe('when given a corpus directory with both layouts', () => {
+    it('should load one case per file and one per array item, with ids relative to the directory', () => {
+      const ids = loadCases([root]).map((c) => c.id);
+      assert.deepEqual(ids, [
+        'fixtures/status_codes/ok',
+        'fixtures/status_codes/trace',
+        'fixtures/status_codes/rust_only',
+        'testing_data/graphql/queries/01_user',
+        'testing_data/path_params/01_int',
+        'testing_data/protobuf/01_unary',
+      ]);
+    });
+
+    it('should not treat schema.json or JSON Schema documents as cases', () => {
+      assert.ok(loadCases([root]).every((c) => !c.id.includes('schema')));
+    });
+
+    it('should normalise an HTTP case', () => {
+      const c = loadCases([join(root, 'testing_data/path_params')])[0] as ConformanceCase;
+      assert.equal(c.id, '01_int');
+      assert.equal(c.category, 'path_params');
+      assert.equal(c.name, 'int id');
+      assert.equal(c.handler.route, '/items/{id:int}');
+      assert.equal(c.expected.status_code, 200);
+      assert.ok(isRunnable(c));
+    });
+
+    it('should skip other protocols with a reason', () => {
+      const byId = new Map(loadCases([root]).map((c) => [c.id, c]));
+      assert.match(byId.get('testing_data/graphql/queries/01_user')!.skip!, /GraphQL/);
+      assert.match(byId.get('testing_data/protobuf/01_unary')!.skip!, /protobuf/);
+    });
+
+    it('should honour skip only when it names node', () => {
+      const byId = new Map(loadCases([root]).map((c) => [c.id, c]));
+      assert.match(byId.get('fixtures/status_codes/trace')!.skip!, /TRACE is not supported/);
+      assert.equal(byId.get('fixtures/status_codes/rust_only')!.skip, undefined);
+    });
+  });
+
+  describe('when given single files', () => {
+    it('should name cases after the parent folder or the array file', () => {
+      const ids = loadCases([join(root, 'testing_data/path_params/01_int.json'), join(root, 'fixtures/status_codes.json')]).map((c) => c.id);
+      assert.deepEqual(ids, ['path_params/01_int', 'fixtures/status_codes/ok', 'fixtures/status_codes/trace', 'fixtures/status_codes/rust_only']);
+    });
+  });
+
+  describe('when given bad input', () => {
+    it('should name a file that is not JSON', () => {
+      write('bad/broken.json', '{ nope');
+      assert.throws(() => loadCases([join(root, 'bad')]), /broken\.json: not valid JSON/);
+      rmSync(join(root, 'bad'), { recursive: true });
+    });
+
+    it('should reject duplicate ids', () => {
+      const p = join(root, 'testing_data/path_params/01_int.json');
+      assert.throws(() => loadCases([p, p]), /Duplicate case id "path_params\/01_int"/);
+    });
+
+    it('should fail for a path that does not exist', () => {
+      assert.throws(() => loadCases([join(root, 'missing')]), /ENOENT/);
+    });
+  });
+});

@@ -1,0 +1,125 @@
+/**
+ * Loading conformance cases from both corpus layouts:
+ * - `<category>/NN_name.json`: one case per file (`schema.json` files and JSON Schemas are not cases);
+ * - `<category>.json`: an array of `{id, category, description, http: {handler, request, expected_response}, skip?}`.
+ * Documents of other protocols (GraphQL, protobuf, JSON-RPC, WebSocket, SSE, API descriptions) are
+ * loaded as skipped cases with the reason, so the report counts them instead of hiding them.
+ */
+import { readdirSync, readFileSync, statSync } from 'node:fs';
+import { basename, dirname, join, relative, sep } from 'node:path';
+import type { CaseExpectedResponse, CaseHandler, CaseRequest, ConformanceCase, LoadedCase } from './types.js';
+
+/** The client language this runner counts as for a case's `skip.languages` list. */
+export const RUNNER_LANGUAGE = 'node';
+
+type Json = Record<string, unknown>;
+
+function isObject(v: unknown): v is Json {
+  return typeof v === 'object' && v !== null && !Array.isArray(v);
+}
+
+/** Why a document that is not an HTTP case is out of scope. */
+function outOfScopeReason(doc: Json, category: string): string {
+  if ('protobuf' in doc) return 'protobuf/gRPC case (not an HTTP request/response case)';
+  if ('openrpc' in doc || 'openapi' in doc || 'asyncapi' in doc) return 'API description document (not an HTTP request/response case)';
+  if ('operation_type' in doc || category.startsWith('graphql')) return 'GraphQL document (not an HTTP request/response case)';
+  if ('examples' in doc || 'params_schema' in doc || category.startsWith('jsonrpc')) return 'JSON-RPC method document (not an HTTP request/response case)';
+  if (category === 'websockets' || category === 'sse' || 'channel' in doc) return `${category} channel document (not an HTTP request/response case)`;
+  return 'not an HTTP request/response case (no handler.route, request.path and expected_response.status_code)';
+}
+
+/** Normalise one case object of either layout. */
+export function toCase(doc: unknown, info: { id: string; category: string; source: string }): LoadedCase {
+  if (!isObject(doc)) return { ...info, skip: 'not a JSON object' };
+  const category = typeof doc.category === 'string' && doc.category ? doc.category : info.category;
+  const http = isObject(doc.http) ? doc.http : doc;
+  const handler = http.handler;
+  const request = http.request;
+  const expected = http.expected_response;
+  const base = { id: info.id, category, source: info.source };
+  if (!isObject(handler) || typeof handler.route !== 'string' || !isObject(request) || typeof request.path !== 'string' || !isObject(expected) || typeof expected.status_code !== 'number') {
+    return { ...base, skip: outOfScopeReason(doc, category) };
+  }
+  const extra: Json = {};
+  for (const key of ['streaming', 'background']) if (key in doc) extra[key] = doc[key];
+  const c: ConformanceCase = {
+    ...base,
+    name: typeof doc.name === 'string' ? doc.name : info.id,
+    ...(typeof doc.description === 'string' ? { description: doc.description } : {}),
+    handler: handler as CaseHandler,
+    request: { method: (handler.method as string) ?? 'GET', ...request } as CaseRequest,
+    expected: expected as CaseExpectedResponse,
+    extra,
+  };
+  const skip = doc.skip;
+  if (isObject(skip) && Array.isArray(skip.languages) && skip.languages.includes(RUNNER_LANGUAGE)) {
+    c.skip = `skipped by the corpus for ${RUNNER_LANGUAGE}: ${String(skip.reason ?? 'no reason given')}`;
+  }
+  return c;
+}
+
+function isJsonSchemaDocument(doc: unknown): boolean {
+  return isObject(doc) && typeof doc.$schema === 'string' && !('request' in doc) && !('http' in doc);
+}
+
+/**
+ * Cases of one file. `idBase` is the id prefix: the file's path relative to the directory given
+ * to `loadCases` (without `.json`), or `<parent dir>/<stem>` for a file given directly.
+ */
+export function loadFile(file: string, idBase: string): LoadedCase[] {
+  if (basename(file) === 'schema.json') return [];
+  let doc: unknown;
+  try {
+    doc = JSON.parse(readFileSync(file, 'utf8'));
+  } catch (err) {
+    throw new Error(`${file}: not valid JSON: ${(err as Error).message}`, { cause: err });
+  }
+  if (isJsonSchemaDocument(doc)) return [];
+  const stem = basename(file, '.json');
+  if (Array.isArray(doc)) {
+    const prefix = idBase.slice(0, idBase.length - stem.length);
+    return doc.map((item, i) => {
+      const caseId = isObject(item) && typeof item.id === 'string' ? item.id : String(i);
+      const category = isObject(item) && typeof item.category === 'string' ? item.category : stem;
+      return toCase(item, { id: `${prefix}${stem}/${caseId}`, category, source: `${file}#${i}` });
+    });
+  }
+  return [toCase(doc, { id: idBase, category: basename(dirname(file)), source: file })];
+}
+
+function walk(dir: string, out: string[]): void {
+  for (const name of readdirSync(dir).sort()) {
+    const p = join(dir, name);
+    if (statSync(p).isDirectory()) walk(p, out);
+    else if (name.endsWith('.json')) out.push(p);
+  }
+}
+
+/**
+ * Load every case under the given files and directories. Ids are relative to the directory given
+ * (`query_params/01_required_string_success`, `fixtures/auth/jwt_authentication_valid_token`);
+ * duplicate ids are an error, because the expectation list is keyed by id.
+ */
+export function loadCases(paths: readonly string[]): LoadedCase[] {
+  const cases: LoadedCase[] = [];
+  const seen = new Map<string, string>();
+  for (const p of paths) {
+    const files: Array<[string, string]> = [];
+    if (statSync(p).isDirectory()) {
+      const list: string[] = [];
+      walk(p, list);
+      for (const f of list) files.push([f, relative(p, f).slice(0, -'.json'.length).split(sep).join('/')]);
+    } else {
+      files.push([p, `${basename(dirname(p))}/${basename(p, '.json')}`]);
+    }
+    for (const [file, idBase] of files) {
+      for (const c of loadFile(file, idBase)) {
+        const prev = seen.get(c.id);
+        if (prev) throw new Error(`Duplicate case id "${c.id}" in ${c.source} (also in ${prev})`);
+        seen.set(c.id, c.source);
+        cases.push(c);
+      }
+    }
+  }
+  return cases;
+}
