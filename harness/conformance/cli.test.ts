@@ -1,0 +1,151 @@
+import { describe, it, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { execFile } from 'node:child_process';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { main } from './cli-main.js';
+
+/** A tiny server implementing two routes of the cases below. */
+let server: Server;
+let base: string;
+let dir: string;
+
+const ok = {
+  name: 'hello',
+  handler: { route: '/hello', method: 'GET' },
+  request: { method: 'GET', path: '/hello' },
+  expected_response: { status_code: 200, body: { hello: 'world' }, headers: { 'X-Request-ID': '<<uuid>>' } },
+};
+const wrong = {
+  name: 'missing route answers 404 with problem details',
+  handler: { route: '/missing', method: 'GET' },
+  request: { method: 'GET', path: '/missing' },
+  expected_response: { status_code: 404, body: { type: 'https://example.com/errors/not-found', title: 'Resource Not Found', status: 404 } },
+};
+
+before(async () => {
+  server = createServer((req, res) => {
+    if (req.url === '/hello') {
+      res.writeHead(200, { 'Content-Type': 'application/json', 'X-Request-ID': '0b7e3f4c-9d2a-4e1b-8c3d-5f6a7b8c9d0e' });
+      res.end(JSON.stringify({ hello: 'world' }));
+    } else {
+      res.writeHead(404, { 'Content-Type': 'text/html' });
+      res.end('<h1>Not Found</h1>');
+    }
+  });
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  dir = mkdtempSync(join(tmpdir(), 'keel-cli-'));
+  mkdirSync(join(dir, 'pass/basics'), { recursive: true });
+  mkdirSync(join(dir, 'mixed/basics'), { recursive: true });
+  mkdirSync(join(dir, 'mixed/graphql'), { recursive: true });
+  writeFileSync(join(dir, 'pass/basics/01_hello.json'), JSON.stringify(ok));
+  writeFileSync(join(dir, 'mixed/basics/01_hello.json'), JSON.stringify(ok));
+  writeFileSync(join(dir, 'mixed/basics/02_missing.json'), JSON.stringify(wrong));
+  writeFileSync(join(dir, 'mixed/graphql/01_query.json'), JSON.stringify({ operation_type: 'query', endpoint: '/graphql' }));
+});
+after(async () => {
+  rmSync(dir, { recursive: true, force: true });
+  await new Promise<void>((r) => server.close(() => r()));
+});
+
+async function run(argv: string[]) {
+  const out: string[] = [];
+  const err: string[] = [];
+  const code = await main(argv, { out: (l) => out.push(l), err: (l) => err.push(l) });
+  return { code, out: out.join('\n'), err: err.join('\n'), last: out.at(-1) };
+}
+
+describe('keel-conformance CLI', () => {
+  describe('when every case passes', () => {
+    it('should exit 0 and end with the summary line', async () => {
+      const r = await run(['--base-url', base, join(dir, 'pass')]);
+      assert.equal(r.code, 0, r.out);
+      assert.equal(r.last, '1 passed, 0 failed');
+    });
+  });
+
+  describe('when a case fails and another is out of scope', () => {
+    it('should exit 1, print the diff, the table and "N passed, M failed, K skipped"', async () => {
+      const r = await run(['--base-url', base, join(dir, 'mixed')]);
+      assert.equal(r.code, 1);
+      assert.equal(r.last, '1 passed, 1 failed, 1 skipped');
+      assert.match(r.out, /✗ basics\/02_missing/);
+      assert.match(r.out, /body \(response body is not JSON\)\n {4}expected: \{"type":"https:\/\/example.com\/errors\/not-found"/);
+      assert.match(r.out, /actual: {3}"<h1>Not Found<\/h1>"/);
+      assert.match(r.out, /^basics\s+1\s+1\s+0\s+50\.0%$/m);
+      assert.match(r.out, /^graphql\s+0\s+0\s+1\s+-$/m);
+    });
+
+    it('should write JSON and JUnit reports', async () => {
+      const json = join(dir, 'r.json');
+      const junit = join(dir, 'r.xml');
+      await run(['--quiet', '--base-url', base, '--json', json, '--junit', junit, join(dir, 'mixed')]);
+      const report = JSON.parse(readFileSync(json, 'utf8'));
+      assert.deepEqual(report.summary, { passed: 1, failed: 1, skipped: 1 });
+      assert.deepEqual(report.cases.map((c: { id: string; status: string }) => [c.id, c.status]), [
+        ['basics/01_hello', 'passed'],
+        ['basics/02_missing', 'failed'],
+        ['graphql/01_query', 'skipped'],
+      ]);
+      const xml = readFileSync(junit, 'utf8');
+      assert.match(xml, /<testsuites name="keel-conformance" tests="3" failures="1" skipped="1"/);
+      assert.match(xml, /<testcase classname="basics" name="basics\/02_missing" time="[\d.]+">\n\s+<failure message="body">/);
+      assert.match(xml, /<skipped message="GraphQL document/);
+    });
+
+    it('should run only the filtered cases', async () => {
+      const r = await run(['--base-url', base, '--filter', '01_hello', join(dir, 'mixed')]);
+      assert.equal(r.code, 0);
+      assert.equal(r.last, '1 passed, 0 failed');
+    });
+  });
+
+  describe('when the server is down', () => {
+    it('should fail every case with the connection error', async () => {
+      const r = await run(['--base-url', 'http://127.0.0.1:1', join(dir, 'pass')]);
+      assert.equal(r.code, 1);
+      assert.match(r.out, /error: Error: connect ECONNREFUSED/);
+      assert.equal(r.last, '0 passed, 1 failed');
+    });
+  });
+
+  describe('when the arguments are wrong', () => {
+    for (const [why, argv, message] of [
+      ['no cases', ['--base-url', 'http://127.0.0.1:1'], /No case files or directories/],
+      ['an unknown option', ['--nope', 'x'], /Unknown option '--nope'/],
+      ['a base URL that is not http', ['--base-url', 'ftp://x', 'x'], /only http:\/\//],
+      ['a base URL that is not a URL', ['--base-url', 'nope', 'x'], /--base-url: Invalid URL/],
+      ['a timeout that is not a number', ['--timeout', 'soon', 'x'], /--timeout must be a positive integer/],
+      ['a case path that does not exist', ['--base-url', 'http://127.0.0.1:1', '/nonexistent/cases'], /ENOENT/],
+    ] as const) {
+      it(`should exit 2 for ${why}`, async () => {
+        const r = await run([...argv]);
+        assert.equal(r.code, 2);
+        assert.match(r.err, message);
+      });
+    }
+
+    it('should print the usage for --help', async () => {
+      const r = await run(['--help']);
+      assert.equal(r.code, 0);
+      assert.match(r.out, /Usage: keel-conformance/);
+    });
+  });
+
+  describe('when run as a program', () => {
+    it('should set the exit code (npm run conformance)', async () => {
+      // Asynchronous on purpose: the server under test lives in this process.
+      const r = await new Promise<{ code: number | null; stdout: string; stderr: string }>((resolve) => {
+        execFile(process.execPath, ['--import', 'tsx', 'harness/cli.ts', '--base-url', base, join(dir, 'mixed')], (err, stdout, stderr) => {
+          resolve({ code: err ? ((err as { code?: number }).code ?? null) : 0, stdout, stderr });
+        });
+      });
+      assert.equal(r.code, 1, r.stderr);
+      assert.equal(r.stdout.trim().split('\n').at(-1), '1 passed, 1 failed, 1 skipped');
+    });
+  });
+});
