@@ -16,3 +16,4 @@ export { readRawBody } from './body.js';
 export { runChain, compose, parseCookies, parseQuery } from './pipeline.js';
 export { compilePattern, openApiPath } from './router.js';
 export { validationError, type ValidationIssue } from './validation.js';
+export * from './background/index.js';

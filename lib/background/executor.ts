@@ -1,0 +1,278 @@
+/**
+ * The in-process background task executor (spec: BackgroundTaskConfig, BackgroundJobMetadata).
+ *
+ * A bounded FIFO queue in front of at most `max_concurrent_tasks` running jobs. Enqueueing never
+ * loses work silently: a full queue throws BackgroundQueueFullError (503 problem when it reaches the
+ * client). Failures are logged, never thrown into the server. `shutdown()` drains for up to
+ * `drain_timeout_secs` and reports what it had to abandon.
+ */
+import { pino, type Logger } from 'pino';
+import { HttpError } from '../errors.js';
+import { BackgroundJobMetadata, BackgroundTaskConfig } from '../records/protocol.js';
+import { acquireRejectionGuard, jobContext, releaseRejectionGuard, type JobContext } from './context.js';
+
+/** Work to run after the response. `signal` aborts when shutdown gives up on the job (drain timeout). */
+export type BackgroundTask = (signal: AbortSignal) => Promise<void> | void;
+
+/** BackgroundTaskConfig input, snake_case or camelCase. `enabled` is the App's switch; the executor ignores it. */
+export interface BackgroundTaskConfigInput {
+  enabled?: boolean;
+  max_queue_size?: number;
+  maxQueueSize?: number;
+  max_concurrent_tasks?: number;
+  maxConcurrentTasks?: number;
+  drain_timeout_secs?: number;
+  drainTimeoutSecs?: number;
+}
+
+/** BackgroundJobMetadata input: `name` (default "background_task") and the request id. */
+export interface BackgroundJobMetadataInput {
+  name?: string;
+  request_id?: string | null;
+  requestId?: string | null;
+}
+
+export interface BackgroundExecutorOptions {
+  /** pino logger for task failures. Default: pino at {@link DEFAULT_BACKGROUND_LOG_LEVEL} to stdout. */
+  logger?: Logger;
+}
+
+/** Level of the default logger: info. */
+export const DEFAULT_BACKGROUND_LOG_LEVEL = 'info';
+/** Seconds a client is asked to wait after a full queue (Retry-After, RFC 9110 §10.2.3): 1. */
+export const DEFAULT_QUEUE_FULL_RETRY_AFTER = 1;
+
+export type BackgroundExecutorState = 'created' | 'running' | 'draining' | 'stopped';
+
+export interface BackgroundStats {
+  state: BackgroundExecutorState;
+  /** Waiting to start. */
+  queued: number;
+  /** Started, not yet settled. */
+  running: number;
+  succeeded: number;
+  failed: number;
+  /** Refused by enqueue() (queue full or shut down). */
+  rejected: number;
+  /** Given up by shutdown(). */
+  abandoned: number;
+}
+
+export interface ShutdownReport {
+  /** Jobs that settled (succeeded or failed) while shutdown() was draining. */
+  completed: number;
+  /** Jobs still running, then those still queued, when the drain timed out (each in start/queue order). */
+  abandoned: BackgroundJobMetadata[];
+}
+
+/** The queue is full: the job was not accepted. A 503 problem (with Retry-After) when it reaches a client. */
+export class BackgroundQueueFullError extends HttpError {
+  readonly metadata: BackgroundJobMetadata;
+  constructor(metadata: BackgroundJobMetadata, capacity: number) {
+    super(503, `The background queue is full (${capacity} waiting jobs); try again later`, {
+      code: 'KEEL_BACKGROUND_QUEUE_FULL',
+      headers: { 'Retry-After': String(DEFAULT_QUEUE_FULL_RETRY_AFTER) },
+    });
+    this.metadata = metadata;
+  }
+}
+
+/** The executor is shutting down (or was never meant to take more work): the job was not accepted. */
+export class BackgroundExecutorClosedError extends HttpError {
+  readonly metadata: BackgroundJobMetadata;
+  constructor(metadata: BackgroundJobMetadata) {
+    super(503, 'The server is shutting down and accepts no background work', { code: 'KEEL_SERVICE_UNAVAILABLE' });
+    this.metadata = metadata;
+  }
+}
+
+interface Job extends JobContext {
+  task: BackgroundTask;
+  metadata: BackgroundJobMetadata;
+  controller: AbortController;
+}
+
+/**
+ * Bounded background executor.
+ *
+ * - `max_queue_size` (default 1024): jobs waiting to start; one more throws BackgroundQueueFullError.
+ * - `max_concurrent_tasks` (default 128): jobs running at once.
+ * - `drain_timeout_secs` (default 30): how long shutdown() waits for queued and running jobs.
+ * Jobs start on a later turn of the event loop, never inside the enqueueing handler, in FIFO order.
+ *
+ * @example
+ * import { BackgroundExecutor } from 'keel';
+ * const background = new BackgroundExecutor({ max_concurrent_tasks: 4 });
+ * background.start();
+ * background.enqueue(async () => { await sendWelcomeMail(); }, { name: 'welcome_mail', request_id: 'req-1' });
+ * const { abandoned } = await background.shutdown();
+ */
+export class BackgroundExecutor {
+  readonly config: Readonly<BackgroundTaskConfig>;
+  readonly #logger: Logger;
+  readonly #queue: Job[] = [];
+  readonly #running = new Set<Job>();
+  #state: BackgroundExecutorState = 'created';
+  #pumpScheduled = false;
+  #guarded = false;
+  #idleWaiters: (() => void)[] = [];
+  #succeeded = 0;
+  #failed = 0;
+  #rejected = 0;
+  #abandoned = 0;
+  #shutdown: Promise<ShutdownReport> | undefined;
+
+  constructor(config: BackgroundTaskConfigInput | Readonly<BackgroundTaskConfig> = {}, options: BackgroundExecutorOptions = {}) {
+    this.config = BackgroundTaskConfig.parse(config, 'BackgroundTaskConfig');
+    this.#logger = options.logger ?? pino({ level: DEFAULT_BACKGROUND_LOG_LEVEL });
+  }
+
+  /** Begin running jobs (idempotent). Jobs enqueued before start() wait in the queue. */
+  start(): void {
+    if (this.#state !== 'created') return;
+    this.#state = 'running';
+    this.#guard(true);
+    this.#schedulePump();
+  }
+
+  /**
+   * Queue `task`. Throws BackgroundQueueFullError when `max_queue_size` jobs are already waiting,
+   * BackgroundExecutorClosedError once shutdown() has begun, and ConfigError for bad metadata.
+   */
+  enqueue(task: BackgroundTask, metadata?: BackgroundJobMetadataInput): void {
+    if (typeof task !== 'function') throw new TypeError('enqueue() expects a function');
+    const meta = BackgroundJobMetadata.parse(metadata ?? {}, 'BackgroundJobMetadata') as BackgroundJobMetadata;
+    if (this.#state === 'draining' || this.#state === 'stopped') {
+      this.#rejected++;
+      throw new BackgroundExecutorClosedError(meta);
+    }
+    if (this.#queue.length >= this.config.max_queue_size) {
+      this.#rejected++;
+      this.#logger.warn({ task: meta.name, request_id: meta.request_id, max_queue_size: this.config.max_queue_size }, 'background queue full; job refused');
+      throw new BackgroundQueueFullError(meta, this.config.max_queue_size);
+    }
+    const job: Job = {
+      task,
+      metadata: meta,
+      controller: new AbortController(),
+      onStrayRejection: (reason) => this.#logFailure(meta, reason, 'background task left an unhandled rejection'),
+    };
+    this.#queue.push(job);
+    this.#schedulePump();
+  }
+
+  /** Resolves when nothing is queued or running (at once if so). */
+  idle(): Promise<void> {
+    if (this.#state === 'stopped' || (this.#queue.length === 0 && this.#running.size === 0)) return Promise.resolve();
+    return new Promise((resolve) => this.#idleWaiters.push(resolve));
+  }
+
+  stats(): BackgroundStats {
+    return {
+      state: this.#state,
+      queued: this.#queue.length,
+      running: this.#running.size,
+      succeeded: this.#succeeded,
+      failed: this.#failed,
+      rejected: this.#rejected,
+      abandoned: this.#abandoned,
+    };
+  }
+
+  /**
+   * Stop accepting jobs, let queued and running ones finish for up to `drain_timeout_secs`, then
+   * abort what is left (its AbortSignal fires) and report it. Idempotent: later calls return the
+   * same report. Jobs of an executor that was never started are abandoned at once.
+   */
+  shutdown(): Promise<ShutdownReport> {
+    this.#shutdown ??= this.#drain();
+    return this.#shutdown;
+  }
+
+  async #drain(): Promise<ShutdownReport> {
+    const wasStarted = this.#state !== 'created';
+    this.#state = 'draining';
+    const settledBefore = this.#succeeded + this.#failed;
+    if (wasStarted && this.config.drain_timeout_secs > 0) {
+      let timer: NodeJS.Timeout | undefined;
+      const timedOut = new Promise<void>((resolve) => (timer = setTimeout(resolve, this.config.drain_timeout_secs * 1000)));
+      await Promise.race([this.idle(), timedOut]);
+      clearTimeout(timer);
+    }
+    this.#state = 'stopped';
+    const left = [...this.#running, ...this.#queue];
+    this.#queue.length = 0;
+    for (const job of left) job.controller.abort(new Error('background drain timed out'));
+    this.#abandoned += left.length;
+    if (left.length > 0) {
+      this.#logger.warn({ abandoned: left.map((j) => j.metadata) }, 'background jobs abandoned at shutdown');
+    }
+    if (this.#running.size === 0) this.#guard(false);
+    this.#notifyIdle();
+    return { completed: this.#succeeded + this.#failed - settledBefore, abandoned: left.map((j) => j.metadata) };
+  }
+
+  #guard(on: boolean): void {
+    if (on && !this.#guarded) acquireRejectionGuard();
+    if (!on && this.#guarded) releaseRejectionGuard();
+    this.#guarded = on;
+  }
+
+  #schedulePump(): void {
+    if (this.#pumpScheduled || this.#state === 'created' || this.#state === 'stopped') return;
+    this.#pumpScheduled = true;
+    // A later turn, so a job never runs inside (or delays) the handler that enqueued it.
+    setImmediate(() => {
+      this.#pumpScheduled = false;
+      this.#pump();
+    });
+  }
+
+  #pump(): void {
+    while ((this.#state === 'running' || this.#state === 'draining') && this.#running.size < this.config.max_concurrent_tasks && this.#queue.length > 0) {
+      this.#run(this.#queue.shift()!);
+    }
+  }
+
+  #run(job: Job): void {
+    this.#running.add(job);
+    let outcome: Promise<void>;
+    try {
+      outcome = Promise.resolve(jobContext.run(job, () => job.task(job.controller.signal)));
+    } catch (err) {
+      outcome = Promise.reject(err);
+    }
+    outcome.then(
+      () => {
+        this.#succeeded++;
+      },
+      (err: unknown) => {
+        this.#failed++;
+        this.#logFailure(job.metadata, err, 'background task failed');
+      },
+    ).finally(() => {
+      this.#running.delete(job);
+      if (this.#state === 'stopped') {
+        if (this.#running.size === 0) this.#guard(false);
+        return;
+      }
+      this.#pump();
+      this.#notifyIdle();
+    });
+  }
+
+  #logFailure(meta: BackgroundJobMetadata, err: unknown, msg: string): void {
+    try {
+      this.#logger.error({ err, task: meta.name, request_id: meta.request_id }, msg);
+    } catch {
+      // A failing logger must not turn a task failure into a crash.
+    }
+  }
+
+  #notifyIdle(): void {
+    if (this.#queue.length > 0 || (this.#running.size > 0 && this.#state !== 'stopped')) return;
+    const waiters = this.#idleWaiters;
+    this.#idleWaiters = [];
+    for (const w of waiters) w();
+  }
+}

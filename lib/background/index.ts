@@ -1,0 +1,18 @@
+/**
+ * Background tasks: the executor the App starts when `background_tasks.enabled` is true; handlers
+ * reach it as `data.background.enqueue(task, { name })`.
+ */
+export {
+  BackgroundExecutor,
+  BackgroundQueueFullError,
+  BackgroundExecutorClosedError,
+  DEFAULT_BACKGROUND_LOG_LEVEL,
+  DEFAULT_QUEUE_FULL_RETRY_AFTER,
+  type BackgroundTask,
+  type BackgroundTaskConfigInput,
+  type BackgroundJobMetadataInput,
+  type BackgroundExecutorOptions,
+  type BackgroundExecutorState,
+  type BackgroundStats,
+  type ShutdownReport,
+} from './executor.js';
