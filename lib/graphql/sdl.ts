@@ -55,9 +55,9 @@ function checkKinds(doc: DocumentNode): void {
       }
       continue;
     }
-    const what = KIND_NAMES[def.kind] ?? (def.kind.endsWith('Extension') ? 'type extension' : def.kind);
+    const what = KIND_NAMES[def.kind] ? `${KIND_NAMES[def.kind]} definition` : def.kind.endsWith('Extension') ? 'type extension' : def.kind;
     const name = 'name' in def && def.name ? ` "${def.name.value}"` : '';
-    throw new AppError('GraphQl', `SDL ${what} definition${name} is not supported; only object and input-object types are`);
+    throw new AppError('GraphQl', `SDL ${what}${name} is not supported; only object and input-object types are`);
   }
 }
 
