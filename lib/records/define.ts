@@ -77,13 +77,18 @@ function levenshtein(a: string, b: string): number {
   return prev[b.length]!;
 }
 
-/** The closest candidate within a small edit distance, compared in snake_case and lower case. */
+/**
+ * The closest candidate within a small edit distance, compared in lower case both as given and in
+ * snake_case (so `maxBodySise` finds `max_body_size`, and an enum value like `HS265` finds `HS256`).
+ */
 export function suggest(key: string, candidates: readonly string[]): string | undefined {
-  const k = snakeCase(key).toLowerCase();
+  const asGiven = key.toLowerCase();
+  const asSnake = snakeCase(key).toLowerCase();
   let best: string | undefined;
   let bestD = Infinity;
   for (const c of candidates) {
-    const d = levenshtein(k, c.toLowerCase());
+    const lc = c.toLowerCase();
+    const d = Math.min(levenshtein(asGiven, lc), levenshtein(asSnake, lc));
     if (d < bestD) {
       bestD = d;
       best = c;
@@ -179,6 +184,8 @@ function parseValue(t: FieldType, value: unknown, record: string, path: string, 
       return out;
     }
     case 'record':
+      // Checked here so the error names this record's key (e.g. `background_tasks: null`).
+      if (!isPlainObject(value)) bad();
       return t.record.parse(value, `${path}.${key}`);
     case 'tagged': {
       if (!isPlainObject(value)) bad();

@@ -1,6 +1,7 @@
 /**
  * Per-route records: CORS, request-id override, JWT, API key, authorization, lifecycle hooks.
  */
+import { ConfigError } from '../errors.js';
 import { defineRecord, fail, t, type RecordDef } from './define.js';
 import { DEFAULT_API_KEY_HEADER, DEFAULT_JWT_ALGORITHM, JWT_ALGORITHMS, checkJwtKeys, jwtFields, rejectPlaceholder, secretString, type JwtAlgorithm } from './server.js';
 
@@ -154,17 +155,24 @@ export const AuthorizationConfig = defineRecord<AuthorizationConfig>(
   {
     // The singular `required_role` is accepted and fills `required_roles` (spec).
     rewrite(input, path) {
-      for (const key of ['required_role', 'requiredRole']) {
-        if (!(key in input)) continue;
-        const role = input[key];
-        delete input[key];
-        const roles = typeof role === 'string' ? [role] : role;
-        if (!Array.isArray(roles)) fail('AuthorizationConfig', path, key, role, 'a role name or a list of role names');
-        const existing = input.required_roles ?? input.requiredRoles ?? [];
-        if (!Array.isArray(existing)) fail('AuthorizationConfig', path, 'required_roles', existing, 'a list of strings');
-        delete input.requiredRoles;
-        input.required_roles = [...existing, ...roles];
-      }
+      const both = (a: string, b: string) => {
+        if (a in input && b in input) {
+          throw new ConfigError(`Key "${a}" of AuthorizationConfig at ${path} is given twice (as "${a}" and "${b}"). Keep one.`, { record: 'AuthorizationConfig', path: `${path}.${a}`, key: a, value: input[b] });
+        }
+      };
+      both('required_role', 'requiredRole');
+      both('required_roles', 'requiredRoles');
+      const key = 'required_role' in input ? 'required_role' : 'requiredRole' in input ? 'requiredRole' : undefined;
+      if (key === undefined) return input;
+      const role = input[key];
+      delete input[key];
+      const roles = typeof role === 'string' ? [role] : role;
+      if (!Array.isArray(roles)) fail('AuthorizationConfig', path, key, role, 'a role name or a list of role names');
+      const listKey = 'requiredRoles' in input ? 'requiredRoles' : 'required_roles';
+      const existing = input[listKey] ?? [];
+      if (!Array.isArray(existing)) fail('AuthorizationConfig', path, 'required_roles', existing, 'a list of strings');
+      delete input[listKey];
+      input.required_roles = [...existing, ...roles];
       return input;
     },
     extraSchemaProperties: { required_role: { type: 'string', description: 'Alias: fills required_roles' } },
