@@ -1,0 +1,333 @@
+/**
+ * One gRPC call on one HTTP/2 stream (gRPC over HTTP/2: https://github.com/grpc/grpc/blob/master/doc/PROTOCOL-HTTP2.md):
+ * checks, deadline, guard, dispatch by method kind, response framing under the size caps, and the final
+ * status in trailers (or in a Trailers-Only response when nothing was sent yet).
+ */
+import { randomUUID } from 'node:crypto';
+import { constants as h2, type IncomingHttpHeaders, type OutgoingHttpHeaders, type ServerHttp2Stream } from 'node:http2';
+import { GrpcError, GrpcStatus, encodeGrpcMessage, statusFromError, type GrpcMetadataInit, type GrpcStatusObject } from './status.js';
+import { compressMessage, frameMessage, isGrpcEncoding, parseGrpcTimeout, GRPC_ENCODINGS, type GrpcEncoding } from './framing.js';
+import { RequestReader, type ReadFailure } from './reader.js';
+import type { GrpcCallContext, GrpcIncomingMetadata, GrpcMethod, GrpcRouter } from './router.js';
+
+/** Response messages smaller than this are sent uncompressed even when the client accepts gzip (as compression.min_size). */
+export const GRPC_COMPRESS_MIN_BYTES = 1024;
+
+/** What a guard sees: the call's address and its metadata (headers included, for `authorization` / `x-api-key`). */
+export interface GrpcGuardContext {
+  readonly path: string;
+  readonly service: string;
+  readonly method: string;
+  readonly metadata: GrpcIncomingMetadata;
+  readonly headers: IncomingHttpHeaders;
+  readonly peer: string | undefined;
+}
+
+/**
+ * Runs before every handler (server auth). Throw to reject: a GrpcError keeps its code, keel's HttpError
+ * maps 401 → UNAUTHENTICATED, 403 → PERMISSION_DENIED, 429 → RESOURCE_EXHAUSTED. What it returns becomes `call.auth`.
+ */
+export type GrpcGuard = (ctx: GrpcGuardContext) => void | Readonly<Record<string, unknown>> | Promise<void | Readonly<Record<string, unknown>>>;
+
+/** Per-server settings every call reads (precomputed once from GrpcConfig). */
+export interface GrpcCallSettings {
+  readonly maxMessageSize: number;
+  readonly compression: boolean;
+  readonly requestTimeoutMs: number | undefined;
+  readonly maxStreamResponseBytes: number | null;
+  readonly requestId: boolean;
+  readonly guard: GrpcGuard | undefined;
+  /** Services the guard does not run for (default: the health service, so probes need no credentials). */
+  readonly publicServices: ReadonlySet<string>;
+  readonly isShuttingDown: () => boolean;
+  /** Called with errors that are not GrpcErrors (they reach the client as UNKNOWN without their message). */
+  readonly onError: ((err: unknown, path: string) => void) | undefined;
+}
+
+const GRPC_CONTENT_TYPE = /^application\/grpc(\+[a-z0-9.-]+)?\s*(;|$)/i;
+const REQUEST_ID = /^[\w.:@/+=-]{1,200}$/;
+const METADATA_KEY = /^[0-9a-z_.-]+$/;
+// Headers that are transport, not application metadata (gRPC over HTTP/2, "Requests").
+const RESERVED = new Set(['content-type', 'te', 'grpc-timeout', 'grpc-encoding', 'grpc-accept-encoding', 'connection', 'host', 'content-length']);
+
+/** True for `application/grpc`, `application/grpc+proto`, `application/grpc+json`, … (not grpc-web). */
+export function isGrpcRequest(headers: IncomingHttpHeaders): boolean {
+  return GRPC_CONTENT_TYPE.test(String(headers['content-type'] ?? ''));
+}
+
+function incomingMetadata(headers: IncomingHttpHeaders): GrpcIncomingMetadata {
+  const out: Record<string, string | Buffer> = {};
+  for (const [key, raw] of Object.entries(headers)) {
+    if (key.startsWith(':') || RESERVED.has(key) || raw === undefined) continue;
+    const value = Array.isArray(raw) ? raw.join(', ') : raw;
+    out[key] = key.endsWith('-bin') ? Buffer.from(value, 'base64') : value;
+  }
+  return out;
+}
+
+/** Metadata → HTTP/2 headers; bad keys/values throw (a programming error in the handler, reported as UNKNOWN). */
+function outgoingHeaders(md: GrpcMetadataInit | undefined, into: OutgoingHttpHeaders): OutgoingHttpHeaders {
+  for (const [k, v] of Object.entries(md ?? {})) {
+    const key = k.toLowerCase();
+    if (!METADATA_KEY.test(key) || key.startsWith('grpc-') || RESERVED.has(key)) throw new TypeError(`Invalid or reserved gRPC metadata key "${k}"`);
+    const values = (Array.isArray(v) ? v : [v]) as (string | Buffer)[];
+    const wire = values.map((x) => {
+      if (Buffer.isBuffer(x)) {
+        if (!key.endsWith('-bin')) throw new TypeError(`Binary gRPC metadata needs a "-bin" key, got "${k}"`);
+        return x.toString('base64');
+      }
+      if (key.endsWith('-bin')) return Buffer.from(x).toString('base64');
+      if (!/^[\x20-\x7e]*$/.test(x)) throw new TypeError(`gRPC metadata "${k}" must be printable ASCII`);
+      return x;
+    });
+    into[key] = wire.length === 1 ? wire[0]! : wire;
+  }
+  return into;
+}
+
+function acceptsEncoding(headers: IncomingHttpHeaders): GrpcEncoding | undefined {
+  const accepted = String(headers['grpc-accept-encoding'] ?? '').split(',').map((s) => s.trim());
+  return GRPC_ENCODINGS.find((e) => accepted.includes(e));
+}
+
+class ServerCall {
+  private headersSent = false;
+  private finished = false;
+  private readonly initial: OutgoingHttpHeaders = {};
+  private readonly trailers: OutgoingHttpHeaders = {};
+  private readonly abort = new AbortController();
+  private timer: NodeJS.Timeout | undefined;
+  private responseEncoding: GrpcEncoding | undefined;
+  private sentBytes = 0;
+
+  constructor(
+    private readonly stream: ServerHttp2Stream,
+    private readonly headers: IncomingHttpHeaders,
+    private readonly s: GrpcCallSettings,
+  ) {
+    stream.on('error', () => {
+      // Stream errors (RST from the client, session teardown) end in 'close', handled below.
+    });
+    stream.on('close', () => {
+      clearTimeout(this.timer);
+      if (!this.finished) {
+        this.finished = true;
+        this.abort.abort(new GrpcError(GrpcStatus.CANCELLED, 'Call cancelled'));
+      }
+    });
+  }
+
+  private get acceptEncodingHeader(): string {
+    return this.s.compression ? `identity,${GRPC_ENCODINGS.join(',')}` : 'identity';
+  }
+
+  /** Response headers (initial metadata), sent once before the first message. */
+  private sendHeaders(): void {
+    if (this.headersSent || this.finished) return;
+    this.headersSent = true;
+    this.stream.respond(
+      {
+        [h2.HTTP2_HEADER_STATUS]: 200,
+        'content-type': 'application/grpc',
+        'grpc-accept-encoding': this.acceptEncodingHeader,
+        ...(this.responseEncoding ? { 'grpc-encoding': this.responseEncoding } : {}),
+        ...this.initial,
+      },
+      { waitForTrailers: true },
+    );
+  }
+
+  /** End the call with `status` (once); `httpStatus` only matters for a Trailers-Only response. */
+  finish(status: GrpcStatusObject, httpStatus = 200): void {
+    if (this.finished) return;
+    this.finished = true;
+    clearTimeout(this.timer);
+    if (status.code !== GrpcStatus.OK) this.abort.abort(new GrpcError(status.code, status.message));
+    const stream = this.stream;
+    if (stream.destroyed || stream.closed) return;
+    let extra: OutgoingHttpHeaders = {};
+    try {
+      extra = outgoingHeaders(status.metadata, {});
+    } catch {
+      // Bad trailing metadata from a thrown GrpcError: the status still goes out.
+    }
+    const trailers: OutgoingHttpHeaders = {
+      ...this.trailers,
+      ...extra,
+      'grpc-status': String(status.code),
+      ...(status.message ? { 'grpc-message': encodeGrpcMessage(status.message) } : {}),
+    };
+    // HTTP/2 §8.1: a server may answer before the request is complete, then reset the stream with NO_ERROR.
+    const closeRequestSide = () => {
+      if (!stream.readableEnded && !stream.destroyed) stream.close(h2.NGHTTP2_NO_ERROR);
+    };
+    if (!this.headersSent) {
+      this.headersSent = true;
+      stream.respond(
+        {
+          [h2.HTTP2_HEADER_STATUS]: httpStatus,
+          'content-type': 'application/grpc',
+          'grpc-accept-encoding': this.acceptEncodingHeader,
+          ...this.initial,
+          ...trailers,
+        },
+        { endStream: true },
+      );
+      closeRequestSide();
+      return;
+    }
+    stream.once('wantTrailers', () => {
+      stream.sendTrailers(trailers);
+      closeRequestSide();
+    });
+    stream.end();
+  }
+
+  private context(method: GrpcMethod, metadata: GrpcIncomingMetadata, deadline: number | undefined, requestId: string | undefined, auth: Readonly<Record<string, unknown>> | undefined): GrpcCallContext {
+    const call = this;
+    return {
+      path: method.path,
+      service: method.service,
+      method: method.name,
+      metadata,
+      signal: this.abort.signal,
+      deadline,
+      requestId,
+      auth,
+      peer: this.stream.session?.socket?.remoteAddress,
+      sendMetadata(md: GrpcMetadataInit) {
+        if (call.headersSent) throw new Error('gRPC response metadata was already sent');
+        outgoingHeaders(md, call.initial);
+        call.sendHeaders();
+      },
+      setTrailer(key: string, value: string | Buffer) {
+        outgoingHeaders({ [key]: value }, call.trailers);
+      },
+    };
+  }
+
+  /** Encode, cap, compress, frame and write one response message, waiting for HTTP/2 flow control. */
+  private async send(method: GrpcMethod, message: unknown, streaming: boolean): Promise<void> {
+    if (this.finished) throw this.abort.signal.reason ?? new GrpcError(GrpcStatus.CANCELLED, 'Call ended');
+    let data: Buffer;
+    try {
+      data = method.encode(message ?? {});
+    } catch {
+      throw new GrpcError(GrpcStatus.INTERNAL, 'Response message could not be encoded');
+    }
+    // Never a truncated write: an oversize message fails the call instead (spec: max_message_size, both directions).
+    if (data.length > this.s.maxMessageSize) {
+      throw new GrpcError(GrpcStatus.RESOURCE_EXHAUSTED, `Response message of ${data.length} bytes exceeds max_message_size (${this.s.maxMessageSize})`);
+    }
+    let compressed = false;
+    if (this.responseEncoding && data.length >= GRPC_COMPRESS_MIN_BYTES) {
+      data = await compressMessage(this.responseEncoding, data);
+      compressed = true;
+    }
+    const frame = frameMessage(data, compressed);
+    const cap = this.s.maxStreamResponseBytes;
+    if (streaming && cap !== null && this.sentBytes + frame.length > cap) {
+      throw new GrpcError(GrpcStatus.RESOURCE_EXHAUSTED, `Streaming response exceeds max_stream_response_bytes (${cap})`);
+    }
+    this.sentBytes += frame.length;
+    this.sendHeaders();
+    if (this.finished) throw this.abort.signal.reason;
+    if (!this.stream.write(frame)) {
+      await new Promise<void>((resolve) => {
+        const done = () => {
+          this.stream.off('drain', done);
+          this.stream.off('close', done);
+          resolve();
+        };
+        this.stream.on('drain', done);
+        this.stream.on('close', done);
+      });
+    }
+  }
+
+  private async pipe(method: GrpcMethod, out: unknown): Promise<void> {
+    if (!out || (typeof (out as AsyncIterable<unknown>)[Symbol.asyncIterator] !== 'function' && typeof (out as Iterable<unknown>)[Symbol.iterator] !== 'function')) {
+      throw new TypeError(`Streaming handler of ${method.path} must return an (async) iterable`);
+    }
+    for await (const message of out as AsyncIterable<unknown>) await this.send(method, message, true);
+  }
+
+  async run(router: GrpcRouter): Promise<void> {
+    const headers = this.headers;
+    const path = String(headers[h2.HTTP2_HEADER_PATH] ?? '');
+    if (headers[h2.HTTP2_HEADER_METHOD] !== 'POST') return this.finish({ code: GrpcStatus.UNIMPLEMENTED, message: 'gRPC requires POST' }, 405);
+    const subtype = /^application\/grpc\+([a-z0-9.-]+)/i.exec(String(headers['content-type']))?.[1];
+    if (subtype && subtype.toLowerCase() !== 'proto') return this.finish({ code: GrpcStatus.UNIMPLEMENTED, message: `Unsupported codec "${subtype}"` }, 415);
+    if (this.s.isShuttingDown()) return this.finish({ code: GrpcStatus.UNAVAILABLE, message: 'Server is shutting down' });
+    const method = router.lookup(path);
+    if (!method) return this.finish({ code: GrpcStatus.UNIMPLEMENTED, message: `Method not found: ${path}` });
+    if (!method.handler) return this.finish({ code: GrpcStatus.UNIMPLEMENTED, message: `Method not implemented: ${path}` });
+
+    const requestEncoding = String(headers['grpc-encoding'] ?? 'identity');
+    if (requestEncoding !== 'identity' && (!this.s.compression || !isGrpcEncoding(requestEncoding))) {
+      return this.finish({ code: GrpcStatus.UNIMPLEMENTED, message: `Unsupported grpc-encoding "${requestEncoding}"` });
+    }
+    this.responseEncoding = this.s.compression ? acceptsEncoding(headers) : undefined;
+
+    const timeouts = [parseGrpcTimeout(headers['grpc-timeout'] as string | undefined), this.s.requestTimeoutMs].filter((t): t is number => t !== undefined);
+    const timeoutMs = timeouts.length ? Math.min(...timeouts) : undefined;
+    const deadline = timeoutMs === undefined ? undefined : Date.now() + timeoutMs;
+    if (timeoutMs !== undefined) {
+      this.timer = setTimeout(() => this.finish({ code: GrpcStatus.DEADLINE_EXCEEDED, message: 'Deadline exceeded' }), timeoutMs);
+    }
+
+    let requestId: string | undefined;
+    if (this.s.requestId) {
+      const given = headers['x-request-id'];
+      requestId = typeof given === 'string' && REQUEST_ID.test(given) ? given : randomUUID();
+      this.initial['x-request-id'] = requestId;
+    }
+
+    const metadata = incomingMetadata(headers);
+    let auth: Readonly<Record<string, unknown>> | undefined;
+    if (this.s.guard && !this.s.publicServices.has(method.service)) {
+      const peer = this.stream.session?.socket?.remoteAddress;
+      auth = (await this.s.guard({ path, service: method.service, method: method.name, metadata, headers, peer })) ?? undefined;
+      if (this.finished) return;
+    }
+
+    const reader = new RequestReader(
+      this.stream,
+      method.decode,
+      requestEncoding === 'identity' ? undefined : (requestEncoding as GrpcEncoding),
+      this.s.maxMessageSize,
+      (f: ReadFailure) => this.finish({ code: f.code, message: f.message }, f.httpStatus),
+      this.abort.signal,
+    );
+    const ctx = this.context(method, metadata, deadline, requestId, auth);
+    const handler = method.handler as (input: unknown, call: GrpcCallContext) => unknown;
+    switch (method.kind) {
+      case 'unary':
+        await this.send(method, await handler(await reader.single(), ctx), false);
+        break;
+      case 'client_streaming':
+        await this.send(method, await handler(reader, ctx), false);
+        break;
+      case 'server_streaming':
+        await this.pipe(method, handler(await reader.single(), ctx));
+        break;
+      case 'bidi_streaming':
+        await this.pipe(method, handler(reader, ctx));
+        break;
+    }
+    this.finish({ code: GrpcStatus.OK, message: '' });
+  }
+
+  fail(err: unknown, path: string): void {
+    if (this.finished) return;
+    const status = statusFromError(err);
+    if (!(err instanceof GrpcError) && status.code === GrpcStatus.UNKNOWN) this.s.onError?.(err, path);
+    this.finish(status);
+  }
+}
+
+/** Serve one gRPC call on `stream`; never throws (every failure becomes a status). */
+export function handleGrpcCall(stream: ServerHttp2Stream, headers: IncomingHttpHeaders, router: GrpcRouter, settings: GrpcCallSettings): void {
+  const call = new ServerCall(stream, headers, settings);
+  call.run(router).catch((err: unknown) => call.fail(err, String(headers[h2.HTTP2_HEADER_PATH] ?? '')));
+}

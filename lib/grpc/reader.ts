@@ -1,0 +1,137 @@
+/**
+ * The request side of one call: DATA frames → length-prefixed messages → (decompressed) → decoded
+ * objects, exposed as an AsyncIterable with backpressure (the HTTP/2 stream is paused while the handler
+ * lags, so HTTP/2 flow control slows the client down instead of keel buffering without bound).
+ */
+import type { ServerHttp2Stream } from 'node:http2';
+import { MessageDecoder, MessageTooLargeError, decompressMessage, type GrpcEncoding, type RawMessage } from './framing.js';
+import { GrpcError, GrpcStatus } from './status.js';
+
+/** Decoded messages queued before the stream is paused. */
+const HIGH_WATER_MESSAGES = 32;
+
+/** Why reading stopped: a status for the whole call; `httpStatus` 413 when a message was over the cap. */
+export interface ReadFailure {
+  code: number;
+  message: string;
+  httpStatus?: number;
+}
+
+export class RequestReader implements AsyncIterable<unknown> {
+  private readonly items: unknown[] = [];
+  private ended = false;
+  private failure: GrpcError | undefined;
+  private wake: (() => void) | undefined;
+  private chain: Promise<void> = Promise.resolve();
+  private paused = false;
+
+  constructor(
+    private readonly stream: ServerHttp2Stream,
+    private readonly decode: (b: Buffer) => unknown,
+    private readonly encoding: GrpcEncoding | undefined,
+    private readonly maxMessageSize: number,
+    private readonly onFailure: (f: ReadFailure) => void,
+    private readonly signal: AbortSignal,
+  ) {
+    const decoder = new MessageDecoder(maxMessageSize);
+    stream.on('data', (chunk: Buffer) => {
+      if (this.failure) return;
+      let raws: RawMessage[];
+      try {
+        raws = decoder.push(chunk);
+      } catch (err) {
+        this.fail(err);
+        return;
+      }
+      for (const raw of raws) this.chain = this.chain.then(() => this.accept(raw));
+    });
+    stream.on('end', () => {
+      this.chain = this.chain.then(() => {
+        if (decoder.partial) this.fail(new GrpcError(GrpcStatus.INTERNAL, 'Request ended inside a message'));
+        this.ended = true;
+        this.notify();
+      });
+    });
+    signal.addEventListener('abort', () => this.notify(), { once: true });
+  }
+
+  private async accept(raw: RawMessage): Promise<void> {
+    if (this.failure) return;
+    let data = raw.data;
+    try {
+      if (raw.compressed) {
+        // gRPC over HTTP/2: a compressed flag without a grpc-encoding is a protocol error (INTERNAL).
+        if (!this.encoding) throw new GrpcError(GrpcStatus.INTERNAL, 'Compressed message without grpc-encoding');
+        data = await decompressMessage(this.encoding, data, this.maxMessageSize);
+      }
+    } catch (err) {
+      this.fail(err instanceof GrpcError || err instanceof MessageTooLargeError ? err : new GrpcError(GrpcStatus.INTERNAL, 'Request message could not be decompressed'));
+      return;
+    }
+    let message: unknown;
+    try {
+      message = this.decode(data);
+    } catch {
+      this.fail(new GrpcError(GrpcStatus.INTERNAL, 'Request message could not be decoded'));
+      return;
+    }
+    this.items.push(message);
+    if (this.items.length >= HIGH_WATER_MESSAGES && !this.paused) {
+      this.paused = true;
+      this.stream.pause();
+    }
+    this.notify();
+  }
+
+  private fail(err: unknown): void {
+    if (this.failure) return;
+    if (err instanceof MessageTooLargeError) {
+      // Spec (gRPC errors 1): a message over max_message_size is rejected with HTTP 413; the grpc-status
+      // sent with it (RESOURCE_EXHAUSTED) is what gRPC clients report.
+      const message = `Request message of ${err.size} bytes exceeds max_message_size (${err.limit})`;
+      this.failure = new GrpcError(GrpcStatus.RESOURCE_EXHAUSTED, message);
+      this.onFailure({ code: GrpcStatus.RESOURCE_EXHAUSTED, message, httpStatus: 413 });
+    } else {
+      const e = err as GrpcError;
+      this.failure = e;
+      this.onFailure({ code: e.code, message: e.message });
+    }
+    this.notify();
+  }
+
+  private notify(): void {
+    const w = this.wake;
+    this.wake = undefined;
+    w?.();
+  }
+
+  private async next(): Promise<IteratorResult<unknown>> {
+    for (;;) {
+      if (this.failure) throw this.failure;
+      if (this.signal.aborted) throw this.signal.reason;
+      if (this.items.length) {
+        const value = this.items.shift();
+        if (this.paused && this.items.length < HIGH_WATER_MESSAGES / 2) {
+          this.paused = false;
+          this.stream.resume();
+        }
+        return { value, done: false };
+      }
+      if (this.ended) return { value: undefined, done: true };
+      await new Promise<void>((resolve) => (this.wake = resolve));
+    }
+  }
+
+  /** Exactly one message (unary and server-streaming requests), after the client half-closed. */
+  async single(): Promise<unknown> {
+    const first = await this.next();
+    if (first.done) throw new GrpcError(GrpcStatus.INTERNAL, 'Request message missing');
+    const second = await this.next();
+    if (!second.done) throw new GrpcError(GrpcStatus.INTERNAL, 'More than one request message for a unary request');
+    return first.value;
+  }
+
+  [Symbol.asyncIterator](): AsyncIterator<unknown> {
+    return { next: () => this.next() };
+  }
+}

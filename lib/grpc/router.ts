@@ -1,0 +1,232 @@
+/**
+ * The gRPC service registry: loads `.proto` definitions with @grpc/proto-loader, binds handlers to
+ * methods and answers `/package.Service/Method` lookups. Registration problems (unknown service, a
+ * handler name that matches no method) throw AppError at start-up, never at call time.
+ */
+import * as protoLoader from '@grpc/proto-loader';
+import { AppError } from '../errors.js';
+import { suggest } from '../records/define.js';
+import type { GrpcMetadataInit } from './status.js';
+import { installHealth, type HealthRegistry } from './health.js';
+import { installReflection } from './reflection.js';
+
+export type GrpcMethodKind = 'unary' | 'server_streaming' | 'client_streaming' | 'bidi_streaming';
+
+/** Incoming metadata: string values, Buffers for `-bin` keys (base64-decoded). */
+export type GrpcIncomingMetadata = Readonly<Record<string, string | Buffer>>;
+
+/** What every handler gets besides its request(s). */
+export interface GrpcCallContext {
+  /** `/package.Service/Method`. */
+  readonly path: string;
+  readonly service: string;
+  readonly method: string;
+  readonly metadata: GrpcIncomingMetadata;
+  /** Aborted when the client cancels, the deadline passes or the call ends early (stream byte cap). */
+  readonly signal: AbortSignal;
+  /** Epoch milliseconds of the deadline (min of `grpc-timeout` and `request_timeout`), if any. */
+  readonly deadline: number | undefined;
+  /** `x-request-id` of this call, when request ids are on. */
+  readonly requestId: string | undefined;
+  /** What the guard returned (e.g. verified JWT claims). */
+  readonly auth: Readonly<Record<string, unknown>> | undefined;
+  /** Remote address of the connection. */
+  readonly peer: string | undefined;
+  /** Send response headers (initial metadata) now; at most once, before the first message. */
+  sendMetadata(metadata: GrpcMetadataInit): void;
+  /** Add trailing metadata, sent beside `grpc-status`. */
+  setTrailer(key: string, value: string | Buffer): void;
+}
+
+// `any` by default: message shapes come from the .proto at run time; callers narrow with the generics.
+export type UnaryHandler<Req = any, Res = any> = (request: Req, call: GrpcCallContext) => Res | Promise<Res>;
+export type ServerStreamingHandler<Req = any, Res = any> = (request: Req, call: GrpcCallContext) => AsyncIterable<Res> | Iterable<Res>;
+export type ClientStreamingHandler<Req = any, Res = any> = (requests: AsyncIterable<Req>, call: GrpcCallContext) => Res | Promise<Res>;
+export type BidiStreamingHandler<Req = any, Res = any> = (requests: AsyncIterable<Req>, call: GrpcCallContext) => AsyncIterable<Res> | Iterable<Res>;
+export type GrpcHandler = UnaryHandler | ServerStreamingHandler | ClientStreamingHandler | BidiStreamingHandler;
+/** Handlers by rpc name as written in the .proto (`GetUser`) or in lowerCamelCase (`getUser`). */
+export type GrpcServiceHandlers = Readonly<Record<string, GrpcHandler>>;
+
+/** One callable method. */
+export interface GrpcMethod {
+  readonly path: string;
+  readonly service: string;
+  readonly name: string;
+  readonly kind: GrpcMethodKind;
+  readonly handler: GrpcHandler | undefined;
+  readonly decode: (bytes: Buffer) => unknown;
+  readonly encode: (message: unknown) => Buffer;
+}
+
+/** A registered service: its methods and the serialized FileDescriptorProtos it was built from (for reflection). */
+export interface GrpcServiceEntry {
+  readonly name: string;
+  readonly methods: readonly GrpcMethod[];
+  readonly fileDescriptorProtos: readonly Buffer[];
+  /** Fully-qualified names of the messages, enums and services of the same definition (reflection lookups). */
+  readonly symbols: ReadonlySet<string>;
+}
+
+/**
+ * How messages become handler objects (proto-loader options). keel's defaults keep field names as in the
+ * .proto, give int64 values as strings (no precision loss), enums as names, and fill defaults.
+ */
+export const DEFAULT_GRPC_LOADER_OPTIONS: Readonly<protoLoader.Options> = Object.freeze({
+  keepCase: true,
+  longs: String,
+  enums: String,
+  defaults: true,
+  oneofs: true,
+});
+
+export interface GrpcServiceOptions {
+  /** proto-loader options; default `DEFAULT_GRPC_LOADER_OPTIONS` (`{ keepCase: true, longs: String, enums: String, defaults: true, oneofs: true }`). */
+  loader?: protoLoader.Options;
+  /** Directories searched for `import`ed .proto files. */
+  includeDirs?: string[];
+}
+
+/** A .proto path (or paths), a protobufjs Root (anything with `toJSON()`), or a proto-loader PackageDefinition. */
+export type GrpcProtoSource = string | readonly string[] | { toJSON(): unknown } | protoLoader.PackageDefinition;
+
+export interface GrpcRouterOptions {
+  /** Serve `grpc.health.v1.Health` (default `true`). */
+  health?: boolean;
+  /** Serve server reflection v1 and v1alpha (default `true`). */
+  reflection?: boolean;
+}
+
+interface MethodDefinitionLike {
+  path: string;
+  requestStream: boolean;
+  responseStream: boolean;
+  originalName?: string;
+  requestDeserialize: (b: Buffer) => unknown;
+  responseSerialize: (v: unknown) => Buffer;
+  requestType?: { fileDescriptorProtos?: Buffer[] };
+}
+
+function kindOf(def: MethodDefinitionLike): GrpcMethodKind {
+  if (def.requestStream) return def.responseStream ? 'bidi_streaming' : 'client_streaming';
+  return def.responseStream ? 'server_streaming' : 'unary';
+}
+
+function loadDefinition(source: GrpcProtoSource, options: GrpcServiceOptions): protoLoader.PackageDefinition {
+  const loader = { ...(options.loader ?? DEFAULT_GRPC_LOADER_OPTIONS), ...(options.includeDirs ? { includeDirs: options.includeDirs } : {}) };
+  try {
+    if (typeof source === 'string' || Array.isArray(source)) return protoLoader.loadSync(source as string | string[], loader);
+    if (typeof (source as { toJSON?: unknown }).toJSON === 'function') {
+      return protoLoader.fromJSON((source as { toJSON(): unknown }).toJSON() as never, loader);
+    }
+    return source as protoLoader.PackageDefinition;
+  } catch (err) {
+    throw new AppError('Route', `Loading gRPC definitions failed: ${(err as Error).message}`, { cause: err });
+  }
+}
+
+function isServiceDefinition(v: unknown): v is Record<string, MethodDefinitionLike> {
+  if (!v || typeof v !== 'object' || 'format' in v) return false;
+  const methods = Object.values(v as object);
+  return methods.length > 0 && methods.every((m) => typeof (m as MethodDefinitionLike)?.path === 'string');
+}
+
+/**
+ * The registry of gRPC services one server answers.
+ *
+ * @example
+ * const router = createGrpcRouter();
+ * router.addService('examples/grpc/greeter.proto', 'keel.examples.Greeter', {
+ *   SayHello: ({ name }) => ({ message: `Hello, ${name}` }),
+ * });
+ */
+export class GrpcRouter {
+  private readonly byPath = new Map<string, GrpcMethod>();
+  private readonly entries = new Map<string, GrpcServiceEntry>();
+  /** Serving status of the standard health service (undefined when health is off). */
+  readonly health: HealthRegistry | undefined;
+
+  constructor(options: GrpcRouterOptions = {}) {
+    if (options.health ?? true) this.health = installHealth(this);
+    if (options.reflection ?? true) installReflection(this);
+    for (const name of this.entries.keys()) this.health?.set(name, 'SERVING');
+  }
+
+  /**
+   * Register `serviceName` (fully qualified, e.g. `example.v1.UserService`) from `source` with `handlers`.
+   * Methods without a handler answer UNIMPLEMENTED; a handler name that matches no method throws.
+   */
+  addService(source: GrpcProtoSource, serviceName: string, handlers: GrpcServiceHandlers, options: GrpcServiceOptions = {}): this {
+    const pkg = loadDefinition(source, options);
+    const def = pkg[serviceName];
+    if (!isServiceDefinition(def)) {
+      const services = Object.keys(pkg).filter((k) => isServiceDefinition(pkg[k]));
+      const hint = suggest(serviceName, services);
+      throw new AppError('Route', `gRPC service "${serviceName}" is not defined${hint ? `; did you mean "${hint}"?` : services.length ? `; defined services: ${services.join(', ')}` : ''}`);
+    }
+    if (this.entries.has(serviceName)) throw new AppError('Route', `gRPC service "${serviceName}" is already registered`);
+    const byName = new Map<string, string>();
+    for (const [name, m] of Object.entries(def)) {
+      byName.set(name, name);
+      if (m.originalName) byName.set(m.originalName, name);
+    }
+    const bound = new Map<string, GrpcHandler>();
+    for (const [key, handler] of Object.entries(handlers)) {
+      const name = byName.get(key);
+      if (!name) {
+        const hint = suggest(key, Object.keys(def));
+        throw new AppError('Route', `gRPC handler "${key}" matches no method of ${serviceName}${hint ? `; did you mean "${hint}"?` : `; methods: ${Object.keys(def).join(', ')}`}`);
+      }
+      if (typeof handler !== 'function') throw new AppError('Route', `gRPC handler "${key}" of ${serviceName} must be a function, got ${typeof handler}`);
+      bound.set(name, handler);
+    }
+    const methods: GrpcMethod[] = Object.entries(def).map(([name, m]) => ({
+      path: m.path,
+      service: serviceName,
+      name,
+      kind: kindOf(m),
+      handler: bound.get(name),
+      decode: m.requestDeserialize,
+      encode: m.responseSerialize,
+    }));
+    const first = Object.values(def)[0]!;
+    const entry: GrpcServiceEntry = {
+      name: serviceName,
+      methods,
+      fileDescriptorProtos: first.requestType?.fileDescriptorProtos ?? [],
+      symbols: symbolsOf(pkg),
+    };
+    for (const m of methods) this.byPath.set(m.path, m);
+    this.entries.set(serviceName, entry);
+    this.health?.set(serviceName, 'SERVING');
+    return this;
+  }
+
+  /** The method for a `:path`, if registered. */
+  lookup(path: string): GrpcMethod | undefined {
+    return this.byPath.get(path);
+  }
+
+  /** Registered services (fully-qualified names), including health and reflection when on. */
+  services(): GrpcServiceEntry[] {
+    return [...this.entries.values()];
+  }
+
+  /** True when only the built-in services are registered. */
+  get empty(): boolean {
+    return this.services().every((s) => s.name.startsWith('grpc.'));
+  }
+}
+
+function symbolsOf(pkg: protoLoader.PackageDefinition): Set<string> {
+  const out = new Set<string>();
+  for (const [name, def] of Object.entries(pkg)) {
+    out.add(name);
+    if (isServiceDefinition(def)) for (const m of Object.keys(def)) out.add(`${name}.${m}`);
+  }
+  return out;
+}
+
+/** A new registry; health and reflection are on unless turned off. */
+export function createGrpcRouter(options: GrpcRouterOptions = {}): GrpcRouter {
+  return new GrpcRouter(options);
+}

@@ -1,0 +1,186 @@
+/**
+ * HTTP/1.1 and cleartext HTTP/2 (h2c, "prior knowledge": RFC 9113 §3.3) on one port. Every new connection
+ * is sniffed: one that opens with the HTTP/2 client preface goes to a node:http2 server, anything else to the
+ * node:http server it arrived on, so `app.listen()`, WebSocket upgrades and HTTP/1.1 keep-alive are untouched.
+ * HTTP/1.1 `Upgrade: h2c` (RFC 7540 §3.2, removed in RFC 9113) is not supported; gRPC clients use prior knowledge.
+ */
+import http, { type IncomingMessage, type ServerResponse } from 'node:http';
+import http2, { constants as h2, type Http2Server, type Http2Session, type IncomingHttpHeaders, type ServerHttp2Stream } from 'node:http2';
+import type { Socket } from 'node:net';
+import { GrpcConfig } from '../records/protocol.js';
+import { problem } from '../problem.js';
+import { handleGrpcCall, isGrpcRequest, type GrpcCallSettings, type GrpcGuard } from './call.js';
+import { HEALTH_SERVICE } from './health.js';
+import type { GrpcRouter } from './router.js';
+
+/** RFC 9113 §3.4: the client connection preface. */
+export const HTTP2_PREFACE = Buffer.from('PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n', 'latin1');
+
+/** How long a new connection may stay silent before it is dropped (before it is known to be HTTP/1 or HTTP/2). */
+export const DEFAULT_SNIFF_TIMEOUT_MS = 30_000;
+
+/** What a non-gRPC HTTP/2 request gets: the HTTP/1 server's handler through node's http2 compatibility API, or a 505 problem. */
+export type Http2FallbackMode = 'compat' | 'reject';
+
+export interface GrpcServerOptions {
+  /** Server auth for gRPC calls (see GrpcGuard). */
+  guard?: GrpcGuard;
+  /** Services the guard skips; default `['grpc.health.v1.Health']` (probes carry no credentials). */
+  publicServices?: readonly string[];
+  /** Echo or generate `x-request-id` response metadata (the App passes ServerConfig.enable_request_id). Default `false`. */
+  requestId?: boolean;
+  /** Non-gRPC HTTP/2 requests: `'compat'` (default) hands them to the HTTP/1 server's `request` listeners. */
+  http2Fallback?: Http2FallbackMode;
+  /** Silent-connection limit before the protocol is known; default `DEFAULT_SNIFF_TIMEOUT_MS` (30000). */
+  sniffTimeoutMs?: number;
+  /** Errors thrown by handlers that are not GrpcErrors (logging). */
+  onError?: (err: unknown, path: string) => void;
+}
+
+/** The HTTP/2 side attached to an HTTP/1 server. */
+export interface GrpcAttachment {
+  /** The node:http2 server connections are handed to (not listening itself). */
+  readonly http2Server: Http2Server;
+  /** Open HTTP/2 sessions. */
+  readonly sessions: ReadonlySet<Http2Session>;
+  /**
+   * Graceful shutdown: health turns NOT_SERVING, new calls get UNAVAILABLE, every session gets GOAWAY and
+   * may finish its calls; sessions still open after `timeoutMs` are destroyed.
+   */
+  shutdown(timeoutMs?: number): Promise<void>;
+}
+
+function startKeepalive(session: Http2Session, intervalMs: number, timeoutMs: number): void {
+  const interval = setInterval(() => {
+    if (session.destroyed || session.closed) return;
+    // A PING not acknowledged within keepalive_timeout means the peer (or the path to it) is gone.
+    const dead = setTimeout(() => session.destroy(), timeoutMs);
+    dead.unref();
+    const sent = session.ping((err) => {
+      clearTimeout(dead);
+      if (err && !session.destroyed) session.destroy();
+    });
+    if (!sent) clearTimeout(dead);
+  }, intervalMs);
+  interval.unref();
+  session.once('close', () => clearInterval(interval));
+}
+
+function reject505(stream: ServerHttp2Stream): void {
+  const body = JSON.stringify(problem(505, 'This port answers HTTP/2 only for gRPC (content-type application/grpc); use HTTP/1.1.'));
+  stream.on('error', () => {});
+  stream.respond({ [h2.HTTP2_HEADER_STATUS]: 505, 'content-type': 'application/problem+json', 'content-length': Buffer.byteLength(body) });
+  stream.end(body);
+}
+
+/**
+ * Add gRPC over h2c to an existing `http.Server` (call before or after `listen`). The server keeps its own
+ * `request`/`upgrade` listeners; only connections that open with the HTTP/2 preface are taken.
+ *
+ * @example
+ * const server = http.createServer(handler);
+ * const grpc = attachGrpc(server, router, { max_message_size: 1_048_576 }, { guard });
+ * server.listen(8000, '127.0.0.1');
+ * // on shutdown: await grpc.shutdown(30_000)
+ */
+export function attachGrpc(server: http.Server, router: GrpcRouter, config: unknown = {}, options: GrpcServerOptions = {}): GrpcAttachment {
+  const cfg = GrpcConfig.parse(config ?? {}, 'grpc');
+  let shuttingDown = false;
+  const settings: GrpcCallSettings = {
+    maxMessageSize: cfg.max_message_size,
+    compression: cfg.enable_compression,
+    requestTimeoutMs: cfg.request_timeout === null ? undefined : cfg.request_timeout * 1000,
+    maxStreamResponseBytes: cfg.max_stream_response_bytes,
+    requestId: options.requestId ?? false,
+    guard: options.guard,
+    publicServices: new Set(options.publicServices ?? [HEALTH_SERVICE]),
+    isShuttingDown: () => shuttingDown,
+    onError: options.onError,
+  };
+  const http2Server = http2.createServer({
+    settings: { maxConcurrentStreams: cfg.max_concurrent_streams },
+    // Streams beyond max_concurrent_streams are refused by the HTTP/2 layer (spec: gRPC errors 3).
+  });
+  const sessions = new Set<Http2Session>();
+  http2Server.on('session', (session: Http2Session) => {
+    sessions.add(session);
+    session.on('error', () => {});
+    session.once('close', () => sessions.delete(session));
+    if (cfg.enable_keepalive) startKeepalive(session, cfg.keepalive_interval * 1000, cfg.keepalive_timeout * 1000);
+  });
+
+  let compat: ((...args: unknown[]) => void) | undefined;
+  if ((options.http2Fallback ?? 'compat') === 'compat') {
+    // node's compatibility layer turns 'stream' into 'request' (Http2ServerRequest/Response); take its
+    // 'stream' listener so that only non-gRPC streams go through it.
+    http2Server.on('request', (req: IncomingMessage, res: ServerResponse) => server.emit('request', req, res));
+    compat = http2Server.listeners('stream')[0] as (...args: unknown[]) => void;
+    http2Server.removeAllListeners('stream');
+  }
+  http2Server.on('stream', (stream: ServerHttp2Stream, headers: IncomingHttpHeaders, flags: number, rawHeaders: unknown) => {
+    if (isGrpcRequest(headers)) handleGrpcCall(stream, headers, router, settings);
+    else if (compat && !shuttingDown) compat.call(http2Server, stream, headers, flags, rawHeaders);
+    else reject505(stream);
+  });
+
+  const http1Listeners = server.listeners('connection') as ((socket: Socket) => void)[];
+  server.removeAllListeners('connection');
+  const sniffTimeout = options.sniffTimeoutMs ?? DEFAULT_SNIFF_TIMEOUT_MS;
+  server.on('connection', function sniffProtocol(socket: Socket) {
+    let head: Buffer = Buffer.alloc(0);
+    const timer = setTimeout(() => socket.destroy(), sniffTimeout);
+    timer.unref();
+    const cleanup = () => {
+      clearTimeout(timer);
+      socket.off('data', onData);
+      socket.off('close', cleanup);
+    };
+    const onData = (chunk: Buffer) => {
+      head = head.length ? Buffer.concat([head, chunk]) : chunk;
+      const n = Math.min(head.length, HTTP2_PREFACE.length);
+      const prefixMatches = head.subarray(0, n).equals(HTTP2_PREFACE.subarray(0, n));
+      if (prefixMatches && n < HTTP2_PREFACE.length) return; // could still be the preface: wait for more
+      cleanup();
+      socket.pause();
+      socket.unshift(head);
+      if (prefixMatches && !shuttingDown) http2Server.emit('connection', socket);
+      else if (prefixMatches) socket.destroy();
+      else {
+        for (const l of http1Listeners) l.call(server, socket);
+        // node:http's parser reads the socket handle directly from now on; the bytes already read (unshifted
+        // above) still sit in the JS buffer and reach it as a 'data' event once the socket flows again.
+        socket.resume();
+      }
+    };
+    socket.on('data', onData);
+    socket.on('close', cleanup);
+  });
+
+  return {
+    http2Server,
+    sessions,
+    async shutdown(timeoutMs = 30_000): Promise<void> {
+      shuttingDown = true;
+      router.health?.shutdown();
+      const open = [...sessions];
+      const closed = Promise.all(open.map((s) => (s.closed || s.destroyed ? undefined : new Promise<void>((resolve) => s.close(() => resolve())))));
+      let timer: NodeJS.Timeout | undefined;
+      const expired = new Promise<'timeout'>((resolve) => (timer = setTimeout(() => resolve('timeout'), timeoutMs)));
+      const result = await Promise.race([closed, expired]);
+      clearTimeout(timer);
+      if (result === 'timeout') for (const s of sessions) s.destroy();
+    },
+  };
+}
+
+/** An `http.Server` for `http1Handler` with gRPC attached; `server.grpc` is the attachment. */
+export function createDualServer(
+  http1Handler: http.RequestListener,
+  router: GrpcRouter,
+  config: unknown = {},
+  options: GrpcServerOptions = {},
+): http.Server & { grpc: GrpcAttachment } {
+  const server = http.createServer(http1Handler) as http.Server & { grpc: GrpcAttachment };
+  server.grpc = attachGrpc(server, router, config, options);
+  return server;
+}
