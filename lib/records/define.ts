@@ -293,12 +293,17 @@ function typeSchema(t: FieldType): Record<string, unknown> {
     case 'record':
       return { $ref: `#/$defs/${t.record.name}` };
     case 'tagged':
+      // Each variant inline with its tag added: a `$ref` to the variant would carry its
+      // `additionalProperties: false` and so reject the tag member itself.
       return {
-        oneOf: Object.entries(t.variants).map(([tag, rec]) => ({
-          allOf: [{ $ref: `#/$defs/${rec.name}` }],
-          properties: { [t.tag]: { const: tag } },
-          required: [t.tag],
-        })),
+        oneOf: Object.entries(t.variants).map(([tag, rec]) => {
+          const { $schema: _s, $defs: _d, ...variant } = rec.jsonSchema();
+          return {
+            ...variant,
+            properties: { [t.tag]: { const: tag }, ...(variant.properties as object) },
+            required: [t.tag, ...((variant.required as string[] | undefined) ?? [])],
+          };
+        }),
       };
   }
 }
@@ -314,7 +319,10 @@ function collectDefs(t: FieldType, defs: Record<string, unknown>): void {
     Object.assign(defs, inner);
   };
   if (t.kind === 'record') add(t.record);
-  else if (t.kind === 'tagged') Object.values(t.variants).forEach(add);
+  else if (t.kind === 'tagged') {
+    // Variants are inlined (typeSchema); only what they nest goes to $defs.
+    for (const rec of Object.values(t.variants)) Object.assign(defs, (rec.jsonSchema().$defs as Record<string, unknown>) ?? {});
+  }
   else if (t.kind === 'list' || t.kind === 'map') collectDefs(t.of, defs);
 }
 
