@@ -4,7 +4,8 @@
  * when its feature is off, so a disabled feature costs nothing per request.
  */
 import type { App } from './app.js';
+import { installBackground } from './background/install.js';
 
 export type Installer = (app: App) => void | Promise<void>;
 
-export const BUILTIN_INSTALLERS: Installer[] = [];
+export const BUILTIN_INSTALLERS: Installer[] = [installBackground];

@@ -16,3 +16,4 @@ export {
   type BackgroundStats,
   type ShutdownReport,
 } from './executor.js';
+export { installBackground, backgroundOf, BACKGROUND_EXTENSION } from './install.js';
