@@ -192,10 +192,13 @@ export class HttpError extends KeelError {
     options: { code?: ErrorCode; title?: string; type?: string; extensions?: Record<string, unknown>; headers?: Record<string, string>; cause?: unknown } = {},
   ) {
     const code = options.code ?? codeForStatus(status);
-    super(code, detail ?? ERROR_CODES[code].title, { cause: options.cause });
+    // A status keel has no code for (418, 502, ...) gets the reason phrase and `about:blank`: the
+    // problem means no more than its status (RFC 9457 §4.2.1), not one of keel's problem types.
+    const own = options.code !== undefined || ERROR_CODES[code].status === status;
+    super(code, detail ?? (own ? ERROR_CODES[code].title : statusTitle(status)), { cause: options.cause });
     this.status = status;
     this.title = options.title ?? (ERROR_CODES[code].status === status ? ERROR_CODES[code].title : statusTitle(status));
-    this.type = options.type ?? problemType(code);
+    this.type = options.type ?? (own ? problemType(code) : 'about:blank');
     this.detail = detail;
     this.extensions = options.extensions ?? {};
     this.headers = options.headers ?? {};
