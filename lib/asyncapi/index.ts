@@ -1,0 +1,159 @@
+/**
+ * AsyncAPI endpoints (only when AsyncApiConfig.enabled):
+ * - `GET /asyncapi.json`: the configured document; 404 problem when none is configured.
+ * - `POST /asyncapi/parse`: ParseRequest → ParseResult.
+ * - `POST /asyncapi/validate`: ValidateRequest → ValidationResponse.
+ * Disabled, none of them is mounted (the router's 404). Errors: 400 malformed JSON, 415 a non-JSON
+ * body, 413 over max_body_size, 422 a request or document keel cannot read. See docs/api-descriptions.md.
+ */
+import type { ServerResponse } from 'node:http';
+import { readRawBody } from '../body.js';
+import { ConfigError, HttpError } from '../errors.js';
+import { problemFor, sendProblem } from '../problem.js';
+import { AsyncApiConfig, ParseRequest, ValidateRequest } from '../records/protocol.js';
+import { DEFAULT_MAX_BODY_SIZE } from '../records/server.js';
+import type { KeelRequest } from '../request.js';
+import { mountAll, type MountSpec, type ProtocolHost, type RawHandler } from '../openapi/host.js';
+import { isJsonContentType } from '../jsonrpc/index.js';
+import { analyseAsyncApi, parseAsyncApi } from './parse.js';
+import { AsyncApiDocumentError, refTokens } from './resolve.js';
+import { PayloadValidator } from './validate.js';
+
+export { analyseAsyncApi, parseAsyncApi, type AsyncApiModel, type ModelChannel, type ModelMessage } from './parse.js';
+export { AsyncApiDocumentError, deepResolve, follow, lookup, MAX_RESOLVED_NODES } from './resolve.js';
+export { PayloadValidator, DEFAULT_VALIDATOR_CACHE_SIZE, type PayloadValidatorOptions } from './validate.js';
+
+/** Where the configured document is served (fixed by the spec). */
+export const ASYNCAPI_JSON_PATH = '/asyncapi.json';
+/** ParseRequest endpoint. */
+export const ASYNCAPI_PARSE_PATH = '/asyncapi/parse';
+/** ValidateRequest endpoint. */
+export const ASYNCAPI_VALIDATE_PATH = '/asyncapi/validate';
+
+/** AsyncApiConfig as accepted from code. */
+export type AsyncApiConfigInput = Partial<AsyncApiConfig>;
+
+export interface AsyncApiHandlersOptions {
+  /** AsyncApiConfig (default: disabled). */
+  config?: AsyncApiConfigInput | Readonly<AsyncApiConfig> | null;
+  /** Body cap when the App did not read the body already. Default `DEFAULT_MAX_BODY_SIZE` (10 MiB). */
+  maxBodySize?: number | null;
+  /** Documents whose compiled validators are cached. Default 32. */
+  validatorCacheSize?: number;
+}
+
+function sendJson(res: ServerResponse, status: number, body: string): void {
+  res.statusCode = status;
+  res.setHeader('Content-Type', 'application/json; charset=utf-8');
+  res.setHeader('Content-Length', Buffer.byteLength(body));
+  res.end(res.req?.method === 'HEAD' ? undefined : body);
+}
+
+function unprocessable(res: ServerResponse, detail: string, loc: Array<string | number>): void {
+  sendProblem(res, problemFor('KEEL_VALIDATION_FAILED', detail, { errors: [{ type: 'value_error', loc, msg: detail }] }));
+}
+
+/** Read and parse the JSON body; on failure the problem is sent and undefined returned. */
+async function readJson(req: KeelRequest, res: ServerResponse, limit: number | null): Promise<{ value: unknown } | undefined> {
+  if (!isJsonContentType(req.headers['content-type'])) {
+    sendProblem(res, new HttpError(415, 'Send the request as application/json'));
+    return undefined;
+  }
+  let raw: Buffer;
+  try {
+    raw = req.rawBody ?? (await readRawBody(req, limit));
+  } catch (err) {
+    sendProblem(res, err);
+    return undefined;
+  }
+  try {
+    return { value: JSON.parse(raw.toString('utf8')) };
+  } catch (err) {
+    sendProblem(res, problemFor('KEEL_MALFORMED_JSON', `The body is not valid JSON: ${(err as Error).message}`));
+    return undefined;
+  }
+}
+
+/** Map what can go wrong with a client's request or document to a 422; anything else is a 500. */
+function reportFailure(res: ServerResponse, err: unknown): void {
+  if (err instanceof ConfigError) {
+    unprocessable(res, err.message, ['body', err.key]);
+  } else if (err instanceof AsyncApiDocumentError) {
+    let tokens: string[] = [];
+    try {
+      tokens = err.pointer ? refTokens(err.pointer, '') : [];
+    } catch {
+      tokens = [];
+    }
+    unprocessable(res, `The AsyncAPI document cannot be read: ${err.message}`, ['body', 'spec', ...tokens]);
+  } else {
+    sendProblem(res, err);
+  }
+}
+
+/**
+ * The AsyncAPI endpoints for a config: [] when disabled. A configured `spec` is read once here,
+ * so a document keel cannot read fails at start-up with a ConfigError.
+ *
+ * @example
+ * const mounts = asyncApiMounts({ config: { enabled: true, spec: myAsyncApiDocument } });
+ * // each: { method, path, handler, readBody } for app.mount(...)
+ */
+export function asyncApiMounts(options: AsyncApiHandlersOptions = {}): MountSpec[] {
+  if (options.config === null || options.config === undefined) return [];
+  const config = AsyncApiConfig.parse(options.config, 'AsyncApiConfig');
+  if (!config.enabled) return [];
+  const limit = options.maxBodySize === undefined ? DEFAULT_MAX_BODY_SIZE : options.maxBodySize;
+  let served: string | undefined;
+  if (config.spec !== null && config.spec !== undefined) {
+    try {
+      analyseAsyncApi(config.spec);
+    } catch (err) {
+      throw new ConfigError(`Invalid AsyncApiConfig at AsyncApiConfig.spec: ${(err as Error).message}`, { record: 'AsyncApiConfig', path: 'AsyncApiConfig.spec', key: 'spec', value: config.spec });
+    }
+    served = JSON.stringify(config.spec);
+  }
+  const validator = new PayloadValidator({ cacheSize: options.validatorCacheSize });
+
+  const document: RawHandler = function keelAsyncApiDocument(_req, res) {
+    // No document configured: 404, the same answer as for any resource that does not exist.
+    if (served === undefined) sendProblem(res, problemFor('KEEL_NOT_FOUND', 'No AsyncAPI document is configured (AsyncApiConfig.spec is null)'));
+    else sendJson(res, 200, served);
+  };
+
+  const parse: RawHandler = async function keelAsyncApiParse(req, res) {
+    const body = await readJson(req, res, limit);
+    if (!body) return;
+    try {
+      const { spec } = ParseRequest.parse(body.value, 'ParseRequest');
+      sendJson(res, 200, JSON.stringify(parseAsyncApi(spec)));
+    } catch (err) {
+      reportFailure(res, err);
+    }
+  };
+
+  const validate: RawHandler = async function keelAsyncApiValidate(req, res) {
+    const body = await readJson(req, res, limit);
+    if (!body) return;
+    try {
+      // `payload: null` is a payload like any other, but the record reads null as "missing": swap it in after.
+      const input = body.value as Record<string, unknown> | null;
+      const nullPayload = typeof input === 'object' && input !== null && input.payload === null;
+      const r = ValidateRequest.parse(nullPayload ? { ...input, payload: 0 } : input, 'ValidateRequest');
+      sendJson(res, 200, JSON.stringify(validator.validate(r.spec, r.channel, r.message, nullPayload ? null : r.payload)));
+    } catch (err) {
+      reportFailure(res, err);
+    }
+  };
+
+  return [
+    { method: 'GET', path: ASYNCAPI_JSON_PATH, handler: document, readBody: false },
+    { method: 'POST', path: ASYNCAPI_PARSE_PATH, handler: parse, readBody: true },
+    { method: 'POST', path: ASYNCAPI_VALIDATE_PATH, handler: validate, readBody: true },
+  ];
+}
+
+/** Installer for lib/builtins.ts: mounts nothing when `asyncapi` is null or disabled. */
+export function installAsyncApi(host: ProtocolHost): void {
+  mountAll(host, asyncApiMounts({ config: host.config.asyncapi, maxBodySize: host.config.max_body_size }));
+}
