@@ -36,7 +36,6 @@ describe('cors: when configured with the defaults', () => {
     const res = await preflight(app, { Origin: 'https://a.test', 'Access-Control-Request-Method': 'POST', 'Access-Control-Request-Headers': 'content-type, x-custom' });
     assert.equal(res.status, 204);
     assert.equal(res.headers['access-control-allow-headers'], 'content-type, x-custom');
-    assert.match(res.headers.vary ?? '', /Access-Control-Request-Headers/);
   });
 
   it('should add Access-Control-Allow-Origin: * to an actual request and run the handler', async () => {

@@ -182,8 +182,9 @@ export function cors(options: CorsOptions = {}): Middleware {
     allowOrigin(res, origin);
     // `*` is only a wildcard for requests without credentials (Fetch); echo the method otherwise.
     res.setHeader('Access-Control-Allow-Methods', anyMethod ? (credentials ? method : '*') : cfg.allowedMethodsJoined());
+    // No `Vary: Access-Control-Request-Headers` for the echo: OPTIONS responses are not cacheable
+    // (RFC 9110 §9.3.7), and browsers key their preflight cache on the request itself.
     if (reflectHeaders) {
-      appendVary(res, 'Access-Control-Request-Headers');
       if (requested.length > 0) res.setHeader('Access-Control-Allow-Headers', requested.join(', '));
     } else {
       res.setHeader('Access-Control-Allow-Headers', cfg.allowedHeadersJoined());
