@@ -1,0 +1,148 @@
+/**
+ * GraphQL over HTTP (https://graphql.github.io/graphql-over-http/) on graphql-http's handler.
+ *
+ * We use graphql-http's server-agnostic `createHandler` (the core that `graphql-http/lib/use/http`
+ * wraps) with a thin node adapter of our own, because the packaged adapter reads the body without a
+ * size cap and writes the response itself; keel needs the body read under `max_body_size` and the
+ * status table of docs/graphql.md:
+ *
+ * - parse, validation, variable-coercion and limit errors (no `data`): 400 with `errors`
+ *   (graphql-http answers 200 for these under `application/json`; the spec allows 4xx, see §7.1.2);
+ * - execution errors: 200 with `data` and `errors`;
+ * - a resolver throwing keel's GraphQlError AuthenticationError / AuthorizationError /
+ *   RateLimitExceeded: 401 / 403 / 429 (its ERROR_CODES status), body still a GraphQL response;
+ * - transport errors (405, 406, 413, 415, 500): RFC 9457 problem details via sendProblem.
+ * Unexpected resolver exceptions are reported as "Internal server error" without their message.
+ */
+import type { ServerResponse } from 'node:http';
+import { createHandler, type OperationContext } from 'graphql-http';
+import { GraphQLError, type ExecutionResult, type GraphQLSchema } from 'graphql';
+import { readRawBody } from '../body.js';
+import { GraphQlError, HttpError, KeelError } from '../errors.js';
+import { problemFor, sendProblem } from '../problem.js';
+import type { KeelRequest } from '../request.js';
+import { limitRules, type GraphqlLimits } from './limits.js';
+
+/** Default cap on a GraphQL request body when the App gives none: 1 MiB. */
+export const DEFAULT_GRAPHQL_MAX_BODY_SIZE = 1024 * 1024;
+
+export interface GraphqlHttpOptions {
+  /** Introspection / depth / complexity controls. Default: everything allowed, unlimited. */
+  limits?: Partial<GraphqlLimits>;
+  /** Body cap in bytes; null = unlimited. Default DEFAULT_GRAPHQL_MAX_BODY_SIZE (1 MiB). */
+  maxBodySize?: number | null;
+  /** Context value for resolvers. Default `{ req }`. */
+  context?: (req: KeelRequest) => OperationContext | Promise<OperationContext>;
+}
+
+/** The GraphQL context keel passes to resolvers by default. */
+export interface GraphqlContext { req: KeelRequest }
+
+const MESSAGE_HIDDEN = 'Internal server error';
+
+function keelOf(err: unknown): KeelError | undefined {
+  const original = err instanceof GraphQLError ? err.originalError : err;
+  return original instanceof KeelError ? original : undefined;
+}
+
+/** Hide unexpected errors (500s never leak internals); give keel's GraphQlError a stable code. */
+export function formatGraphqlError(err: Readonly<GraphQLError | Error>): GraphQLError | Error {
+  // Plain Errors here are graphql-http's own request-parsing messages ("Missing query", …).
+  if (!(err instanceof GraphQLError)) return new GraphQLError(err.message);
+  const original = err.originalError;
+  if (!original || original instanceof GraphQLError) return err;
+  const keel = keelOf(err);
+  const expose = keel !== undefined && (keel.status < 500 || keel instanceof GraphQlError && keel.status === 200);
+  const code = keel instanceof GraphQlError ? keel.kind.replace(/([a-z])([A-Z])/g, '$1_$2').toUpperCase() : keel?.code ?? 'INTERNAL_SERVER_ERROR';
+  return new GraphQLError(expose ? err.message : MESSAGE_HIDDEN, {
+    nodes: err.nodes, source: err.source, positions: err.positions, path: err.path,
+    extensions: { ...err.extensions, code },
+  });
+}
+
+/** HTTP status of an execution result: 200 unless a resolver threw a keel error with its own status. */
+function executionStatus(errors: readonly GraphQLError[]): number {
+  let status = 200;
+  for (const e of errors) {
+    const keel = keelOf(e);
+    if (!keel || keel.status === 200) continue;
+    // 401/403/429 name the caller's problem and win over a 500 of some other field.
+    if (status === 200 || (keel.status < 500 && status >= 500)) status = keel.status >= 500 ? 500 : keel.status;
+  }
+  return status;
+}
+
+/**
+ * A node-level handler serving GraphQL over HTTP (GET for queries, POST for everything) for `schema`.
+ *
+ * @example
+ * import { createServer } from 'node:http';
+ * const handler = createGraphqlHttpHandler(builtinSchema('query_only'), { limits: { depth_limit: 5 } });
+ * createServer((req, res) => void handler(req, res)).listen(4000, '127.0.0.1');
+ */
+export function createGraphqlHttpHandler(schema: GraphQLSchema, options: GraphqlHttpOptions = {}) {
+  const limits: GraphqlLimits = {
+    introspection_enabled: options.limits?.introspection_enabled ?? true,
+    depth_limit: options.limits?.depth_limit ?? null,
+    complexity_limit: options.limits?.complexity_limit ?? null,
+  };
+  const maxBodySize = options.maxBodySize === undefined ? DEFAULT_GRAPHQL_MAX_BODY_SIZE : options.maxBodySize;
+  const contextFor = options.context ?? ((req: KeelRequest) => ({ req }) as unknown as OperationContext);
+  // Each request's execution result, so the status can be chosen from the original thrown errors.
+  const executed = new WeakMap<KeelRequest, ExecutionResult>();
+
+  const handle = createHandler<KeelRequest, undefined, OperationContext>({
+    schema,
+    context: (req) => contextFor(req.raw),
+    validationRules: (_req, args, specified) => [...specified, ...limitRules(limits, args.variableValues)],
+    formatError: formatGraphqlError,
+    onOperation: (req, _args, result) => {
+      if (!(Symbol.asyncIterator in result)) executed.set(req.raw, result);
+    },
+  });
+
+  return async function graphqlHttpHandler(req: KeelRequest, res: ServerResponse): Promise<void> {
+    try {
+      let body: string | null = null;
+      if (req.method === 'POST') body = (await readRawBody(req, maxBodySize)).toString('utf8');
+      const [payload, init] = await handle({
+        method: req.method ?? 'GET', url: req.url ?? '/', headers: req.headers, body, raw: req, context: undefined,
+      });
+      let status = init.status;
+      const headers = { ...init.headers };
+      if (status === 405 || status === 406 || status === 415) {
+        // Not a GraphQL response: transport errors are problem details (RFC 9457).
+        const code = status === 405 ? 'KEEL_METHOD_NOT_ALLOWED' : status === 406 ? 'KEEL_NOT_ACCEPTABLE' : 'KEEL_UNSUPPORTED_MEDIA_TYPE';
+        const detail = status === 406 ? `Acceptable media types: ${headers.accept ?? 'application/json'}` : payloadMessage(payload);
+        const extra: Record<string, string> = {};
+        if (headers.allow) extra.Allow = headers.allow;
+        if (headers.accept) extra.Accept = headers.accept;
+        sendProblem(res, problemFor(code, detail), extra);
+        return;
+      }
+      if (status === 200 && payload) {
+        // No execution result with `data`: a request error (parse, validation, variable coercion,
+        // limits; GraphQL spec §7.1.2), which graphql-http answers with 200 under application/json.
+        const result = executed.get(req);
+        status = result && 'data' in result ? executionStatus(result.errors ?? []) : 400;
+      }
+      res.statusCode = status;
+      for (const [k, v] of Object.entries(headers)) res.setHeader(k, v);
+      if (payload !== null) res.setHeader('Content-Length', Buffer.byteLength(payload));
+      res.end(payload ?? undefined);
+    } catch (err) {
+      // HttpError: body too large (413) or aborted (400); anything else is an internal error.
+      sendProblem(res, err instanceof HttpError ? err : problemFor('KEEL_INTERNAL'));
+    }
+  };
+}
+
+function payloadMessage(payload: string | null): string | undefined {
+  if (!payload) return undefined;
+  try {
+    const parsed = JSON.parse(payload) as { errors?: { message?: string }[] };
+    return parsed.errors?.[0]?.message;
+  } catch {
+    return undefined;
+  }
+}

@@ -1,0 +1,10 @@
+/**
+ * WebSocket routes (spec, Events: WebSocketMessage): typed messages, upgrade guards, noServer routing.
+ */
+export { WebSocketSession, HIGH_WATER_MARK, type WebSocketMessage } from './session.js';
+export {
+  createWebSocketUpgradeHandler, guardedUpgrade, WebSocketRouter, DEFAULT_MAX_PAYLOAD, CLOSE_INTERNAL_ERROR, CLOSE_GOING_AWAY,
+  type UpgradeHandler, type WebSocketHandler, type WebSocketRouteOptions,
+} from './upgrade.js';
+export { middlewareGuard, originGuard, runGuards, rejectUpgrade, UpgradeRejection, type UpgradeGuard, type UpgradeHeaders } from './guard.js';
+export { installWebSocketRoute, lazyMiddlewareGuard, type AppWebSocketOptions, type WebSocketHost } from './install.js';

@@ -1,0 +1,135 @@
+/**
+ * One WebSocket connection as typed messages (spec, Events: WebSocketMessage).
+ *
+ * Incoming frames are queued and read with `for await (const message of session)`; the iteration
+ * yields a final `close` message and ends. When the handler reads slower than the peer writes, the
+ * socket is paused past HIGH_WATER_MARK queued messages (TCP backpressure instead of unbounded memory).
+ */
+import type { WebSocket } from 'ws';
+import type { KeelRequest } from '../request.js';
+
+/** A WebSocket message (RFC 6455 §5.6 data frames, §5.5 control frames). */
+export type WebSocketMessage =
+  | { type: 'text'; data: string }
+  | { type: 'binary'; data: Buffer }
+  | { type: 'close'; code: number; reason: string }
+  | { type: 'ping'; data: Buffer }
+  | { type: 'pong'; data: Buffer };
+
+/** Queued incoming messages above which the socket stops reading until the handler catches up. */
+export const HIGH_WATER_MARK = 64;
+
+/** RFC 6455 §7.4.1: 1005 "no status received" stands in when the peer's close frame had no code. */
+const NO_STATUS = 1005;
+
+export class WebSocketSession implements AsyncIterable<WebSocketMessage> {
+  /** The upgrade request (after guards: `requestId`, `auth` … are set). */
+  readonly request: KeelRequest;
+  /** Route parameters of the matched path. */
+  readonly params: Readonly<Record<string, string>>;
+  /** Resolves with the close code and reason once the connection is closed. */
+  readonly closed: Promise<{ code: number; reason: string }>;
+  readonly #ws: WebSocket;
+  readonly #queue: WebSocketMessage[] = [];
+  #wake: (() => void) | undefined;
+  #ended = false;
+  #paused = false;
+
+  constructor(ws: WebSocket, request: KeelRequest, params: Readonly<Record<string, string>> = {}) {
+    this.#ws = ws;
+    this.request = request;
+    this.params = params;
+    ws.on('message', (data: Buffer, isBinary: boolean) => {
+      // ws has already checked UTF-8 for text frames (invalid → close 1007, RFC 6455 §8.1).
+      this.#push(isBinary ? { type: 'binary', data } : { type: 'text', data: data.toString('utf8') });
+    });
+    ws.on('ping', (data: Buffer) => this.#push({ type: 'ping', data }));
+    ws.on('pong', (data: Buffer) => this.#push({ type: 'pong', data }));
+    // 'error' (oversized frame → 1009, bad UTF-8 → 1007 …) is always followed by 'close'.
+    ws.on('error', () => {});
+    this.closed = new Promise((resolve) => {
+      ws.on('close', (code: number, reason: Buffer) => {
+        const msg = { type: 'close' as const, code: code || NO_STATUS, reason: reason.toString('utf8') };
+        this.#push(msg);
+        this.#ended = true;
+        this.#wake?.();
+        resolve({ code: msg.code, reason: msg.reason });
+      });
+    });
+  }
+
+  /** The negotiated subprotocol ('' when none). */
+  get protocol(): string {
+    return this.#ws.protocol;
+  }
+
+  /** True while messages can be sent. */
+  get isOpen(): boolean {
+    return this.#ws.readyState === this.#ws.OPEN;
+  }
+
+  #push(msg: WebSocketMessage): void {
+    if (this.#ended) return;
+    this.#queue.push(msg);
+    if (!this.#paused && this.#queue.length >= HIGH_WATER_MARK && msg.type !== 'close') {
+      this.#paused = true;
+      this.#ws.pause();
+    }
+    this.#wake?.();
+  }
+
+  async *[Symbol.asyncIterator](): AsyncIterator<WebSocketMessage> {
+    for (;;) {
+      const msg = this.#queue.shift();
+      if (msg) {
+        if (this.#paused && this.#queue.length < HIGH_WATER_MARK / 2) {
+          this.#paused = false;
+          this.#ws.resume();
+        }
+        yield msg;
+        if (msg.type === 'close') return;
+        continue;
+      }
+      if (this.#ended) return;
+      await new Promise<void>((resolve) => (this.#wake = resolve));
+      this.#wake = undefined;
+    }
+  }
+
+  /**
+   * Send a message: a string is text, a Buffer is binary; `close` closes the connection with its code.
+   * Resolves once the frame is handed to the socket; rejects when the connection is not open.
+   */
+  send(message: WebSocketMessage | string | Buffer): Promise<void> {
+    const msg: WebSocketMessage = typeof message === 'string' ? { type: 'text', data: message }
+      : Buffer.isBuffer(message) ? { type: 'binary', data: message } : message;
+    if (msg.type === 'close') {
+      this.close(msg.code, msg.reason);
+      return Promise.resolve();
+    }
+    return new Promise((resolve, reject) => {
+      const done = (err?: Error | null) => (err ? reject(err) : resolve());
+      if (this.#ws.readyState !== this.#ws.OPEN) return reject(new Error('WebSocket is not open'));
+      switch (msg.type) {
+        case 'text': return this.#ws.send(msg.data, { binary: false }, done);
+        case 'binary': return this.#ws.send(msg.data, { binary: true }, done);
+        case 'ping': return this.#ws.ping(msg.data, undefined, done);
+        case 'pong': return this.#ws.pong(msg.data, undefined, done);
+      }
+    });
+  }
+
+  /**
+   * Start the closing handshake (RFC 6455 §7.1.2). `code` must be 1000 or 3000–4999 (application
+   * codes) or one of the §7.4.1 codes an endpoint may send; ws throws a TypeError otherwise.
+   */
+  close(code = 1000, reason = ''): void {
+    if (this.#ws.readyState === this.#ws.CLOSED || this.#ws.readyState === this.#ws.CLOSING) return;
+    this.#ws.close(code, reason);
+  }
+
+  /** Drop the connection without a closing handshake. */
+  terminate(): void {
+    this.#ws.terminate();
+  }
+}

@@ -1,0 +1,133 @@
+/**
+ * WebSocket routes on `ws` in noServer mode: the http server's `upgrade` event is routed by path (the
+ * App's router, or `WebSocketRouter` below when used standalone), guards run, then ws completes the
+ * handshake. `ws` enforces the frame rules: a message over `maxPayload` closes with 1009 and a text
+ * message that is not UTF-8 closes with 1007 (RFC 6455 §7.4.1, §8.1).
+ */
+import type { IncomingMessage, Server } from 'node:http';
+import type { Duplex } from 'node:stream';
+import findMyWay from 'find-my-way';
+import { WebSocketServer, type WebSocket } from 'ws';
+import type { KeelRequest } from '../request.js';
+import { notFoundUpgrade, rejectUpgrade, runGuards, type UpgradeGuard, type UpgradeHeaders } from './guard.js';
+import { WebSocketSession } from './session.js';
+
+/** Default largest message accepted, bytes (1 MiB; ws's own default is 100 MiB). */
+export const DEFAULT_MAX_PAYLOAD = 1024 * 1024;
+/** Close code when a handler throws (RFC 6455 §7.4.1: 1011 internal error). */
+export const CLOSE_INTERNAL_ERROR = 1011;
+/** Close code sent to open connections on shutdown (RFC 6455 §7.4.1: 1001 going away). */
+export const CLOSE_GOING_AWAY = 1001;
+
+export type WebSocketHandler = (session: WebSocketSession) => void | Promise<void>;
+
+/** Path parameters found by WebSocketRouter, per upgrade request. */
+const routeParams = new WeakMap<IncomingMessage, Record<string, string>>();
+
+export interface WebSocketRouteOptions {
+  /** Largest message in bytes; larger ones close the connection with 1009. Default DEFAULT_MAX_PAYLOAD (1 MiB). */
+  maxPayload?: number;
+  /** Checks run before the handshake (auth, origin, request id). Default none. */
+  guards?: readonly UpgradeGuard[];
+  /** Subprotocols this route speaks (Sec-WebSocket-Protocol, RFC 6455 §1.9); the client's first match wins. Default none. */
+  protocols?: readonly string[];
+}
+
+/** A node `upgrade` listener for one route, plus shutdown. */
+export interface UpgradeHandler {
+  (req: IncomingMessage, socket: Duplex, head: Buffer): void;
+  /** Close every open connection with 1001 and stop accepting. */
+  close(): Promise<void>;
+  readonly server: WebSocketServer;
+}
+
+/**
+ * Wrap a noServer WebSocketServer as an upgrade handler that runs `guards` first. Used for plain
+ * WebSocket routes and for GraphQL subscriptions (graphql-ws listens on the same kind of server).
+ */
+export function guardedUpgrade(wss: WebSocketServer, guards: readonly UpgradeGuard[], onSocket: (ws: WebSocket, req: KeelRequest) => void): UpgradeHandler {
+  const extraHeaders = new WeakMap<IncomingMessage, UpgradeHeaders>();
+  wss.on('headers', (headers: string[], req: IncomingMessage) => {
+    for (const [k, v] of Object.entries(extraHeaders.get(req) ?? {})) headers.push(`${k}: ${v}`);
+  });
+  const handler = function handleUpgrade(req: IncomingMessage, socket: Duplex, head: Buffer): void {
+    // A reset while guards run must not crash the process.
+    socket.on('error', () => socket.destroy());
+    runGuards(guards, req as KeelRequest).then(
+      (headers) => {
+        if (socket.destroyed) return;
+        extraHeaders.set(req, headers);
+        wss.handleUpgrade(req, socket, head, (ws) => onSocket(ws, req as KeelRequest));
+      },
+      (err) => rejectUpgrade(socket, err),
+    );
+  } as UpgradeHandler;
+  Object.defineProperty(handler, 'server', { value: wss });
+  handler.close = () => new Promise<void>((resolve) => {
+    for (const client of wss.clients) client.close(CLOSE_GOING_AWAY, 'Server shutting down');
+    wss.close(() => resolve());
+  });
+  return handler;
+}
+
+/**
+ * An upgrade handler for a WebSocket route: each connection becomes a WebSocketSession given to
+ * `handler`. A handler that throws closes the connection with 1011 (the error is not sent).
+ *
+ * @example
+ * const echo = createWebSocketUpgradeHandler(async (ws) => {
+ *   for await (const m of ws) if (m.type === 'text' || m.type === 'binary') await ws.send(m);
+ * });
+ * server.on('upgrade', echo);
+ */
+export function createWebSocketUpgradeHandler(handler: WebSocketHandler, options: WebSocketRouteOptions = {}): UpgradeHandler {
+  const maxPayload = options.maxPayload ?? DEFAULT_MAX_PAYLOAD;
+  if (!Number.isInteger(maxPayload) || maxPayload < 1) throw new TypeError(`maxPayload must be a positive integer, got ${String(maxPayload)}`);
+  const protocols = options.protocols ?? [];
+  const wss = new WebSocketServer({
+    noServer: true,
+    maxPayload,
+    handleProtocols: (offered: Set<string>) => protocols.find((p) => offered.has(p)) ?? false,
+  });
+  return guardedUpgrade(wss, options.guards ?? [], (ws, req) => {
+    const session = new WebSocketSession(ws, req, routeParams.get(req) ?? {});
+    Promise.resolve()
+      .then(() => handler(session))
+      .catch(() => session.close(CLOSE_INTERNAL_ERROR, 'Internal error'));
+  });
+}
+
+/**
+ * Path routing for upgrades when no App is involved (an App routes with `app.upgrade`): attach to an
+ * http server; unknown paths get a 404 problem.
+ */
+export class WebSocketRouter {
+  readonly #router = findMyWay();
+  readonly #handlers: UpgradeHandler[] = [];
+
+  /** Route `path` (find-my-way syntax, e.g. `/rooms/:id`) to `handler`. */
+  on(path: string, handler: UpgradeHandler): this {
+    this.#router.on('GET', path, () => {}, { handler });
+    this.#handlers.push(handler);
+    return this;
+  }
+
+  /** The `upgrade` listener. */
+  readonly handle = (req: IncomingMessage, socket: Duplex, head: Buffer): void => {
+    const found = this.#router.find('GET', (req.url ?? '/').split('?')[0]!);
+    const handler = (found?.store as { handler?: UpgradeHandler } | undefined)?.handler;
+    if (!found || !handler) return notFoundUpgrade(socket, req);
+    routeParams.set(req, { ...found.params } as Record<string, string>);
+    handler(req, socket, head);
+  };
+
+  attach(server: Server): this {
+    server.on('upgrade', this.handle);
+    return this;
+  }
+
+  /** Close every route's connections (1001). */
+  async close(): Promise<void> {
+    await Promise.all(this.#handlers.map((h) => h.close()));
+  }
+}
