@@ -1,0 +1,65 @@
+import { describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import request from 'supertest';
+import { pino } from 'pino';
+import { SignJWT } from 'jose';
+import { ConfigError, createApp } from '../../lib/index.js';
+
+const silent = { logger: pino({ level: 'silent' }) };
+const SECRET = 'a-test-secret-that-is-32-bytes!!';
+const bearer = async (claims: Record<string, unknown>) =>
+  `Bearer ${await new SignJWT(claims).setProtectedHeader({ alg: 'HS256' }).sign(new TextEncoder().encode(SECRET))}`;
+
+describe('authorization inside createApp', () => {
+  const router = createApp({ jwt_auth: { secret: SECRET } }, (a) => {
+    a.get('/admin', () => ({ ok: true }), { authorization: { required_role: 'admin' } });
+    a.get('/reports', () => ({ ok: true }), { authorization: { required_scopes: ['reports:read'], required_permissions: ['export'], require_all: false } });
+    a.get('/open', () => ({ ok: true }), { jwt_auth: { enabled: false }, authorization: { required_roles: ['admin'] } });
+  }, silent).intoRouter();
+
+  describe('when the token carries the required role', () => {
+    it('should serve the route', async () => {
+      assert.equal((await request(router).get('/admin').set('Authorization', await bearer({ roles: ['admin'] }))).status, 200);
+    });
+  });
+
+  describe('when the token lacks it', () => {
+    it('should answer a 403 problem naming what is missing', async () => {
+      const res = await request(router).get('/admin').set('Authorization', await bearer({ sub: 'user123' }));
+      assert.equal(res.status, 403);
+      assert.match(res.headers['content-type']!, /^application\/problem\+json/);
+      assert.equal(res.body.type, 'https://keel.dev/errors/forbidden');
+      assert.deepEqual(res.body.missing, { roles: ['admin'] });
+    });
+  });
+
+  describe('when any one requirement suffices', () => {
+    it('should accept the permission alone and refuse neither', async () => {
+      assert.equal((await request(router).get('/reports').set('Authorization', await bearer({ permissions: ['export'] }))).status, 200);
+      const res = await request(router).get('/reports').set('Authorization', await bearer({ scope: 'reports:write' }));
+      assert.equal(res.status, 403);
+      assert.equal(res.headers['www-authenticate'], 'Bearer error="insufficient_scope", scope="reports:read"');
+    });
+  });
+
+  describe('when the route has no token authentication', () => {
+    it('should answer 401: there are no claims to check', async () => {
+      const res = await request(router).get('/open');
+      assert.equal(res.status, 401);
+      assert.equal(res.headers['www-authenticate'], 'Bearer');
+    });
+  });
+
+  describe('when the record is bad', () => {
+    const build = (authorization: unknown) => () => createApp({}, (a) => a.get('/', () => ({}), { authorization }), silent).intoRouter();
+    // The App reports a bad route record as AppError('Route') whose cause is the ConfigError.
+    const configError = (pattern: RegExp) => (err: unknown) =>
+      (err instanceof ConfigError || (err as Error).cause instanceof ConfigError) && pattern.test((err as Error).message);
+    it('should fail when the app is built for a record the parser rejects', () => {
+      assert.throws(build({ required_roles: 'admin' }), configError(/required_roles/));
+    });
+    it('should fail when the app is built for a scope that can never match', () => {
+      assert.throws(build({ required_scopes: ['read write'] }), configError(/scope token/));
+    });
+  });
+});
