@@ -110,6 +110,12 @@ export interface RouteDefinition {
   jsonrpc: Readonly<JsonRpcMethodInfo> | null;
 }
 
+/** The route input carries `key` (snake_case or camelCase), even as null. */
+function given(input: object, key: string): boolean {
+  const camel = key.replace(/_([a-z])/g, (_, c: string) => c.toUpperCase());
+  return (key in input && (input as Record<string, unknown>)[key] !== undefined) || (camel in input && (input as Record<string, unknown>)[camel] !== undefined);
+}
+
 function opt<T>(v: unknown, parse: (x: unknown, path: string) => T, path: string): T | null {
   return v === undefined || v === null ? null : parse(v, path);
 }
@@ -159,8 +165,10 @@ export function parseRouteDefinition(input: RouteDefinitionInput): RouteDefiniti
       lifecycleHooks: opt(r.lifecycle_hooks, LifecycleHooksConfig.parse, `${where}.lifecycle_hooks`),
       compression: opt(r.compression, CompressionConfig.parse, `${where}.compression`),
       rateLimit: opt(r.rate_limit, RateLimitConfig.parse, `${where}.rate_limit`),
-      maxBodySize: r.max_body_size as number | null | undefined,
-      requestTimeout: r.request_timeout as number | null | undefined,
+      // The record fills an absent nullable key with null, which here would mean "unlimited" /
+      // "no timeout": only a key the route actually gives overrides the server's value.
+      maxBodySize: given(input, 'max_body_size') ? (r.max_body_size as number | null) : undefined,
+      requestTimeout: given(input, 'request_timeout') ? (r.request_timeout as number | null) : undefined,
       middleware: (r.middleware as Middleware[] | undefined) ?? [],
       openapi: (r.openapi as OperationInfo | undefined) ?? {},
       jsonrpc: opt(r.jsonrpc, JsonRpcMethodInfo.parse, `${where}.jsonrpc`),
