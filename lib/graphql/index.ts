@@ -1,0 +1,17 @@
+/**
+ * GraphQL routes (spec: GraphQL records, Rules for GraphQL registration): built-in test schemas,
+ * SDL schemas over static data, limits, GraphQL over HTTP, GraphiQL, subscriptions over WebSocket.
+ */
+export { builtinSchema, SCHEMA_TYPES, MAX_COUNTDOWN, type SchemaType } from './builtin-schemas.js';
+export { buildSdlSchema, SDL_ALLOWED_KINDS } from './sdl.js';
+export {
+  limitRules, measureDepth, measureComplexity, introspectionDisabledRule, depthLimitRule, complexityLimitRule,
+  PAGINATION_ARGUMENTS, type GraphqlLimits,
+} from './limits.js';
+export { createGraphqlHttpHandler, formatGraphqlError, DEFAULT_GRAPHQL_MAX_BODY_SIZE, type GraphqlHttpOptions, type GraphqlContext } from './http.js';
+export { createGraphqlWsUpgradeHandler, DEFAULT_CONNECTION_INIT_WAIT_TIMEOUT, type GraphqlWsOptions } from './subscriptions.js';
+export { playgroundPage, PLAYGROUND_ASSET_NAMES, PLAYGROUND_ASSET_MAX_AGE, PLAYGROUND_CSP } from './playground.js';
+export {
+  graphqlRoute, graphqlSdlRoute, graphqlRouteForSchema, installGraphqlRoute, routeOptions, PLAYGROUND_ASSETS_SEGMENT,
+  type GraphqlRoute, type GraphqlRouteOptions, type GraphqlHost,
+} from './route.js';

@@ -1,0 +1,149 @@
+/**
+ * A GraphQL route: schema + limits → one node handler (GraphQL over HTTP, playground page and assets)
+ * and one upgrade handler (graphql-transport-ws) on the same path. `installGraphqlRoute` puts both on
+ * an App through its extension points (`mount`, `upgrade`, `onShutdown`; docs/architecture.md).
+ */
+import type { ServerResponse } from 'node:http';
+import type { Duplex } from 'node:stream';
+import type { GraphQLSchema } from 'graphql';
+import { AppError } from '../errors.js';
+import { problemFor, sendProblem } from '../problem.js';
+import { DynamicSchemaConfig, GraphQlRouteConfig, SchemaConfig } from '../records/graphql.js';
+import { parseMethod } from '../records/protocol.js';
+import type { KeelRequest } from '../request.js';
+import type { UpgradeGuard } from '../ws/guard.js';
+import type { UpgradeHandler } from '../ws/upgrade.js';
+import { builtinSchema } from './builtin-schemas.js';
+import { createGraphqlHttpHandler } from './http.js';
+import type { GraphqlLimits } from './limits.js';
+import { PLAYGROUND_CSP, sendPlaygroundAsset, sendPlaygroundPage, wantsPlayground } from './playground.js';
+import { buildSdlSchema } from './sdl.js';
+import { createGraphqlWsUpgradeHandler } from './subscriptions.js';
+
+/** Where the playground's files are served, below the GraphQL path. */
+export const PLAYGROUND_ASSETS_SEGMENT = '/graphiql';
+
+export interface GraphqlRouteOptions {
+  /** Serve the GraphiQL page on GET with `Accept: text/html`. Default false (spec). */
+  enablePlayground?: boolean;
+  /** Body cap, bytes; null = unlimited. Default: the App's max_body_size (1 MiB standalone). */
+  maxBodySize?: number | null;
+  /** Upgrade guards for the WebSocket side (server auth, origin, request id). Default none. */
+  guards?: readonly UpgradeGuard[];
+}
+
+export interface GraphqlRoute {
+  readonly path: string;
+  /** HTTP methods served: `POST` routes also answer GET queries (GraphQL over HTTP §5). */
+  readonly methods: readonly ('GET' | 'POST')[];
+  readonly schema: GraphQLSchema;
+  readonly limits: Readonly<GraphqlLimits>;
+  readonly playground: boolean;
+  /** Path prefix of the playground assets (`<path>/graphiql`). */
+  readonly assetsPath: string;
+  /** GraphQL over HTTP, the playground page and its assets. */
+  handler(req: KeelRequest, res: ServerResponse): Promise<void>;
+  /** graphql-transport-ws on the same path. */
+  upgrade(req: KeelRequest, socket: Duplex, head: Buffer): void;
+  /** Close open subscriptions (1001). */
+  close(): Promise<void>;
+}
+
+function routeMethods(path: unknown, method: unknown): { path: string; methods: ('GET' | 'POST')[] } {
+  if (typeof path !== 'string' || !path.startsWith('/')) throw new AppError('Route', `GraphQL route path must start with "/", got ${JSON.stringify(path)}`);
+  let m: string;
+  try {
+    m = parseMethod(method, 'GraphQlRouteConfig.method');
+  } catch (err) {
+    throw new AppError('Route', `GraphQL route method ${JSON.stringify(method)} is not an HTTP method`, { cause: err });
+  }
+  if (m === 'POST') return { path, methods: ['POST', 'GET'] };
+  if (m === 'GET') return { path, methods: ['GET'] };
+  throw new AppError('Route', `GraphQL over HTTP uses GET or POST; ${m} cannot serve ${path}`);
+}
+
+/** Assemble a route from a built schema. */
+export function graphqlRouteForSchema(path: string, method: unknown, schema: GraphQLSchema, limits: GraphqlLimits, options: GraphqlRouteOptions = {}): GraphqlRoute {
+  const { methods } = routeMethods(path, method);
+  const playground = options.enablePlayground ?? false;
+  const assetsPath = path.replace(/\/$/, '') + PLAYGROUND_ASSETS_SEGMENT;
+  const http = createGraphqlHttpHandler(schema, { limits, maxBodySize: options.maxBodySize });
+  const ws: UpgradeHandler = createGraphqlWsUpgradeHandler(schema, { limits, guards: options.guards });
+  const allow = methods.join(', ');
+
+  async function graphqlRouteHandler(req: KeelRequest, res: ServerResponse): Promise<void> {
+    const pathname = (req.url ?? '/').split('?', 1)[0]!;
+    if (playground && pathname.startsWith(assetsPath + '/') && (req.method === 'GET' || req.method === 'HEAD')) {
+      if (!sendPlaygroundAsset(res, pathname.slice(assetsPath.length + 1))) sendProblem(res, problemFor('KEEL_NOT_FOUND'));
+      return;
+    }
+    if (playground && wantsPlayground(req)) return sendPlaygroundPage(res, path, assetsPath);
+    if (!methods.includes(req.method as 'GET')) {
+      sendProblem(res, problemFor('KEEL_METHOD_NOT_ALLOWED', `${req.method} is not allowed for ${path}`), { Allow: allow });
+      return;
+    }
+    await http(req, res);
+  }
+  return {
+    path, methods, schema, limits, playground, assetsPath,
+    handler: graphqlRouteHandler,
+    upgrade: (req, socket, head) => ws(req, socket, head),
+    close: () => ws.close(),
+  };
+}
+
+/** Route options from a GraphQlRouteConfig builder or plain options. */
+export function routeOptions(route: GraphQlRouteConfig | GraphqlRouteOptions | undefined): GraphqlRouteOptions {
+  if (route instanceof GraphQlRouteConfig) return { enablePlayground: route.isPlaygroundEnabled() };
+  return route ?? {};
+}
+
+/**
+ * spec: register_graphql_route. `schemaType` is `query_only`, `query_mutation` or `full`
+ * (anything else: AppError GraphQl); `config` is a SchemaConfig (snake_case or camelCase).
+ *
+ * @example
+ * const route = graphqlRoute('/graphql', 'POST', 'full', { depth_limit: 8 }, { enablePlayground: true });
+ */
+export function graphqlRoute(path: string, method: unknown, schemaType: string, config: unknown = {}, options: GraphqlRouteOptions = {}): GraphqlRoute {
+  routeMethods(path, method);
+  const cfg = SchemaConfig.parse(config ?? {}, 'SchemaConfig');
+  const schema = builtinSchema(schemaType);
+  return graphqlRouteForSchema(path, method, schema, cfg, options);
+}
+
+/**
+ * spec: register_graphql_sdl_route. Resolvers serve `responseData` by field name; `config` is a
+ * DynamicSchemaConfig (introspection_enabled required). Bad SDL: AppError GraphQl.
+ *
+ * @example
+ * const route = graphqlSdlRoute('/gql', 'POST', 'type Query { hello: String }', { hello: 'hi' }, { introspection_enabled: false });
+ */
+export function graphqlSdlRoute(path: string, method: unknown, sdl: string, responseData: unknown, config: unknown, options: GraphqlRouteOptions = {}): GraphqlRoute {
+  routeMethods(path, method);
+  const cfg = DynamicSchemaConfig.parse(config, 'DynamicSchemaConfig');
+  const schema = buildSdlSchema(sdl, responseData, cfg);
+  const limits = { introspection_enabled: cfg.introspection_enabled, depth_limit: cfg.max_depth, complexity_limit: cfg.max_complexity };
+  return graphqlRouteForSchema(path, method, schema, limits, options);
+}
+
+/** What installGraphqlRoute needs from an App (its public extension points). */
+export interface GraphqlHost {
+  mount(
+    method: string[], path: string, handler: (req: KeelRequest, res: ServerResponse) => void | Promise<void>,
+    options?: { readBody?: boolean; public?: boolean; securityHeaders?: { content_security_policy: string } },
+  ): unknown;
+  upgrade(path: string, handler: (req: KeelRequest, socket: Duplex, head: Buffer) => void): unknown;
+  onShutdown(fn: () => void | Promise<void>): unknown;
+}
+
+/** Mount `route` on an App: HTTP methods on its path, playground assets below it, WebSocket upgrades. */
+export function installGraphqlRoute(app: GraphqlHost, route: GraphqlRoute): void {
+  // readBody: the App reads the body under its max_body_size before the handler runs.
+  // The playground page is served on the GraphQL path itself, so that path gets a CSP that lets it load.
+  const csp = route.playground ? { securityHeaders: { content_security_policy: PLAYGROUND_CSP } } : {};
+  app.mount([...route.methods], route.path, route.handler, { readBody: route.methods.includes('POST'), ...csp });
+  if (route.playground) app.mount(['GET', 'HEAD'], `${route.assetsPath}/{asset}`, route.handler, { public: true, ...csp });
+  app.upgrade(route.path, route.upgrade);
+  app.onShutdown(() => route.close());
+}

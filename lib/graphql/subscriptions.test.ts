@@ -1,0 +1,137 @@
+import { describe, it, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import WebSocket from 'ws';
+import { graphqlSubscriptionSnapshot } from '../../harness/graphql-subscription.js';
+import { graphqlRoute, graphqlSdlRoute, type GraphqlRoute } from './route.js';
+
+let server: Server;
+let routes: GraphqlRoute[];
+let base: string;
+
+before(async () => {
+  const full = graphqlRoute('/graphql', 'POST', 'full', { depth_limit: 3, introspection_enabled: false });
+  const sdl = graphqlSdlRoute('/sdl', 'POST', 'type Query { a: Int } type Subscription { news: News! } type News { title: String! }',
+    { a: 1, news: { title: 'static headline' } }, { introspection_enabled: true });
+  routes = [full, sdl];
+  server = createServer((req, res) => void (req.url!.startsWith('/sdl') ? sdl : full).handler(req, res));
+  server.on('upgrade', (req, socket, head) => (req.url!.startsWith('/sdl') ? sdl : full).upgrade(req, socket, head));
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  base = `ws://127.0.0.1:${(server.address() as AddressInfo).port}`;
+});
+after(async () => {
+  await Promise.all(routes.map((r) => r.close()));
+  await new Promise((r) => server.close(r));
+});
+
+describe('when subscribing to the full schema', () => {
+  it('should acknowledge, deliver next events and complete', async () => {
+    const snap = await graphqlSubscriptionSnapshot(`${base}/graphql`, { query: 'subscription { countdown(from: 2) }', operationId: 'op-1' });
+    assert.deepEqual(snap, { operation_id: 'op-1', acknowledged: true, event: { data: { countdown: 2 } }, errors: [], complete_received: true });
+  });
+  it('should deliver every event in order', async () => {
+    const events = await collect(`${base}/graphql`, 'subscription { countdown(from: 3) }');
+    assert.deepEqual(events.next, [3, 2, 1, 0].map((n) => ({ data: { countdown: n } })));
+    assert.equal(events.completed, true);
+  });
+  it('should push a bookAdded event when a mutation runs over HTTP', async () => {
+    const ws = await connect(`${base}/graphql`);
+    send(ws, { id: 's1', type: 'subscribe', payload: { query: 'subscription { bookAdded { title author { name } } }' } });
+    let received: Frame | undefined;
+    void waitFor(ws, (m) => m.type === 'next' && m.id === 's1').then((m) => (received = m));
+    // A query on the same socket completes after the subscribe message was taken in (messages are
+    // handled in order); mutations then repeat until the event arrives, so no timing is assumed.
+    send(ws, { id: 'q1', type: 'subscribe', payload: { query: '{ hello }' } });
+    await waitFor(ws, (m) => m.type === 'complete' && m.id === 'q1');
+    const port = (server.address() as AddressInfo).port;
+    for (let i = 0; i < 20 && !received; i++) {
+      const res = await fetch(`http://127.0.0.1:${port}/graphql`, {
+        method: 'POST', headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ query: 'mutation { addBook(input: { title: "Dawn", authorId: "a2" }) { id } }' }),
+      });
+      assert.equal(res.status, 200);
+    }
+    assert.deepEqual(received?.payload, { data: { bookAdded: { title: 'Dawn', author: { name: 'Octavia E. Butler' } } } });
+    send(ws, { id: 's1', type: 'complete' });
+    ws.close(1000);
+  });
+  it('should run queries over the socket too', async () => {
+    const snap = await graphqlSubscriptionSnapshot(`${base}/graphql`, { query: '{ hello(name: "ws") }' });
+    assert.deepEqual(snap.event, { data: { hello: 'Hello, ws!' } });
+    assert.equal(snap.complete_received, true);
+  });
+});
+
+describe('when a subscription is not valid', () => {
+  it('should answer an error frame for a validation error', async () => {
+    const snap = await graphqlSubscriptionSnapshot(`${base}/graphql`, { query: 'subscription { nope }' });
+    assert.equal(snap.acknowledged, true);
+    assert.equal(snap.event, null);
+    assert.match(JSON.stringify(snap.errors), /Cannot query field \\"nope\\"/);
+  });
+  it('should enforce the depth limit on the socket', async () => {
+    const snap = await graphqlSubscriptionSnapshot(`${base}/graphql`, { query: 'subscription { bookAdded { author { books { id } } } }' });
+    assert.match(JSON.stringify(snap.errors), /DEPTH_LIMIT_EXCEEDED/);
+  });
+  it('should enforce disabled introspection on the socket', async () => {
+    const snap = await graphqlSubscriptionSnapshot(`${base}/graphql`, { query: '{ __schema { types { name } } }' });
+    assert.match(JSON.stringify(snap.errors), /INTROSPECTION_DISABLED/);
+  });
+  it('should close with 4406 when the client offers no graphql-transport-ws subprotocol', async () => {
+    const ws = new WebSocket(`${base}/graphql`);
+    const code = await new Promise<number>((r) => ws.once('close', (c) => r(c)));
+    assert.equal(code, 4406);
+  });
+});
+
+describe('when subscribing to an SDL route', () => {
+  it('should emit its static data once, then complete', async () => {
+    const events = await collect(`${base}/sdl`, 'subscription { news { title } }');
+    assert.deepEqual(events.next, [{ data: { news: { title: 'static headline' } } }]);
+    assert.equal(events.completed, true);
+  });
+});
+
+// --- a minimal graphql-transport-ws client for multi-event checks
+type Frame = { type: string; id?: string; payload?: unknown };
+function connect(url: string): Promise<WebSocket> {
+  return new Promise((resolve, reject) => {
+    const ws = new WebSocket(url, 'graphql-transport-ws');
+    ws.once('error', reject);
+    ws.once('open', () => {
+      send(ws, { type: 'connection_init' });
+      waitFor(ws, (m) => m.type === 'connection_ack').then(() => resolve(ws), reject);
+    });
+  });
+}
+function send(ws: WebSocket, frame: Frame): void {
+  ws.send(JSON.stringify(frame));
+}
+function waitFor(ws: WebSocket, match: (m: Frame) => boolean): Promise<Frame> {
+  return new Promise((resolve) => {
+    const on = (data: Buffer) => {
+      const m = JSON.parse(data.toString()) as Frame;
+      if (match(m)) {
+        ws.off('message', on);
+        resolve(m);
+      }
+    };
+    ws.on('message', on);
+  });
+}
+async function collect(url: string, query: string): Promise<{ next: unknown[]; completed: boolean }> {
+  const ws = await connect(url);
+  const next: unknown[] = [];
+  const done = new Promise<boolean>((resolve) => {
+    ws.on('message', (data: Buffer) => {
+      const m = JSON.parse(data.toString()) as Frame;
+      if (m.type === 'next') next.push(m.payload);
+      if (m.type === 'complete' || m.type === 'error') resolve(m.type === 'complete');
+    });
+  });
+  send(ws, { id: 'c1', type: 'subscribe', payload: { query } });
+  const completed = await done;
+  ws.close(1000);
+  return { next, completed };
+}

@@ -1,0 +1,83 @@
+/**
+ * GraphQL over WebSocket with the `graphql-transport-ws` subprotocol (graphql-ws's `useServer`):
+ * `connection_init` → `connection_ack`, `subscribe` → `next`… → `complete`, protocol errors as `error`.
+ * Every operation is parsed and validated here with the route's limit rules (introspection, depth,
+ * complexity), so the WebSocket path enforces exactly what the HTTP path does.
+ */
+import { GraphQLError, parse, specifiedRules, validate, type DocumentNode, type GraphQLSchema } from 'graphql';
+import { handleProtocols } from 'graphql-ws';
+import { useServer } from 'graphql-ws/use/ws';
+import { WebSocketServer } from 'ws';
+import type { KeelRequest } from '../request.js';
+import { guardedUpgrade, DEFAULT_MAX_PAYLOAD, type UpgradeHandler } from '../ws/upgrade.js';
+import type { UpgradeGuard } from '../ws/guard.js';
+import { formatGraphqlError } from './http.js';
+import { limitRules, type GraphqlLimits } from './limits.js';
+
+/** Time a client has to send `connection_init` before the server closes with 4408, ms. */
+export const DEFAULT_CONNECTION_INIT_WAIT_TIMEOUT = 3_000;
+
+export interface GraphqlWsOptions {
+  limits?: Partial<GraphqlLimits>;
+  /** Checks run before the handshake (server auth, origin, request id). Default none. */
+  guards?: readonly UpgradeGuard[];
+  /** Largest message, bytes (ws closes with 1009 above it). Default DEFAULT_MAX_PAYLOAD (1 MiB). */
+  maxPayload?: number;
+  /** connection_init deadline, ms. Default DEFAULT_CONNECTION_INIT_WAIT_TIMEOUT (3000). */
+  connectionInitWaitTimeout?: number;
+  /** Keep-alive ping interval, ms; 0 disables. Default 12000 (graphql-ws's default). */
+  keepAlive?: number;
+}
+
+/**
+ * An upgrade handler speaking graphql-transport-ws for `schema`; mount it on the GraphQL route's path.
+ *
+ * @example
+ * const upgrade = createGraphqlWsUpgradeHandler(builtinSchema('full'));
+ * server.on('upgrade', (req, socket, head) => upgrade(req, socket, head));
+ */
+export function createGraphqlWsUpgradeHandler(schema: GraphQLSchema, options: GraphqlWsOptions = {}): UpgradeHandler {
+  const limits: GraphqlLimits = {
+    introspection_enabled: options.limits?.introspection_enabled ?? true,
+    depth_limit: options.limits?.depth_limit ?? null,
+    complexity_limit: options.limits?.complexity_limit ?? null,
+  };
+  const wss = new WebSocketServer({
+    noServer: true,
+    maxPayload: options.maxPayload ?? DEFAULT_MAX_PAYLOAD,
+    // Only graphql-transport-ws; a client offering nothing we speak gets no subprotocol and
+    // graphql-ws closes with 4406 (Subprotocol not acceptable).
+    handleProtocols: (offered: Set<string>) => handleProtocols(offered),
+  });
+  useServer<Record<string, unknown> | undefined, { request: KeelRequest }>(
+    {
+      schema,
+      connectionInitWaitTimeout: options.connectionInitWaitTimeout ?? DEFAULT_CONNECTION_INIT_WAIT_TIMEOUT,
+      onSubscribe: (ctx, _id, payload) => {
+        let document: DocumentNode;
+        try {
+          document = parse(payload.query);
+        } catch (err) {
+          return [err instanceof GraphQLError ? err : new GraphQLError('Query cannot be parsed')];
+        }
+        const rules = [...specifiedRules, ...limitRules(limits, payload.variables)];
+        const errors = validate(schema, document, rules);
+        if (errors.length) return errors;
+        return {
+          schema,
+          document,
+          operationName: payload.operationName,
+          variableValues: payload.variables,
+          contextValue: { req: ctx.extra.request },
+        };
+      },
+      onNext: (_ctx, _id, _payload, _args, result) => {
+        if (!result.errors?.length) return undefined;
+        return { ...result, errors: result.errors.map((e) => (formatGraphqlError(e) as GraphQLError).toJSON()) };
+      },
+    },
+    wss,
+    options.keepAlive,
+  );
+  return guardedUpgrade(wss, options.guards ?? [], (ws, req) => wss.emit('connection', ws, req));
+}
