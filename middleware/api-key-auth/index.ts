@@ -12,6 +12,8 @@ import { problemFor, sendProblem } from '../../lib/problem.js';
 import { ApiKeyAuthConfig, ApiKeyConfig, assertApiKeysPresent, fail } from '../../lib/records/index.js';
 import type { KeelRequest, Middleware, NextFunction } from '../../lib/request.js';
 
+export { DEFAULT_API_KEY_HEADER } from '../../lib/records/index.js';
+
 /** Default query parameter read when `allow_query` is on. */
 export const DEFAULT_API_KEY_QUERY_PARAM = 'api_key';
 /** Default for `allow_query`: keys in URLs end up in access logs and browser history (RFC 6750 §5.3 gives the same advice for tokens). */

@@ -14,6 +14,7 @@ import type { KeelRequest, Middleware, NextFunction } from '../../lib/request.js
 import { importVerificationKey } from './keys.js';
 
 export { MIN_HMAC_SECRET_BYTES, MIN_RSA_MODULUS_BITS } from './keys.js';
+export { DEFAULT_JWT_ALGORITHM, JWT_ALGORITHMS } from '../../lib/records/index.js';
 
 /**
  * Options: a server-level JwtConfig or a per-route JwtAuthConfig (the same keys plus `enabled`),
