@@ -133,6 +133,7 @@ describe('staticFiles: when serving with the defaults', () => {
     ['a directory without index.html', '/public/empty/'],
     ['a path outside the prefix', '/other/hello.txt'],
     ['a prefix that only shares its start', '/publicity/hello.txt'],
+    ['a file named with a trailing slash', '/public/hello.txt/'],
     ['a dotfile', '/public/.env'],
     ['a file inside a dot directory', '/public/.git/config'],
     ['a symlink to a dotfile', '/public/visible-env.txt'],

@@ -106,7 +106,8 @@ async function resolve(mount: Mount, rest: string, pathname: string, search: str
   if (!contained(mount.root, real)) throw new Refused(403, 'The path leaves the static directory');
   if (hasDotSegment(relative(mount.root, real).split(sep))) return NOT_FOUND;
   const stat = await fsp.stat(real);
-  if (stat.isFile()) return { file: real };
+  // `file.txt/` names a directory that does not exist (relative links would resolve wrongly).
+  if (stat.isFile()) return pathname.endsWith('/') ? NOT_FOUND : { file: real };
   if (!stat.isDirectory() || !mount.index) return NOT_FOUND;
   // A directory URL without its trailing slash would break the page's relative links: redirect
   // (serve-static does the same). Leading slashes are collapsed so `//host` can never be produced.
