@@ -104,7 +104,7 @@ interface Job extends JobContext {
  * import { BackgroundExecutor } from 'keel';
  * const background = new BackgroundExecutor({ max_concurrent_tasks: 4 });
  * background.start();
- * background.enqueue(async () => { await sendWelcomeMail(); }, { name: 'welcome_mail', request_id: 'req-1' });
+ * background.enqueue(async (signal) => { await fetch('https://example.com/hooks/welcome', { method: 'POST', signal }); }, { name: 'welcome_mail', request_id: 'req-1' });
  * const { abandoned } = await background.shutdown();
  */
 export class BackgroundExecutor {
