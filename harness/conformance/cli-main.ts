@@ -19,7 +19,8 @@ export const USAGE = `Usage: keel-conformance [options] <case files or directori
 Options:
   --base-url URL   Send the cases to a running server (any implementation of the specification).
                    Without it, keel's fixture app is built from the cases and served on 127.0.0.1.
-  --serve          Build and serve the fixture app from the cases, print its URL, run nothing.
+  --serve          Build and serve the fixture app from the cases, print its URL, run nothing
+                   (binds to --base-url's host and port when given, else a free loopback port).
   --json FILE      Write the results as JSON.
   --junit FILE     Write the results as JUnit XML.
   --filter TEXT    Only cases whose id contains TEXT.
@@ -92,29 +93,27 @@ export async function main(argv: readonly string[], io: CliIo = defaultIo): Prom
   }
   if (values.filter) cases = cases.filter((c) => c.id.includes(values.filter!));
 
-  let close: (() => Promise<void>) | undefined;
   let target: RunOptions['target'];
   if (baseUrl && !values.serve) target = baseUrl;
   else {
     // Imported lazily: runs against a base URL need none of keel's server code.
-    const { FixtureServer } = await import('./fixture-app.js');
-    const server = await FixtureServer.start();
-    close = () => server.close();
+    const { serveFixtureApp, fixtureTarget } = await import('./fixture-app.js');
     if (values.serve) {
       const runnable = cases.filter(isRunnable) as ConformanceCase[];
-      await server.mountAll(runnable);
-      io.out(`keel fixture app for ${runnable.length} cases listening on ${server.url}`);
+      const served = await serveFixtureApp(runnable, { ...(baseUrl ? { host: new URL(baseUrl).hostname, port: Number(new URL(baseUrl).port) } : {}) });
+      for (const id of served.shadowed) io.err(`warning: ${id} not mounted: an earlier case has the same method and route (use --filter)`);
+      io.out(`keel fixture app for ${runnable.length - served.shadowed.length} cases listening on ${served.url}`);
       await new Promise<void>((resolve) => {
         process.once('SIGINT', resolve);
         process.once('SIGTERM', resolve);
       });
-      await server.close();
+      await served.close();
       return 0;
     }
-    target = (c) => server.prepare(c);
+    target = fixtureTarget;
   }
 
-  try {
+  {
     const report = await runCases(cases, {
       target,
       ...(timeoutMs ? { timeoutMs } : {}),
@@ -127,7 +126,5 @@ export async function main(argv: readonly string[], io: CliIo = defaultIo): Prom
     if (values.junit) writeFileSync(values.junit, toJUnit(report));
     io.out(summaryLine(report));
     return report.failed > 0 ? 1 : 0;
-  } finally {
-    await close?.();
   }
 }

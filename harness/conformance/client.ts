@@ -137,6 +137,11 @@ export function send(baseUrl: string | URL, wire: WireRequest, timeoutMs = DEFAU
     );
     req.setTimeout(timeoutMs, () => req.destroy(new Error(`No response within ${timeoutMs} ms`)));
     req.on('error', reject);
+    // A case may declare more Content-Length than it sends (a truncated body). The server can only
+    // notice at end of stream, so after the bytes we have we half-close our side, as a client
+    // whose upload broke off would.
+    const declared = Number(wire.headers.find(([k]) => k.toLowerCase() === 'content-length')?.[1]);
+    if (Number.isFinite(declared) && declared > (wire.body?.length ?? 0)) req.once('finish', () => req.socket?.end());
     req.end(wire.body);
   });
 }

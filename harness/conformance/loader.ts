@@ -66,7 +66,7 @@ function isJsonSchemaDocument(doc: unknown): boolean {
  * Cases of one file. `idBase` is the id prefix: the file's path relative to the directory given
  * to `loadCases` (without `.json`), or `<parent dir>/<stem>` for a file given directly.
  */
-export function loadFile(file: string, idBase: string): LoadedCase[] {
+export function loadFile(file: string, idBase: string, category = basename(dirname(file))): LoadedCase[] {
   if (basename(file) === 'schema.json') return [];
   let doc: unknown;
   try {
@@ -84,7 +84,7 @@ export function loadFile(file: string, idBase: string): LoadedCase[] {
       return toCase(item, { id: `${prefix}${stem}/${caseId}`, category, source: `${file}#${i}` });
     });
   }
-  return [toCase(doc, { id: idBase, category: basename(dirname(file)), source: file })];
+  return [toCase(doc, { id: idBase, category, source: file })];
 }
 
 function walk(dir: string, out: string[]): void {
@@ -104,16 +104,21 @@ export function loadCases(paths: readonly string[]): LoadedCase[] {
   const cases: LoadedCase[] = [];
   const seen = new Map<string, string>();
   for (const p of paths) {
-    const files: Array<[string, string]> = [];
+    const files: Array<[string, string, string | undefined]> = [];
     if (statSync(p).isDirectory()) {
       const list: string[] = [];
       walk(p, list);
-      for (const f of list) files.push([f, relative(p, f).slice(0, -'.json'.length).split(sep).join('/')]);
+      for (const f of list) {
+        const rel = relative(p, f).slice(0, -'.json'.length).split(sep);
+        // Nested folders (testing_data/graphql/queries/...) belong to their top-level category.
+        const dirs = rel.slice(0, -1).filter((d) => d !== 'testing_data' && d !== 'fixtures');
+        files.push([f, rel.join('/'), dirs[0]]);
+      }
     } else {
-      files.push([p, `${basename(dirname(p))}/${basename(p, '.json')}`]);
+      files.push([p, `${basename(dirname(p))}/${basename(p, '.json')}`, undefined]);
     }
-    for (const [file, idBase] of files) {
-      for (const c of loadFile(file, idBase)) {
+    for (const [file, idBase, category] of files) {
+      for (const c of loadFile(file, idBase, category)) {
         const prev = seen.get(c.id);
         if (prev) throw new Error(`Duplicate case id "${c.id}" in ${c.source} (also in ${prev})`);
         seen.set(c.id, c.source);

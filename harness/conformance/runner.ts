@@ -3,6 +3,7 @@
  * counted. Cases run one after another: several corpus cases depend on server state (rate limits)
  * and the fixture app re-mounts one server per case.
  */
+import { setTimeout as sleep } from 'node:timers/promises';
 import { buildRequest, send, DEFAULT_REQUEST_TIMEOUT_MS } from './client.js';
 import { compareResponse, type Mismatch } from './compare.js';
 import { isRunnable, type ConformanceCase, type LoadedCase } from './types.js';
@@ -54,14 +55,35 @@ export interface RunOptions {
   onResult?: (r: CaseResult) => void;
 }
 
+/**
+ * Requests sent before the measured one (rate-limit cases: `warmup_requests`, expected
+ * `warmup_expect_status`, `sleep_ms_between`), read from the case's rate_limit block.
+ */
+export function warmup(c: ConformanceCase): { requests: number; expectStatus?: number; sleepMs: number } {
+  const rl = (c.handler.middleware?.rate_limit ?? {}) as Record<string, unknown>;
+  const requests = Number.isInteger(rl.warmup_requests) ? (rl.warmup_requests as number) : 0;
+  const expectStatus = typeof rl.warmup_expect_status === 'number' ? rl.warmup_expect_status : undefined;
+  const sleepMs = typeof rl.sleep_ms_between === 'number' ? rl.sleep_ms_between : 0;
+  return { requests, ...(expectStatus !== undefined ? { expectStatus } : {}), sleepMs };
+}
+
 async function runOne(c: ConformanceCase, options: RunOptions): Promise<CaseResult> {
   const started = performance.now();
   const base = { id: c.id, category: c.category, name: c.name, source: c.source };
   let target: CaseTarget | undefined;
   try {
     target = typeof options.target === 'function' ? await options.target(c) : { baseUrl: String(options.target) };
-    const snap = await send(target.baseUrl, buildRequest(c.request), options.timeoutMs ?? DEFAULT_REQUEST_TIMEOUT_MS);
-    const mismatches = compareResponse(c.expected, snap);
+    const wire = buildRequest(c.request);
+    const timeoutMs = options.timeoutMs ?? DEFAULT_REQUEST_TIMEOUT_MS;
+    const mismatches: Mismatch[] = [];
+    const warm = warmup(c);
+    for (let i = 0; i < warm.requests; i++) {
+      const w = await send(target.baseUrl, wire, timeoutMs);
+      if (warm.expectStatus !== undefined && w.status !== warm.expectStatus) mismatches.push({ what: `warmup request ${i + 1} status`, expected: warm.expectStatus, actual: w.status });
+      if (warm.sleepMs > 0) await sleep(warm.sleepMs);
+    }
+    const snap = await send(target.baseUrl, wire, timeoutMs);
+    mismatches.push(...compareResponse(c.expected, snap));
     return { ...base, status: mismatches.length ? 'failed' : 'passed', mismatches, durationMs: performance.now() - started };
   } catch (err) {
     const e = err as Error;
