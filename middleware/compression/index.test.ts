@@ -1,0 +1,330 @@
+import { describe, it, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { once } from 'node:events';
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { Readable } from 'node:stream';
+import zlib from 'node:zlib';
+import express from 'express';
+import { compression, isCompressible, type CompressionConfigInput } from './index.js';
+import { ConfigError } from '../../lib/errors.js';
+import { CompressionConfig } from '../../lib/records/server.js';
+
+const PAYLOAD = { message: 'Compressed payload', payload: 'a'.repeat(2000) };
+const PAYLOAD_TEXT = JSON.stringify(PAYLOAD);
+
+/** Routes shared by the suites; `signals` lets a test release a streaming handler. */
+function routes(app: express.Express, signals: Map<string, () => void>) {
+  app.get('/json', (_req, res) => res.json(PAYLOAD));
+  app.get('/tiny', (_req, res) => res.json({ payload: 'tiny' }));
+  app.get('/exact/:n', (req, res) => res.type('text/plain').send('x'.repeat(Number(req.params.n))));
+  app.get('/png', (_req, res) => res.type('image/png').send(Buffer.alloc(4096, 7)));
+  app.get('/no-transform', (_req, res) => res.set('Cache-Control', 'public, no-transform').json(PAYLOAD));
+  app.get('/pre-encoded', (_req, res) => res.set('Content-Encoding', 'gzip').type('application/json').send(zlib.gzipSync(PAYLOAD_TEXT)));
+  app.get('/no-content', (_req, res) => res.status(204).end());
+  app.get('/etag', (_req, res) => res.set('ETag', '"v1"').json(PAYLOAD));
+  app.get('/vary', (_req, res) => res.set('Vary', 'Origin').json(PAYLOAD));
+  app.get('/write-head', (_req, res) => {
+    res.writeHead(200, { 'Content-Type': 'text/plain; charset=utf-8' });
+    res.end('w'.repeat(3000));
+  });
+  app.get('/stream', (_req, res) => {
+    res.type('application/x-ndjson');
+    Readable.from((function* () {
+      for (let i = 0; i < 2000; i++) yield `${JSON.stringify({ i, pad: 'p'.repeat(100) })}\n`;
+    })()).pipe(res);
+  });
+  app.get('/events', (_req, res) => {
+    res.writeHead(200, { 'Content-Type': 'text/event-stream', 'Cache-Control': 'no-cache' });
+    res.write(`data: ${'e'.repeat(2000)}\n\n`);
+    signals.set('events', () => res.end('data: last\n\n'));
+  });
+  app.get('/flush', (_req, res) => {
+    res.type('text/plain');
+    res.write('first chunk;');
+    (res as unknown as { flush(): void }).flush();
+    signals.set('flush', () => res.end('second chunk'));
+  });
+}
+
+interface Raw {
+  status: number;
+  headers: http.IncomingHttpHeaders;
+  body: Buffer;
+}
+
+async function serve(options?: CompressionConfigInput) {
+  const signals = new Map<string, () => void>();
+  const app = express();
+  app.use(compression(options));
+  routes(app, signals);
+  const server = http.createServer(app);
+  server.listen(0, '127.0.0.1');
+  await once(server, 'listening');
+  const port = (server.address() as AddressInfo).port;
+  const get = (path: string, headers: Record<string, string> = {}, method = 'GET'): Promise<Raw> =>
+    new Promise((resolve, reject) => {
+      http
+        .request({ host: '127.0.0.1', port, path, method, headers }, async (res) => {
+          const chunks: Buffer[] = [];
+          for await (const c of res) chunks.push(c as Buffer);
+          resolve({ status: res.statusCode!, headers: res.headers, body: Buffer.concat(chunks) });
+        })
+        .on('error', reject)
+        .end();
+    });
+  return { server, port, get, signals };
+}
+
+function decode(raw: Raw): string {
+  const enc = raw.headers['content-encoding'];
+  if (enc === 'gzip') return zlib.gunzipSync(raw.body).toString('utf8');
+  if (enc === 'br') return zlib.brotliDecompressSync(raw.body).toString('utf8');
+  assert.equal(enc, undefined);
+  return raw.body.toString('utf8');
+}
+
+describe('compression: with the default record (gzip and brotli, min_size 1024, quality 6)', () => {
+  let s: Awaited<ReturnType<typeof serve>>;
+  before(async () => (s = await serve()));
+  after(() => s.server.close());
+
+  const negotiation: Array<[string, string | undefined]> = [
+    ['gzip', 'gzip'],
+    ['br', 'br'],
+    ['gzip, deflate, br', 'br'],
+    ['br;q=0.1, gzip;q=0.9', 'gzip'],
+    ['*', 'br'],
+    ['identity', undefined],
+    ['gzip;q=0', undefined],
+    ['deflate', undefined],
+  ];
+  for (const [accept, expected] of negotiation) {
+    it(`should answer Accept-Encoding ${JSON.stringify(accept)} with ${expected ?? 'no coding'} and the exact bytes`, async () => {
+      const raw = await s.get('/json', { 'Accept-Encoding': accept });
+      assert.equal(raw.status, 200);
+      assert.equal(raw.headers['content-encoding'], expected);
+      assert.equal(raw.headers.vary, 'Accept-Encoding');
+      assert.equal(decode(raw), PAYLOAD_TEXT);
+      if (expected) {
+        assert.ok(raw.body.length < PAYLOAD_TEXT.length / 4, 'the body should be compressed');
+        assert.equal(raw.headers['content-length'], undefined);
+      }
+    });
+  }
+
+  it('should send identity with Vary when the request has no Accept-Encoding', async () => {
+    const raw = await s.get('/json');
+    assert.equal(raw.headers['content-encoding'], undefined);
+    assert.equal(raw.headers.vary, 'Accept-Encoding');
+    assert.equal(raw.body.toString(), PAYLOAD_TEXT);
+  });
+
+  it('should not compress a body under min_size', async () => {
+    const raw = await s.get('/tiny', { 'Accept-Encoding': 'gzip' });
+    assert.equal(raw.headers['content-encoding'], undefined);
+    assert.equal(raw.body.toString(), '{"payload":"tiny"}');
+  });
+
+  it('should compress a body of exactly min_size and not one byte less', async () => {
+    assert.equal((await s.get('/exact/1024', { 'Accept-Encoding': 'gzip' })).headers['content-encoding'], 'gzip');
+    assert.equal((await s.get('/exact/1023', { 'Accept-Encoding': 'gzip' })).headers['content-encoding'], undefined);
+  });
+
+  it('should not compress or vary an image/png body', async () => {
+    const raw = await s.get('/png', { 'Accept-Encoding': 'gzip, br' });
+    assert.equal(raw.headers['content-encoding'], undefined);
+    assert.equal(raw.headers.vary, undefined);
+    assert.equal(raw.body.length, 4096);
+  });
+
+  it('should respect Cache-Control: no-transform', async () => {
+    const raw = await s.get('/no-transform', { 'Accept-Encoding': 'gzip' });
+    assert.equal(raw.headers['content-encoding'], undefined);
+    assert.equal(raw.body.toString(), PAYLOAD_TEXT);
+  });
+
+  it('should never encode an already-encoded body twice', async () => {
+    const raw = await s.get('/pre-encoded', { 'Accept-Encoding': 'br, gzip' });
+    assert.equal(raw.headers['content-encoding'], 'gzip');
+    assert.equal(zlib.gunzipSync(raw.body).toString(), PAYLOAD_TEXT);
+  });
+
+  it('should not compress a HEAD response', async () => {
+    const raw = await s.get('/json', { 'Accept-Encoding': 'gzip' }, 'HEAD');
+    assert.equal(raw.headers['content-encoding'], undefined);
+    assert.equal(raw.headers['content-length'], String(PAYLOAD_TEXT.length));
+  });
+
+  it('should not label a 204 as compressed', async () => {
+    const raw = await s.get('/no-content', { 'Accept-Encoding': 'gzip' });
+    assert.equal(raw.status, 204);
+    assert.equal(raw.headers['content-encoding'], undefined);
+  });
+
+  it('should answer a conditional request with a plain 304 and weaken the ETag of the compressed 200', async () => {
+    const first = await s.get('/etag', { 'Accept-Encoding': 'gzip' });
+    assert.equal(first.headers['content-encoding'], 'gzip');
+    assert.equal(first.headers.etag, 'W/"v1"');
+    const second = await s.get('/etag', { 'Accept-Encoding': 'gzip', 'If-None-Match': 'W/"v1"' });
+    assert.equal(second.status, 304);
+    assert.equal(second.headers['content-encoding'], undefined);
+    assert.equal(second.body.length, 0);
+  });
+
+  it('should append Accept-Encoding to an existing Vary', async () => {
+    const raw = await s.get('/vary', { 'Accept-Encoding': 'gzip' });
+    assert.equal(raw.headers.vary, 'Origin, Accept-Encoding');
+  });
+
+  it('should see headers passed to writeHead()', async () => {
+    const raw = await s.get('/write-head', { 'Accept-Encoding': 'gzip' });
+    assert.equal(raw.headers['content-encoding'], 'gzip');
+    assert.equal(decode(raw), 'w'.repeat(3000));
+  });
+
+  it('should compress a piped stream of unknown length to the exact bytes', async () => {
+    const raw = await s.get('/stream', { 'Accept-Encoding': 'br' });
+    assert.equal(raw.headers['content-encoding'], 'br');
+    assert.equal(raw.headers['transfer-encoding'], 'chunked');
+    const lines = decode(raw).trimEnd().split('\n');
+    assert.equal(lines.length, 2000);
+    assert.deepEqual(JSON.parse(lines[1999]!), { i: 1999, pad: 'p'.repeat(100) });
+  });
+
+  it('should pass text/event-stream through uncompressed, event by event', { timeout: 5000 }, async () => {
+    const res = await new Promise<http.IncomingMessage>((resolve) =>
+      http.get({ host: '127.0.0.1', port: s.port, path: '/events', headers: { 'Accept-Encoding': 'gzip, br' } }, resolve),
+    );
+    assert.equal(res.headers['content-encoding'], undefined);
+    // The first event must arrive while the handler is still open: a buffering compressor would hang here.
+    const [first] = (await once(res, 'data')) as [Buffer];
+    assert.match(first.toString(), /^data: e+\n\n/);
+    s.signals.get('events')!();
+    let rest = '';
+    for await (const c of res) rest += c;
+    assert.match(rest, /data: last\n\n$/);
+  });
+
+  it('should flush compressed data before the end when the handler calls res.flush()', { timeout: 5000 }, async () => {
+    const res = await new Promise<http.IncomingMessage>((resolve) =>
+      http.get({ host: '127.0.0.1', port: s.port, path: '/flush', headers: { 'Accept-Encoding': 'gzip' } }, resolve),
+    );
+    assert.equal(res.headers['content-encoding'], 'gzip');
+    const gunzip = res.pipe(zlib.createGunzip());
+    const [first] = (await once(gunzip, 'data')) as [Buffer];
+    assert.equal(first.toString(), 'first chunk;');
+    s.signals.get('flush')!();
+    let rest = '';
+    for await (const c of gunzip) rest += c;
+    assert.equal(rest, 'second chunk');
+  });
+});
+
+describe('compression: with the conformance record (gzip only, min_size 0, quality 4)', () => {
+  let s: Awaited<ReturnType<typeof serve>>;
+  before(async () => (s = await serve({ gzip: true, brotli: false, min_size: 0, quality: 4 })));
+  after(() => s.server.close());
+
+  it('should gzip a small body', async () => {
+    const raw = await s.get('/tiny', { 'Accept-Encoding': 'gzip' });
+    assert.equal(raw.headers['content-encoding'], 'gzip');
+    assert.equal(raw.headers.vary, 'Accept-Encoding');
+    assert.equal(decode(raw), '{"payload":"tiny"}');
+  });
+
+  it('should not use brotli even when the client prefers it', async () => {
+    const raw = await s.get('/json', { 'Accept-Encoding': 'br;q=1, gzip;q=0.5' });
+    assert.equal(raw.headers['content-encoding'], 'gzip');
+  });
+
+  it('should send identity to a brotli-only client', async () => {
+    const raw = await s.get('/json', { 'Accept-Encoding': 'br' });
+    assert.equal(raw.headers['content-encoding'], undefined);
+    assert.equal(raw.body.toString(), PAYLOAD_TEXT);
+  });
+
+  it('should still leave an empty 204 alone', async () => {
+    const raw = await s.get('/no-content', { 'Accept-Encoding': 'gzip' });
+    assert.equal(raw.headers['content-encoding'], undefined);
+  });
+});
+
+describe('compression: when one coding or both are off', () => {
+  it('should not gzip with gzip: false', async () => {
+    const s = await serve({ gzip: false, minSize: 0 });
+    try {
+      assert.equal((await s.get('/json', { 'Accept-Encoding': 'gzip' })).headers['content-encoding'], undefined);
+      assert.equal((await s.get('/json', { 'Accept-Encoding': 'gzip, br;q=0.2' })).headers['content-encoding'], 'br');
+    } finally {
+      s.server.close();
+    }
+  });
+
+  it('should be a pass-through with neither coding', async () => {
+    assert.equal(compression({ gzip: false, brotli: false }).name, 'compressionDisabled');
+    const s = await serve({ gzip: false, brotli: false });
+    try {
+      const raw = await s.get('/json', { 'Accept-Encoding': 'gzip, br' });
+      assert.equal(raw.headers['content-encoding'], undefined);
+      assert.equal(raw.headers.vary, undefined);
+    } finally {
+      s.server.close();
+    }
+  });
+});
+
+describe('compression: at the quality bounds', () => {
+  for (const quality of [0, 9, 11]) {
+    it(`should produce decodable gzip and brotli at quality ${quality}`, async () => {
+      const s = await serve({ quality });
+      try {
+        assert.equal(decode(await s.get('/json', { 'Accept-Encoding': 'gzip' })), PAYLOAD_TEXT);
+        assert.equal(decode(await s.get('/json', { 'Accept-Encoding': 'br' })), PAYLOAD_TEXT);
+      } finally {
+        s.server.close();
+      }
+    });
+  }
+
+  it('should accept a parsed CompressionConfig', () => {
+    assert.equal(typeof compression(CompressionConfig.parse({ quality: 3 })), 'function');
+  });
+});
+
+describe('isCompressible', () => {
+  it('should accept text, JSON, problem+json, XML, JavaScript and SVG', () => {
+    for (const t of ['text/plain', 'text/html; charset=utf-8', 'application/json', 'application/problem+json', 'application/xml', 'text/javascript', 'image/svg+xml', 'application/x-ndjson']) {
+      assert.equal(isCompressible(t), true, t);
+    }
+  });
+
+  it('should refuse event streams, compressed media and missing types', () => {
+    for (const t of ['text/event-stream', 'text/event-stream; charset=utf-8', 'image/png', 'application/zip', 'application/octet-stream', 'video/mp4', undefined, 42]) {
+      assert.equal(isCompressible(t), false, String(t));
+    }
+  });
+});
+
+describe('compression: when the options are invalid', () => {
+  const cases: Array<[string, unknown, RegExp]> = [
+    ['an unknown key, with a suggestion', { min_sise: 10 }, /Unknown key "min_sise".*Did you mean "min_size"/],
+    ['quality above 11', { quality: 12 }, /CompressionConfig\.quality: expected an integer from 0 to 11, got 12/],
+    ['a negative quality', { quality: -1 }, /expected an integer from 0 to 11, got -1/],
+    ['a fractional quality', { quality: 4.5 }, /got 4.5/],
+    ['gzip as a string', { gzip: 'yes' }, /CompressionConfig\.gzip: expected true or false, got "yes"/],
+    ['brotli as a number', { brotli: 1 }, /CompressionConfig\.brotli: expected true or false, got 1/],
+    ['a negative min_size', { min_size: -1 }, /min_size: expected an integer >= 0, got -1/],
+    ['min_size as a string', { min_size: '1kb' }, /got "1kb"/],
+    ['null', null, /expected an object/],
+  ];
+  for (const [what, input, message] of cases) {
+    it(`should throw a ConfigError for ${what}`, () => {
+      assert.throws(() => compression(input as CompressionConfigInput), (err: unknown) => {
+        assert.ok(err instanceof ConfigError);
+        assert.match(err.message, message);
+        return true;
+      });
+    });
+  }
+});
