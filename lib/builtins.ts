@@ -5,7 +5,10 @@
  */
 import type { App } from './app.js';
 import { installBackground } from './background/install.js';
+import { installOpenApi } from './openapi/index.js';
+import { installAsyncApi } from './asyncapi/index.js';
+import { installJsonRpc } from './jsonrpc/index.js';
 
 export type Installer = (app: App) => void | Promise<void>;
 
-export const BUILTIN_INSTALLERS: Installer[] = [installBackground];
+export const BUILTIN_INSTALLERS: Installer[] = [installBackground, installOpenApi, installAsyncApi, installJsonRpc];

@@ -17,14 +17,16 @@ export interface MountSpec {
   handler: RawHandler;
   /** Read the body (under max_body_size) into `req.rawBody` before the handler runs. */
   readBody: boolean;
+  /** Skip server-level authentication (documentation pages a browser opens without credentials). */
+  public?: boolean;
 }
 
 export interface ProtocolHost {
   readonly config: Readonly<ServerConfig>;
-  mount(method: string, path: string, handler: RawHandler, options?: { readBody?: boolean }): unknown;
+  mount(method: string, path: string, handler: RawHandler, options?: { readBody?: boolean; public?: boolean }): unknown;
 }
 
 /** Mount every spec on the host. */
 export function mountAll(host: ProtocolHost, specs: readonly MountSpec[]): void {
-  for (const s of specs) host.mount(s.method, s.path, s.handler, { readBody: s.readBody });
+  for (const s of specs) host.mount(s.method, s.path, s.handler, s.public ? { readBody: s.readBody, public: true } : { readBody: s.readBody });
 }

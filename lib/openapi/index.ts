@@ -1,0 +1,66 @@
+/**
+ * OpenAPI documentation (only when OpenApiConfig.enabled): `GET openapi_json_path` serves an
+ * OpenAPI 3.1 document generated from the App's routes; `swagger_ui_path` and `redoc_path` serve
+ * Swagger UI and Redoc with their assets from node_modules. The document and pages are mounted as
+ * public (no server-level authentication): a browser opening the docs sends no credentials.
+ * See docs/api-descriptions.md.
+ */
+import type { ServerResponse } from 'node:http';
+import { OpenApiConfig } from '../records/protocol.js';
+import type { RouteDefinition } from '../route-definition.js';
+import { generateOpenApi, type OpenApiServerAuth } from './generate.js';
+import { mountAll, type MountSpec, type ProtocolHost, type RawHandler } from './host.js';
+import { redocMounts, swaggerUiMounts } from './pages.js';
+
+export { generateOpenApi, OPENAPI_VERSION, PROBLEM_SCHEMA_NAME, BEARER_SCHEME_NAME, API_KEY_SCHEME_NAME, type OpenApiServerAuth } from './generate.js';
+export { PROBLEM_DETAILS_SCHEMA, SchemaComponents, toOpenApiSchema } from './schema.js';
+export { swaggerUiMounts, redocMounts, DOCS_ASSET_MAX_AGE_MS, type DocsPagesOptions } from './pages.js';
+export { mountAll, type MountSpec, type ProtocolHost, type RawHandler } from './host.js';
+
+/** OpenApiConfig as accepted from code: snake_case or camelCase keys. */
+export type OpenApiConfigInput = Partial<Record<keyof OpenApiConfig, unknown>> & Record<string, unknown>;
+
+export interface OpenApiMountsOptions {
+  /** OpenApiConfig (default: disabled). */
+  config: OpenApiConfigInput | Readonly<OpenApiConfig> | null | undefined;
+  /** The routes to describe. */
+  routes: readonly RouteDefinition[];
+  /** Server-level JWT / API-key records (security schemes are detected from them). */
+  server?: Partial<OpenApiServerAuth>;
+}
+
+/**
+ * The documentation mounts: [] when disabled. The document is generated here, once, so a problem
+ * (two operations with one operationId) is a ConfigError at start-up.
+ *
+ * @example
+ * const mounts = openApiMounts({ config: { enabled: true, title: 'Pets' }, routes: app.routes() });
+ * for (const m of mounts) app.mount(m.method, m.path, m.handler, { public: true });
+ */
+export function openApiMounts(options: OpenApiMountsOptions): MountSpec[] {
+  if (options.config === null || options.config === undefined) return [];
+  const config = OpenApiConfig.parse(options.config, 'OpenApiConfig');
+  if (!config.enabled) return [];
+  const server: OpenApiServerAuth = { jwt_auth: options.server?.jwt_auth ?? null, api_key_auth: options.server?.api_key_auth ?? null };
+  const body = JSON.stringify(generateOpenApi(options.routes, config, server));
+  const document: RawHandler = function keelOpenApiDocument(_req, res: ServerResponse) {
+    res.statusCode = 200;
+    res.setHeader('Content-Type', 'application/json; charset=utf-8');
+    res.setHeader('Content-Length', Buffer.byteLength(body));
+    res.setHeader('Cache-Control', 'no-cache');
+    res.end(res.req?.method === 'HEAD' ? undefined : body);
+  };
+  const pages = { title: config.title, specUrl: config.openapi_json_path, swaggerUiPath: config.swagger_ui_path, redocPath: config.redoc_path };
+  const mounts: MountSpec[] = [{ method: 'GET', path: config.openapi_json_path, handler: document, readBody: false }, ...swaggerUiMounts(pages), ...redocMounts(pages)];
+  return mounts.map((m) => ({ ...m, public: true }));
+}
+
+/** What the installer needs from the App. */
+export interface OpenApiHost extends ProtocolHost {
+  routes(): readonly RouteDefinition[];
+}
+
+/** Installer for lib/builtins.ts: mounts nothing when `openapi` is null or disabled. */
+export function installOpenApi(host: OpenApiHost): void {
+  mountAll(host, openApiMounts({ config: host.config.openapi, routes: host.routes(), server: host.config }));
+}
