@@ -17,6 +17,7 @@ import { buildRouter, type KeelRouter } from './dispatch.js';
 import type { ServerHandle, ListenOptions, ServerFactory } from './server.js';
 import { listen } from './server.js';
 import { BUILTIN_INSTALLERS } from './builtins.js';
+import { registerRpc, type JsonRpcMethodInfoInput, type RpcHandler } from './jsonrpc/index.js';
 
 export type ServerConfigInput = Parameters<typeof ServerConfig.parse>[0];
 
@@ -166,6 +167,16 @@ export class App {
     this.#assertOpen('mount a handler');
     const methods = method === '*' ? '*' : (Array.isArray(method) ? method : [method]).map((m) => parseMethod(m, `mount(${path}).method`));
     this.#mounts.push({ methods, path, handler, options });
+    return this;
+  }
+
+  /**
+   * Register a JSON-RPC 2.0 method, served at JsonRpcConfig.endpoint_path (default `/rpc`; lib/jsonrpc,
+   * docs/api-descriptions.md). Bad metadata, a duplicate or an `rpc.` name: ConfigError, now.
+   */
+  rpc(info: JsonRpcMethodInfoInput | string, handler: RpcHandler): this {
+    this.#assertOpen('register an RPC method');
+    registerRpc(this, info, handler);
     return this;
   }
 
