@@ -44,6 +44,8 @@ export interface GrpcCallSettings {
   readonly onError: ((err: unknown, path: string) => void) | undefined;
 }
 
+/** How long a client may keep sending after the call ended before its stream is reset. */
+const REQUEST_DRAIN_GRACE_MS = 1000;
 const GRPC_CONTENT_TYPE = /^application\/grpc(\+[a-z0-9.-]+)?\s*(;|$)/i;
 const REQUEST_ID = /^[\w.:@/+=-]{1,200}$/;
 const METADATA_KEY = /^[0-9a-z_.-]+$/;
@@ -99,6 +101,7 @@ class ServerCall {
   private timer: NodeJS.Timeout | undefined;
   private responseEncoding: GrpcEncoding | undefined;
   private sentBytes = 0;
+  private reader: RequestReader | undefined;
 
   constructor(
     private readonly stream: ServerHttp2Stream,
@@ -157,9 +160,17 @@ class ServerCall {
       'grpc-status': String(status.code),
       ...(status.message ? { 'grpc-message': encodeGrpcMessage(status.message) } : {}),
     };
-    // HTTP/2 §8.1: a server may answer before the request is complete, then reset the stream with NO_ERROR.
+    // The client may still be sending (an oversize message, a handler that returned early): its data is
+    // dropped; grpc-js cancels its side when the status arrives. A client that keeps sending is reset with
+    // NO_ERROR (HTTP/2 §8.1) after a grace period: an immediate RST_STREAM could overtake the trailers.
+    this.reader?.discard();
     const closeRequestSide = () => {
-      if (!stream.readableEnded && !stream.destroyed) stream.close(h2.NGHTTP2_NO_ERROR);
+      if (stream.readableEnded || stream.destroyed) return;
+      const grace = setTimeout(() => {
+        if (!stream.destroyed) stream.close(h2.NGHTTP2_NO_ERROR);
+      }, REQUEST_DRAIN_GRACE_MS);
+      grace.unref();
+      stream.once('close', () => clearTimeout(grace));
     };
     if (!this.headersSent) {
       this.headersSent = true;
@@ -291,14 +302,15 @@ class ServerCall {
       if (this.finished) return;
     }
 
-    const reader = new RequestReader(
+    const reader = (this.reader = new RequestReader(
       this.stream,
       method.decode,
       requestEncoding === 'identity' ? undefined : (requestEncoding as GrpcEncoding),
       this.s.maxMessageSize,
       (f: ReadFailure) => this.finish({ code: f.code, message: f.message }, f.httpStatus),
       this.abort.signal,
-    );
+    ));
+    if (this.finished) reader.discard();
     const ctx = this.context(method, metadata, deadline, requestId, auth);
     const handler = method.handler as (input: unknown, call: GrpcCallContext) => unknown;
     switch (method.kind) {

@@ -24,6 +24,7 @@ export class RequestReader implements AsyncIterable<unknown> {
   private wake: (() => void) | undefined;
   private chain: Promise<void> = Promise.resolve();
   private paused = false;
+  private discarding = false;
 
   constructor(
     private readonly stream: ServerHttp2Stream,
@@ -35,7 +36,7 @@ export class RequestReader implements AsyncIterable<unknown> {
   ) {
     const decoder = new MessageDecoder(maxMessageSize);
     stream.on('data', (chunk: Buffer) => {
-      if (this.failure) return;
+      if (this.failure || this.discarding) return;
       let raws: RawMessage[];
       try {
         raws = decoder.push(chunk);
@@ -55,8 +56,16 @@ export class RequestReader implements AsyncIterable<unknown> {
     signal.addEventListener('abort', () => this.notify(), { once: true });
   }
 
+  /** The call is over: drop whatever else arrives (keeps the stream flowing so it can end). */
+  discard(): void {
+    this.discarding = true;
+    this.items.length = 0;
+    this.stream.resume();
+    this.notify();
+  }
+
   private async accept(raw: RawMessage): Promise<void> {
-    if (this.failure) return;
+    if (this.failure || this.discarding) return;
     let data = raw.data;
     try {
       if (raw.compressed) {
@@ -109,6 +118,7 @@ export class RequestReader implements AsyncIterable<unknown> {
     for (;;) {
       if (this.failure) throw this.failure;
       if (this.signal.aborted) throw this.signal.reason;
+      if (this.discarding) return { value: undefined, done: true };
       if (this.items.length) {
         const value = this.items.shift();
         if (this.paused && this.items.length < HIGH_WATER_MESSAGES / 2) {

@@ -7,7 +7,9 @@ import type { AddressInfo } from 'node:net';
 import { fileURLToPath } from 'node:url';
 import * as grpc from '@grpc/grpc-js';
 import * as protoLoader from '@grpc/proto-loader';
-import { createGrpcRouter, type GrpcRouter } from './router.js';
+import protobuf from 'protobufjs';
+import { createGrpcRouter, type GrpcCallContext, type GrpcRouter } from './router.js';
+import { GrpcError } from './status.js';
 import { attachGrpc, type GrpcAttachment, type GrpcServerOptions } from './server.js';
 
 export const PROBE_PROTO = fileURLToPath(new URL('./testdata/probe.proto', import.meta.url));
@@ -80,4 +82,107 @@ export function collect<T = any>(call: grpc.ClientReadableStream<T> | grpc.Clien
 
 export function probeRouter(): GrpcRouter {
   return createGrpcRouter();
+}
+
+const sleep = (ms: number, signal: AbortSignal) =>
+  new Promise<void>((resolve, reject) => {
+    if (signal.aborted) return reject(signal.reason);
+    const t = setTimeout(resolve, ms);
+    signal.addEventListener('abort', () => {
+      clearTimeout(t);
+      reject(signal.reason);
+    }, { once: true });
+  });
+
+export interface ProbeRequest {
+  text: string;
+  count: number;
+  reply_bytes: number;
+  payload: Buffer;
+  delay_ms: number;
+  fail_code: number;
+}
+
+/** What the probe handlers saw (for assertions on the server side). */
+export interface ProbeLog {
+  calls: { path: string; metadata: Record<string, unknown>; requestId?: string; auth?: unknown }[];
+  aborted: string[];
+  inFlight: number;
+  maxInFlight: number;
+  /** Resolves the pending `delay_ms: -2` calls. */
+  release: (() => void)[];
+}
+
+/** Register keel.test.v1.Probe (NotImplemented has no handler on purpose). */
+export function addProbe(router: GrpcRouter, log: ProbeLog = newLog()): ProbeLog {
+  const reply = (req: ProbeRequest, index: number) => ({ text: req.text, index, payload: Buffer.alloc(req.reply_bytes, 0x61) });
+  const enter = async (req: ProbeRequest, call: GrpcCallContext) => {
+    log.calls.push({ path: call.path, metadata: { ...call.metadata }, requestId: call.requestId, auth: call.auth });
+    log.inFlight++;
+    log.maxInFlight = Math.max(log.maxInFlight, log.inFlight);
+    call.signal.addEventListener('abort', () => log.aborted.push(call.path), { once: true });
+    try {
+      if (req.delay_ms > 0) await sleep(req.delay_ms, call.signal);
+      if (req.delay_ms === -1) await sleep(2 ** 30, call.signal);
+      if (req.delay_ms === -2) await new Promise<void>((resolve) => log.release.push(resolve));
+    } finally {
+      log.inFlight--;
+    }
+    if (req.fail_code) throw new GrpcError(req.fail_code, req.text, { 'x-failed': 'yes' });
+  };
+  router.addService(PROBE_PROTO, 'keel.test.v1.Probe', {
+    Unary: async (req: ProbeRequest, call: GrpcCallContext) => {
+      await enter(req, call);
+      return { ...reply(req, 0), received_bytes: req.payload.length };
+    },
+    ServerStream: async function* (req: ProbeRequest, call: GrpcCallContext) {
+      await enter(req, call);
+      for (let i = 0; i < req.count; i++) yield reply(req, i);
+    },
+    ClientStream: async (requests: AsyncIterable<ProbeRequest>, call: GrpcCallContext) => {
+      log.calls.push({ path: call.path, metadata: { ...call.metadata } });
+      const texts: string[] = [];
+      let bytes = 0;
+      for await (const r of requests) {
+        texts.push(r.text);
+        bytes += r.payload.length;
+      }
+      return { text: texts.join(','), index: texts.length, received_bytes: bytes };
+    },
+    Bidi: async function* (requests: AsyncIterable<ProbeRequest>) {
+      let i = 0;
+      for await (const r of requests) yield reply(r, i++);
+    },
+  });
+  return log;
+}
+
+export function newLog(): ProbeLog {
+  return { calls: [], aborted: [], inFlight: 0, maxInFlight: 0, release: [] };
+}
+
+/** A keel server with the probe service and a grpc-js client for it. */
+export async function probeServer(config: unknown = {}, options: GrpcServerOptions = {}, clientOptions: grpc.ChannelOptions = {}) {
+  const router = createGrpcRouter();
+  const log = addProbe(router);
+  const running = await start(router, config, options);
+  const client = connect(clientFor(PROBE_PROTO, 'keel.test.v1.Probe'), running.address, clientOptions);
+  return {
+    ...running,
+    router,
+    log,
+    client,
+    async close() {
+      client.close();
+      await running.close();
+    },
+  };
+}
+
+let probeRoot: protobuf.Root | undefined;
+/** Encode a keel.test.v1 message with protobufjs (for raw HTTP/2 calls and size arithmetic). */
+export function encodeProbe(type: 'ProbeRequest' | 'ProbeReply', value: Record<string, unknown>): Buffer {
+  probeRoot ??= new protobuf.Root().loadSync(PROBE_PROTO, { keepCase: true });
+  const t = probeRoot.lookupType(`keel.test.v1.${type}`);
+  return Buffer.from(t.encode(t.fromObject(value)).finish());
 }

@@ -1,0 +1,11 @@
+import { collect, encodeProbe, probeServer } from './testkit.js';
+const reply = (index: number) => encodeProbe('ProbeReply', { text: 's', index, payload: Buffer.alloc(100, 0x61) }).length + 5;
+const cap = reply(0) + reply(1) + reply(2) + reply(3) - 1;
+const s = await probeServer({ max_stream_response_bytes: cap });
+const call = s.client.Bidi();
+call.on('data', (d: any) => console.log('data', d.index));
+call.on('status', (st: any) => console.log('status', st.code, st.details));
+call.on('error', (e: any) => console.log('error', e.message));
+for (let i = 0; i < 6; i++) call.write({ text: 's', reply_bytes: 100 });
+call.end();
+setTimeout(async () => { await s.close(); console.log('closed'); }, 1000);
