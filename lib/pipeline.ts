@@ -126,6 +126,7 @@ export function compileCore(route: RouteDefinition, ctx: PipelineContext): Route
   const skipJsonParse = flags.prefersRawJsonBody && !route.body;
   const wildcard = route.compiled.wildcard;
   const handler = route.handler;
+  const bg = ctx.background;
 
   async function respond(req: KeelRequest, res: ServerResponse, data: RequestData, r: KeelResponse): Promise<void> {
     if (hasOnResponse) {
@@ -174,8 +175,11 @@ export function compileCore(route: RouteDefinition, ctx: PipelineContext): Route
       requestId: req.requestId,
       auth: req.auth,
       state: (req.state ??= {}),
-      ...(ctx.background ? { background: ctx.background } : {}),
     };
+    if (bg) {
+      // Jobs carry the request id of the request that enqueued them (BackgroundJobMetadata.request_id).
+      data.background = { enqueue: (task, meta) => bg.enqueue(task, { request_id: req.requestId ?? null, ...meta }) };
+    }
     if (flags.wantsRequestExtensions) (req as KeelRequest & { keel?: RequestData }).keel = data;
     try {
       let r: KeelResponse | undefined;
@@ -184,7 +188,11 @@ export function compileCore(route: RouteDefinition, ctx: PipelineContext): Route
         if (res.writableEnded) return;
       }
       if (!r) {
-        if (withBody) {
+        if (withBody && !req.rawBody && req.readableEnded && req.body !== undefined) {
+          // Inside a legacy Express app an earlier parser (express.json(), urlencoded()) already
+          // consumed the stream: its parsed body is all there is left to validate.
+          data.body = req.body;
+        } else if (withBody) {
           const raw = await readRawBody(req, maxBodySize);
           data.rawBody = raw;
           if (!skipJsonParse) {
