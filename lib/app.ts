@@ -18,6 +18,12 @@ import type { ServerHandle, ListenOptions, ServerFactory } from './server.js';
 import { listen } from './server.js';
 import { BUILTIN_INSTALLERS } from './builtins.js';
 import { registerRpc, type JsonRpcMethodInfoInput, type RpcHandler } from './jsonrpc/index.js';
+import { mountFeatures } from './features.js';
+import { graphqlRoute, graphqlSdlRoute, installGraphqlRoute, routeOptions, type GraphqlRouteOptions } from './graphql/route.js';
+import type { GraphQlRouteConfig } from './records/graphql.js';
+import { installWebSocketRoute, lazyMiddlewareGuard, type AppWebSocketOptions } from './ws/install.js';
+import type { WebSocketHandler } from './ws/upgrade.js';
+import type { SecurityHeadersOptions } from '../middleware/security-headers/index.js';
 
 export type ServerConfigInput = Parameters<typeof ServerConfig.parse>[0];
 
@@ -27,10 +33,12 @@ export type RawHandler = (req: KeelRequest, res: ServerResponse) => void | Promi
 export interface MountOptions {
   /** Read the body (under max_body_size) into `req.rawBody` before the handler runs. */
   readBody?: boolean;
-  /** Skip server-level authentication (public docs pages). */
+  /** Skip server-level authentication (public pages such as API docs). */
   public?: boolean;
-  /** Per-route records and middleware, as in app.route(). */
-  perRoute?: Partial<Omit<RouteDefinitionInput, 'method' | 'path' | 'handler'>>;
+  /** Security headers for this mount (docs pages need a CSP that allows their assets); false: none. */
+  securityHeaders?: SecurityHeadersOptions | false;
+  /** Extra Connect-style middleware for this mount, after keel's server-level features. */
+  middleware?: Middleware[];
 }
 
 export interface Mount {
@@ -45,6 +53,8 @@ export type UpgradeHandler = (req: KeelRequest, socket: Duplex, head: Buffer) =>
 export interface AppOptions {
   /** pino logger (default: pino at KEEL_LOG_LEVEL, `silent` under NODE_ENV=test). */
   logger?: Logger;
+  /** Security headers (helmet, API defaults) on every response; `false` turns them off. Default on. */
+  securityHeaders?: SecurityHeadersOptions | false;
 }
 
 type RouteShorthandOptions = Omit<RouteDefinitionInput, 'method' | 'path' | 'handler'>;
@@ -66,6 +76,8 @@ function defaultLogger(): Logger {
 export class App {
   readonly config: Readonly<ServerConfig>;
   readonly logger: Logger;
+  /** Server-wide security-header options (AppOptions.securityHeaders). */
+  readonly securityHeaders: SecurityHeadersOptions | false;
   readonly hooks = new HookRegistry();
   readonly #routes: RouteDefinition[] = [];
   readonly #mounts: Mount[] = [];
@@ -82,6 +94,7 @@ export class App {
   constructor(config: ServerConfigInput | Readonly<ServerConfig> = {}, options: AppOptions = {}) {
     this.config = ServerConfig.parse(config);
     this.logger = options.logger ?? defaultLogger();
+    this.securityHeaders = options.securityHeaders ?? {};
   }
 
   /** spec: App.new() / App.default(): an application with the default ServerConfig. */
@@ -184,6 +197,34 @@ export class App {
   upgrade(path: string, handler: UpgradeHandler): this {
     if (this.#upgrades.has(path)) throw new AppError('Route', `An upgrade handler for ${path} is already registered`);
     this.#upgrades.set(path, handler);
+    return this;
+  }
+
+  /** WebSocket upgrades run the server-level middleware (request id, rate limit, auth) as a guard (lib/ws). */
+  readonly #upgradeGuard = lazyMiddlewareGuard(() =>
+    mountFeatures(this, { methods: '*', path: '', handler: () => undefined, options: { securityHeaders: false } }, this.#uses));
+
+  /**
+   * spec: register_graphql_route: built-in schema `query_only` | `query_mutation` | `full` at `path`
+   * (GraphQL over HTTP + graphql-transport-ws; lib/graphql, docs/graphql.md). Unknown schema_type: AppError GraphQl.
+   */
+  registerGraphqlRoute(path: string, method: string, schemaType: string, config: unknown = {}, route?: GraphQlRouteConfig | GraphqlRouteOptions): this {
+    this.#assertOpen('add a GraphQL route');
+    installGraphqlRoute(this, graphqlRoute(path, method, schemaType, config, { ...routeOptions(route), guards: [this.#upgradeGuard] }));
+    return this;
+  }
+
+  /** spec: register_graphql_sdl_route: an SDL schema whose resolvers serve `responseData`. Bad SDL: AppError GraphQl. */
+  registerGraphqlSdlRoute(path: string, method: string, sdl: string, responseData: unknown, config: unknown, route?: GraphQlRouteConfig | GraphqlRouteOptions): this {
+    this.#assertOpen('add a GraphQL route');
+    installGraphqlRoute(this, graphqlSdlRoute(path, method, sdl, responseData, config, { ...routeOptions(route), guards: [this.#upgradeGuard] }));
+    return this;
+  }
+
+  /** A WebSocket route at an exact path (lib/ws): `handler` gets a WebSocketSession of typed messages. */
+  ws(path: string, handler: WebSocketHandler, options: AppWebSocketOptions = {}): this {
+    this.#assertOpen('add a WebSocket route');
+    installWebSocketRoute(this, path, handler, options, this.#upgradeGuard);
     return this;
   }
 

@@ -1,26 +1,136 @@
 /**
  * Which middleware a route runs: server-level features from ServerConfig, overridden or extended
- * by the route's records, in the documented order (docs/architecture.md).
+ * by the route's records, in the documented order (docs/architecture.md):
+ *
+ *   requestId → httpTrace → securityHeaders → cors → rateLimit → jwtAuth / apiKeyAuth →
+ *   authorization → timeout → compression → route middleware → core (hooks, body, validation, handler)
+ *
+ * Server-level instances are created once per App, so state such as a global rate-limit bucket is
+ * shared by every route. A feature that is off is simply absent from the chain.
  */
 import type { App, Mount, MountOptions } from './app.js';
 import type { Middleware } from './request.js';
 import type { RouteDefinition } from './route-definition.js';
+import { requestId } from '../middleware/request-id/index.js';
+import { httpTrace } from '../middleware/http-trace/index.js';
+import { securityHeaders, type SecurityHeadersOptions } from '../middleware/security-headers/index.js';
+import { cors } from '../middleware/cors/index.js';
+import { rateLimit } from '../middleware/rate-limit/index.js';
+import { jwtAuth } from '../middleware/jwt-auth/index.js';
+import { apiKeyAuth } from '../middleware/api-key-auth/index.js';
+import { authorization } from '../middleware/authorization/index.js';
+import { timeout } from '../middleware/timeout/index.js';
+import { compression } from '../middleware/compression/index.js';
+import { staticFiles } from '../middleware/static-files/index.js';
 
-/** The chain for requests that match no keel route (merged Express routers). */
-export function serverFeatures(_app: App, uses: readonly Middleware[], _mount?: MountOptions): Middleware[] {
-  return [...uses];
+interface ServerFeatureSet {
+  requestId?: Middleware;
+  trace?: Middleware;
+  security?: Middleware;
+  rateLimit?: Middleware;
+  jwt?: Middleware;
+  apiKey?: Middleware;
+  timeout?: Middleware;
+  compression?: Middleware;
+  staticFiles?: Middleware;
 }
 
-/** The chain of a keel route: server features (unless overridden) then per-route records. */
-export function routeFeatures(_app: App, route: RouteDefinition): Middleware[] {
-  return [...route.middleware];
+const cache = new WeakMap<App, ServerFeatureSet>();
+
+/** Server-level feature instances, built once per App from its ServerConfig. */
+function serverSet(app: App): ServerFeatureSet {
+  let set = cache.get(app);
+  if (set) return set;
+  const c = app.config;
+  const sec = app.securityHeaders;
+  set = {
+    requestId: c.enable_request_id ? requestId({ enabled: true }) : undefined,
+    trace: c.enable_http_trace ? httpTrace({ logger: app.logger }) : undefined,
+    security: sec === false ? undefined : securityHeaders(sec),
+    rateLimit: c.rate_limit ? rateLimit(c.rate_limit) : undefined,
+    jwt: c.jwt_auth ? jwtAuth(c.jwt_auth) : undefined,
+    apiKey: c.api_key_auth ? apiKeyAuth(c.api_key_auth) : undefined,
+    timeout: c.request_timeout !== null ? timeout({ request_timeout: c.request_timeout }) : undefined,
+    compression: c.compression ? compression(c.compression) : undefined,
+    staticFiles: c.static_files.length ? staticFiles(c.static_files) : undefined,
+  };
+  cache.set(app, set);
+  return set;
 }
 
-export function mountFeatures(_app: App, mount: Mount): Middleware[] {
-  return [...(mount.options.perRoute?.middleware ?? [])];
+function present(list: (Middleware | undefined | false | null)[]): Middleware[] {
+  return list.filter((m): m is Middleware => typeof m === 'function');
 }
 
-/** The CORS preflight middleware of a route with a CorsConfig, answered on OPTIONS. */
-export function preflightFor(_app: App, _route: RouteDefinition): Middleware | undefined {
-  return undefined;
+/** The chain for requests that match no keel route: static files, then merged Express routers. */
+export function fallbackFeatures(app: App, uses: readonly Middleware[]): Middleware[] {
+  const s = serverSet(app);
+  return present([s.requestId, s.trace, s.security, s.rateLimit, s.jwt, s.apiKey, s.timeout, s.compression, ...uses]);
 }
+
+/** Static-file mounts of the ServerConfig, tried before merged routers and the 404. */
+export function staticFeature(app: App): Middleware | undefined {
+  return serverSet(app).staticFiles;
+}
+
+/** The chain of a keel route: server features (unless the route overrides them), then its records. */
+export function routeFeatures(app: App, route: RouteDefinition, uses: readonly Middleware[]): Middleware[] {
+  const s = serverSet(app);
+  const rid = route.requestId ? requestId({ enabled: route.requestId.enabled }) : s.requestId;
+  const jwt = route.jwtAuth ? (route.jwtAuth.enabled ? jwtAuth(route.jwtAuth) : undefined) : s.jwt;
+  const apiKey = route.apiKeyAuth ? (route.apiKeyAuth.enabled ? apiKeyAuth(route.apiKeyAuth) : undefined) : s.apiKey;
+  const to = route.requestTimeout !== undefined ? (route.requestTimeout === null ? undefined : timeout({ request_timeout: route.requestTimeout })) : s.timeout;
+  return present([
+    rid,
+    s.trace,
+    s.security,
+    route.cors ? corsFor(route) : undefined,
+    route.rateLimit ? rateLimit(route.rateLimit) : s.rateLimit,
+    jwt,
+    apiKey,
+    route.authorization ? authorization(route.authorization) : undefined,
+    to,
+    route.compression ? compression(route.compression) : s.compression,
+    ...uses,
+    ...route.middleware,
+  ]);
+}
+
+/** The chain of a mounted protocol handler (JSON-RPC, GraphQL, docs pages). */
+export function mountFeatures(app: App, mount: Mount, uses: readonly Middleware[]): Middleware[] {
+  const s = serverSet(app);
+  const o: MountOptions = mount.options;
+  const security = o.securityHeaders === undefined ? s.security : o.securityHeaders === false ? undefined : securityHeaders(o.securityHeaders);
+  return present([
+    s.requestId,
+    s.trace,
+    security,
+    s.rateLimit,
+    o.public ? undefined : s.jwt,
+    o.public ? undefined : s.apiKey,
+    s.timeout,
+    s.compression,
+    ...uses,
+    ...(o.middleware ?? []),
+  ]);
+}
+
+const corsInstances = new WeakMap<RouteDefinition, Middleware>();
+function corsFor(route: RouteDefinition): Middleware {
+  let mw = corsInstances.get(route);
+  if (!mw) {
+    mw = cors(route.cors!);
+    corsInstances.set(route, mw);
+  }
+  return mw;
+}
+
+/** The chain answering CORS preflights (OPTIONS) for a route with a CorsConfig. */
+export function preflightFeatures(app: App, route: RouteDefinition): Middleware[] | undefined {
+  if (!route.cors) return undefined;
+  const s = serverSet(app);
+  // Preflights carry no credentials (Fetch standard), so authentication is not applied to them.
+  return present([route.requestId ? requestId({ enabled: route.requestId.enabled }) : s.requestId, s.trace, s.security, corsFor(route)]);
+}
+
+export type { SecurityHeadersOptions };

@@ -103,7 +103,7 @@ export interface RequestData {
   /** Per-request scratch space shared by hooks and the handler. */
   state: Record<string, unknown>;
   /** Enqueue background work (present when the background executor is enabled). */
-  background?: { enqueue(task: () => unknown, metadata?: { name?: string }): void };
+  background?: { enqueue(task: () => unknown, metadata?: { name?: string; request_id?: string | null }): void };
 }
 
 export type HandlerOutcome = KeelResponse | HandlerResult | HttpError | unknown;

@@ -49,7 +49,7 @@ describe('httpTrace inside a keel App (enable_http_trace)', () => {
     assert.match(res.headers.traceparent ?? '', new RegExp(`^00-${TRACE}-[0-9a-f]{16}-01$`));
     assert.equal(rec.trace_id, TRACE);
     assert.equal(rec.parent_span_id, SPAN);
-    assert.equal(rec.route, '/users/:id');
+    assert.equal(rec.route, '/users/{id}');
     assert.equal(rec.path, '/users/7');
     assert.equal(rec.status, 200);
     assert.equal(rec.request_id, 'rid-123');

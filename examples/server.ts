@@ -1,0 +1,104 @@
+/**
+ * The example server: every feature keel has, on 127.0.0.1:8000 (PORT overrides).
+ *
+ *   npm install && npm start
+ *
+ * The README lists curl lines for each feature. `buildExampleApp()` is exported for the tests.
+ */
+import { fileURLToPath } from 'node:url';
+import { dirname, join } from 'node:path';
+import express from 'express';
+import { createApp, response, type App } from '../lib/index.js';
+
+const here = dirname(fileURLToPath(import.meta.url));
+
+/** Demo credentials: never ship these. Real deployments read them from the environment. */
+export const EXAMPLE_API_KEY = process.env.KEEL_EXAMPLE_API_KEY ?? 'demo-key-change-me';
+export const EXAMPLE_JWT_SECRET = process.env.KEEL_EXAMPLE_JWT_SECRET ?? 'demo-secret-change-me-32-bytes-long!!';
+
+interface Item {
+  id: number;
+  name: string;
+  price: number;
+  tags: string[];
+}
+
+export function buildExampleApp(overrides: { port?: number } = {}): App {
+  const items = new Map<number, Item>([[1, { id: 1, name: 'Anchor', price: 120, tags: ['heavy'] }]]);
+  let nextId = 2;
+  return createApp(
+    {
+      host: process.env.HOST ?? '127.0.0.1',
+      port: overrides.port ?? Number(process.env.PORT ?? 8000),
+      enable_request_id: true,
+      max_body_size: 1024 * 1024,
+      request_timeout: 10,
+      compression: { min_size: 512 },
+      rate_limit: { per_second: 50, burst: 100 },
+      static_files: [{ directory: join(here, 'public'), route_prefix: '/static', cache_control: 'public, max-age=60' }],
+      background_tasks: { enabled: true },
+    },
+    (app) => {
+      // Routes with validated parameters and bodies (422 problem details on bad input).
+      app.get('/health', () => ({ status: 'ok' }));
+      app.get('/items', (d) => {
+        const limit = d.query.limit as number;
+        return [...items.values()].slice(0, limit);
+      }, { parameters: { query: { limit: { type: 'integer', minimum: 1, maximum: 100, default: 10 } } } });
+      app.get('/items/{id:int}', (d) => {
+        const item = items.get(d.pathParams.id as number);
+        return item ?? response({ detail: 'no such item' }, { status: 404 });
+      });
+      app.post('/items', (d) => {
+        const body = d.body as Omit<Item, 'id'>;
+        const item = { id: nextId++, ...body, tags: body.tags ?? [] };
+        items.set(item.id, item);
+        return response(item, { status: 201, headers: { Location: `/items/${item.id}` } });
+      }, {
+        body: {
+          type: 'object',
+          additionalProperties: false,
+          required: ['name', 'price'],
+          properties: {
+            name: { type: 'string', minLength: 1, maxLength: 80 },
+            price: { type: 'number', exclusiveMinimum: 0 },
+            tags: { type: 'array', items: { type: 'string' }, maxItems: 10 },
+          },
+        },
+      });
+      // A large response, compressed when the client accepts gzip or br.
+      app.get('/report', () => ({ rows: Array.from({ length: 200 }, (_, i) => ({ i, text: 'keel keeps the ship steady' })) }));
+      // Per-route records: API key, JWT + authorization, CORS, request-id override.
+      app.get('/admin/stats', () => ({ items: items.size }), { api_key_auth: { keys: [EXAMPLE_API_KEY] } });
+      app.get('/me', (d) => ({ claims: d.auth }), {
+        jwt_auth: { secret: EXAMPLE_JWT_SECRET },
+        authorization: { required_roles: ['user'] },
+      });
+      app.get('/public/info', () => ({ name: 'keel example' }), {
+        cors: { allowed_origins: ['https://example.com'], allowed_methods: ['GET'], max_age: 600 },
+        request_id: { enabled: false },
+      });
+      // Lifecycle hooks by name, with a short-circuit.
+      app.hook('on_request', 'maintenance', (ctx) => (ctx.req.headers['x-maintenance'] ? response({ detail: 'down for maintenance' }, { status: 503 }) : undefined));
+      app.hook('on_response', 'stamp', (ctx) => {
+        if (ctx.response) ctx.response.headers['X-Served-By'] = 'keel';
+      });
+      app.get('/hooked', () => ({ hooked: true }), { lifecycle_hooks: { on_request: [{ name: 'maintenance', handler: 'maintenance' }], on_response: [{ name: 'stamp', handler: 'stamp' }] } });
+      // Background work, enqueued from a handler.
+      app.post('/jobs', (d) => {
+        d.background?.enqueue(async () => { await new Promise((r) => setTimeout(r, 50)); }, { name: 'demo-job' });
+        return response({ queued: true }, { status: 202 });
+      });
+      // A legacy Express router, merged: keel routes win, Express serves the rest.
+      const legacy = express.Router();
+      legacy.get('/legacy/hello', (_req, res) => { res.json({ from: 'express' }); });
+      app.mergeRouter(legacy);
+    },
+  );
+}
+
+if (process.argv[1] && fileURLToPath(import.meta.url) === process.argv[1]) {
+  const app = buildExampleApp();
+  const server = await app.listen();
+  console.log(`keel example server on ${server.url} — try: curl ${server.url}/items`);
+}
