@@ -9,7 +9,7 @@ import FindMyWay, { type HTTPMethod } from 'find-my-way';
 import type { App, Mount } from './app.js';
 import { readRawBody } from './body.js';
 import { AppError } from './errors.js';
-import { serverFeatures, routeFeatures, mountFeatures, preflightFor } from './features.js';
+import { fallbackFeatures, routeFeatures, mountFeatures, preflightFeatures, staticFeature } from './features.js';
 import { compileCore, runChain, withMiddleware, type RouteHandler } from './pipeline.js';
 import { problemFor, sendProblem } from './problem.js';
 import type { KeelRequest, Middleware, NextFunction } from './request.js';
@@ -63,13 +63,13 @@ function refuseUpgrade(socket: Duplex, status: number, reason: string): void {
 
 export function buildRouter(app: App, parts: RouterParts): KeelRouter {
   const fmw = FindMyWay({ ignoreTrailingSlash: false, caseSensitive: true, maxParamLength: 2048 });
-  const serverChain = serverFeatures(app, parts.uses);
   const methods = new Set<string>();
 
-  const add = (method: string, pattern: string, handler: RouteHandler) => {
+  // `label` is the pattern as registered (`/users/{id}`), which logs and traces show as req.routePattern.
+  const add = (method: string, pattern: string, handler: RouteHandler, label = pattern) => {
     methods.add(method);
     try {
-      fmw.on(method as HTTPMethod, pattern, () => undefined, { handler, pattern } satisfies Store);
+      fmw.on(method as HTTPMethod, pattern, () => undefined, { handler, pattern: label } satisfies Store);
     } catch (err) {
       throw new AppError('Route', `Cannot register ${method} ${pattern}: ${(err as Error).message}`, { cause: err });
     }
@@ -85,18 +85,19 @@ export function buildRouter(app: App, parts: RouterParts): KeelRouter {
       background: app.extensions.get('background') as never,
     });
     const staticRoute = route.handler.staticResponse?.() ? core : undefined;
-    const handler = staticRoute ?? withMiddleware([...serverChain, ...routeFeatures(app, route)], core);
-    for (const m of route.methods) add(m, route.compiled.pattern, handler);
-    const preflight = preflightFor(app, route);
+    const handler = staticRoute ?? withMiddleware(routeFeatures(app, route, parts.uses), core);
+    for (const m of route.methods) add(m, route.compiled.pattern, handler, route.path);
+    const preflight = preflightFeatures(app, route);
     if (preflight && !parts.routes.some((r) => r.methods.includes('OPTIONS') && r.compiled.pattern === route.compiled.pattern) && !fmw.hasRoute('OPTIONS', route.compiled.pattern)) {
-      add('OPTIONS', route.compiled.pattern, withMiddleware([...serverChain, preflight], (_req, res) => sendProblem(res, problemFor('KEEL_METHOD_NOT_ALLOWED'))));
+      // Not a preflight after all (no Access-Control-Request-Method): OPTIONS is not served here.
+      add('OPTIONS', route.compiled.pattern, withMiddleware(preflight, (req, res) => miss(req, res, req.url?.split('?', 1)[0] ?? '/')), route.path);
     }
   }
   for (const mount of parts.mounts) {
     const { pattern } = compilePattern(mount.path);
-    const handler = withMiddleware([...serverFeatures(app, parts.uses, mount.options), ...mountFeatures(app, mount)], mountHandler(app, mount));
+    const handler = withMiddleware(mountFeatures(app, mount, parts.uses), mountHandler(app, mount));
     const list = mount.methods === '*' ? ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS'] : mount.methods;
-    for (const m of list) if (!fmw.hasRoute(m as HTTPMethod, pattern)) add(m, pattern, handler);
+    for (const m of list) if (!fmw.hasRoute(m as HTTPMethod, pattern)) add(m, pattern, handler, mount.path);
   }
 
   // Express routers merged with mergeRouter(): entered only for what keel's own routes do not match.
@@ -117,15 +118,21 @@ export function buildRouter(app: App, parts: RouterParts): KeelRouter {
     else sendProblem(res, problemFor('KEEL_NOT_FOUND', `No route for ${req.method} ${path}`));
   }
 
+  // Unmatched requests run the server chain too (request id, tracing, security headers on the 404),
+  // then static files and merged routers. With no server feature on, a miss costs nothing extra.
+  const statics = staticFeature(app);
+  const fallbackList = [...fallbackFeatures(app, parts.uses), ...(statics ? [statics] : [])];
+  const fallback = fallbackList.length || expressApp ? fallbackList : undefined;
+
   function notFound(req: KeelRequest, res: ServerResponse, path: string, next?: NextFunction): void {
     const done = (err?: unknown) => {
       if (err) return sendProblem(res, err);
       if (next) return next();
       if (!res.writableEnded) miss(req, res, path);
     };
-    if (expressApp) {
+    if (fallback) {
       const ex = expressApp;
-      runChain(serverChain, req, res, () => ex(req as never, res as never, done));
+      runChain(fallback, req, res, ex ? () => ex(req as never, res as never, done) : () => done());
       return;
     }
     done();
