@@ -14,6 +14,9 @@
  * After a 413 the rest of the body is drained (up to lib/body.ts DRAIN_LIMIT) so that a keep-alive
  * client reads the 413 and can send its next request on the same connection; a body declared larger
  * than that bound is answered with `Connection: close`.
+ *
+ * The cap counts bytes on the wire. A `Content-Encoding: gzip` request body can inflate far beyond
+ * it; the parser that decompresses (body-parser's `limit`, keel's reader) must cap the inflated size.
  */
 import type { ServerResponse } from 'node:http';
 import { DRAIN_LIMIT, checkDeclaredLength, drain } from '../../lib/body.js';

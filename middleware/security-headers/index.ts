@@ -114,19 +114,7 @@ const SecurityHeadersRecord = defineRecord<Parsed>(
  * A Content-Security-Policy for the HTML documentation pages (Swagger UI, Redoc, GraphiQL): their
  * scripts and styles from this origin and the given CDNs, inline styles, data: images and fonts,
  * blob: workers (Redoc), fetches to this origin only. Set it in the page's handler; it replaces the
- * API policy for that response.
- *
- * @example
- * import express from 'express';
- * import { securityHeaders, docsPageCsp } from 'keel/middleware/security-headers';
- *
- * const app = express();
- * app.use(securityHeaders());
- * app.get('/docs', (_req, res) => {
- *   res.setHeader('Content-Security-Policy', docsPageCsp());
- *   res.type('html').send('<!doctype html><div id="redoc"></div>');
- * });
- * app.listen(8000);
+ * API policy for that response (see the securityHeaders example).
  */
 export function docsPageCsp(sources: readonly string[] = DOCS_PAGE_CDN_SOURCES): string {
   for (const s of sources) {
@@ -159,11 +147,16 @@ type TaggedResponse = ServerResponse & { [kSet]?: readonly string[] };
  *
  * @example
  * import express from 'express';
- * import { securityHeaders } from 'keel/middleware/security-headers';
+ * import { securityHeaders, docsPageCsp } from 'keel/middleware/security-headers';
  *
  * const app = express();
  * app.use(securityHeaders({ hsts_max_age: 31_536_000 }));
  * app.get('/', (_req, res) => res.json({ ok: true }));
+ * // An HTML documentation page replaces the API's CSP for its own response.
+ * app.get('/docs', (_req, res) => {
+ *   res.setHeader('Content-Security-Policy', docsPageCsp());
+ *   res.type('html').send('<!doctype html><div id="redoc"></div>');
+ * });
  * app.listen(8000);
  */
 export function securityHeaders(options: SecurityHeadersOptions = {}): Middleware {
