@@ -1,7 +1,7 @@
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import * as grpc from '@grpc/grpc-js';
-import { GrpcStatus, UNKNOWN_ERROR_MESSAGE, createGrpcRouter } from './index.js';
+import { GrpcStatus, UNKNOWN_ERROR_MESSAGE, createGrpcRouter, type GrpcCallContext } from './index.js';
 import { clientFor, collect, connect, probeServer, start, unary, GREETER_PROTO } from './testkit.js';
 
 type Probe = Awaited<ReturnType<typeof probeServer>>;
@@ -97,7 +97,7 @@ describe('when a handler sends response metadata', () => {
   it('should deliver initial metadata in headers and trailers beside grpc-status', async () => {
     const router = createGrpcRouter();
     router.addService(GREETER_PROTO, 'keel.examples.v1.Greeter', {
-      SayHello: ({ name }: { name: string }, call) => {
+      SayHello: ({ name }: { name: string }, call: GrpcCallContext) => {
         call.sendMetadata({ 'x-stream-id': 'stream-42', 'x-sig-bin': Buffer.from([9, 9]) });
         call.setTrailer('x-processed', 'true');
         return { message: name };

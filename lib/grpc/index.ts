@@ -18,3 +18,4 @@ export { HealthRegistry, HEALTH_SERVICE } from './health.js';
 export type { ServingStatus } from './health.js';
 export { REFLECTION_SERVICES } from './reflection.js';
 export { frameMessage, MessageDecoder, MessageTooLargeError, parseGrpcTimeout, GRPC_ENCODINGS } from './framing.js';
+export { guardFromMiddleware } from './guard.js';

@@ -13,6 +13,9 @@ import { GrpcError } from './status.js';
 import { attachGrpc, type GrpcAttachment, type GrpcServerOptions } from './server.js';
 
 export const PROBE_PROTO = fileURLToPath(new URL('./testdata/probe.proto', import.meta.url));
+/** Client-side copies of the standard health and reflection protos. */
+export const HEALTH_PROTO = fileURLToPath(new URL('./testdata/health.proto', import.meta.url));
+export const REFLECTION_PROTO = fileURLToPath(new URL('./testdata/reflection.proto', import.meta.url));
 export const GREETER_PROTO = fileURLToPath(new URL('../../examples/grpc/greeter.proto', import.meta.url));
 
 export interface Running {
@@ -43,7 +46,7 @@ export async function start(router: GrpcRouter, config: unknown = {}, options: G
 }
 
 /** A grpc-js client constructor for `service` in `protoPath`. */
-export function clientFor(protoPath: string, service: string, loader: protoLoader.Options = { keepCase: true, longs: Number, defaults: true }): grpc.ServiceClientConstructor {
+export function clientFor(protoPath: string, service: string, loader: protoLoader.Options = { keepCase: true, longs: Number, enums: String, defaults: true, oneofs: true }): grpc.ServiceClientConstructor {
   const pkg = grpc.loadPackageDefinition(protoLoader.loadSync(protoPath, loader));
   let node: unknown = pkg;
   for (const part of service.split('.')) node = (node as Record<string, unknown>)[part];
