@@ -103,8 +103,10 @@ export async function dispatchOne(
 ): Promise<JsonRpcResponse | undefined> {
   const problem = envelopeProblem(msg);
   if (problem !== undefined) {
-    // An invalid Request is always answered, with its id when that much could be read (§5).
-    const id = isObject(msg) && isValidId(msg.id) ? msg.id : null;
+    // An invalid Request is always answered, even without an id (§5). Its id is echoed when it could
+    // be read: a well-typed id in an object that at least carries a `jsonrpc` member. Without that
+    // member the object is not recognisably JSON-RPC 2.0, so nothing in it is trusted: id null.
+    const id = isObject(msg) && 'jsonrpc' in msg && isValidId(msg.id) ? msg.id : null;
     return failure(id, JSON_RPC_ERRORS.INVALID_REQUEST, { reason: problem });
   }
   const call = msg as { method: string; params?: unknown; id?: JsonRpcId };

@@ -145,19 +145,21 @@ describe('JSON-RPC endpoint', () => {
 
   describe('when the request object is invalid', () => {
     const cases: Array<[string, unknown, string, unknown]> = [
-      ['no jsonrpc member', { method: 'math.sum', id: 1 }, "jsonrpc must be '2.0'", 1],
+      ['no jsonrpc member', { method: 'math.sum', id: 1 }, "jsonrpc must be '2.0'", null],
       ['jsonrpc 1.0', { jsonrpc: '1.0', method: 'math.sum', id: 1 }, "jsonrpc must be '2.0'", 1],
+      ['a numeric jsonrpc', { jsonrpc: 2.0, method: 'math.sum', id: 'a' }, "jsonrpc must be '2.0'", 'a'],
       ['no method', { jsonrpc: '2.0', id: 1 }, 'method must be a string', 1],
       ['a numeric method', { jsonrpc: '2.0', method: 123, id: 1 }, 'method must be a string', 1],
       ['string params', { jsonrpc: '2.0', method: 'math.sum', params: 'x', id: 1 }, 'params must be an object or array', 1],
       ['numeric params', { jsonrpc: '2.0', method: 'math.sum', params: 42, id: 1 }, 'params must be an object or array', 1],
       ['null params', { jsonrpc: '2.0', method: 'math.sum', params: null, id: 1 }, 'params must be an object or array', 1],
       ['an object id', { jsonrpc: '2.0', method: 'math.sum', id: { nested: 1 } }, 'id must be a string, number, or null', null],
+      ['no id and no method', { jsonrpc: '2.0' }, 'method must be a string', null],
       ['a bare number', 1, 'a request must be a JSON object', null],
       ['a string', '"hello"', 'a request must be a JSON object', null],
     ];
     for (const [what, body, reason, id] of cases) {
-      it(`should answer -32600 for ${what}`, async () => {
+      it(`should answer -32600 with id ${JSON.stringify(id)} for ${what}`, async () => {
         const res = await rpc(url, typeof body === 'string' ? body : JSON.stringify(body)).expect(200);
         assert.deepEqual(res.body, { jsonrpc: '2.0', error: { code: -32600, message: 'Invalid Request', data: { reason } }, id });
       });
