@@ -1,5 +1,8 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
+import { once } from 'node:events';
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
 import express from 'express';
 import request from 'supertest';
 import { timeout, DEFAULT_REQUEST_TIMEOUT, type TimeoutOptions } from './index.js';
@@ -109,6 +112,34 @@ describe('timeout: when the handler is too slow', () => {
     });
     const res = await request(app).post('/upload').set('Content-Type', 'text/plain').send('partial');
     assert.equal(res.status, 408);
+  });
+});
+
+describe('timeout: when the client goes away before the deadline', () => {
+  it('should cancel its timer and never write a 408 to the dead connection', async () => {
+    const app = express();
+    app.use(timeout({ request_timeout: 1 }));
+    let captured: http.ServerResponse | undefined;
+    const arrived = new Promise<void>((resolve) => {
+      app.get('/hang', (_req, res) => {
+        captured = res;
+        resolve();
+      });
+    });
+    const server = http.createServer(app).listen(0, '127.0.0.1');
+    await once(server, 'listening');
+    try {
+      const req = http.get({ host: '127.0.0.1', port: (server.address() as AddressInfo).port, path: '/hang' });
+      req.on('error', () => {});
+      await arrived;
+      req.destroy();
+      await once(captured!, 'close');
+      await sleep(1300);
+      assert.equal(captured!.writableEnded, false);
+      assert.equal(captured!.headersSent, false);
+    } finally {
+      server.close();
+    }
   });
 });
 
