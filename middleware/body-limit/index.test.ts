@@ -180,6 +180,20 @@ describe('bodyLimit: when a chunked body has no Content-Length', () => {
     assert.match(second!, /^HTTP\/1\.1 200 /);
   });
 
+  it('should restore a multi-megabyte chunked body byte for byte', async () => {
+    const s = await listen(appWith());
+    try {
+      const parts = Array.from({ length: 80 }, (_, i) => String.fromCharCode(97 + (i % 26)).repeat(64 * 1024));
+      const res = await postChunked(s.port, '/echo', parts, 'text/plain');
+      assert.equal(res.status, 200);
+      const got = JSON.parse(res.body) as { body: string; rawBodyBytes: number };
+      assert.equal(got.rawBodyBytes, 80 * 64 * 1024);
+      assert.equal(got.body, parts.join(''));
+    } finally {
+      s.server.close();
+    }
+  });
+
   it('should leave the body for keel readRawBody (same bytes, read once)', async () => {
     const app = express();
     app.use(bodyLimit({ max_body_size: 64 }));
