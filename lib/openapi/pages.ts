@@ -5,9 +5,12 @@
  *
  * Swagger UI: the page template comes from swagger-ui-express (`generateHTML`), the assets from its
  * swagger-ui-dist. Redoc: `redoc-express` hard-codes a CDN script and Google Fonts, so keel writes
- * the small page itself and serves the `redoc` package's `bundles/redoc.standalone.js`.
+ * the small page itself and serves the `redoc` package's `bundles/redoc.standalone.js` (with its
+ * one hard-coded CDN image swapped out, see redocBundleHandler).
  * No inline scripts: each page loads a small init script from the same origin.
  */
+import { createHash } from 'node:crypto';
+import { readFileSync } from 'node:fs';
 import type { ServerResponse } from 'node:http';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
@@ -56,6 +59,34 @@ function fileHandler(file: string, contentType: string): RawHandler {
         sendProblem(res, err.status === 404 ? problemFor('KEEL_NOT_FOUND', 'Documentation asset not found') : problemFor('KEEL_INTERNAL'));
       })
       .pipe(res);
+  };
+}
+
+/**
+ * Redoc's side menu shows a logo it fetches from cdn.redoc.ly, unconditionally. keel serves the
+ * bundle with that one URL swapped for an empty inline SVG, so the page makes no outside request
+ * (checked by lib/openapi/browser.test.ts). The bundle is read once, when the mounts are built.
+ */
+const REDOC_CDN_LOGO = 'https://cdn.redoc.ly/redoc/logo-mini.svg';
+const EMPTY_SVG = "data:image/svg+xml,%3Csvg xmlns='http://www.w3.org/2000/svg'/%3E";
+
+function redocBundleHandler(): RawHandler {
+  const body = Buffer.from(readFileSync(REDOC_BUNDLE, 'utf8').split(REDOC_CDN_LOGO).join(EMPTY_SVG));
+  const etag = `"${createHash('sha256').update(body).digest('base64url').slice(0, 27)}"`;
+  return function keelRedocBundle(req: KeelRequest, res: ServerResponse) {
+    res.setHeader('ETag', etag);
+    res.setHeader('Cache-Control', `public, max-age=${DOCS_ASSET_MAX_AGE_MS / 1000}`);
+    // RFC 9110 §13.1.2: a matching If-None-Match on GET/HEAD is answered 304 without a body.
+    const inm = req.headers['if-none-match'];
+    if (inm !== undefined && (inm.trim() === '*' || inm.split(',').some((t) => t.trim().replace(/^W\//, '') === etag))) {
+      res.statusCode = 304;
+      res.end();
+      return;
+    }
+    res.statusCode = 200;
+    res.setHeader('Content-Type', 'text/javascript; charset=utf-8');
+    res.setHeader('Content-Length', body.length);
+    res.end(req.method === 'HEAD' ? undefined : body);
   };
 }
 
@@ -120,6 +151,7 @@ export function redocMounts(options: DocsPagesOptions): MountSpec[] {
     <meta charset="utf-8" />
     <meta name="viewport" content="width=device-width, initial-scale=1" />
     <title>${escapeHtml(options.title)}</title>
+    <link rel="icon" href="data:," />
     <style>body { margin: 0; padding: 0; }</style>
   </head>
   <body>
@@ -135,7 +167,7 @@ export function redocMounts(options: DocsPagesOptions): MountSpec[] {
   const mounts: MountSpec[] = [
     { method: 'GET', path: options.redocPath, handler: page, readBody: false },
     { method: 'GET', path: `${base}/redoc-init.js`, handler: initScript, readBody: false },
-    { method: 'GET', path: `${base}/redoc.standalone.js`, handler: fileHandler(REDOC_BUNDLE, TYPES.js!), readBody: false },
+    { method: 'GET', path: `${base}/redoc.standalone.js`, handler: redocBundleHandler(), readBody: false },
   ];
   if (`${base}/` !== options.redocPath) mounts.push({ method: 'GET', path: `${base}/`, handler: page, readBody: false });
   return mounts;

@@ -1,0 +1,74 @@
+/**
+ * Swagger UI and Redoc in a real browser (headless Chromium): the pages render the App's operations
+ * under keel's default security headers, load nothing from outside the server, and raise no CSP
+ * violation. Screenshots go to test-output/. Needs /usr/bin/chromium (Debian package `chromium`);
+ * without it the test is skipped with that reason.
+ */
+import { describe, it, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { existsSync, mkdirSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+import { pino } from 'pino';
+import { chromium, type Browser } from 'playwright-core';
+import { App, type ServerHandle } from '../index.js';
+
+const CHROMIUM = process.env.KEEL_CHROMIUM ?? '/usr/bin/chromium';
+const OUT = fileURLToPath(new URL('../../test-output/', import.meta.url));
+const skip = existsSync(CHROMIUM) ? false : `skipped: no Chromium at ${CHROMIUM} (apt-get install -y chromium, or set KEEL_CHROMIUM)`;
+
+describe('API documentation pages in headless Chromium', { skip }, () => {
+  let handle: ServerHandle;
+  let browser: Browser;
+  before(async () => {
+    const app = new App({ port: 0, jwt_auth: { secret: 'browser-test-secret-browser-test-secret' }, openapi: { enabled: true, title: 'Browser Pets', version: '9.9.9' } }, { logger: pino({ level: 'silent' }) });
+    app.get('/pets', () => [], { openapi: { operationId: 'listPets', summary: 'List all pets', tags: ['pets'] }, parameters: { query: { limit: { type: 'integer' } } } });
+    app.post('/pets', () => ({}), { openapi: { summary: 'Create a pet', tags: ['pets'] }, body: { type: 'object', required: ['name'], properties: { name: { type: 'string' } } } });
+    app.get('/pets/{id:int}', () => ({}), { openapi: { summary: 'Show one pet', tags: ['pets'], deprecated: true } });
+    handle = await app.listen({ port: 0, host: '127.0.0.1', handleSignals: false });
+    browser = await chromium.launch({
+      executablePath: CHROMIUM,
+      args: ['--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--no-first-run'],
+    });
+    mkdirSync(OUT, { recursive: true });
+  });
+  after(async () => {
+    await browser?.close();
+    await handle?.close();
+  });
+
+  async function open(path: string, ready: string): Promise<{ texts: string[]; external: string[]; problems: string[] }> {
+    const page = await browser.newPage({ viewport: { width: 1280, height: 900 } });
+    const external: string[] = [];
+    const problems: string[] = [];
+    page.on('request', (r) => {
+      const u = r.url();
+      if (!u.startsWith(handle.url) && !u.startsWith('data:') && !u.startsWith('blob:')) external.push(u);
+    });
+    page.on('console', (m) => {
+      if (m.type() === 'error') problems.push(m.text());
+    });
+    page.on('pageerror', (e) => problems.push(String(e)));
+    await page.goto(handle.url + path, { waitUntil: 'load' });
+    await page.waitForSelector(ready, { timeout: 30_000 });
+    const texts = await page.locator(ready).allInnerTexts();
+    await page.screenshot({ path: `${OUT}${path.slice(1)}.png`, fullPage: true });
+    await page.close();
+    return { texts, external, problems };
+  }
+
+  it('should render every operation in Swagger UI from local assets', async () => {
+    const { texts, external, problems } = await open('/docs', '.opblock-summary');
+    const joined = texts.join('\n');
+    for (const expected of ['/pets', '/pets/{id}', 'List all pets', 'Create a pet', 'Show one pet']) assert.match(joined, new RegExp(expected.replace(/[{}]/g, '\\$&')));
+    assert.equal(texts.length, 3);
+    assert.deepEqual(external, []);
+    assert.deepEqual(problems, []);
+  });
+
+  it('should render every operation in Redoc from local assets', async () => {
+    const { texts, external, problems } = await open('/redoc', '[data-section-id^="operation/"] h2');
+    assert.deepEqual(texts.map((t) => t.trim().replace(/\s+/g, ' ')).sort(), ['Create a pet', 'List all pets', 'Show one pet Deprecated'], 'deprecation is shown');
+    assert.deepEqual(external, []);
+    assert.deepEqual(problems, []);
+  });
+});
