@@ -17,3 +17,13 @@ export { runChain, compose, parseCookies, parseQuery } from './pipeline.js';
 export { compilePattern, openApiPath } from './router.js';
 export { validationError, type ValidationIssue } from './validation.js';
 export * from './background/index.js';
+export {
+  JsonRpcRegistry, JsonRpcError, JSON_RPC_ERRORS, jsonRpcHandler, openRpcDocument, rpcRegistryOf,
+  type RpcHandler, type RpcContext, type JsonRpcId, type JsonRpcMethodInfoInput, type JsonRpcHandlerOptions, type JsonRpcConfigInput,
+  type JsonRpcResponse, type JsonRpcErrorObject,
+} from './jsonrpc/index.js';
+export {
+  parseAsyncApi, analyseAsyncApi, PayloadValidator, asyncApiMounts, AsyncApiDocumentError, ASYNCAPI_JSON_PATH, ASYNCAPI_PARSE_PATH, ASYNCAPI_VALIDATE_PATH,
+  type AsyncApiHandlersOptions, type AsyncApiConfigInput,
+} from './asyncapi/index.js';
+export { generateOpenApi, openApiMounts, type OpenApiMountsOptions, type OpenApiConfigInput, type MountSpec } from './openapi/index.js';
