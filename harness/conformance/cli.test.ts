@@ -97,6 +97,14 @@ describe('keel-conformance CLI', () => {
       assert.match(xml, /<skipped message="GraphQL document/);
     });
 
+    it('should leave out diffs and exit 0 for a report', async () => {
+      const r = await run(['--quiet', '--no-diffs', '--exit-zero', '--base-url', base, join(dir, 'mixed')]);
+      assert.equal(r.code, 0);
+      assert.doesNotMatch(r.out, /✗/);
+      assert.match(r.out, /^TOTAL\s+1\s+1\s+1\s+50\.0%$/m);
+      assert.equal(r.last, '1 passed, 1 failed, 1 skipped');
+    });
+
     it('should run only the filtered cases', async () => {
       const r = await run(['--base-url', base, '--filter', '01_hello', join(dir, 'mixed')]);
       assert.equal(r.code, 0);

@@ -19,6 +19,29 @@ export interface WireRequest {
   body?: Buffer;
 }
 
+/** Largest expansion of a `{{ repeat … }}` template we build, bytes. */
+const MAX_TEMPLATE_EXPANSION = 16 * 1024 * 1024;
+const REPEAT = /^\{\{\s*repeat\s+'(.)'\s+(\d+)\s+times\s*\}\}$/su;
+
+/**
+ * The corpus writes large values as `{{ repeat 'x' 2000 times }}` (for 413/431 cases); a string that
+ * is exactly such a template becomes the repeated text. Nothing else is a template.
+ */
+export function expandTemplates<T>(value: T): T {
+  if (typeof value === 'string') {
+    const m = REPEAT.exec(value);
+    if (!m) return value;
+    const n = Number(m[2]);
+    if (n > MAX_TEMPLATE_EXPANSION) throw new Error(`template ${value} expands beyond ${MAX_TEMPLATE_EXPANSION} characters`);
+    return m[1]!.repeat(n) as T;
+  }
+  if (Array.isArray(value)) return value.map((v) => expandTemplates(v)) as T;
+  if (value && typeof value === 'object' && !Buffer.isBuffer(value)) {
+    return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, expandTemplates(v)])) as T;
+  }
+  return value;
+}
+
 function scalar(v: unknown): string {
   if (v === null || v === undefined) return '';
   if (typeof v === 'object') return JSON.stringify(v);
@@ -73,7 +96,8 @@ export function buildMultipart(data: Record<string, unknown>, files: readonly Ca
 }
 
 /** The wire form of a case request. */
-export function buildRequest(req: CaseRequest): WireRequest {
+export function buildRequest(input: CaseRequest): WireRequest {
+  const req = expandTemplates(input);
   const method = (req.method ?? 'GET').toUpperCase();
   let path = req.path;
   const query = new URLSearchParams();

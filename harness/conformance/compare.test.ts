@@ -66,6 +66,12 @@ describe('compareResponse', () => {
     it('should treat string leaves containing .* as patterns', () => {
       assert.deepEqual(compareResponse({ status_code: 200, body: { request_id: '.*' } }, snap(200, {}, { request_id: 'abc' })), []);
     });
+    it('should accept tokens as string leaves', () => {
+      const body = { id: '0b7e3f4c-9d2a-4e1b-8c3d-5f6a7b8c9d0e', at: 123 };
+      assert.deepEqual(compareResponse({ status_code: 200, body: { id: '<<uuid>>', at: '<<present>>', secret: '<<absent>>' } }, snap(200, {}, body)), []);
+      const m = compareResponse({ status_code: 200, body: { id: '<<uuid>>', at: '<<absent>>' } }, snap(200, {}, { id: 'x', at: 1 }));
+      assert.deepEqual(whats(m), ['body $.id', 'body $.at']);
+    });
     it('should report a body that is not JSON', () => {
       const m = compareResponse({ status_code: 200, body: { a: 1 } }, snap(200, {}, '<html>'));
       assert.equal(m[0]!.note, 'response body is not JSON');

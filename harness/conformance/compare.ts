@@ -7,7 +7,8 @@
  *   are tokens. A value containing `.*` is an anchored regular expression: the corpus writes
  *   `"X-Response-Time": ".*ms"` and `"X-Request-ID": ".*"` meaning "any value (ending in ms)", never
  *   a literal `.*`. Every other value is compared exactly.
- * - JSON bodies: deep-equal (key order free, no extra or missing keys); a problem `type` that is an
+ * - JSON bodies: deep-equal (key order free, no extra or missing keys); the header tokens work on
+ *   string leaves too (`<<absent>>` as a member value: the member must not exist); a problem `type` that is an
  *   absolute URI is compared by its last path segment (the corpus uses another project's base URI);
  *   a string leaf containing `.*` is a pattern, as for headers.
  * - text bodies: exact; when the response is JSON and the expected body a string, the JSON string
@@ -82,6 +83,11 @@ function jsonPath(parent: string, key: string | number): string {
 /** Collect differences between two JSON values (`$` is the root). */
 export function diffJson(expected: unknown, actual: unknown, path: string, out: Mismatch[], key?: string): void {
   if (out.length >= MAX_BODY_DIFFS) return;
+  if (expected === '<<present>>') return;
+  if (expected === '<<uuid>>') {
+    if (typeof actual !== 'string' || !UUID.test(actual)) out.push({ what: `body ${path}`, expected, actual });
+    return;
+  }
   if (typeof expected === 'string' && typeof actual === 'string') {
     if (key === 'type' && ABSOLUTE_URI.test(expected) && ABSOLUTE_URI.test(actual)) {
       if (lastSegment(expected) !== lastSegment(actual)) out.push({ what: `body ${path}`, expected, actual, note: 'problem type compared by last path segment' });
@@ -101,7 +107,9 @@ export function diffJson(expected: unknown, actual: unknown, path: string, out: 
   const isObj = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
   if (isObj(expected) && isObj(actual)) {
     for (const k of Object.keys(expected)) {
-      if (!(k in actual)) out.push({ what: `body ${jsonPath(path, k)}`, expected: expected[k], actual: '<<missing>>' });
+      if (expected[k] === '<<absent>>') {
+        if (k in actual) out.push({ what: `body ${jsonPath(path, k)}`, expected: '<<absent>>', actual: actual[k] });
+      } else if (!(k in actual)) out.push({ what: `body ${jsonPath(path, k)}`, expected: expected[k], actual: '<<missing>>' });
       else diffJson(expected[k], actual[k], jsonPath(path, k), out, k);
     }
     for (const k of Object.keys(actual)) {

@@ -4,7 +4,8 @@
  *
  * What the generated handler does, and nothing more:
  * - successful case (status < 400): returns the expected body, status, handler-owned headers
- *   (never framework headers such as CORS, request ids, Content-Encoding) and cookies;
+ *   (never framework headers such as CORS, request ids, Content-Encoding; a `<<present>>`
+ *   handler header gets a made-up value) and cookies;
  * - an error only the application can know (404 on a route that matched, 409, 5xx): throws, so
  *   keel renders it (a plain Error for 500, so keel must not leak it; HttpError otherwise);
  * - any other error (400, 401, 403, 405, 408, 413, 415, 422, 429, ...): answers 200 with a marker
@@ -12,10 +13,12 @@
  * Records (`jwt_auth`, `cors`, `rate_limit`, ...) go to keel's per-route records unchanged except
  * for the corpus's test-driver keys (`sleep_ms`, `warmup_*`, `max_bytes`, `allow_*` spellings).
  */
+import { randomUUID } from 'node:crypto';
 import { mkdtempSync, mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve, sep } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
+import { pino } from 'pino';
 import { App } from '../../lib/app.js';
 import type { KeelRouter } from '../../lib/dispatch.js';
 import { HttpError } from '../../lib/errors.js';
@@ -27,7 +30,7 @@ import type { ConformanceCase } from './types.js';
 /** Statuses keel (not the handler) is responsible for producing. */
 export const FRAMEWORK_STATUSES: ReadonlySet<number> = new Set([400, 401, 403, 405, 406, 408, 411, 413, 414, 415, 422, 429, 431]);
 /** Response headers a handler never sets: they belong to keel's middleware. */
-const FRAMEWORK_HEADERS = /^(content-encoding|content-length|transfer-encoding|vary|x-request-id|access-control-.*|x-content-type-options|x-frame-options|x-xss-protection|strict-transport-security|retry-after|x-ratelimit-.*|ratelimit.*|x-response-time)$/i;
+const FRAMEWORK_HEADERS = /^(content-encoding|content-length|transfer-encoding|vary|access-control-.*|x-content-type-options|x-frame-options|x-xss-protection|strict-transport-security|retry-after|x-ratelimit-.*|ratelimit.*|x-response-time)$/i;
 /** The marker body of a handler that should never have been reached. */
 export const HANDLER_REACHED = Object.freeze({ fixture: 'handler reached', note: 'keel should have answered this request before the handler ran' });
 
@@ -84,11 +87,17 @@ export function caseHandler(c: ConformanceCase): HandlerFunction {
   const sleepMs = Number((mw.request_timeout as Json | undefined)?.sleep_ms ?? 0);
   const status = expected.status_code;
   const headers: Record<string, string> = {};
+  // X-Request-ID is keel's when the case turns request ids on; otherwise a literal one is the handler's.
+  const requestIdIsKeels = mw.request_id !== undefined;
   for (const [k, v] of Object.entries(expected.headers ?? {})) {
     const value = String(v);
-    if (!FRAMEWORK_HEADERS.test(k) && !value.startsWith('<<') && !value.includes('.*')) headers[k] = value;
+    if (FRAMEWORK_HEADERS.test(k) || (requestIdIsKeels && /^x-request-id$/i.test(k))) continue;
+    if (value === '<<present>>' || value === '<<uuid>>') {
+      // A handler-owned header the case only asks to exist: the app makes up a value, as an app would.
+      headers[k] = /^set-cookie$/i.test(k) ? `session=${randomUUID()}; Path=/; HttpOnly` : randomUUID();
+    } else if (!value.startsWith('<<') && !value.includes('.*')) headers[k] = value;
   }
-  const streaming = c.extra.streaming as { content_type?: string; chunks?: Array<{ type?: string; value?: string }> } | undefined;
+  const streaming = c.extra.streaming as { content_type?: string; chunks?: Array<{ type?: string; value?: string; base64?: string }> } | undefined;
   const cookies = responseCookies(expected.cookies as Json | undefined);
   const owned = isHandlerOwnedError(c);
   return async () => {
@@ -99,7 +108,7 @@ export function caseHandler(c: ConformanceCase): HandlerFunction {
       throw new HttpError(status, errorDetail(expected.body));
     }
     if (streaming?.chunks) {
-      const chunks = streaming.chunks.map((ch) => (ch.type === 'base64' ? Buffer.from(ch.value ?? '', 'base64') : String(ch.value ?? '')));
+      const chunks = streaming.chunks.map((ch) => (typeof ch.base64 === 'string' ? Buffer.from(ch.base64, 'base64') : String(ch.value ?? '')));
       const h = streaming.content_type ? { 'Content-Type': streaming.content_type, ...headers } : headers;
       return response((async function* () { yield* chunks; })(), { status, headers: h, cookies });
     }
@@ -184,7 +193,11 @@ export function buildFixtureApp(cases: readonly ConformanceCase[]): FixtureApp {
       if (specs?.length) statics.push(...writeStatic(specs, join(tmp, String(statics.length))));
     }
     // shutdown_timeout 0: a case's connections are done when its response arrived; don't wait on them.
-    const app = new App({ host: '127.0.0.1', port: 0, graceful_shutdown: false, shutdown_timeout: 0, static_files: statics });
+    const app = new App(
+      { host: '127.0.0.1', port: 0, graceful_shutdown: false, shutdown_timeout: 0, static_files: statics },
+      // Handler failures are expected here (500 cases); logs only on request (KEEL_LOG_LEVEL).
+      { logger: pino({ level: process.env.KEEL_LOG_LEVEL ?? 'silent' }) },
+    );
     const seen = new Set<string>();
     const shadowed: string[] = [];
     for (const c of cases) {
