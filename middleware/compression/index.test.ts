@@ -5,6 +5,7 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { Readable } from 'node:stream';
 import zlib from 'node:zlib';
+import { randomBytes } from 'node:crypto';
 import express from 'express';
 import { compression, isCompressible, type CompressionConfigInput } from './index.js';
 import { ConfigError } from '../../lib/errors.js';
@@ -12,6 +13,8 @@ import { CompressionConfig } from '../../lib/records/server.js';
 
 const PAYLOAD = { message: 'Compressed payload', payload: 'a'.repeat(2000) };
 const PAYLOAD_TEXT = JSON.stringify(PAYLOAD);
+/** 8 MiB of base64 text: compressible only ~25%, so the compressed stream outruns the socket. */
+const LARGE = Buffer.from(randomBytes(6 * 1024 * 1024).toString('base64'));
 
 /** Routes shared by the suites; `signals` lets a test release a streaming handler. */
 function routes(app: express.Express, signals: Map<string, () => void>) {
@@ -33,6 +36,11 @@ function routes(app: express.Express, signals: Map<string, () => void>) {
     Readable.from((function* () {
       for (let i = 0; i < 2000; i++) yield `${JSON.stringify({ i, pad: 'p'.repeat(100) })}\n`;
     })()).pipe(res);
+  });
+  app.get('/large', (_req, res) => {
+    res.type('text/plain');
+    const chunks = Array.from({ length: LARGE.length / 65536 }, (_, i) => LARGE.subarray(i * 65536, (i + 1) * 65536));
+    Readable.from(chunks).pipe(res);
   });
   app.get('/events', (_req, res) => {
     res.writeHead(200, { 'Content-Type': 'text/event-stream', 'Cache-Control': 'no-cache' });
@@ -190,6 +198,16 @@ describe('compression: with the default record (gzip and brotli, min_size 1024, 
     const lines = decode(raw).trimEnd().split('\n');
     assert.equal(lines.length, 2000);
     assert.deepEqual(JSON.parse(lines[1999]!), { i: 1999, pad: 'p'.repeat(100) });
+  });
+
+  it('should keep back-pressure on a large streamed body and deliver every byte', { timeout: 20_000 }, async () => {
+    for (const coding of ['gzip', 'br']) {
+      const raw = await s.get('/large', { 'Accept-Encoding': coding });
+      assert.equal(raw.headers['content-encoding'], coding);
+      const decoded = coding === 'gzip' ? zlib.gunzipSync(raw.body) : zlib.brotliDecompressSync(raw.body);
+      assert.equal(decoded.length, LARGE.length);
+      assert.ok(decoded.equals(LARGE));
+    }
   });
 
   it('should pass text/event-stream through uncompressed, event by event', { timeout: 5000 }, async () => {
