@@ -7,6 +7,7 @@
  */
 import { fileURLToPath } from 'node:url';
 import { dirname, join } from 'node:path';
+import { readFileSync } from 'node:fs';
 import express from 'express';
 import { createApp, response, type App } from '../lib/index.js';
 
@@ -37,6 +38,10 @@ export function buildExampleApp(overrides: { port?: number } = {}): App {
       rate_limit: { per_second: 50, burst: 100 },
       static_files: [{ directory: join(here, 'public'), route_prefix: '/static', cache_control: 'public, max-age=60' }],
       background_tasks: { enabled: true },
+      // API descriptions: OpenAPI JSON + Swagger UI (/docs) + Redoc (/redoc), AsyncAPI, JSON-RPC at /rpc.
+      openapi: { enabled: true, title: 'keel example', version: '1.0.0', description: 'The routes of the keel example server.' },
+      asyncapi: { enabled: true, spec: JSON.parse(readFileSync(join(here, 'asyncapi.json'), 'utf8')) },
+      jsonrpc: { endpoint_path: '/rpc', max_batch_size: 20 },
     },
     (app) => {
       // Routes with validated parameters and bodies (422 problem details on bad input).
@@ -89,6 +94,18 @@ export function buildExampleApp(overrides: { port?: number } = {}): App {
         d.background?.enqueue(async () => { await new Promise((r) => setTimeout(r, 50)); }, { name: 'demo-job' });
         return response({ queued: true }, { status: 202 });
       });
+      // JSON-RPC 2.0 methods (POST /rpc; `rpc.discover` returns their OpenRPC description).
+      app.rpc({ method_name: 'items.count', description: 'How many items exist', result_schema: { type: 'integer', minimum: 0 }, tags: ['items'] }, () => items.size);
+      app.rpc(
+        {
+          method_name: 'math.add',
+          description: 'Add two numbers',
+          params_schema: { type: 'object', required: ['a', 'b'], additionalProperties: false, properties: { a: { type: 'number' }, b: { type: 'number' } } },
+          result_schema: { type: 'number' },
+          tags: ['math'],
+        },
+        ({ a, b }: { a: number; b: number }) => a + b,
+      );
       // A legacy Express router, merged: keel routes win, Express serves the rest.
       const legacy = express.Router();
       legacy.get('/legacy/hello', (_req, res) => { res.json({ from: 'express' }); });
