@@ -5,6 +5,7 @@ import type { AddressInfo } from 'node:net';
 import { GraphQLInt, GraphQLNonNull, GraphQLObjectType, GraphQLSchema, GraphQLString } from 'graphql';
 import { useServer } from 'graphql-ws/use/ws';
 import { WebSocketServer } from 'ws';
+import { App } from '../lib/app.js';
 import { graphqlSubscriptionSnapshot, GRAPHQL_TRANSPORT_WS } from './graphql-subscription.js';
 
 const schema = new GraphQLSchema({
@@ -166,6 +167,23 @@ describe('graphqlSubscriptionSnapshot', () => {
       await stop(server);
       const snap = await graphqlSubscriptionSnapshot(url, { query: 'subscription { count(to: 1) }', timeoutMs: 3000 });
       assert.match((snap.errors[0] as { message: string }).message, /WebSocket error: .*ECONNREFUSED/);
+    });
+  });
+});
+
+describe('graphqlSubscriptionSnapshot against keel', () => {
+  describe("when subscribing to an App's built-in full schema", () => {
+    it('should record the first countdown event and the complete frame', async () => {
+      const app = new App({ host: '127.0.0.1', port: 0, graceful_shutdown: false });
+      app.registerGraphqlRoute('/graphql', 'POST', 'full', {});
+      const handle = await app.listen();
+      try {
+        const url = `${handle.url.replace(/^http/, 'ws')}/graphql`;
+        const snap = await graphqlSubscriptionSnapshot(url, { query: 'subscription ($n: Int!) { countdown(from: $n) }', variables: { n: 2 }, operationId: 'keel-1', timeoutMs: 3000 });
+        assert.deepEqual(snap, { operation_id: 'keel-1', acknowledged: true, event: { data: { countdown: 2 } }, errors: [], complete_received: true });
+      } finally {
+        await handle.close();
+      }
     });
   });
 });
