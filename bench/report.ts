@@ -1,0 +1,100 @@
+/** The Markdown report, the target check and the `--quick` summary line. */
+import { PEERS, PEER_LABELS, type Peer } from './scenarios.js';
+import type { PeerResult, RunResult, ScenarioResult } from './stats.js';
+
+const fmtInt = (n: number) => Math.round(n).toLocaleString('en-US');
+const mb = (b: number) => `${(b / 1048576).toFixed(0)} MB`;
+const pct = (x: number) => `${Math.round(x * 100)}%`;
+
+function peersOf(run: RunResult): Peer[] {
+  return PEERS.filter((p) => run.scenarios.some((s) => s.results.some((r) => r.peer === p)));
+}
+
+function cell(s: ScenarioResult, p: Peer, f: (r: PeerResult) => string): string {
+  const r = s.results.find((x) => x.peer === p);
+  return r ? f(r) : 'n/a';
+}
+
+export interface TargetCheck {
+  name: string;
+  met: boolean;
+  detail: string;
+}
+
+/** The targets of the benchmark brief, checked against this run's numbers. */
+export function checkTargets(run: RunResult): TargetCheck[] {
+  const out: TargetCheck[] = [];
+  const withPeer = (p: Peer) => run.scenarios.filter((s) => s.ratios[p] !== undefined);
+  const fast = withPeer('fastify');
+  if (fast.length) {
+    const misses = fast.filter((s) => s.ratios.fastify! < 1);
+    out.push({
+      name: 'keel ≥ 1.0× Fastify req/s on every scenario',
+      met: misses.length === 0,
+      detail: misses.length ? `below on ${misses.map((s) => `${s.id} (${s.ratios.fastify!.toFixed(2)}×)`).join(', ')}` : `lowest ${Math.min(...fast.map((s) => s.ratios.fastify!)).toFixed(2)}×`,
+    });
+    const rss = fast.filter((s) => s.rssRatios.fastify! > 1.2);
+    out.push({
+      name: 'keel peak RSS ≤ 1.2× Fastify',
+      met: rss.length === 0,
+      detail: rss.length ? `above on ${rss.map((s) => `${s.id} (${s.rssRatios.fastify!.toFixed(2)}×)`).join(', ')}` : `highest ${Math.max(...fast.map((s) => s.rssRatios.fastify!)).toFixed(2)}×`,
+    });
+  }
+  for (const s of withPeer('express-std')) {
+    out.push({ name: `keel ≥ 4× Express 5 + std middleware (${s.id})`, met: s.ratios['express-std']! >= 4, detail: `${s.ratios['express-std']!.toFixed(2)}×` });
+  }
+  const hello = run.scenarios.find((s) => s.id === 'hello' && s.ratios.node !== undefined);
+  if (hello) {
+    // "costs ≤ 10% over node:http": node's time per request × 1.1 ≥ keel's, i.e. keel ≥ node / 1.1.
+    const overhead = 1 / hello.ratios.node! - 1;
+    out.push({ name: 'a route with every feature off costs ≤ 10% over node:http (hello)', met: overhead <= 0.1, detail: `${pct(overhead)} more time per request` });
+  }
+  return out;
+}
+
+export function markdownReport(run: RunResult): string {
+  const peers = peersOf(run);
+  const others = peers.filter((p) => p !== 'keel');
+  const m = run.machine;
+  const st = run.settings;
+  const lines: string[] = [];
+  lines.push(`Run ${run.startedAt.slice(0, 16).replace('T', ' ')} UTC on ${m.nproc} × ${m.cpu}, Node ${m.node}, ${m.os}; ` +
+    `autocannon, ${st.connections} connections, median of ${st.rounds} rounds × ${st.durationSec} s after ${st.warmupSec} s warm-up` +
+    `${m.pinned ? '; servers pinned to one CPU, load generator on the other' : ''}. ± is the spread between rounds ((max − min) / median).`);
+  lines.push('');
+  lines.push(`| scenario | ${peers.map((p) => `${PEER_LABELS[p]} req/s`).join(' | ')} | ${others.map((p) => `keel / ${PEER_LABELS[p]}`).join(' | ')} |`);
+  lines.push(`|---|${peers.map(() => '---:').join('|')}|${others.map(() => '---:').join('|')}|`);
+  for (const s of run.scenarios) {
+    const rps = peers.map((p) => cell(s, p, (r) => `${fmtInt(r.rps)} ±${pct(r.spread)}`));
+    const ratios = others.map((p) => (s.ratios[p] === undefined ? 'n/a' : `**${s.ratios[p]!.toFixed(2)}×**`));
+    lines.push(`| ${s.title} | ${rps.join(' | ')} | ${ratios.join(' | ')} |`);
+  }
+  lines.push('');
+  lines.push('Latency p50 / p99 and the server process\'s peak RSS:');
+  lines.push('');
+  lines.push(`| scenario | ${peers.map((p) => PEER_LABELS[p]).join(' | ')} |`);
+  lines.push(`|---|${peers.map(() => '---:').join('|')}|`);
+  for (const s of run.scenarios) {
+    lines.push(`| ${s.id} | ${peers.map((p) => cell(s, p, (r) => `${r.p50} / ${r.p99} ms, ${mb(r.peakRss)}`)).join(' | ')} |`);
+  }
+  const na = run.scenarios.flatMap((s) => Object.entries(s.na).map(([p, why]) => `${s.id}: ${PEER_LABELS[p as Peer]}: ${why}`));
+  if (na.length) {
+    lines.push('');
+    lines.push(`n/a: ${na.join('; ')}.`);
+  }
+  const targets = checkTargets(run);
+  if (targets.length) {
+    lines.push('');
+    lines.push('Targets (this run):');
+    lines.push('');
+    for (const t of targets) lines.push(`- ${t.met ? 'met' : '**missed**'}: ${t.name}: ${t.detail}`);
+  }
+  return `${lines.join('\n')}\n`;
+}
+
+/** `keel/fastify hello: X.XX, full: Y.YY` (ratios of req/s; n/a where a side is missing). */
+export function quickLine(run: RunResult): string {
+  const r = (id: string) => run.scenarios.find((s) => s.id === id)?.ratios.fastify;
+  const f = (x: number | undefined) => (x === undefined ? 'n/a' : x.toFixed(2));
+  return `keel/fastify hello: ${f(r('hello'))}, full: ${f(r('full'))}`;
+}

@@ -1,0 +1,230 @@
+/**
+ * The benchmark scenarios: one request shape each, the same for every peer, plus the schemas and
+ * payloads every peer validates with its own mechanism (keel's records, Fastify's JSON schema,
+ * Express + Ajv by hand, node:http + Ajv by hand).
+ */
+import { randomBytes } from 'node:crypto';
+
+/** The peers, in table order. `node` is the hand-written ceiling. */
+export const PEERS = ['keel', 'node', 'fastify', 'express', 'express-std'] as const;
+export type Peer = (typeof PEERS)[number];
+
+export const PEER_LABELS: Record<Peer, string> = {
+  keel: 'keel',
+  node: 'node:http',
+  fastify: 'Fastify 5',
+  express: 'Express 5',
+  'express-std': 'Express 5 + std middleware',
+};
+
+/** HS256 secret shared by the JWT scenario's server and client (benchmark only). */
+export const BENCH_JWT_SECRET = 'bench-secret-0123456789-abcdefghijklmnop';
+
+/** Rate-limit budget so large that no benchmark ever hits it: the cost is the bookkeeping. */
+export const HUGE_RATE = 1_000_000_000;
+
+export interface ScenarioRequest {
+  method: 'GET' | 'POST';
+  path: string;
+  headers?: Record<string, string>;
+  body?: Buffer;
+}
+
+export interface Scenario {
+  id: string;
+  title: string;
+  request: ScenarioRequest;
+  /** Peers with an equivalent (the others are reported as n/a, with `why`). */
+  peers: readonly Peer[];
+  why?: Partial<Record<Peer, string>>;
+  /** A response check run once per peer before measuring, so no peer is timed serving errors. */
+  check: (status: number, headers: Record<string, string | string[] | undefined>, body: Buffer) => string | null;
+}
+
+export const orderSchema = {
+  type: 'object',
+  required: ['customer', 'items'],
+  properties: {
+    customer: {
+      type: 'object',
+      required: ['id', 'name', 'email'],
+      properties: {
+        id: { type: 'integer', minimum: 1 },
+        name: { type: 'string', minLength: 1, maxLength: 200 },
+        email: { type: 'string', format: 'email' },
+      },
+    },
+    items: {
+      type: 'array',
+      minItems: 1,
+      maxItems: 5000,
+      items: {
+        type: 'object',
+        required: ['sku', 'qty', 'price'],
+        properties: {
+          sku: { type: 'string', pattern: '^[A-Z]{2}-[0-9]+$' },
+          qty: { type: 'integer', minimum: 1 },
+          price: { type: 'number', minimum: 0 },
+          note: { type: 'string', maxLength: 200 },
+        },
+      },
+    },
+  },
+} as const;
+
+/** Query parameters: q (required), limit 1..100 (default 10), offset ≥ 0 (default 0). */
+export const searchQuerySchema = {
+  type: 'object',
+  required: ['q'],
+  properties: {
+    q: { type: 'string', minLength: 1, maxLength: 100 },
+    limit: { type: 'integer', minimum: 1, maximum: 100, default: 10 },
+    offset: { type: 'integer', minimum: 0, default: 0 },
+  },
+} as const;
+
+export const rpcAddParamsSchema = {
+  type: 'object',
+  required: ['a', 'b'],
+  additionalProperties: false,
+  properties: { a: { type: 'number' }, b: { type: 'number' } },
+} as const;
+
+export const GRAPHQL_SDL = `
+type Post { id: Int, title: String }
+type User { id: Int, name: String, email: String, posts: [Post] }
+type Query { user: User }
+`;
+export const GRAPHQL_DATA = {
+  user: { id: 1, name: 'Ada Lovelace', email: 'ada@example.com', posts: [{ id: 1, title: 'Notes' }, { id: 2, title: 'Engines' }] },
+};
+export const GRAPHQL_QUERY = '{ user { id name email posts { id title } } }';
+
+/** A JSON order of about `bytes` bytes that passes `orderSchema`. */
+export function orderOfSize(bytes: number): Buffer {
+  const order: { customer: object; items: object[] } = { customer: { id: 7, name: 'Ada Lovelace', email: 'ada@example.com' }, items: [] };
+  let i = 0;
+  do {
+    order.items.push({ sku: `AB-${1000 + i}`, qty: 1 + (i % 5), price: 9.5 + i, note: i % 3 ? 'gift wrap' : 'leave at the door' });
+    i++;
+  } while (JSON.stringify(order).length < bytes);
+  return Buffer.from(JSON.stringify(order));
+}
+
+/** The ~20 KB JSON document the compression scenario serves (compressible, like real API output). */
+export function reportDocument(): { rows: { i: number; name: string; status: string; amount: number }[] } {
+  const rows = [];
+  for (let i = 0; i < 260; i++) rows.push({ i, name: `customer-${i}`, status: i % 4 ? 'active' : 'suspended', amount: (i * 37) % 1000 });
+  return { rows };
+}
+
+/** The static file's size (the runner writes it to a temporary directory). */
+export const STATIC_FILE_BYTES = 16 * 1024;
+export const STATIC_FILE_NAME = 'app.css';
+export function staticFileContent(): Buffer {
+  const line = '.keel-bench { color: #0a3d62; margin: 0 auto; padding: 4px 8px; }\n';
+  return Buffer.from(line.repeat(Math.ceil(STATIC_FILE_BYTES / line.length)).slice(0, STATIC_FILE_BYTES));
+}
+
+const BOUNDARY = '----keelbench7MA4YWxkTrZu0gW';
+/** One text field and one 16 KB file, as a browser would send them. */
+function multipartBody(): Buffer {
+  const file = randomBytes(8 * 1024).toString('hex');
+  return Buffer.from(
+    `--${BOUNDARY}\r\nContent-Disposition: form-data; name="title"\r\n\r\nquarterly report\r\n` +
+      `--${BOUNDARY}\r\nContent-Disposition: form-data; name="file"; filename="report.txt"\r\nContent-Type: text/plain\r\n\r\n${file}\r\n` +
+      `--${BOUNDARY}--\r\n`,
+  );
+}
+
+const ALL: readonly Peer[] = PEERS.filter((p) => p !== 'express-std');
+const json = (b: Buffer): unknown => JSON.parse(b.toString('utf8'));
+const expectJson = (status: number, want: (v: any) => boolean) => (s: number, _h: unknown, b: Buffer) => {
+  if (s !== status) return `status ${s}: ${b.toString('utf8').slice(0, 200)}`;
+  try {
+    return want(json(b)) ? null : `unexpected body ${b.toString('utf8').slice(0, 200)}`;
+  } catch {
+    return `not JSON: ${b.toString('utf8').slice(0, 200)}`;
+  }
+};
+
+function jsonPost(path: string, body: Buffer, extra: Record<string, string> = {}): ScenarioRequest {
+  return { method: 'POST', path, headers: { 'content-type': 'application/json', ...extra }, body };
+}
+
+/** Build the scenario list (`jwt` is the Bearer token the JWT scenario sends). */
+export function scenarios(jwt: string): Scenario[] {
+  const small = orderOfSize(100);
+  const medium = orderOfSize(5 * 1024);
+  const large = orderOfSize(150 * 1024);
+  const nItems = (b: Buffer) => (json(b) as { items: unknown[] }).items.length;
+  const orderCheck = (b: Buffer) => expectJson(200, (v) => v.ok === true && v.items === nItems(b));
+  return [
+    {
+      id: 'hello', title: 'hello JSON (every feature off)', peers: ALL,
+      request: { method: 'GET', path: '/hello' },
+      check: expectJson(200, (v) => v.hello === 'world'),
+    },
+    {
+      id: 'param', title: 'path parameter (integer)', peers: ALL,
+      request: { method: 'GET', path: '/users/42' },
+      check: expectJson(200, (v) => v.id === 42),
+    },
+    {
+      id: 'query', title: 'query parameters, validated', peers: ALL,
+      request: { method: 'GET', path: '/search?q=anchor&limit=25' },
+      check: expectJson(200, (v) => v.q === 'anchor' && v.limit === 25 && v.offset === 0),
+    },
+    { id: 'json-100b', title: `JSON body ${small.length} B, schema`, peers: ALL, request: jsonPost('/orders', small), check: orderCheck(small) },
+    { id: 'json-5kb', title: `JSON body ${(medium.length / 1024).toFixed(1)} KB, schema`, peers: ALL, request: jsonPost('/orders', medium), check: orderCheck(medium) },
+    { id: 'json-150kb', title: `JSON body ${(large.length / 1024).toFixed(0)} KB, schema`, peers: ALL, request: jsonPost('/orders', large), check: orderCheck(large) },
+    {
+      id: 'form', title: 'urlencoded form', peers: ALL,
+      request: {
+        method: 'POST', path: '/form', headers: { 'content-type': 'application/x-www-form-urlencoded' },
+        body: Buffer.from('name=Ada+Lovelace&email=ada%40example.com&age=36&plan=pro&newsletter=on&comment=hello%20world'),
+      },
+      check: expectJson(200, (v) => v.name === 'Ada Lovelace' && v.fields === 6),
+    },
+    {
+      id: 'multipart', title: 'multipart upload (16 KB file)', peers: ALL,
+      request: { method: 'POST', path: '/upload', headers: { 'content-type': `multipart/form-data; boundary=${BOUNDARY}` }, body: multipartBody() },
+      check: expectJson(200, (v) => v.title === 'quarterly report' && v.size === 16 * 1024),
+    },
+    {
+      id: 'jwt', title: 'JWT-protected route (HS256)', peers: ALL,
+      request: { method: 'GET', path: '/me', headers: { authorization: `Bearer ${jwt}` } },
+      check: expectJson(200, (v) => v.sub === 'user-42'),
+    },
+    {
+      id: 'compress', title: '20 KB JSON, gzip', peers: ALL,
+      request: { method: 'GET', path: '/report', headers: { 'accept-encoding': 'gzip' } },
+      check: (s, h, b) => (s !== 200 ? `status ${s}` : h['content-encoding'] !== 'gzip' ? `not gzip (${String(h['content-encoding'])})` : b.length > 8000 ? `compressed body too large: ${b.length}` : null),
+    },
+    {
+      id: 'static', title: `static file (${STATIC_FILE_BYTES / 1024} KB)`, peers: ALL,
+      request: { method: 'GET', path: `/static/${STATIC_FILE_NAME}` },
+      check: (s, _h, b) => (s !== 200 ? `status ${s}` : b.length !== STATIC_FILE_BYTES ? `length ${b.length}` : null),
+    },
+    {
+      id: 'full', title: 'full default stack (request id, security headers, rate limit, compression, body limit, timeout)',
+      peers: ['keel', 'fastify', 'express-std'],
+      why: { node: 'no hand-written equivalent of the whole stack', express: 'Express alone has no stack; see Express + std middleware' },
+      request: { method: 'GET', path: '/hello' },
+      check: (s, h, b) => (s !== 200 ? `status ${s}` : !h['x-request-id'] ? 'no X-Request-ID' : !h['x-content-type-options'] ? 'no security headers' : (json(b) as { hello?: string }).hello !== 'world' ? 'bad body' : null),
+    },
+    {
+      id: 'jsonrpc', title: 'JSON-RPC call (params schema)', peers: ALL,
+      request: jsonPost('/rpc', Buffer.from(JSON.stringify({ jsonrpc: '2.0', method: 'math.add', params: { a: 2, b: 3 }, id: 1 }))),
+      check: expectJson(200, (v) => v.result === 5 && v.id === 1),
+    },
+    {
+      id: 'graphql', title: 'GraphQL query', peers: ALL,
+      request: jsonPost('/graphql', Buffer.from(JSON.stringify({ query: GRAPHQL_QUERY })), { accept: 'application/graphql-response+json, application/json' }),
+      check: expectJson(200, (v) => v.data?.user?.posts?.length === 2 && v.data.user.name === 'Ada Lovelace'),
+    },
+  ];
+}
+
+/** The `--quick` selection: hello and the full stack, keel against Fastify. */
+export const QUICK = { scenarios: ['hello', 'full'], peers: ['keel', 'fastify'] as Peer[] };
