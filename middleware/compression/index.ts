@@ -188,7 +188,7 @@ export function compression(options: CompressionConfigInput = {}): Middleware {
       const data = typeof chunk === 'function' ? undefined : chunk;
       const enc = typeof encoding === 'string' ? encoding : undefined;
       if (!decided && !this.headersSent) {
-        if (this.getHeader('Content-Length') === undefined) endLength = data ? toBuffer(data, enc).length : 0;
+        if (this.getHeader('Content-Length') === undefined) endLength = !data ? 0 : typeof data === 'string' ? Buffer.byteLength(data, enc) : data.byteLength;
         this.writeHead(this.statusCode);
       }
       if (!stream) return origEnd.call(this, data, enc, callback);
