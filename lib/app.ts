@@ -17,6 +17,8 @@ import { buildRouter, type KeelRouter } from './dispatch.js';
 import type { ServerHandle, ListenOptions, ServerFactory } from './server.js';
 import { listen } from './server.js';
 import { BUILTIN_INSTALLERS } from './builtins.js';
+import { registerGrpcService } from './grpc/install.js';
+import type { GrpcProtoSource, GrpcServiceHandlers, GrpcServiceOptions } from './grpc/router.js';
 import { registerRpc, type JsonRpcMethodInfoInput, type RpcHandler } from './jsonrpc/index.js';
 import { mountFeatures } from './features.js';
 import { graphqlRoute, graphqlSdlRoute, installGraphqlRoute, routeOptions, type GraphqlRouteOptions } from './graphql/route.js';
@@ -247,6 +249,15 @@ export class App {
   }
   onShutdown(fn: () => void | Promise<void>): this {
     this.#onShutdown.push(fn);
+    return this;
+  }
+  /**
+   * Register a gRPC service from a .proto (or protobufjs Root), served on the same port over h2c when
+   * ServerConfig.grpc is set and enabled (docs/grpc.md). Handlers are keyed by rpc name.
+   */
+  grpc(proto: GrpcProtoSource, serviceName: string, handlers: GrpcServiceHandlers, options?: GrpcServiceOptions): this {
+    this.#assertOpen('register a gRPC service');
+    registerGrpcService(this, proto, serviceName, handlers, options);
     return this;
   }
   /** Replace how the listening server is created (gRPC uses this to serve HTTP/2 on the same port). */

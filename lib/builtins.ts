@@ -8,7 +8,8 @@ import { installBackground } from './background/install.js';
 import { installOpenApi } from './openapi/index.js';
 import { installAsyncApi } from './asyncapi/index.js';
 import { installJsonRpc } from './jsonrpc/index.js';
+import { installGrpc } from './grpc/install.js';
 
 export type Installer = (app: App) => void | Promise<void>;
 
-export const BUILTIN_INSTALLERS: Installer[] = [installBackground, installOpenApi, installAsyncApi, installJsonRpc];
+export const BUILTIN_INSTALLERS: Installer[] = [installBackground, installOpenApi, installAsyncApi, installJsonRpc, installGrpc];

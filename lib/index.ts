@@ -27,3 +27,8 @@ export {
   type AsyncApiHandlersOptions, type AsyncApiConfigInput,
 } from './asyncapi/index.js';
 export { generateOpenApi, openApiMounts, type OpenApiMountsOptions, type OpenApiConfigInput, type MountSpec } from './openapi/index.js';
+export {
+  GrpcRouter, createGrpcRouter, GrpcStatus, GrpcError, attachGrpc, createDualServer, guardFromMiddleware, HealthRegistry,
+  type GrpcCallContext, type GrpcServiceHandlers, type GrpcServiceOptions, type GrpcProtoSource, type GrpcGuard, type GrpcGuardContext,
+  type GrpcServerOptions, type GrpcAttachment, type GrpcStatusObject, type GrpcMetadataInit,
+} from './grpc/index.js';

@@ -19,3 +19,4 @@ export type { ServingStatus } from './health.js';
 export { REFLECTION_SERVICES } from './reflection.js';
 export { frameMessage, MessageDecoder, MessageTooLargeError, parseGrpcTimeout, GRPC_ENCODINGS } from './framing.js';
 export { guardFromMiddleware } from './guard.js';
+export { registerGrpcService, installGrpc, grpcStateOf, GRPC_EXTENSION, type GrpcAppState } from './install.js';

@@ -8,7 +8,7 @@ import http, { type IncomingMessage, type ServerResponse } from 'node:http';
 import http2, { constants as h2, type Http2Server, type Http2Session, type IncomingHttpHeaders, type ServerHttp2Stream } from 'node:http2';
 import type { Socket } from 'node:net';
 import { GrpcConfig } from '../records/protocol.js';
-import { problem } from '../problem.js';
+import { problem, sendProblem } from '../problem.js';
 import { handleGrpcCall, isGrpcRequest, type GrpcCallSettings, type GrpcGuard } from './call.js';
 import { HEALTH_SERVICE } from './health.js';
 import type { GrpcRouter } from './router.js';
@@ -113,7 +113,16 @@ export function attachGrpc(server: http.Server, router: GrpcRouter, config: unkn
   if ((options.http2Fallback ?? 'compat') === 'compat') {
     // node's compatibility layer turns 'stream' into 'request' (Http2ServerRequest/Response); take its
     // 'stream' listener so that only non-gRPC streams go through it.
-    http2Server.on('request', (req: IncomingMessage, res: ServerResponse) => server.emit('request', req, res));
+    http2Server.on('request', (req: IncomingMessage, res: ServerResponse) => {
+      try {
+        server.emit('request', req, res);
+      } catch {
+        // An HTTP/1-only API used on an HTTP/2 response (e.g. setHeader('Connection')) throws here: answer
+        // 500 rather than let the exception end the process.
+        if (!res.headersSent) sendProblem(res, undefined);
+        else res.destroy();
+      }
+    });
     compat = http2Server.listeners('stream')[0] as (...args: unknown[]) => void;
     http2Server.removeAllListeners('stream');
   }

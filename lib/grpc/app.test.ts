@@ -1,0 +1,72 @@
+import { describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import * as grpc from '@grpc/grpc-js';
+import { createApp } from '../app.js';
+import { AppError } from '../errors.js';
+import { GrpcStatus } from './index.js';
+import { clientFor, collect, connect, unary, GREETER_PROTO } from './testkit.js';
+
+const greeter = {
+  SayHello: ({ name }: { name: string }) => ({ message: `Hello, ${name}` }),
+  async *SayHelloMany({ name, count }: { name: string; count: number }) {
+    for (let i = 0; i < count; i++) yield { message: `Hello #${i + 1}, ${name}` };
+  },
+};
+
+describe('when an App registers a gRPC service', () => {
+  it('should serve HTTP routes and gRPC calls on one port, then shut down', async () => {
+    const app = createApp({ port: 0, grpc: {}, enable_request_id: true }, (a) => {
+      a.get('/hello', () => ({ hello: 'http' }));
+      a.grpc(GREETER_PROTO, 'keel.examples.v1.Greeter', greeter);
+    });
+    const handle = await app.listen({ handleSignals: false });
+    const client = connect(clientFor(GREETER_PROTO, 'keel.examples.v1.Greeter'), `127.0.0.1:${handle.port}`);
+    try {
+      const http = await fetch(`${handle.url}/hello`);
+      assert.deepEqual(await http.json(), { hello: 'http' });
+      const r = await unary(client, 'SayHello', { name: 'app' });
+      assert.equal(r.value?.message, 'Hello, app');
+      assert.match(String(r.headers?.get('x-request-id')[0]), /^[0-9a-f-]{36}$/);
+      const s = await collect(client.SayHelloMany({ name: 'app', count: 2 }));
+      assert.equal(s.messages.length, 2);
+    } finally {
+      client.close();
+      await handle.close();
+    }
+  });
+
+  it('should apply the server-level API key to gRPC calls', async () => {
+    const app = createApp({ port: 0, grpc: {}, api_key_auth: { keys: ['grpc-key-1'] } }, (a) => a.grpc(GREETER_PROTO, 'keel.examples.v1.Greeter', greeter));
+    const handle = await app.listen({ handleSignals: false });
+    const client = connect(clientFor(GREETER_PROTO, 'keel.examples.v1.Greeter'), `127.0.0.1:${handle.port}`);
+    try {
+      const denied = await unary(client, 'SayHello', { name: 'x' });
+      const m = new grpc.Metadata();
+      m.set('x-api-key', 'grpc-key-1');
+      const allowed = await unary(client, 'SayHello', { name: 'x' }, m);
+      assert.equal(denied.error?.code, GrpcStatus.UNAUTHENTICATED);
+      assert.equal(allowed.value?.message, 'Hello, x');
+    } finally {
+      client.close();
+      await handle.close();
+    }
+  });
+
+  it('should not speak gRPC when grpc.enabled is false', async () => {
+    const app = createApp({ port: 0, grpc: { enabled: false } }, (a) => a.grpc(GREETER_PROTO, 'keel.examples.v1.Greeter', greeter));
+    const handle = await app.listen({ handleSignals: false });
+    const client = connect(clientFor(GREETER_PROTO, 'keel.examples.v1.Greeter'), `127.0.0.1:${handle.port}`);
+    try {
+      const r = await unary(client, 'SayHello', { name: 'x' }, new grpc.Metadata(), { deadline: Date.now() + 2000 });
+      assert.notEqual(r.error, undefined);
+      assert.equal(r.value, undefined);
+    } finally {
+      client.close();
+      await handle.close();
+    }
+  });
+
+  it('should throw AppError when ServerConfig.grpc is not set', () => {
+    assert.throws(() => createApp({}, (a) => a.grpc(GREETER_PROTO, 'keel.examples.v1.Greeter', greeter)), (e: unknown) => e instanceof AppError && /ServerConfig\.grpc is null/.test(e.message));
+  });
+});

@@ -1,0 +1,60 @@
+/**
+ * gRPC on an App: `app.grpc(proto, service, handlers)` registers services; the installer (lib/builtins.ts)
+ * swaps in the dual HTTP/1.1 + h2c server when ServerConfig.grpc is set and enabled, applies the server-level
+ * JWT / API-key auth and request ids to calls, and drains HTTP/2 sessions on shutdown.
+ */
+import type { App } from '../app.js';
+import { AppError } from '../errors.js';
+import type { Middleware } from '../request.js';
+import { jwtAuth } from '../../middleware/jwt-auth/index.js';
+import { apiKeyAuth } from '../../middleware/api-key-auth/index.js';
+import { guardFromMiddleware } from './guard.js';
+import { createGrpcRouter, type GrpcProtoSource, type GrpcRouter, type GrpcServiceHandlers, type GrpcServiceOptions } from './router.js';
+import { createDualServer, type GrpcAttachment } from './server.js';
+
+/** Key of keel's gRPC state in `app.extensions`. */
+export const GRPC_EXTENSION = 'grpc';
+
+export interface GrpcAppState {
+  readonly router: GrpcRouter;
+  /** Set once the server is created (listen). */
+  attachment: GrpcAttachment | undefined;
+}
+
+/** The App's gRPC registry, created on first use. */
+export function grpcStateOf(app: App): GrpcAppState {
+  let state = app.extensions.get(GRPC_EXTENSION) as GrpcAppState | undefined;
+  if (!state) {
+    state = { router: createGrpcRouter(), attachment: undefined };
+    app.extensions.set(GRPC_EXTENSION, state);
+  }
+  return state;
+}
+
+/** What `app.grpc()` does. Throws AppError when ServerConfig.grpc is null: the service would never be served. */
+export function registerGrpcService(app: App, source: GrpcProtoSource, serviceName: string, handlers: GrpcServiceHandlers, options?: GrpcServiceOptions): void {
+  if (!app.config.grpc) {
+    throw new AppError('Route', `gRPC service "${serviceName}" registered while ServerConfig.grpc is null; set grpc (e.g. { grpc: {} }) to serve it`);
+  }
+  grpcStateOf(app).router.addService(source, serviceName, handlers, options);
+}
+
+/** Installer: nothing unless ServerConfig.grpc is enabled and a service was registered. */
+export function installGrpc(app: App): void {
+  const c = app.config;
+  const state = app.extensions.get(GRPC_EXTENSION) as GrpcAppState | undefined;
+  if (!c.grpc?.enabled || !state) return;
+  const guards = [c.jwt_auth ? jwtAuth(c.jwt_auth) : undefined, c.api_key_auth ? apiKeyAuth(c.api_key_auth) : undefined].filter((m): m is Middleware => !!m);
+  const options = {
+    guard: guards.length ? guardFromMiddleware(guards) : undefined,
+    requestId: c.enable_request_id,
+    onError: (err: unknown, path: string) => app.logger.error({ err, path }, 'gRPC handler failed'),
+  };
+  const grpcConfig = c.grpc;
+  app.setServerFactory((listener) => {
+    const server = createDualServer(listener, state.router, grpcConfig, options);
+    state.attachment = server.grpc;
+    return server;
+  });
+  app.onShutdown(() => state.attachment?.shutdown(c.shutdown_timeout * 1000));
+}
