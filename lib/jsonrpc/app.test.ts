@@ -2,7 +2,7 @@ import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { pino } from 'pino';
 import request from 'supertest';
-import { App, ConfigError, AppError, type ServerHandle } from '../index.js';
+import { App, ConfigError, AppError, handlerError, type ServerHandle } from '../index.js';
 
 const silent = { logger: pino({ level: 'silent' }) };
 const call = (url: string, path: string, body: unknown) => request(url).post(path).set('Content-Type', 'application/json').send(JSON.stringify(body));
@@ -63,4 +63,41 @@ describe('when app.rpc() is misused', () => {
     app.intoRouter();
     assert.throws(() => app.rpc('late', () => 1), AppError);
   });
+});
+
+describe('when a route carries jsonrpc metadata', () => {
+  function routeApp(): App {
+    const app = new App({ port: 0 }, silent);
+    app.post('/users', (data) => ({ created: (data.body as { name: string }).name }), {
+      body: { type: 'object' },
+      jsonrpc: { method_name: 'user.create', params_schema: { type: 'object', required: ['name'], properties: { name: { type: 'string' } } }, tags: ['users'] },
+    });
+    app.get('/users/{id:int}', () => handlerError(404, 'No such user'), { jsonrpc: { method_name: 'user.get' } });
+    return app;
+  }
+  it('should serve the route handler as the RPC method, params as the body', async () => {
+    await withServer(routeApp(), async (h) => {
+      const ok = await call(h.url, '/rpc', { jsonrpc: '2.0', method: 'user.create', params: { name: 'Ada' }, id: 1 }).expect(200);
+      assert.deepEqual(ok.body.result, { created: 'Ada' });
+      const bad = await call(h.url, '/rpc', { jsonrpc: '2.0', method: 'user.create', params: {}, id: 2 });
+      assert.equal(bad.body.error.code, -32602);
+      const missing = await call(h.url, '/rpc', { jsonrpc: '2.0', method: 'user.get', id: 3 });
+      assert.deepEqual(missing.body.error, { code: -32000, message: 'No such user', data: { status: 404 } });
+      const doc = (await call(h.url, '/rpc', { jsonrpc: '2.0', method: 'rpc.discover', id: 4 })).body.result;
+      assert.deepEqual(doc.methods.map((m: { name: string }) => m.name), ['user.create', 'user.get']);
+      // The HTTP route still works as before.
+      assert.deepEqual((await call(h.url, '/users', { name: 'Bo' }).expect(200)).body, { created: 'Bo' });
+    });
+  });
+  for (const [what, records] of [
+    ['its own jwt_auth', { jwt_auth: { secret: 'route-secret-route-secret-route-secret!' } }],
+    ['its own api_key_auth', { api_key_auth: { keys: ['k'] } }],
+    ['an authorization record', { authorization: { required_roles: ['admin'] } }],
+  ] as const) {
+    it(`should refuse at start-up a route with ${what}, whose check would not run over RPC`, () => {
+      const app = new App({ port: 0 }, silent);
+      app.post('/x', () => null, { ...records, jsonrpc: { method_name: 'x' } } as never);
+      assert.throws(() => app.intoRouter(), ConfigError);
+    });
+  }
 });

@@ -18,10 +18,13 @@ import { dispatch, type JsonRpcResponse } from './dispatch.js';
 import { JSON_RPC_ERRORS } from './errors.js';
 import { openRpcDocument, type OpenRpcInfo } from './openrpc.js';
 import { JsonRpcRegistry, type JsonRpcMethodInfoInput, type RpcHandler } from './registry.js';
+import { registerRouteMethods } from './routes.js';
+import type { RouteDefinition } from '../route-definition.js';
 
 export * from './errors.js';
 export * from './registry.js';
 export { dispatch, dispatchOne, envelopeProblem, type DispatchOptions, type JsonRpcResponse, type JsonRpcSuccess, type JsonRpcFailure } from './dispatch.js';
+export { registerRouteMethods, ROUTE_ERROR_CODE } from './routes.js';
 export { openRpcDocument, OPENRPC_VERSION, DEFAULT_OPENRPC_TITLE, DEFAULT_OPENRPC_VERSION, type OpenRpcInfo } from './openrpc.js';
 
 /** JsonRpcConfig as accepted from code: snake_case or camelCase keys. */
@@ -146,12 +149,16 @@ export function registerRpc(app: object, info: JsonRpcMethodInfoInput | string, 
 /**
  * The endpoint's mounts for a ServerConfig: none when `jsonrpc.enabled` is false, or when `jsonrpc`
  * is null and no method was registered. Methods registered with `jsonrpc: null` are served with
- * JsonRpcConfig's defaults: calling `app.rpc()` is the intent to serve them.
+ * JsonRpcConfig's defaults: calling `app.rpc()` (or giving a route `jsonrpc` metadata) is the intent
+ * to serve them. Routes with `jsonrpc` metadata are registered here (lib/jsonrpc/routes.ts).
  */
-export function jsonRpcMounts(host: ProtocolHost): MountSpec[] {
+export function jsonRpcMounts(host: ProtocolHost & { routes?(): readonly RouteDefinition[] }): MountSpec[] {
+  if (host.config.jsonrpc?.enabled === false) return [];
+  const routes = host.routes?.() ?? [];
+  if (routes.some((r) => r.jsonrpc)) registerRouteMethods(rpcRegistryOf(host), routes);
   const registry = registries.get(host);
   const config = host.config.jsonrpc ?? (registry && registry.size > 0 ? JsonRpcConfig.defaults() : null);
-  if (!config || !config.enabled) return [];
+  if (!config) return [];
   const openapi = host.config.openapi;
   const handler = jsonRpcHandler({
     registry: rpcRegistryOf(host),
