@@ -4,14 +4,12 @@
  */
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import Ajv2020Module from 'ajv/dist/2020.js';
+import { Ajv2020 } from 'ajv/dist/2020.js';
 import {
   recordJsonSchemas, ServerConfig, CorsConfig, RequestIdConfig, JwtAuthConfig, ApiKeyAuthConfig, AuthorizationConfig,
   LifecycleHooksConfig, SchemaConfig, DynamicSchemaConfig, GraphQlRouteConfig, JsonRpcMethodInfo,
 } from '../lib/records/index.js';
 
-// ajv/dist/2020.js is CommonJS: the class is the default export's `default`.
-const Ajv2020 = ((Ajv2020Module as unknown as { default?: unknown }).default ?? Ajv2020Module) as typeof Ajv2020Module;
 
 function compile(schema: Record<string, unknown>) {
   const ajv = new Ajv2020({ strict: true, strictTypes: false, allErrors: true });
@@ -56,7 +54,7 @@ describe('when the record JSON Schemas are compiled with Ajv (draft 2020-12)', (
       it('should reject an unknown key', () => {
         const value = { ...(JSON.parse(JSON.stringify(validValues[name])) as object), definitely_unknown: 1 };
         assert.equal(validate(value), false);
-        assert.ok(validate.errors?.some((e) => e.keyword === 'additionalProperties'), JSON.stringify(validate.errors));
+        assert.ok(validate.errors?.some((e: { keyword: string }) => e.keyword === 'additionalProperties'), JSON.stringify(validate.errors));
       });
     });
   }

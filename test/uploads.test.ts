@@ -33,7 +33,7 @@ before(async () => {
 });
 after(() => handle.close());
 
-async function post(body: BodyInit, headers: Record<string, string> = {}) {
+async function post(body: FormData | Buffer, headers: Record<string, string> = {}) {
   const res = await fetch(`${handle.url}/upload`, { method: 'POST', body, headers });
   const text = await res.text();
   return { status: res.status, type: res.headers.get('content-type'), json: JSON.parse(text) };

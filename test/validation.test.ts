@@ -51,7 +51,7 @@ app.post('/users', (d) => ({ got: d.body }), { body: userBody });
 app.post('/optional-body', (d) => ({ got: d.body ?? null }), { body: { type: 'object' }, body_required: false });
 app.post('/any', (d) => ({ got: d.body ?? null }));
 app.post('/big', (d) => ({ size: d.rawBody?.length ?? 0 }), { max_body_size: 1024 });
-app.post('/unlimited', (d) => ({ size: d.rawBody?.length ?? 0 }), { maxBodySize: null });
+app.post('/unlimited', (d) => ({ size: d.rawBody?.length ?? 0 }), { maxBodySize: null } as unknown as { max_body_size: null }); // camelCase key, as users may write it
 const router = app.intoRouter();
 
 async function issues(res: request.Response, status = 422): Promise<Issue[]> {
