@@ -8,6 +8,7 @@ import { constants as h2, type IncomingHttpHeaders, type OutgoingHttpHeaders, ty
 import { GrpcError, GrpcStatus, encodeGrpcMessage, statusFromError, type GrpcMetadataInit, type GrpcStatusObject } from './status.js';
 import { compressMessage, frameMessage, isGrpcEncoding, parseGrpcTimeout, GRPC_ENCODINGS, type GrpcEncoding } from './framing.js';
 import { RequestReader, type ReadFailure } from './reader.js';
+import { incomingMetadata, outgoingHeaders } from './metadata.js';
 import type { GrpcCallContext, GrpcIncomingMetadata, GrpcMethod, GrpcRouter } from './router.js';
 
 /** Response messages smaller than this are sent uncompressed even when the client accepts gzip (as compression.min_size). */
@@ -48,43 +49,10 @@ export interface GrpcCallSettings {
 const REQUEST_DRAIN_GRACE_MS = 1000;
 const GRPC_CONTENT_TYPE = /^application\/grpc(\+[a-z0-9.-]+)?\s*(;|$)/i;
 const REQUEST_ID = /^[\w.:@/+=-]{1,200}$/;
-const METADATA_KEY = /^[0-9a-z_.-]+$/;
-// Headers that are transport, not application metadata (gRPC over HTTP/2, "Requests").
-const RESERVED = new Set(['content-type', 'te', 'grpc-timeout', 'grpc-encoding', 'grpc-accept-encoding', 'connection', 'host', 'content-length']);
 
 /** True for `application/grpc`, `application/grpc+proto`, `application/grpc+json`, … (not grpc-web). */
 export function isGrpcRequest(headers: IncomingHttpHeaders): boolean {
   return GRPC_CONTENT_TYPE.test(String(headers['content-type'] ?? ''));
-}
-
-function incomingMetadata(headers: IncomingHttpHeaders): GrpcIncomingMetadata {
-  const out: Record<string, string | Buffer> = {};
-  for (const [key, raw] of Object.entries(headers)) {
-    if (key.startsWith(':') || RESERVED.has(key) || raw === undefined) continue;
-    const value = Array.isArray(raw) ? raw.join(', ') : raw;
-    out[key] = key.endsWith('-bin') ? Buffer.from(value, 'base64') : value;
-  }
-  return out;
-}
-
-/** Metadata → HTTP/2 headers; bad keys/values throw (a programming error in the handler, reported as UNKNOWN). */
-function outgoingHeaders(md: GrpcMetadataInit | undefined, into: OutgoingHttpHeaders): OutgoingHttpHeaders {
-  for (const [k, v] of Object.entries(md ?? {})) {
-    const key = k.toLowerCase();
-    if (!METADATA_KEY.test(key) || key.startsWith('grpc-') || RESERVED.has(key)) throw new TypeError(`Invalid or reserved gRPC metadata key "${k}"`);
-    const values = (Array.isArray(v) ? v : [v]) as (string | Buffer)[];
-    const wire = values.map((x) => {
-      if (Buffer.isBuffer(x)) {
-        if (!key.endsWith('-bin')) throw new TypeError(`Binary gRPC metadata needs a "-bin" key, got "${k}"`);
-        return x.toString('base64');
-      }
-      if (key.endsWith('-bin')) return Buffer.from(x).toString('base64');
-      if (!/^[\x20-\x7e]*$/.test(x)) throw new TypeError(`gRPC metadata "${k}" must be printable ASCII`);
-      return x;
-    });
-    into[key] = wire.length === 1 ? wire[0]! : wire;
-  }
-  return into;
 }
 
 function acceptsEncoding(headers: IncomingHttpHeaders): GrpcEncoding | undefined {
