@@ -1,0 +1,61 @@
+/**
+ * The gRPC example: keel.examples.v1.Greeter (greeter.proto) and an HTTP route, on one port.
+ *
+ *   npx tsx examples/grpc/server.ts        # 127.0.0.1:50051 (PORT overrides)
+ *
+ * See examples/grpc/README.md for grpcurl calls; `buildGreeterApp()` is exported for the tests.
+ */
+import { fileURLToPath } from 'node:url';
+import { createApp, GrpcError, GrpcStatus, type App, type GrpcCallContext } from '../../lib/index.js';
+
+export const GREETER_PROTO_PATH = fileURLToPath(new URL('./greeter.proto', import.meta.url));
+/** Upper bound of SayHelloMany's `count`. */
+export const MAX_GREETINGS = 100;
+
+interface HelloRequest { name: string }
+interface HelloManyRequest { name: string; count: number }
+
+function checkName(name: string): string {
+  if (!name.trim()) throw new GrpcError(GrpcStatus.INVALID_ARGUMENT, 'name must not be empty');
+  return name.trim();
+}
+
+export const greeterHandlers = {
+  SayHello: ({ name }: HelloRequest, call: GrpcCallContext) => {
+    call.setTrailer('x-greeted', '1');
+    return { message: `Hello, ${checkName(name)}!` };
+  },
+  async *SayHelloMany({ name, count }: HelloManyRequest, call: GrpcCallContext) {
+    if (count < 1 || count > MAX_GREETINGS) throw new GrpcError(GrpcStatus.OUT_OF_RANGE, `count must be 1..${MAX_GREETINGS}`);
+    for (let i = 1; i <= count && !call.signal.aborted; i++) yield { message: `Hello #${i}, ${checkName(name)}!` };
+  },
+  GreetAll: async (requests: AsyncIterable<HelloRequest>) => {
+    const names: string[] = [];
+    for await (const { name } of requests) names.push(checkName(name));
+    return { message: names.length ? `Hello, ${names.join(', ')}!` : 'Hello, nobody!' };
+  },
+  async *Chat(requests: AsyncIterable<HelloRequest>) {
+    for await (const { name } of requests) yield { message: `Hi ${checkName(name)}, how are you?` };
+  },
+};
+
+export function buildGreeterApp(overrides: { port?: number } = {}): App {
+  return createApp(
+    {
+      host: process.env.HOST ?? '127.0.0.1',
+      port: overrides.port ?? Number(process.env.PORT ?? 50051),
+      enable_request_id: true,
+      // gRPC on the HTTP port: h2c with prior knowledge; 1 MiB messages; gzip; 30 s per call.
+      grpc: { max_message_size: 1_048_576, request_timeout: 30, max_stream_response_bytes: 10_485_760 },
+    },
+    (app) => {
+      app.get('/health', () => ({ status: 'ok' }));
+      app.grpc(GREETER_PROTO_PATH, 'keel.examples.v1.Greeter', greeterHandlers);
+    },
+  );
+}
+
+if (process.argv[1] === fileURLToPath(import.meta.url)) {
+  const handle = await buildGreeterApp().listen();
+  console.log(`HTTP and gRPC on ${handle.url}`);
+}
