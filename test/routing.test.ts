@@ -203,3 +203,23 @@ describe('when patterns are compiled', () => {
     assert.equal(openApiPath('/u/{id:int}/:slug'), '/u/{id}/{slug}');
   });
 });
+
+describe('when the server sets request_timeout and routes do or do not override it', () => {
+  const slow = () => new Promise((r) => setTimeout(() => r({ done: true }), 1500));
+  const app = new App({ port: 0, request_timeout: 1 });
+  app.get('/inherits', slow);
+  app.get('/no-timeout', slow, { request_timeout: null });
+  const router = app.intoRouter();
+
+  it('should apply the server timeout to a route that does not set one', async () => {
+    const res = await request(router).get('/inherits');
+    assert.equal(res.status, 408);
+    assert.equal(res.headers['content-type'], 'application/problem+json');
+  });
+
+  it('should let a route turn the timeout off with request_timeout: null', async () => {
+    const res = await request(router).get('/no-timeout');
+    assert.equal(res.status, 200);
+    assert.deepEqual(res.body, { done: true });
+  });
+});
