@@ -47,6 +47,7 @@ export interface GrpcCallSettings {
 
 /** How long a client may keep sending after the call ended before its stream is reset. */
 const REQUEST_DRAIN_GRACE_MS = 1000;
+const MAX_TIMER_MS = 2 ** 31 - 1;
 const GRPC_CONTENT_TYPE = /^application\/grpc(\+[a-z0-9.-]+)?\s*(;|$)/i;
 const REQUEST_ID = /^[\w.:@/+=-]{1,200}$/;
 
@@ -251,7 +252,9 @@ class ServerCall {
     const timeouts = [parseGrpcTimeout(headers['grpc-timeout'] as string | undefined), this.s.requestTimeoutMs].filter((t): t is number => t !== undefined);
     const timeoutMs = timeouts.length ? Math.min(...timeouts) : undefined;
     const deadline = timeoutMs === undefined ? undefined : Date.now() + timeoutMs;
-    if (timeoutMs !== undefined) {
+    // setTimeout fires at once for delays over 2^31-1 ms (~24.8 days; grpc-timeout allows 99999999H): such a
+    // deadline is as good as none.
+    if (timeoutMs !== undefined && timeoutMs <= MAX_TIMER_MS) {
       this.timer = setTimeout(() => this.finish({ code: GrpcStatus.DEADLINE_EXCEEDED, message: 'Deadline exceeded' }), timeoutMs);
     }
 

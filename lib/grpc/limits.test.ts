@@ -198,6 +198,15 @@ describe('when a call runs past its deadline', () => {
   });
 });
 
+describe('when grpc-timeout is beyond node\'s timer range and request_timeout is unset', () => {
+  it('should treat it as no deadline', async () => {
+    const s = await probeServer();
+    const r = await rawCall(s.address, UNARY, [encodeProbe('ProbeRequest', { text: 'far', delay_ms: 20 })], { 'grpc-timeout': '99999999H' });
+    await s.close();
+    assert.equal(r.grpcStatus, GrpcStatus.OK);
+  });
+});
+
 describe('when a client opens more streams than max_concurrent_streams', () => {
   let s: Probe;
   before(async () => {
