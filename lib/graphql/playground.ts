@@ -58,6 +58,7 @@ export function playgroundPage(endpoint: string, assetsPath: string, title = 'Gr
 <meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <title>${escapeAttr(title)}</title>
+<link rel="icon" href="data:,">
 <link rel="stylesheet" href="${a('graphiql.min.css')}">
 <style>body { margin: 0; height: 100vh; } #graphiql { height: 100vh; }</style>
 </head>
