@@ -144,9 +144,12 @@ export function builtinSchema(type: string): GraphQLSchema {
   }
   const sub = schema.getSubscriptionType()?.getFields();
   if (sub) {
-    sub.countdown!.subscribe = async function* countdown(_s, { from }: { from: number }) {
+    // Checked before the stream starts, so the client gets an `error` instead of a broken stream.
+    sub.countdown!.subscribe = (_s, { from }: { from: number }) => {
       if (from > MAX_COUNTDOWN) throw new GraphQLError(`from must be at most ${MAX_COUNTDOWN}`, { extensions: { code: 'BAD_USER_INPUT' } });
-      for (let i = from; i >= 0; i--) yield i;
+      return (async function* countdown() {
+        for (let i = from; i >= 0; i--) yield i;
+      })();
     };
     sub.bookAdded!.subscribe = async function* bookAdded() {
       // events.on ends (and removes its listener) when the consumer returns, i.e. on `complete`.
