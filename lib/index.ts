@@ -32,3 +32,13 @@ export {
   type GrpcCallContext, type GrpcServiceHandlers, type GrpcServiceOptions, type GrpcProtoSource, type GrpcGuard, type GrpcGuardContext,
   type GrpcServerOptions, type GrpcAttachment, type GrpcStatusObject, type GrpcMetadataInit,
 } from './grpc/index.js';
+export {
+  builtinSchema, buildSdlSchema, createGraphqlHttpHandler, createGraphqlWsUpgradeHandler, graphqlRoute, graphqlSdlRoute,
+  installGraphqlRoute, limitRules, measureDepth, measureComplexity, formatGraphqlError, playgroundPage, SCHEMA_TYPES, PLAYGROUND_CSP,
+  type SchemaType, type GraphqlLimits, type GraphqlHttpOptions, type GraphqlWsOptions, type GraphqlRoute, type GraphqlRouteOptions, type GraphqlContext,
+} from './graphql/index.js';
+export {
+  WebSocketSession, WebSocketRouter, createWebSocketUpgradeHandler, middlewareGuard, originGuard, DEFAULT_MAX_PAYLOAD,
+  type WebSocketMessage, type WebSocketHandler, type WebSocketRouteOptions, type AppWebSocketOptions, type UpgradeGuard,
+  type UpgradeHandler as WebSocketUpgradeHandler,
+} from './ws/index.js';
