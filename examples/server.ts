@@ -106,6 +106,13 @@ export function buildExampleApp(overrides: { port?: number } = {}): App {
         },
         ({ a, b }: { a: number; b: number }) => a + b,
       );
+      // GraphQL: the built-in `full` schema (queries, mutations, subscriptions over graphql-transport-ws
+      // on the same path) with the GraphiQL playground at GET /graphql in a browser.
+      app.registerGraphqlRoute('/graphql', 'POST', 'full', { depth_limit: 8, complexity_limit: 500 }, { enablePlayground: true });
+      // A WebSocket echo: text comes back as text, binary as binary.
+      app.ws('/ws/echo', async (ws) => {
+        for await (const message of ws) if (message.type === 'text' || message.type === 'binary') await ws.send(message);
+      });
       // A legacy Express router, merged: keel routes win, Express serves the rest.
       const legacy = express.Router();
       legacy.get('/legacy/hello', (_req, res) => { res.json({ from: 'express' }); });
