@@ -5,6 +5,7 @@
  * token "signed" with the RSA public key as HMAC secret) are rejected before any signature check,
  * as RFC 8725 §3.1 requires. Keys are imported once, at factory time.
  */
+import { webcrypto, type KeyObject } from 'node:crypto';
 import type { ServerResponse } from 'node:http';
 import { decodeProtectedHeader, errors as joseErrors, jwtVerify, type JWTVerifyOptions } from 'jose';
 import { problemType } from '../../lib/errors.js';
@@ -143,6 +144,15 @@ export function jwtAuth(options: JwtAuthOptions): Middleware {
   }
   const { algorithm, issuer, audience, leeway } = config;
   const key = importVerificationKey(record, record, algorithm, config.secret, config.public_key);
+  // jose turns a secret KeyObject back into raw bytes and imports them into WebCrypto on every
+  // verification; a CryptoKey imported once here is used as it is. Until the import settles (one
+  // thread-pool round trip after start-up), the KeyObject serves, with the same result.
+  let verifyKey: KeyObject | webcrypto.CryptoKey = key;
+  if (key.type === 'secret') {
+    webcrypto.subtle
+      .importKey('raw', key.export(), { name: 'HMAC', hash: `SHA-${algorithm.slice(2)}` }, false, ['verify'])
+      .then((k) => (verifyKey = k), () => undefined);
+  }
   const verifyOptions: JWTVerifyOptions = Object.freeze({
     algorithms: [algorithm],
     clockTolerance: leeway,
@@ -177,7 +187,7 @@ export function jwtAuth(options: JwtAuthOptions): Middleware {
     // Checked before the signature so that `none` and HS/RS confusion never reach a verifier.
     if (alg !== algorithm) return reject(res, wrongAlgorithm);
 
-    jwtVerify(token, key, verifyOptions)
+    jwtVerify(token, verifyKey, verifyOptions)
       .then(
         ({ payload }) => {
           req.auth = payload as Record<string, unknown>;
