@@ -70,17 +70,26 @@ export function markdownReport(run: RunResult): string {
     lines.push(`| ${s.title} | ${rps.join(' | ')} | ${ratios.join(' | ')} |`);
   }
   lines.push('');
-  lines.push('Latency p50 / p99 and the server process\'s peak RSS:');
+  lines.push('Server CPU time per request (user + system, median of rounds; steadier than req/s when the machine is shared), ' +
+    'latency p50 / p99, and the server process\'s peak RSS. The last columns: peer CPU per request ÷ keel\'s (above 1: keel spends less).');
   lines.push('');
-  lines.push(`| scenario | ${peers.map((p) => PEER_LABELS[p]).join(' | ')} |`);
-  lines.push(`|---|${peers.map(() => '---:').join('|')}|`);
+  lines.push(`| scenario | ${peers.map((p) => PEER_LABELS[p]).join(' | ')} | ${others.map((p) => `CPU ${PEER_LABELS[p]} / keel`).join(' | ')} |`);
+  lines.push(`|---|${peers.map(() => '---:').join('|')}|${others.map(() => '---:').join('|')}|`);
   for (const s of run.scenarios) {
-    lines.push(`| ${s.id} | ${peers.map((p) => cell(s, p, (r) => `${r.p50} / ${r.p99} ms, ${mb(r.peakRss)}`)).join(' | ')} |`);
+    const cells = peers.map((p) => cell(s, p, (r) => `${r.cpuPerReq.toFixed(0)} µs · ${r.p50} / ${r.p99} ms · ${mb(r.peakRss)}`));
+    const cpu = others.map((p) => (s.cpuRatios[p] === undefined ? 'n/a' : `${s.cpuRatios[p]!.toFixed(2)}×`));
+    lines.push(`| ${s.id} | ${cells.join(' | ')} | ${cpu.join(' | ')} |`);
   }
-  const na = run.scenarios.flatMap((s) => Object.entries(s.na).map(([p, why]) => `${s.id}: ${PEER_LABELS[p as Peer]}: ${why}`));
-  if (na.length) {
+  const na = new Map<string, string[]>();
+  for (const s of run.scenarios) {
+    for (const [p, why] of Object.entries(s.na)) {
+      const k = `${PEER_LABELS[p as Peer]}: ${why}`;
+      na.set(k, [...(na.get(k) ?? []), s.id]);
+    }
+  }
+  if (na.size) {
     lines.push('');
-    lines.push(`n/a: ${na.join('; ')}.`);
+    lines.push(`n/a: ${[...na].map(([k, ids]) => `${k} (${ids.length > 4 ? `${ids.length} scenarios` : ids.join(', ')})`).join('; ')}.`);
   }
   const targets = checkTargets(run);
   if (targets.length) {

@@ -126,9 +126,22 @@ function probe(port: number, sc: Scenario): Promise<string | null> {
   });
 }
 
-async function load(port: number, sc: Scenario, duration: number): Promise<Round> {
+function cpuMicros(s: Server): Promise<number> {
+  return new Promise((resolve) => {
+    const on = (m: { type: string; micros?: number }) => {
+      if (m.type !== 'cpu') return;
+      s.child.off('message', on);
+      resolve(m.micros!);
+    };
+    s.child.on('message', on);
+    s.child.send({ type: 'cpu' });
+  });
+}
+
+async function load(s: Server, sc: Scenario, duration: number): Promise<Round> {
+  const before = await cpuMicros(s);
   const r = await autocannon({
-    url: `http://127.0.0.1:${port}${sc.request.path}`,
+    url: `http://127.0.0.1:${s.port}${sc.request.path}`,
     method: sc.request.method,
     headers: sc.request.headers ?? {},
     ...(sc.request.body ? { body: sc.request.body } : {}),
@@ -136,13 +149,23 @@ async function load(port: number, sc: Scenario, duration: number): Promise<Round
     duration,
     pipelining: 1,
   });
-  return { rps: r.requests.total / (r.duration || duration), p50: r.latency.p50, p99: r.latency.p99, non2xx: r.non2xx, errors: r.errors + r.timeouts };
+  const cpu = (await cpuMicros(s)) - before;
+  return {
+    rps: r.requests.total / (r.duration || duration),
+    p50: r.latency.p50,
+    p99: r.latency.p99,
+    non2xx: r.non2xx,
+    errors: r.errors + r.timeouts,
+    cpuPerReq: r.requests.total ? cpu / r.requests.total : 0,
+  };
 }
 
 async function runScenario(sc: Scenario, staticDir: string): Promise<ScenarioResult> {
   const peers = wantPeers.filter((p) => sc.peers.includes(p));
   const na: ScenarioResult['na'] = {};
-  for (const p of wantPeers) if (!sc.peers.includes(p)) na[p] = sc.why?.[p] ?? 'no equivalent';
+  for (const p of wantPeers) {
+    if (!sc.peers.includes(p)) na[p] = sc.why?.[p] ?? (p === 'express-std' ? 'measured on the full-stack scenario only' : 'no equivalent');
+  }
   const servers: Server[] = [];
   const rounds = new Map<Peer, Round[]>();
   try {
@@ -150,15 +173,15 @@ async function runScenario(sc: Scenario, staticDir: string): Promise<ScenarioRes
     for (const s of servers) {
       const problem = await probe(s.port, sc);
       if (problem) throw new Error(`${s.peer}/${sc.id} does not answer as expected: ${problem}`);
-      await load(s.port, sc, settings.warmupSec);
+      await load(s, sc, settings.warmupSec);
       rounds.set(s.peer, []);
     }
     for (let r = 0; r < settings.rounds; r++) {
       for (let i = 0; i < servers.length; i++) {
         const s = servers[(i + r) % servers.length]!;
-        const round = await load(s.port, sc, settings.durationSec);
+        const round = await load(s, sc, settings.durationSec);
         rounds.get(s.peer)!.push(round);
-        process.stdout.write(`  ${sc.id.padEnd(11)} round ${r + 1}/${settings.rounds} ${PEER_LABELS[s.peer].padEnd(26)} ${round.rps.toFixed(0).padStart(7)} req/s  p50 ${round.p50} ms  p99 ${round.p99} ms${round.non2xx || round.errors ? `  (non-2xx ${round.non2xx}, errors ${round.errors})` : ''}\n`);
+        process.stdout.write(`  ${sc.id.padEnd(11)} round ${r + 1}/${settings.rounds} ${PEER_LABELS[s.peer].padEnd(26)} ${round.rps.toFixed(0).padStart(7)} req/s  p50 ${round.p50} ms  p99 ${round.p99} ms  ${round.cpuPerReq.toFixed(0)} µs CPU/req${round.non2xx || round.errors ? `  (non-2xx ${round.non2xx}, errors ${round.errors})` : ''}\n`);
       }
     }
     const results: PeerResult[] = [];
@@ -169,14 +192,16 @@ async function runScenario(sc: Scenario, staticDir: string): Promise<ScenarioRes
     const keel = results.find((x) => x.peer === 'keel');
     const ratios: ScenarioResult['ratios'] = {};
     const rssRatios: ScenarioResult['rssRatios'] = {};
+    const cpuRatios: ScenarioResult['cpuRatios'] = {};
     if (keel) {
       for (const x of results) {
         if (x.peer === 'keel') continue;
         ratios[x.peer] = x.rps > 0 ? keel.rps / x.rps : 0;
         rssRatios[x.peer] = x.peakRss > 0 ? keel.peakRss / x.peakRss : 0;
+        cpuRatios[x.peer] = keel.cpuPerReq > 0 ? x.cpuPerReq / keel.cpuPerReq : 0;
       }
     }
-    return { id: sc.id, title: sc.title, results, na, ratios, rssRatios };
+    return { id: sc.id, title: sc.title, results, na, ratios, cpuRatios, rssRatios };
   } finally {
     await Promise.all(servers.map(stopServer));
   }

@@ -1,7 +1,7 @@
 /**
  * One benchmark server: `node --import tsx bench/server.ts <peer> <scenario>`, run by bench/run.ts
  * as a child process with an IPC channel. Sends `{ port }` once listening; answers `rss` with the
- * peak resident set size it sampled; exits on `stop` (or when the runner goes away).
+ * peak resident set size it sampled and `cpu` with its CPU time so far (µs); exits on `stop` (or when the runner goes away).
  */
 import type { PeerContext, StartPeer } from './peers/types.js';
 
@@ -44,6 +44,10 @@ try {
 }
 process.on('message', (msg: { type?: string }) => {
   if (msg.type === 'rss') process.send?.({ type: 'rss', rss: Math.max(peakRss, process.memoryUsage.rss()) });
+  if (msg.type === 'cpu') {
+    const { user, system } = process.cpuUsage();
+    process.send?.({ type: 'cpu', micros: user + system });
+  }
   if (msg.type === 'stop') process.exit(0);
 });
 process.on('disconnect', () => process.exit(0));

@@ -7,6 +7,8 @@ export interface Round {
   p99: number;
   non2xx: number;
   errors: number;
+  /** Server CPU time (user + system) per request, µs: steadier than req/s on a shared machine. */
+  cpuPerReq: number;
 }
 
 export interface PeerResult {
@@ -16,6 +18,7 @@ export interface PeerResult {
   rps: number;
   p50: number;
   p99: number;
+  cpuPerReq: number;
   /** (max − min) / median of req/s over rounds: the run's noise. */
   spread: number;
   /** Peak RSS of the server process, bytes (VmHWM, or sampled over IPC). */
@@ -31,6 +34,8 @@ export interface ScenarioResult {
   na: Partial<Record<Peer, string>>;
   /** keel req/s ÷ peer req/s, same run. */
   ratios: Partial<Record<Peer, number>>;
+  /** peer CPU µs/request ÷ keel CPU µs/request (> 1: keel spends less CPU per request). */
+  cpuRatios: Partial<Record<Peer, number>>;
   /** keel peak RSS ÷ peer peak RSS. */
   rssRatios: Partial<Record<Peer, number>>;
 }
@@ -52,5 +57,5 @@ export function median(xs: number[]): number {
 export function summarise(peer: Peer, rounds: Round[], peakRss: number, rssSource: PeerResult['rssSource']): PeerResult {
   const rps = median(rounds.map((r) => r.rps));
   const spread = rps > 0 ? (Math.max(...rounds.map((r) => r.rps)) - Math.min(...rounds.map((r) => r.rps))) / rps : 0;
-  return { peer, rounds, rps, p50: median(rounds.map((r) => r.p50)), p99: median(rounds.map((r) => r.p99)), spread, peakRss, rssSource };
+  return { peer, rounds, rps, p50: median(rounds.map((r) => r.p50)), p99: median(rounds.map((r) => r.p99)), cpuPerReq: median(rounds.map((r) => r.cpuPerReq)), spread, peakRss, rssSource };
 }

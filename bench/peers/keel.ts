@@ -86,7 +86,7 @@ export async function start(scenario: string, ctx: PeerContext): Promise<number>
       setup = (app) => app.rpc({ method_name: 'math.add', params_schema: rpcAddParamsSchema as unknown as Record<string, unknown> }, ({ a, b }: { a: number; b: number }) => a + b);
       break;
     case 'graphql':
-      setup = (app) => app.registerGraphqlSdlRoute('/graphql', 'POST', GRAPHQL_SDL, GRAPHQL_DATA, {});
+      setup = (app) => app.registerGraphqlSdlRoute('/graphql', 'POST', GRAPHQL_SDL, GRAPHQL_DATA, { introspection_enabled: true });
       break;
     default:
       throw new Error(`keel: unknown scenario ${scenario}`);
