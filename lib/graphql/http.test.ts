@@ -15,13 +15,15 @@ const post = (srv: ReturnType<typeof server>, body: unknown) =>
   request(srv).post('/graphql').set('Content-Type', 'application/json').send(JSON.stringify(body));
 
 // A schema whose resolvers throw each kind of error a handler might throw.
-const throwing = buildSchema('type Query { ok: String, unauth: String, forbidden: String, limited: String, boom: String, plain: String }');
+const throwing = buildSchema('type Query { ok: String, unauth: String, forbidden: String, limited: String, boom: String, plain: String, missing: String, internal: String }');
 const fields = throwing.getQueryType()!.getFields();
 fields.ok!.resolve = () => 'fine';
 fields.unauth!.resolve = () => { throw new GraphQlError('AuthenticationError', 'Token missing'); };
 fields.forbidden!.resolve = () => { throw new GraphQlError('AuthorizationError', 'Admins only'); };
 fields.limited!.resolve = () => { throw new GraphQlError('RateLimitExceeded', 'Slow down'); };
 fields.boom!.resolve = () => { throw new Error('db password is hunter2'); };
+fields.missing!.resolve = () => { throw new GraphQlError('NotFound', 'No such thing'); };
+fields.internal!.resolve = () => { throw new GraphQlError('InternalError', 'pool exhausted at db-3'); };
 fields.plain!.resolve = () => { throw new GraphQLError('Plain failure', { extensions: { code: 'CUSTOM' } }); };
 
 describe('when a query succeeds', () => {
@@ -120,6 +122,22 @@ describe('when execution fails', () => {
   it('should answer 429 for a RateLimitExceeded', async () => {
     const res = await post(server({}, throwing), { query: '{ limited }' });
     assert.equal(res.status, 429);
+  });
+  it('should answer 404 for a NotFound', async () => {
+    const res = await post(server({}, throwing), { query: '{ ok missing }' });
+    assert.equal(res.status, 404);
+    assert.deepEqual(res.body.data, { ok: 'fine', missing: null });
+    assert.equal(res.body.errors[0].extensions.code, 'NOT_FOUND');
+  });
+  it('should answer 500 for an InternalError and hide its message', async () => {
+    const res = await post(server({}, throwing), { query: '{ internal }' });
+    assert.equal(res.status, 500);
+    assert.equal(res.body.errors[0].message, 'Internal server error');
+    assert.equal(JSON.stringify(res.body).includes('db-3'), false);
+  });
+  it('should let a 401 win over a 500 in the same response', async () => {
+    const res = await post(server({}, throwing), { query: '{ internal unauth }' });
+    assert.equal(res.status, 401);
   });
   it('should hide the message of an unexpected exception', async () => {
     const res = await post(server({}, throwing), { query: '{ ok boom }' });
