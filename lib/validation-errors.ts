@@ -4,6 +4,12 @@
 import type { ErrorObject } from 'ajv';
 import type { ValidationIssue } from './validation.js';
 
+/** Must match `EMAIL_PATTERN` in validation.ts (kept here too to avoid an import cycle). */
+const EMAIL_PATTERN = '^[a-zA-Z0-9_.+-]+@[a-zA-Z0-9-]+\\.[a-zA-Z0-9-.]+$';
+
+/** Compact JSON, as the corpus quotes values inside messages (`{"host":"localhost"} has ...`). */
+const json = (v: unknown): string => JSON.stringify(v) ?? 'null';
+
 function pointerToPath(pointer: string): (string | number)[] {
   if (!pointer) return [];
   return pointer
@@ -32,7 +38,6 @@ const FORMAT_TYPES: Record<string, [string, string]> = {
   'date-time': ['datetime_parsing', 'Input should be a valid datetime'],
   date: ['date_parsing', 'Input should be a valid date'],
   time: ['time_parsing', 'Input should be a valid time'],
-  email: ['value_error', 'value is not a valid email address'],
   uri: ['url_parsing', 'Input should be a valid URL'],
   duration: ['duration_parsing', 'Input should be a valid duration'],
 };
@@ -79,8 +84,19 @@ function one(e: ErrorObject, base: (string | number)[], root: unknown): Validati
       const expected = quoteList(p.allowedValues as unknown[]);
       return { type: 'enum', loc, msg: `Input should be ${expected}`, input, ctx: { expected } };
     }
+    // Keywords with no Pydantic counterpart read as JSON Schema validators word them (the corpus's
+    // `validation_error` items).
     case 'const':
-      return { type: 'literal_error', loc, msg: `Input should be ${quoteList([p.allowedValue])}`, input, ctx: { expected: quoteList([p.allowedValue]) } };
+      return { type: 'validation_error', loc, msg: `${json(p.allowedValue)} was expected`, input };
+    case 'not':
+      return { type: 'validation_error', loc, msg: `${json(e.schema)} is not allowed for ${json(input)}`, input };
+    case 'minProperties':
+      return { type: 'validation_error', loc, msg: `${json(input)} has less than ${p.limit} propert${p.limit === 1 ? 'y' : 'ies'}`, input };
+    case 'maxProperties':
+      return { type: 'validation_error', loc, msg: `${json(input)} has more than ${p.limit} propert${p.limit === 1 ? 'y' : 'ies'}`, input };
+    case 'dependencies':
+    case 'dependentRequired':
+      return { type: 'validation_error', loc, msg: `${json(p.missingProperty)} is a required property`, input };
     case 'minItems':
       return { type: 'too_short', loc, msg: `List should have at least ${p.limit} item${p.limit === 1 ? '' : 's'} after validation`, input, ctx: { min_length: p.limit } };
     case 'maxItems':
@@ -88,8 +104,17 @@ function one(e: ErrorObject, base: (string | number)[], root: unknown): Validati
     case 'uniqueItems':
       return { type: 'unique_items', loc, msg: 'List should have unique items', input };
     case 'additionalProperties':
-      return { type: 'extra_forbidden', loc: [...loc, p.additionalProperty as string], msg: 'Extra inputs are not permitted', input: valueAt(input, [p.additionalProperty as string]) };
+      return {
+        type: 'validation_error',
+        loc: [...loc, p.additionalProperty as string],
+        msg: 'Additional properties are not allowed',
+        input,
+        ctx: { additional_properties: false, unexpected_field: p.additionalProperty },
+      };
     case 'format': {
+      if (p.format === 'email') {
+        return { type: 'string_pattern_mismatch', loc, msg: `String should match pattern '${EMAIL_PATTERN}'`, input, ctx: { pattern: EMAIL_PATTERN } };
+      }
       const [type, msg] = FORMAT_TYPES[p.format as string] ?? ['value_error', `Input should be a valid ${p.format}`];
       return { type, loc, msg, input };
     }
@@ -105,15 +130,16 @@ function one(e: ErrorObject, base: (string | number)[], root: unknown): Validati
       return { type, loc, msg, input };
     }
     case 'if':
-    case 'anyOf':
     case 'allOf':
       // Their sub-errors carry the detail; the umbrella entry adds nothing.
       return null;
+    case 'anyOf':
+      return { type: 'validation_error', loc, msg: `${json(input)} is not valid under any of the schemas listed in the 'anyOf' keyword`, input };
     case 'oneOf':
       return {
         type: 'validation_error',
         loc,
-        msg: p.passingSchemas ? `${JSON.stringify(input)} is valid under more than one of the schemas listed in the 'oneOf' keyword` : `${JSON.stringify(input)} is not valid under any of the schemas listed in the 'oneOf' keyword`,
+        msg: p.passingSchemas ? `${json(input)} is valid under more than one of the schemas listed in the 'oneOf' keyword` : `${json(input)} is not valid under any of the schemas listed in the 'oneOf' keyword`,
         input,
       };
     default:
@@ -121,10 +147,31 @@ function one(e: ErrorObject, base: (string | number)[], root: unknown): Validati
   }
 }
 
+function isNullSchema(s: unknown): boolean {
+  return typeof s === 'object' && s !== null && (s as Record<string, unknown>).type === 'null' && Object.keys(s).length === 1;
+}
+
 /** Append one issue per meaningful Ajv error (deduplicated by loc + type). */
 export function appendErrorsFromAjv(out: ValidationIssue[], errors: ErrorObject[] | null | undefined, base: (string | number)[], root: unknown): void {
   const seen = new Set<string>();
-  for (const e of errors ?? []) {
+  const list = errors ?? [];
+  // A failed oneOf/anyOf is one error about the whole value: the branches' own errors (Ajv reports
+  // them first) would list every alternative's complaints as if all applied.
+  // Exception: a nullable value (`anyOf: [{...}, {type: 'null'}]`, OpenAPI 3.1 style) keeps the
+  // real branch's precise errors and drops the umbrella and the null branch's.
+  const umbrellas: string[] = [];
+  const dropped = new Set<ErrorObject>();
+  for (const e of list) {
+    if (e.keyword !== 'oneOf' && e.keyword !== 'anyOf') continue;
+    const branches = Array.isArray(e.schema) ? (e.schema as unknown[]) : [];
+    const nulls = branches.flatMap((b, i) => (isNullSchema(b) ? [i] : []));
+    if (e.keyword === 'anyOf' && nulls.length > 0 && branches.length - nulls.length === 1) {
+      dropped.add(e);
+      for (const i of nulls) umbrellas.push(`${e.schemaPath}/${i}/`);
+    } else umbrellas.push(`${e.schemaPath}/`);
+  }
+  for (const e of list) {
+    if (dropped.has(e) || umbrellas.some((u) => e.schemaPath.startsWith(u))) continue;
     const issue = one(e, base, root);
     if (!issue) continue;
     const key = `${issue.type}|${issue.loc.join('.')}`;

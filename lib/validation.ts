@@ -5,7 +5,8 @@
  * first (so `?limit=10` satisfies `{type: integer}`), then checked. Errors use the shape of the
  * fixture corpus (Pydantic-style `{type, loc, msg, input, ctx}`), rendered as one 422 problem.
  */
-import { Ajv, type ErrorObject, type ValidateFunction } from 'ajv';
+import { Ajv, type ErrorObject, type Options, type ValidateFunction } from 'ajv';
+import { Ajv2020 } from 'ajv/dist/2020.js';
 import addFormatsModule from 'ajv-formats';
 import { HttpError } from './errors.js';
 import { appendErrorsFromAjv } from './validation-errors.js';
@@ -13,8 +14,34 @@ import { appendErrorsFromAjv } from './validation-errors.js';
 // ajv-formats is CommonJS with a default export.
 const addFormats = ((addFormatsModule as unknown as { default?: unknown }).default ?? addFormatsModule) as (ajv: Ajv) => Ajv;
 
-/** One shared Ajv: schemas compile once at build time; `allErrors` so a client sees every problem at once. */
-export const ajv: Ajv = addFormats(new Ajv({ allErrors: true, strict: false, coerceTypes: false, useDefaults: true, validateFormats: true }));
+/**
+ * The `email` format keel checks: the pattern the corpus's error items name (`string_pattern_mismatch`
+ * with this `ctx.pattern`), so the error a client reads states the rule that was actually applied.
+ */
+export const EMAIL_PATTERN = '^[a-zA-Z0-9_.+-]+@[a-zA-Z0-9-]+\\.[a-zA-Z0-9-.]+$';
+
+/**
+ * `allErrors` so a client sees every problem at once; `verbose` so error items can quote the failing
+ * sub-schema (`not`).
+ */
+const AJV_OPTIONS: Options = { allErrors: true, strict: false, coerceTypes: false, useDefaults: true, validateFormats: true, verbose: true };
+
+function withFormats<T extends Ajv>(instance: T): T {
+  addFormats(instance);
+  instance.addFormat('email', new RegExp(EMAIL_PATTERN));
+  return instance;
+}
+
+/** Draft-07 Ajv (the default): schemas compile once at build time. */
+export const ajv: Ajv = withFormats(new Ajv(AJV_OPTIONS));
+/** Draft 2020-12 Ajv, for schemas that declare `"$schema": "https://json-schema.org/draft/2020-12/schema"`. */
+export const ajv2020: Ajv = withFormats(new Ajv2020(AJV_OPTIONS) as unknown as Ajv);
+
+/** Compile with the Ajv of the draft the schema declares (2020-12, else draft-07); errors map the same way. */
+export function compileSchema(schema: Record<string, unknown>): ValidateFunction {
+  const draft = typeof schema.$schema === 'string' ? schema.$schema : '';
+  return (draft.includes('/2020-12/') ? ajv2020 : ajv).compile(schema);
+}
 
 export type ParamSource = 'path' | 'query' | 'headers' | 'cookie';
 export const PARAM_SOURCES: readonly ParamSource[] = ['path', 'query', 'headers', 'cookie'];
@@ -50,8 +77,10 @@ export function paramSpecs(source: ParamSource, map: Record<string, Record<strin
   return Object.entries(map).map(([name, entry]) => {
     const schema: Record<string, unknown> = {};
     for (const [k, v] of Object.entries(entry ?? {})) if (!PARAM_META.has(k)) schema[k] = v;
-    // Path parameters are always required; others only when they say so (and have no default).
-    const required = source === 'path' || (entry?.required === true && entry?.optional !== true);
+    // FastAPI semantics (the corpus's): required unless the entry says `optional: true` or
+    // `required: false`, or has a `default`. Path parameters are always required.
+    const optional = entry?.optional === true || entry?.required === false || (entry !== null && typeof entry === 'object' && 'default' in entry);
+    const required = source === 'path' || !optional;
     const separator = typeof entry?.separator === 'string' ? entry.separator : undefined;
     return { source, name, schema, required, ...(separator ? { separator } : {}) };
   });
@@ -64,6 +93,25 @@ function schemaType(schema: Record<string, unknown>): string | undefined {
 }
 
 const INT = /^[+-]?\d+$/;
+const NUMERIC = /^[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?$/;
+
+function numberOr(raw: string): unknown {
+  const t = raw.trim();
+  return NUMERIC.test(t) && Number.isFinite(Number(t)) ? Number(t) : raw;
+}
+
+/** Order body issues by location, element by element (numbers numerically), as the corpus lists them. */
+function byLoc(a: ValidationIssue, b: ValidationIssue): number {
+  const n = Math.min(a.loc.length, b.loc.length);
+  for (let i = 0; i < n; i++) {
+    const x = a.loc[i]!;
+    const y = b.loc[i]!;
+    if (x === y) continue;
+    if (typeof x === 'number' && typeof y === 'number') return x - y;
+    return String(x) < String(y) ? -1 : 1;
+  }
+  return a.loc.length - b.loc.length;
+}
 const BOOL: Record<string, boolean> = { true: true, false: false, '1': true, '0': false, yes: true, no: false, on: true, off: false };
 
 /** Coerce one string to `schema`'s scalar type; returns an issue instead when it cannot. */
@@ -71,7 +119,8 @@ function coerceScalar(raw: string, schema: Record<string, unknown>, loc: (string
   switch (schemaType(schema)) {
     case 'integer':
       if (INT.test(raw.trim())) return { value: Number(raw) };
-      return { issue: { type: 'int_parsing', loc, msg: 'Input should be a valid integer, unable to parse string as an integer', input: raw } };
+      // A number that is not whole (`42.5`) is reported as the number it is (the corpus's rule).
+      return { issue: { type: 'int_parsing', loc, msg: 'Input should be a valid integer, unable to parse string as an integer', input: numberOr(raw) } };
     case 'number': {
       const n = raw.trim() === '' ? NaN : Number(raw);
       if (Number.isFinite(n)) return { value: n };
@@ -141,15 +190,16 @@ export function compileRequestValidator(params: ParamSpec[], bodySchema: Record<
   const compiled: CompiledParam[] = params.map((p) => {
     const isArray = schemaType(p.schema) === 'array';
     const itemSchema = (isArray ? (p.schema.items as Record<string, unknown>) : p.schema) ?? {};
-    return { ...p, validate: ajv.compile(p.schema), isArray, itemSchema, hasDefault: 'default' in p.schema };
+    return { ...p, validate: compileSchema(p.schema), isArray, itemSchema, hasDefault: 'default' in p.schema };
   });
-  const validateBody = bodySchema ? ajv.compile(bodySchema) : null;
+  const validateBody = bodySchema ? compileSchema(bodySchema) : null;
 
   return function validateRequest(input) {
     const issues: ValidationIssue[] = [];
     const out: ValidatedParams = { path: {}, query: {}, headers: {}, cookies: {} };
     for (const p of compiled) {
-      const loc = [p.source, p.name];
+      // Header names are case-insensitive (RFC 9110 §5.1): errors name them in lower case.
+      const loc = [p.source, p.source === 'headers' ? p.name.toLowerCase() : p.name];
       const target = out[p.source === 'cookie' ? 'cookies' : p.source];
       let raw = rawValue(p, input);
       if (raw === undefined || (raw === '' && p.source !== 'query')) {
@@ -181,15 +231,26 @@ export function compileRequestValidator(params: ParamSpec[], bodySchema: Record<
         }
         value = r.value;
       }
-      if (!p.validate(value)) appendErrorsFromAjv(issues, p.validate.errors as ErrorObject[], loc, value);
-      else target[p.name] = value;
+      if (p.validate(value)) {
+        target[p.name] = value;
+        continue;
+      }
+      const first = issues.length;
+      appendErrorsFromAjv(issues, p.validate.errors as ErrorObject[], loc, value);
+      // A query value's constraint errors quote what the client sent (`"101"`), as the corpus does;
+      // path values are quoted coerced.
+      if (p.source === 'query' && !p.isArray && typeof raw === 'string') {
+        for (let i = first; i < issues.length; i++) if (issues[i]!.loc.length === loc.length) issues[i]!.input = raw;
+      }
     }
     let body = input.body;
     if (validateBody) {
       if (!input.hasBody || body === undefined) {
         if (bodyRequired) issues.push({ type: 'missing', loc: ['body'], msg: 'Field required', input: null });
       } else if (!validateBody(body)) {
-        appendErrorsFromAjv(issues, validateBody.errors as ErrorObject[], ['body'], body);
+        const bodyIssues: ValidationIssue[] = [];
+        appendErrorsFromAjv(bodyIssues, validateBody.errors as ErrorObject[], ['body'], body);
+        issues.push(...bodyIssues.sort(byLoc));
       }
     }
     if (issues.length) throw validationError(issues);
@@ -206,7 +267,3 @@ export function validationError(issues: ValidationIssue[]): HttpError {
   });
 }
 
-/** Compile a response schema check (development aid; routes opt in). */
-export function compileSchema(schema: Record<string, unknown>): ValidateFunction {
-  return ajv.compile(schema);
-}

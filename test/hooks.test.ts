@@ -24,7 +24,7 @@ function tracingApp(shortCircuitAt?: HookPhase) {
   app.get('/ok', () => {
     log.push('handler');
     return { ok: true };
-  }, { parameters: { query: { n: { type: 'integer' } } } });
+  }, { parameters: { query: { n: { type: 'integer', optional: true } } } });
   app.get('/fail', () => {
     log.push('handler');
     throw new HttpError(409, 'conflict');
