@@ -87,3 +87,23 @@ export async function parseBody(
   if (type.startsWith('text/')) return { body: raw.toString('utf8'), files: {} };
   return { body: raw, files: {} };
 }
+
+/**
+ * A form body described as parameters (`parameters.body: {type: 'multipart/form-data', properties:
+ * {file: {type: 'file'}, files: {type: 'file[]'}, note: {type: 'string'}}}`) → the JSON Schema the body
+ * is validated against: a file is OpenAPI's `{type: 'string', format: 'binary'}`.
+ */
+export function formBodySchema(spec: Record<string, unknown>, where: string): Record<string, unknown> {
+  const media = spec.type;
+  if (media !== 'multipart/form-data' && media !== 'application/x-www-form-urlencoded') {
+    throw new TypeError(`${where}.type must be "multipart/form-data" or "application/x-www-form-urlencoded", got ${JSON.stringify(media)}`);
+  }
+  const file = { type: 'string', format: 'binary' };
+  const properties: Record<string, unknown> = {};
+  for (const [name, raw] of Object.entries((spec.properties ?? {}) as Record<string, Record<string, unknown>>)) {
+    const t = raw?.type;
+    properties[name] = t === 'file' ? file : t === 'file[]' ? { type: 'array', items: file } : raw;
+  }
+  const required = Array.isArray(spec.required) ? { required: spec.required } : {};
+  return { type: 'object', properties, ...required };
+}

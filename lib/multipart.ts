@@ -124,3 +124,93 @@ export function parseMultipart(raw: Buffer, headers: Record<string, string | str
     bb.end(raw);
   });
 }
+
+/** A `parameters.files` entry: `{ image: { required: true, content_type: ['image/png'], validate_magic_numbers: true } }`. */
+export interface FileParamSpec {
+  name: string;
+  required: boolean;
+  /** Allowed declared media types (lower case); empty = any. */
+  contentTypes: string[];
+  /** Check the leading bytes against the declared type, and refuse empty files. */
+  validateMagicNumbers: boolean;
+}
+
+const FILE_PARAM_KEYS = new Set(['required', 'optional', 'content_type', 'validate_magic_numbers', 'description', 'type', 'format', 'annotation']);
+
+/** Parse a route's `parameters.files` map once, at registration; a bad entry throws a TypeError naming it. */
+export function fileParamSpecs(map: Record<string, unknown> | undefined, where = 'parameters.files'): FileParamSpec[] {
+  if (!map) return [];
+  return Object.entries(map).map(([name, raw]) => {
+    const entry = (raw ?? {}) as Record<string, unknown>;
+    if (typeof entry !== 'object' || Array.isArray(entry)) throw new TypeError(`${where}.${name} must be an object`);
+    for (const k of Object.keys(entry)) {
+      if (!FILE_PARAM_KEYS.has(k)) throw new TypeError(`${where}.${name}: unknown key "${k}" (allowed: ${[...FILE_PARAM_KEYS].join(', ')})`);
+    }
+    const ct = entry.content_type;
+    if (ct !== undefined && !(Array.isArray(ct) && ct.every((x) => typeof x === 'string')) && typeof ct !== 'string') {
+      throw new TypeError(`${where}.${name}.content_type must be a media type or a list of them, got ${JSON.stringify(ct)}`);
+    }
+    const contentTypes = (ct === undefined ? [] : Array.isArray(ct) ? ct : [ct]).map((x) => String(x).toLowerCase());
+    // Required unless it says otherwise, as for the other parameter sources.
+    const required = !(entry.optional === true || entry.required === false);
+    return { name, required, contentTypes, validateMagicNumbers: entry.validate_magic_numbers === true };
+  });
+}
+
+/** Leading-byte signatures of common upload types (the files' own format specifications). */
+const SIGNATURES: ReadonlyArray<{ type: string; bytes: number[]; length: number }> = [
+  { type: 'image/png', bytes: [0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a], length: 8 },
+  { type: 'image/jpeg', bytes: [0xff, 0xd8, 0xff], length: 4 },
+  { type: 'image/gif', bytes: [0x47, 0x49, 0x46, 0x38], length: 4 },
+  { type: 'application/pdf', bytes: [0x25, 0x50, 0x44, 0x46], length: 4 },
+  { type: 'application/zip', bytes: [0x50, 0x4b, 0x03, 0x04], length: 4 },
+  { type: 'application/gzip', bytes: [0x1f, 0x8b], length: 2 },
+];
+
+function detect(bytes: Buffer): { type: string; magic: string } | undefined {
+  const sig = SIGNATURES.find((s) => s.bytes.every((b, i) => bytes[i] === b));
+  return sig && { type: sig.type, magic: bytes.subarray(0, sig.length).toString('hex') };
+}
+
+export interface FileIssue {
+  type: string;
+  loc: (string | number)[];
+  msg: string;
+  input?: unknown;
+  ctx?: Record<string, unknown>;
+}
+
+/** Check uploaded files against their specs; issues are located at `["files", name]`. */
+export function checkFiles(specs: readonly FileParamSpec[], files: Record<string, UploadFile | UploadFile[]>, out: FileIssue[]): void {
+  for (const spec of specs) {
+    const loc = ['files', spec.name];
+    const got = files[spec.name];
+    const list = got === undefined ? [] : Array.isArray(got) ? got : [got];
+    if (list.length === 0) {
+      if (spec.required) out.push({ type: 'missing', loc, msg: 'Field required', input: null });
+      continue;
+    }
+    for (const file of list) {
+      const declared = (file.contentType ?? '').split(';', 1)[0]!.trim().toLowerCase();
+      if (spec.contentTypes.length && !spec.contentTypes.includes(declared)) {
+        out.push({ type: 'validation_error', loc, msg: `Invalid content type '${declared || 'application/octet-stream'}'. Allowed types: ${spec.contentTypes.join(', ')}` });
+        continue;
+      }
+      if (!spec.validateMagicNumbers) continue;
+      if (file.size === 0) {
+        out.push({ type: 'validation_error', loc, msg: 'File buffer is empty', ctx: { buffer_size: 0 } });
+        continue;
+      }
+      // A declared type that the bytes contradict is refused (MIME spoofing); unknown formats pass.
+      const found = detect(file.asBytes());
+      if (found && declared && found.type !== declared) {
+        out.push({
+          type: 'validation_error',
+          loc,
+          msg: `File type mismatch: MIME type is ${declared} but magic numbers indicate ${found.type}`,
+          ctx: { declared_mime: declared, detected_type: found.type, magic_bytes: found.magic },
+        });
+      }
+    }
+  }
+}

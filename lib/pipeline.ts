@@ -113,8 +113,8 @@ export function compileCore(route: RouteDefinition, ctx: PipelineContext): Route
   const flags = handlerFlags(route.handler);
   const staticResponse = flags.staticResponse;
   const validator = flags.prefersParameterExtraction
-    ? compileRequestValidator([], route.body, route.bodyRequired)
-    : compileRequestValidator(route.params, route.body, route.bodyRequired);
+    ? compileRequestValidator([], route.body, route.bodyRequired, route.files)
+    : compileRequestValidator(route.params, route.body, route.bodyRequired, route.files);
   const responseCheck = ctx.checkResponses && route.response ? compileSchema(route.response) : null;
   const { hooks, maxBodySize, logger } = ctx;
   const hasOnRequest = hooks.on_request.length > 0;
@@ -209,7 +209,7 @@ export function compileCore(route: RouteDefinition, ctx: PipelineContext): Route
       }
       if (!r) {
         if (validator) {
-          const v = validator({ pathParams, query: data.query, headers: req.headers, cookies: data.cookies, body: data.body, hasBody: data.body !== undefined });
+          const v = validator({ pathParams, query: data.query, headers: req.headers, cookies: data.cookies, body: data.body, hasBody: data.body !== undefined, files: data.files });
           if (!flags.prefersParameterExtraction) {
             data.validatedParams = v.params;
             Object.assign(data.pathParams, v.params.path);

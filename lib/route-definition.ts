@@ -13,6 +13,8 @@ import { intoHandler, type Handler, type HandlerFunction } from './handler.js';
 import type { Middleware } from './request.js';
 import { compilePattern, type CompiledPattern } from './router.js';
 import { paramSpecs, type ParamSpec, type ParamSource } from './validation.js';
+import { fileParamSpecs, type FileParamSpec } from './multipart.js';
+import { formBodySchema } from './content.js';
 
 /** OpenAPI operation metadata for a route. */
 export interface OperationInfo {
@@ -33,8 +35,13 @@ export interface RouteDefinitionInput {
   method: string | string[];
   path: string;
   handler: Handler | HandlerFunction;
-  /** Fixture-style parameters: `{ query: { limit: { type: 'integer', required: true } } }`. */
-  parameters?: Partial<Record<'path' | 'query' | 'headers' | 'cookies', ParamMap | Schema>>;
+  /**
+   * Fixture-style parameters: `{ query: { limit: { type: 'integer' } } }`. A parameter is required
+   * unless it says `optional: true` or `required: false`, or has a `default` (FastAPI semantics).
+   * `files: { image: { content_type: ['image/png'], validate_magic_numbers: true } }` checks uploads;
+   * `body: { type: 'multipart/form-data', properties: { file: { type: 'file' } } }` describes a form body.
+   */
+  parameters?: Partial<Record<'path' | 'query' | 'headers' | 'cookies' | 'files' | 'body', ParamMap | Schema>>;
   /** JSON Schema of the request body (alias `body_schema`). */
   body?: Schema;
   body_schema?: Schema;
@@ -91,6 +98,8 @@ export interface RouteDefinition {
   compiled: CompiledPattern;
   handler: Handler;
   params: ParamSpec[];
+  /** `parameters.files`: checks on uploaded files. */
+  files: FileParamSpec[];
   body: Schema | undefined;
   bodyRequired: boolean;
   response: Schema | undefined;
@@ -132,7 +141,7 @@ export function parseRouteDefinition(input: RouteDefinitionInput): RouteDefiniti
     if (!handler || typeof handler.call !== 'function') throw new AppError('Route', `${where}: handler must be a function or an object with call(request, data)`);
     const parameters = (r.parameters ?? {}) as Record<string, ParamMap>;
     for (const k of Object.keys(parameters)) {
-      if (!['path', 'query', 'headers', 'cookies', 'files'].includes(k)) throw new AppError('Route', `${where}.parameters: unknown source "${k}" (use path, query, headers, cookies)`);
+      if (!['path', 'query', 'headers', 'cookies', 'files', 'body'].includes(k)) throw new AppError('Route', `${where}.parameters: unknown source "${k}" (use path, query, headers, cookies, files, body)`);
     }
     const sources: [ParamSource, string][] = [['path', 'path'], ['query', 'query'], ['headers', 'headers'], ['cookie', 'cookies']];
     const params = sources.flatMap(([source, key]) => paramSpecs(source, parameters[key]));
@@ -154,7 +163,8 @@ export function parseRouteDefinition(input: RouteDefinitionInput): RouteDefiniti
       compiled,
       handler,
       params,
-      body: (r.body ?? r.body_schema) as Schema | undefined,
+      files: fileParamSpecs(parameters.files, `${where}.parameters.files`),
+      body: (r.body ?? r.body_schema ?? (parameters.body ? formBodySchema(parameters.body, `${where}.parameters.body`) : undefined)) as Schema | undefined,
       bodyRequired: (r.body_required as boolean | undefined) ?? true,
       response: r.response as Schema | undefined,
       cors: opt(r.cors, (v, p) => CorsConfig.parse(v, p), `${where}.cors`),

@@ -9,6 +9,7 @@ import { Ajv, type ErrorObject, type Options, type ValidateFunction } from 'ajv'
 import { Ajv2020 } from 'ajv/dist/2020.js';
 import addFormatsModule from 'ajv-formats';
 import { HttpError } from './errors.js';
+import { checkFiles, type FileParamSpec, type UploadFile } from './multipart.js';
 import { appendErrorsFromAjv } from './validation-errors.js';
 
 // ajv-formats is CommonJS with a default export.
@@ -157,6 +158,8 @@ export interface ValidationInput {
   cookies: Record<string, string>;
   body: unknown;
   hasBody: boolean;
+  /** Uploaded files (multipart), by field name. */
+  files?: Record<string, UploadFile | UploadFile[]>;
 }
 
 export interface ValidatedParams {
@@ -185,8 +188,13 @@ function rawValue(p: CompiledParam, input: ValidationInput): unknown {
  * Compile a route's validator. Returns null when the route validates nothing (zero cost per request).
  * The validator throws one HttpError 422 carrying every issue.
  */
-export function compileRequestValidator(params: ParamSpec[], bodySchema: Record<string, unknown> | undefined, bodyRequired = true): RequestValidator | null {
-  if (params.length === 0 && !bodySchema) return null;
+export function compileRequestValidator(
+  params: ParamSpec[],
+  bodySchema: Record<string, unknown> | undefined,
+  bodyRequired = true,
+  fileSpecs: readonly FileParamSpec[] = [],
+): RequestValidator | null {
+  if (params.length === 0 && !bodySchema && fileSpecs.length === 0) return null;
   const compiled: CompiledParam[] = params.map((p) => {
     const isArray = schemaType(p.schema) === 'array';
     const itemSchema = (isArray ? (p.schema.items as Record<string, unknown>) : p.schema) ?? {};
@@ -243,19 +251,42 @@ export function compileRequestValidator(params: ParamSpec[], bodySchema: Record<
         for (let i = first; i < issues.length; i++) if (issues[i]!.loc.length === loc.length) issues[i]!.input = raw;
       }
     }
-    let body = input.body;
+    const body = input.body;
+    const files = input.files ?? {};
+    if (fileSpecs.length) checkFiles(fileSpecs, files, issues);
     if (validateBody) {
-      if (!input.hasBody || body === undefined) {
+      const withFiles = withUploads(input.hasBody ? body : undefined, files);
+      if (withFiles === undefined) {
         if (bodyRequired) issues.push({ type: 'missing', loc: ['body'], msg: 'Field required', input: null });
-      } else if (!validateBody(body)) {
+      } else if (!validateBody(withFiles)) {
         const bodyIssues: ValidationIssue[] = [];
-        appendErrorsFromAjv(bodyIssues, validateBody.errors as ErrorObject[], ['body'], body);
+        appendErrorsFromAjv(bodyIssues, validateBody.errors as ErrorObject[], ['body'], withFiles);
         issues.push(...bodyIssues.sort(byLoc));
+      } else if (withFiles !== body && body !== null && typeof body === 'object') {
+        // Defaults Ajv filled in for form fields reach the handler's body; files stay in `files`.
+        for (const k of Object.keys(withFiles as object)) if (!(k in files)) (body as Record<string, unknown>)[k] = (withFiles as Record<string, unknown>)[k];
       }
     }
     if (issues.length) throw validationError(issues);
     return { params: out, body };
   };
+}
+
+/**
+ * The body as the body schema sees it: multipart fields plus each uploaded file as a binary string
+ * (its bytes, latin1), so OpenAPI's `{type: 'string', format: 'binary'}` describes a file and
+ * `maxLength` bounds its size in bytes. `undefined` when there is no body at all.
+ */
+function withUploads(body: unknown, files: Record<string, UploadFile | UploadFile[]>): unknown {
+  const names = Object.keys(files);
+  if (names.length === 0) return body;
+  const merged: Record<string, unknown> = body !== null && typeof body === 'object' && !Buffer.isBuffer(body) ? { ...(body as object) } : {};
+  const asString = (f: UploadFile) => f.asBytes().toString('latin1');
+  for (const k of names) {
+    const f = files[k]!;
+    merged[k] = Array.isArray(f) ? f.map(asString) : asString(f);
+  }
+  return merged;
 }
 
 /** The 422 problem for a list of issues (spec: Errors, problem details). */
