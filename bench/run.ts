@@ -63,7 +63,7 @@ interface Server {
 }
 
 function startServer(peer: Peer, scenario: string, staticDir: string): Promise<Server> {
-  const nodeArgs = ['--import', 'tsx', ...(args.profile && peer === 'keel' ? ['--cpu-prof', '--cpu-prof-dir', join(args.out!, 'profiles')] : []), join(here, 'server.ts'), peer, scenario];
+  const nodeArgs = ['--import', 'tsx', ...(args.profile ? ['--cpu-prof', '--cpu-prof-dir', join(args.out!, 'profiles', `${peer}-${scenario}`)] : []), join(here, 'server.ts'), peer, scenario];
   const [cmd, argv] = pinned ? ['taskset', ['-c', serverCpu, process.execPath, ...nodeArgs]] : [process.execPath, nodeArgs];
   const child = spawn(cmd, argv as string[], {
     stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
@@ -249,6 +249,6 @@ const base = quick ? 'quick' : wantScenarios || args.peers ? 'partial' : 'latest
 writeFileSync(join(args.out!, `${base}.json`), `${JSON.stringify(run, null, 2)}\n`);
 writeFileSync(join(args.out!, `${base}.md`), md);
 writeFileSync(join(args.out!, `${base}.svg`), svgChart(run));
-if (args.profile && existsSync(join(args.out!, 'profiles'))) console.log(`CPU profiles of the keel servers: ${join(args.out!, 'profiles')} (summarise with: npx tsx bench/profile-top.ts <file>)`);
+if (args.profile && existsSync(join(args.out!, 'profiles'))) console.log(`CPU profiles of the servers: ${join(args.out!, 'profiles')} (one folder per server; the main thread is the file with thread id 0; summarise with: npx tsx bench/profile-top.ts <file>)`);
 console.log(`\n${md}\nwrote ${join(args.out!, `${base}.{json,md,svg}`)}`);
 console.log(quickLine(run));
