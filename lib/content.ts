@@ -2,6 +2,7 @@
  * Parsing a raw body by its media type (RFC 9110 §8.3): JSON (application/json and any +json,
  * RFC 6839), urlencoded forms, multipart/form-data, text.
  */
+import qs from 'qs';
 import { HttpError } from './errors.js';
 import { parseMultipart, type UploadFile } from './multipart.js';
 
@@ -34,16 +35,29 @@ export function isJsonType(type: string): boolean {
 
 const EMPTY: ParsedBody = Object.freeze({ body: undefined, files: Object.freeze({}) }) as ParsedBody;
 
-/** urlencoded → object; repeated keys become arrays (the common form-parser convention). */
-export function parseUrlEncoded(text: string): Record<string, string | string[]> {
-  const out: Record<string, string | string[]> = {};
-  for (const [k, v] of new URLSearchParams(text)) {
-    const prev = out[k];
-    if (prev === undefined) out[k] = v;
-    else if (Array.isArray(prev)) prev.push(v);
-    else out[k] = [prev, v];
+/** Most fields one urlencoded body may carry; more is a 400 rather than silently dropped fields. */
+export const FORM_PARAMETER_LIMIT = 1000;
+/** Deepest bracket nesting (`a[b][c]`) read as objects; deeper keys stay literal (qs semantics). */
+export const FORM_DEPTH_LIMIT = 5;
+/** Highest explicit array index (`a[99]`) read as an array; beyond it qs builds an object instead. */
+export const FORM_ARRAY_LIMIT = 100;
+
+/**
+ * urlencoded → object with qs (the parser behind Express's `extended` forms): repeated keys and
+ * `tags[]` become arrays, `user[name]` nests; `__proto__` keys are ignored. Values stay strings;
+ * validation converts them to the body schema's types. More than FORM_PARAMETER_LIMIT (1000) fields is a 400.
+ */
+export function parseUrlEncoded(text: string): Record<string, unknown> {
+  try {
+    return qs.parse(text, {
+      depth: FORM_DEPTH_LIMIT,
+      arrayLimit: FORM_ARRAY_LIMIT,
+      parameterLimit: FORM_PARAMETER_LIMIT,
+      throwOnLimitExceeded: true,
+    }) as Record<string, unknown>;
+  } catch (err) {
+    throw new HttpError(400, `Invalid form body: ${(err as Error).message}`);
   }
-  return out;
 }
 
 /**

@@ -10,6 +10,8 @@ import { Ajv2020 } from 'ajv/dist/2020.js';
 import addFormatsModule from 'ajv-formats';
 import { HttpError } from './errors.js';
 import { checkFiles, type FileParamSpec, type UploadFile } from './multipart.js';
+import { coerceForm, coerceScalar, schemaType } from './coerce.js';
+import { parseMediaType } from './content.js';
 import { appendErrorsFromAjv } from './validation-errors.js';
 
 // ajv-formats is CommonJS with a default export.
@@ -87,18 +89,12 @@ export function paramSpecs(source: ParamSource, map: Record<string, Record<strin
   });
 }
 
-function schemaType(schema: Record<string, unknown>): string | undefined {
-  const t = schema.type;
-  if (Array.isArray(t)) return t.find((x) => x !== 'null') as string | undefined;
-  return typeof t === 'string' ? t : undefined;
-}
+const FORM_TYPES = new Set(['application/x-www-form-urlencoded', 'multipart/form-data']);
 
-const INT = /^[+-]?\d+$/;
-const NUMERIC = /^[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?$/;
-
-function numberOr(raw: string): unknown {
-  const t = raw.trim();
-  return NUMERIC.test(t) && Number.isFinite(Number(t)) ? Number(t) : raw;
+/** Form fields arrive as text and are converted to the body schema's types; JSON bodies never are. */
+function formBody(contentType: string | string[] | undefined): boolean {
+  const media = parseMediaType(Array.isArray(contentType) ? contentType[0] : contentType);
+  return media !== null && FORM_TYPES.has(media.type);
 }
 
 /** Order body issues by location, element by element (numbers numerically), as the corpus lists them. */
@@ -113,37 +109,6 @@ function byLoc(a: ValidationIssue, b: ValidationIssue): number {
   }
   return a.loc.length - b.loc.length;
 }
-const BOOL: Record<string, boolean> = { true: true, false: false, '1': true, '0': false, yes: true, no: false, on: true, off: false };
-
-/** Coerce one string to `schema`'s scalar type; returns an issue instead when it cannot. */
-function coerceScalar(raw: string, schema: Record<string, unknown>, loc: (string | number)[]): { value: unknown } | { issue: ValidationIssue } {
-  switch (schemaType(schema)) {
-    case 'integer':
-      if (INT.test(raw.trim())) return { value: Number(raw) };
-      // A number that is not whole (`42.5`) is reported as the number it is (the corpus's rule).
-      return { issue: { type: 'int_parsing', loc, msg: 'Input should be a valid integer, unable to parse string as an integer', input: numberOr(raw) } };
-    case 'number': {
-      const n = raw.trim() === '' ? NaN : Number(raw);
-      if (Number.isFinite(n)) return { value: n };
-      return { issue: { type: 'float_parsing', loc, msg: 'Input should be a valid number, unable to parse string as a number', input: raw } };
-    }
-    case 'boolean': {
-      const b = BOOL[raw.trim().toLowerCase()];
-      if (b !== undefined) return { value: b };
-      return { issue: { type: 'bool_parsing', loc, msg: 'Input should be a valid boolean, unable to interpret input', input: raw } };
-    }
-    case 'object':
-    case 'null':
-      try {
-        return { value: JSON.parse(raw) };
-      } catch {
-        return { issue: { type: 'json_invalid', loc, msg: 'Input should be valid JSON', input: raw } };
-      }
-    default:
-      return { value: raw };
-  }
-}
-
 interface CompiledParam extends ParamSpec {
   validate: ValidateFunction;
   isArray: boolean;
@@ -251,7 +216,7 @@ export function compileRequestValidator(
         for (let i = first; i < issues.length; i++) if (issues[i]!.loc.length === loc.length) issues[i]!.input = raw;
       }
     }
-    const body = input.body;
+    const body = formBody(input.headers['content-type']) && bodySchema ? coerceForm(input.body, bodySchema) : input.body;
     const files = input.files ?? {};
     if (fileSpecs.length) checkFiles(fileSpecs, files, issues);
     if (validateBody) {

@@ -1,0 +1,92 @@
+/**
+ * Strings to schema types: path, query, header and cookie values, and form fields (urlencoded or
+ * multipart), arrive as text; each is converted to its schema's type before validation, so
+ * `?limit=10` and `age=30` satisfy `{type: 'integer'}`. JSON bodies are never converted.
+ */
+import type { ValidationIssue } from './validation.js';
+
+export function schemaType(schema: Record<string, unknown>): string | undefined {
+  const t = schema.type;
+  if (Array.isArray(t)) return t.find((x) => x !== 'null') as string | undefined;
+  return typeof t === 'string' ? t : undefined;
+}
+
+const INT = /^[+-]?\d+$/;
+const NUMERIC = /^[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?$/;
+
+function numberOr(raw: string): unknown {
+  const t = raw.trim();
+  return NUMERIC.test(t) && Number.isFinite(Number(t)) ? Number(t) : raw;
+}
+
+const BOOL: Record<string, boolean> = { true: true, false: false, '1': true, '0': false, yes: true, no: false, on: true, off: false };
+
+/** Coerce one string to `schema`'s scalar type; returns an issue instead when it cannot. */
+export function coerceScalar(raw: string, schema: Record<string, unknown>, loc: (string | number)[]): { value: unknown } | { issue: ValidationIssue } {
+  switch (schemaType(schema)) {
+    case 'integer':
+      if (INT.test(raw.trim())) return { value: Number(raw) };
+      // A number that is not whole (`42.5`) is reported as the number it is (the corpus's rule).
+      return { issue: { type: 'int_parsing', loc, msg: 'Input should be a valid integer, unable to parse string as an integer', input: numberOr(raw) } };
+    case 'number': {
+      const n = raw.trim() === '' ? NaN : Number(raw);
+      if (Number.isFinite(n)) return { value: n };
+      return { issue: { type: 'float_parsing', loc, msg: 'Input should be a valid number, unable to parse string as a number', input: raw } };
+    }
+    case 'boolean': {
+      const b = BOOL[raw.trim().toLowerCase()];
+      if (b !== undefined) return { value: b };
+      return { issue: { type: 'bool_parsing', loc, msg: 'Input should be a valid boolean, unable to interpret input', input: raw } };
+    }
+    case 'object':
+    case 'null':
+      try {
+        return { value: JSON.parse(raw) };
+      } catch {
+        return { issue: { type: 'json_invalid', loc, msg: 'Input should be valid JSON', input: raw } };
+      }
+    default:
+      return { value: raw };
+  }
+}
+
+type Schema = Record<string, unknown>;
+
+/** The branch that describes a non-null value of a nullable `anyOf`/`oneOf`, else the schema itself. */
+function nonNull(schema: Schema): Schema {
+  for (const key of ['anyOf', 'oneOf'] as const) {
+    const branches = schema[key];
+    if (!Array.isArray(branches)) continue;
+    const real = branches.filter((b) => !(b && typeof b === 'object' && (b as Schema).type === 'null'));
+    if (real.length === 1 && typeof real[0] === 'object') return real[0] as Schema;
+  }
+  return schema;
+}
+
+/**
+ * Convert a form value to `schema`'s types, in place for objects: numbers, integers and booleans
+ * from their text, a single value where a list is expected to a one-item list, nested objects by
+ * their `properties`. A value that does not convert is left as sent, so validation reports it
+ * (`int_parsing` with the text as input).
+ */
+export function coerceForm(value: unknown, schema: Schema | undefined): unknown {
+  if (!schema || typeof schema !== 'object') return value;
+  const s = nonNull(schema);
+  const type = schemaType(s);
+  if (type === 'array') {
+    const items = Array.isArray(value) ? value : value === undefined ? value : [value];
+    if (!Array.isArray(items)) return items;
+    const itemSchema = s.items as Schema | undefined;
+    return itemSchema && typeof itemSchema === 'object' && !Array.isArray(itemSchema) ? items.map((v) => coerceForm(v, itemSchema)) : items;
+  }
+  if (type === 'object' || (type === undefined && typeof s.properties === 'object')) {
+    if (value === null || typeof value !== 'object' || Array.isArray(value)) return value;
+    const props = (s.properties ?? {}) as Record<string, Schema>;
+    const obj = value as Record<string, unknown>;
+    for (const k of Object.keys(obj)) if (Object.hasOwn(props, k)) obj[k] = coerceForm(obj[k], props[k]);
+    return obj;
+  }
+  if (typeof value !== 'string' || (type !== 'integer' && type !== 'number' && type !== 'boolean')) return value;
+  const r = coerceScalar(value, s, []);
+  return 'value' in r ? r.value : value;
+}
