@@ -14,6 +14,24 @@ const COLORS: Record<Peer, string> = {
   'express-std': '#0b3d6b',
 };
 
+/** Row labels a reader can take in at a glance (ids as fallback). */
+const LABELS: Record<string, string> = {
+  hello: 'hello JSON (features off)',
+  param: 'path parameter',
+  query: 'query + validation',
+  'json-100b': 'JSON ~100 B + schema',
+  'json-5kb': 'JSON ~5 KB + schema',
+  'json-150kb': 'JSON ~150 KB + schema',
+  form: 'urlencoded form',
+  multipart: 'multipart upload 16 KB',
+  jwt: 'JWT (HS256) route',
+  compress: '20 KB JSON, gzip',
+  static: 'static file 16 KB',
+  full: 'full default stack',
+  jsonrpc: 'JSON-RPC call',
+  graphql: 'GraphQL query',
+};
+
 const esc = (s: string) => s.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;');
 const short = (n: number) => (n >= 10_000 ? `${(n / 1000).toFixed(1)}k` : n >= 1000 ? `${(n / 1000).toFixed(2)}k` : n.toFixed(0));
 
@@ -29,24 +47,24 @@ export function svgChart(run: RunResult): string {
   const parts: string[] = [];
   let y = top;
   for (const s of run.scenarios) {
+    // Only the peers measured in this scenario get a bar (n/a peers are listed in the Markdown).
+    const present = peers.filter((p) => s.results.some((r) => r.peer === p));
     const max = Math.max(...s.results.map((r) => r.rps), 1);
-    const rowH = peers.length * (barH + 2);
-    parts.push(`<text x="${labelW - 12}" y="${y + rowH / 2 + 5}" text-anchor="end" class="label">${esc(s.id)}</text>`);
-    peers.forEach((p, i) => {
-      const r = s.results.find((x) => x.peer === p);
+    const rowH = Math.max(present.length * (barH + 2), 34);
+    parts.push(`<text x="${labelW - 12}" y="${y + rowH / 2 + 5}" text-anchor="end" class="label">${esc(LABELS[s.id] ?? s.id)}</text>`);
+    present.forEach((p, i) => {
+      const r = s.results.find((x) => x.peer === p)!;
       const by = y + i * (barH + 2);
-      if (!r) {
-        parts.push(`<text x="${labelW + 4}" y="${by + barH - 2}" class="na">n/a</text>`);
-        return;
-      }
       const w = Math.max(1, (r.rps / max) * barMax);
       parts.push(`<rect x="${labelW}" y="${by}" width="${w.toFixed(1)}" height="${barH}" fill="${COLORS[p]}"><title>${esc(PEER_LABELS[p])}: ${Math.round(r.rps)} req/s</title></rect>`);
       parts.push(`<text x="${(labelW + w + 5).toFixed(1)}" y="${by + barH - 2}" class="value${p === 'keel' ? ' keel' : ''}">${short(r.rps)}</text>`);
     });
-    const ratio = s.ratios.fastify;
-    if (ratio !== undefined) {
-      parts.push(`<text x="${W - 16}" y="${y + rowH / 2 + 5}" text-anchor="end" class="ratio ${ratio >= 1 ? 'good' : 'bad'}">${ratio.toFixed(2)}× Fastify</text>`);
-    }
+    const ratios: string[] = [];
+    const fr = s.ratios.fastify;
+    if (fr !== undefined) ratios.push(`<tspan class="ratio ${fr >= 1 ? 'good' : 'bad'}">${fr.toFixed(2)}× Fastify</tspan>`);
+    const ex = s.ratios['express-std'] ?? s.ratios.express;
+    if (ex !== undefined) ratios.push(`<tspan x="${W - 16}" dy="16" class="minor">${ex.toFixed(1)}× ${s.ratios['express-std'] !== undefined ? 'Express+std' : 'Express'}</tspan>`);
+    if (ratios.length) parts.push(`<text x="${W - 16}" y="${y + rowH / 2 + (ratios.length > 1 ? -2 : 5)}" text-anchor="end">${ratios.join('')}</text>`);
     parts.push(`<line x1="16" x2="${W - 16}" y1="${y + rowH + rowGap / 2}" y2="${y + rowH + rowGap / 2}" class="sep"/>`);
     y += rowH + rowGap;
   }
@@ -63,7 +81,7 @@ export function svgChart(run: RunResult): string {
   .legend { font-size: 13px; fill: #222; }
   .value { font-size: 11px; fill: #444; }
   .value.keel { font-weight: bold; fill: #b34700; }
-  .na { font-size: 11px; fill: #999; font-style: italic; }
+  .minor { font-size: 12px; fill: #555; }
   .ratio { font-size: 13px; font-weight: bold; }
   .good { fill: #1b7f3b; } .bad { fill: #b00020; }
   .sep { stroke: #e5e5e5; stroke-width: 1; }

@@ -1,0 +1,104 @@
+import { describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { Ajv } from 'ajv';
+import addFormats from 'ajv-formats';
+import { median, summarise, type Round, type RunResult, type ScenarioResult } from './stats.js';
+import { checkTargets, markdownReport, quickLine } from './report.js';
+import { svgChart } from './chart.js';
+import { orderOfSize, orderSchema, scenarios } from './scenarios.js';
+
+const round = (rps: number, cpuPerReq = 50): Round => ({ rps, p50: 1, p99: 5, non2xx: 0, errors: 0, cpuPerReq });
+
+function scenario(id: string, keel: number, fastify: number, extra: Partial<ScenarioResult> = {}): ScenarioResult {
+  const k = summarise('keel', [round(keel)], 100 * 1048576, 'VmHWM');
+  const f = summarise('fastify', [round(fastify)], 100 * 1048576, 'VmHWM');
+  return { id, title: `${id} title`, results: [k, f], na: {}, ratios: { fastify: keel / fastify }, cpuRatios: { fastify: 1 }, rssRatios: { fastify: 1 }, ...extra };
+}
+
+function run(scenarios: ScenarioResult[]): RunResult {
+  return {
+    startedAt: '2026-11-21T23:00:00.000Z',
+    finishedAt: '2026-11-21T23:10:00.000Z',
+    machine: { nproc: 2, cpu: 'Test CPU', node: 'v20.0.0', os: 'Linux', pinned: true },
+    settings: { connections: 32, durationSec: 3, rounds: 1, warmupSec: 1, quick: false },
+    scenarios,
+  };
+}
+
+describe('when rounds are summarised', () => {
+  it('should take the median of an odd and of an even number of rounds', () => {
+    assert.equal(median([3, 1, 2]), 2);
+    assert.equal(median([4, 1, 3, 2]), 2.5);
+  });
+  it('should report the spread between rounds relative to the median', () => {
+    const r = summarise('keel', [round(90), round(100), round(110)], 1, 'ipc');
+    assert.equal(r.rps, 100);
+    assert.ok(Math.abs(r.spread - 0.2) < 1e-9);
+  });
+});
+
+describe('when the targets are checked', () => {
+  it('should name every scenario where keel is below Fastify', () => {
+    const t = checkTargets(run([scenario('hello', 90, 100), scenario('param', 120, 100)]));
+    const fastify = t.find((x) => x.name.includes('Fastify req/s'))!;
+    assert.equal(fastify.met, false);
+    assert.match(fastify.detail, /hello \(0\.90×\)/);
+    assert.doesNotMatch(fastify.detail, /param/);
+  });
+  it('should pass the Fastify target when keel is at least as fast everywhere', () => {
+    const t = checkTargets(run([scenario('hello', 100, 100), scenario('param', 120, 100)]));
+    assert.equal(t.find((x) => x.name.includes('Fastify req/s'))!.met, true);
+  });
+  it('should judge the node:http overhead as time per request', () => {
+    const hello = (keel: number) => scenario('hello', keel, keel, { ratios: { fastify: 1, node: keel / 100 } });
+    const over = (keel: number) => checkTargets(run([hello(keel)])).find((x) => x.name.includes('node:http'))!;
+    assert.equal(over(91).met, true); // 100/91 − 1 ≈ 9.9 % more time
+    assert.equal(over(90).met, false); // 11.1 %
+  });
+});
+
+describe('when a run is rendered', () => {
+  const r = run([scenario('hello', 12000, 10000), scenario('full', 5000, 5500, { na: { node: 'no hand-written equivalent' } })]);
+  it('should end the quick summary with both ratios', () => {
+    assert.equal(quickLine(r), 'keel/fastify hello: 1.20, full: 0.91');
+  });
+  it('should print n/a when a scenario is missing from the run', () => {
+    assert.equal(quickLine(run([scenario('hello', 1, 2)])), 'keel/fastify hello: 0.50, full: n/a');
+  });
+  it('should put the machine, the ratios and the n/a reasons in the Markdown', () => {
+    const md = markdownReport(r);
+    assert.match(md, /2 × Test CPU, Node v20\.0\.0/);
+    assert.match(md, /\| hello title \| 12,000 ±0% \| 10,000 ±0% \| \*\*1\.20×\*\* \|/);
+    assert.match(md, /node:http: no hand-written equivalent \(full\)/);
+    assert.match(md, /\*\*missed\*\*: keel ≥ 1\.0× Fastify/);
+  });
+  it('should draw one labelled row per scenario in a well-formed SVG', () => {
+    const svg = svgChart(r);
+    assert.match(svg, /^<svg [^>]*xmlns="http:\/\/www\.w3\.org\/2000\/svg"/);
+    assert.equal((svg.match(/<rect x="230"/g) ?? []).length, 4);
+    assert.match(svg, />1\.20× Fastify</);
+    assert.match(svg, /class="ratio bad">0\.91× Fastify</);
+    assert.equal((svg.match(/<text/g) ?? []).length, (svg.match(/<\/text>/g) ?? []).length);
+  });
+});
+
+describe('when payloads are generated', () => {
+  const ajv = new Ajv();
+  (addFormats as unknown as (a: Ajv) => void)(ajv);
+  const valid = ajv.compile(orderSchema);
+  for (const size of [100, 5 * 1024, 150 * 1024]) {
+    it(`should produce a valid order of about ${size} bytes`, () => {
+      const body = orderOfSize(size);
+      assert.ok(body.length >= size && body.length < size + 120, `${body.length} bytes`);
+      assert.equal(valid(JSON.parse(body.toString())), true);
+    });
+  }
+  it('should reject the responses a peer must not be timed serving', () => {
+    const hello = scenarios('token').find((s) => s.id === 'hello')!;
+    assert.equal(hello.check(200, {}, Buffer.from('{"hello":"world"}')), null);
+    assert.match(hello.check(404, {}, Buffer.from('{}'))!, /status 404/);
+    assert.match(hello.check(200, {}, Buffer.from('<html>'))!, /not JSON/);
+    const compress = scenarios('token').find((s) => s.id === 'compress')!;
+    assert.match(compress.check(200, {}, Buffer.alloc(100))!, /not gzip/);
+  });
+});
