@@ -66,12 +66,15 @@ function nonNull(schema: Schema): Schema {
 /**
  * Convert a form value to `schema`'s types, in place for objects: numbers, integers and booleans
  * from their text, a single value where a list is expected to a one-item list, nested objects by
- * their `properties`. A value that does not convert is left as sent, so validation reports it
+ * their `properties`, an empty field to null where null is allowed. A value that does not convert is left as sent, so validation reports it
  * (`int_parsing` with the text as input).
  */
 export function coerceForm(value: unknown, schema: Schema | undefined): unknown {
   if (!schema || typeof schema !== 'object') return value;
   const s = nonNull(schema);
+  // An empty form field (an HTML input left blank) is "no value" where the schema allows null.
+  const nullable = s !== schema || (Array.isArray(schema.type) && schema.type.includes('null')) || schema.nullable === true;
+  if (value === '' && nullable) return null;
   const type = schemaType(s);
   if (type === 'array') {
     const items = Array.isArray(value) ? value : value === undefined ? value : [value];

@@ -33,6 +33,35 @@ export function isJsonType(type: string): boolean {
   return type === 'application/json' || type.endsWith('+json');
 }
 
+/**
+ * Deepest nesting of objects/arrays a JSON body may have. Deeper documents are refused before they
+ * are parsed: recursive code downstream (schema validation, cloning, logging) would otherwise spend
+ * its stack on them. Real payloads stay far below this.
+ */
+export const MAX_JSON_DEPTH = 64;
+
+/**
+ * Nesting depth of a JSON text, counted on its bytes (brackets outside strings), stopping as soon as
+ * it passes `limit`. Malformed text is left for JSON.parse to report.
+ */
+export function jsonDepthExceeds(raw: Buffer, limit: number): boolean {
+  // A document needs at least `limit + 1` opening brackets to be too deep.
+  if (raw.length <= limit) return false;
+  let depth = 0;
+  let inString = false;
+  for (let i = 0; i < raw.length; i++) {
+    const c = raw[i];
+    if (inString) {
+      if (c === 0x5c) i++; // backslash: skip the escaped byte
+      else if (c === 0x22) inString = false;
+    } else if (c === 0x22) inString = true;
+    else if (c === 0x7b || c === 0x5b) {
+      if (++depth > limit) return true;
+    } else if (c === 0x7d || c === 0x5d) depth--;
+  }
+  return false;
+}
+
 const EMPTY: ParsedBody = Object.freeze({ body: undefined, files: Object.freeze({}) }) as ParsedBody;
 
 /** Most fields one urlencoded body may carry; more is a 400 rather than silently dropped fields. */
@@ -82,6 +111,9 @@ export async function parseBody(
         title: 'Unsupported Charset',
         type: 'https://keel.dev/errors/unsupported-charset',
       });
+    }
+    if (jsonDepthExceeds(raw, MAX_JSON_DEPTH)) {
+      throw new HttpError(400, `JSON body nesting exceeds the limit of ${MAX_JSON_DEPTH} levels`, { code: 'KEEL_BAD_REQUEST', extensions: { limit: MAX_JSON_DEPTH } });
     }
     try {
       return { body: JSON.parse(raw.toString('utf8')), files: {} };
