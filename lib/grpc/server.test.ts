@@ -41,6 +41,8 @@ describe('when HTTP/1.1 and gRPC share the port', () => {
       let n = 0;
       req.on('data', (c: Buffer) => (n += c.length));
       req.on('end', () => {
+        // HTTP/1-only: dropped on HTTP/2 responses instead of throwing.
+        if (req.url === '/conn-close') res.setHeader('Connection', 'close');
         res.setHeader('x-http-version', req.httpVersion);
         res.end(`${req.method} ${req.url} ${n}`);
       });
@@ -101,6 +103,23 @@ describe('when HTTP/1.1 and gRPC share the port', () => {
     assert.equal(r.headers[':status'], 200);
     assert.equal(r.headers['x-http-version'], '2.0');
     assert.equal(r.body, 'GET /over-h2 0');
+  });
+});
+
+describe('when an HTTP/1 listener sets Connection on an HTTP/2 response', () => {
+  it('should drop the header and answer', async () => {
+    const s = await probeServer();
+    s.server.removeAllListeners('request');
+    s.server.on('request', (_req: http.IncomingMessage, res: http.ServerResponse) => {
+      res.setHeader('Connection', 'close');
+      res.setHeader('Keep-Alive', 'timeout=5');
+      res.end('ok');
+    });
+    const r = await h2get(s.address, '/');
+    await s.close();
+    assert.equal(r.headers[':status'], 200);
+    assert.equal(r.body, 'ok');
+    assert.equal(r.headers.connection, undefined);
   });
 });
 

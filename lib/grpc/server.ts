@@ -19,6 +19,8 @@ export const HTTP2_PREFACE = Buffer.from('PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n', 'la
 /** How long a new connection may stay silent before it is dropped (before it is known to be HTTP/1 or HTTP/2). */
 export const DEFAULT_SNIFF_TIMEOUT_MS = 30_000;
 
+const CONNECTION_SPECIFIC = new Set(['connection', 'keep-alive', 'proxy-connection', 'transfer-encoding', 'upgrade']);
+
 /** What a non-gRPC HTTP/2 request gets: the HTTP/1 server's handler through node's http2 compatibility API, or a 505 problem. */
 export type Http2FallbackMode = 'compat' | 'reject';
 
@@ -114,6 +116,11 @@ export function attachGrpc(server: http.Server, router: GrpcRouter, config: unkn
     // node's compatibility layer turns 'stream' into 'request' (Http2ServerRequest/Response); take its
     // 'stream' listener so that only non-gRPC streams go through it.
     http2Server.on('request', (req: IncomingMessage, res: ServerResponse) => {
+      // RFC 9113 §8.2.2: connection-specific fields are malformed in HTTP/2 and node throws on them; handlers
+      // written for HTTP/1.1 (e.g. `Connection: close` during shutdown) set them, so they are dropped here.
+      const setHeader = res.setHeader.bind(res);
+      res.setHeader = ((name: string, value: number | string | readonly string[]) =>
+        CONNECTION_SPECIFIC.has(name.toLowerCase()) ? res : setHeader(name, value)) as typeof res.setHeader;
       try {
         server.emit('request', req, res);
       } catch {
