@@ -11,7 +11,7 @@ import { problemFor, sendProblem } from '../problem.js';
 import { DynamicSchemaConfig, GraphQlRouteConfig, SchemaConfig } from '../records/graphql.js';
 import { parseMethod } from '../records/protocol.js';
 import type { KeelRequest } from '../request.js';
-import type { UpgradeGuard } from '../ws/guard.js';
+import { originGuard, type UpgradeGuard } from '../ws/guard.js';
 import type { UpgradeHandler } from '../ws/upgrade.js';
 import { builtinSchema } from './builtin-schemas.js';
 import { createGraphqlHttpHandler } from './http.js';
@@ -30,6 +30,8 @@ export interface GraphqlRouteOptions {
   maxBodySize?: number | null;
   /** Upgrade guards for the WebSocket side (server auth, origin, request id). Default none. */
   guards?: readonly UpgradeGuard[];
+  /** A CorsConfig: subscription upgrades from browser origins it does not allow get 403. Default: any origin. */
+  cors?: unknown;
 }
 
 export interface GraphqlRoute {
@@ -68,7 +70,9 @@ export function graphqlRouteForSchema(path: string, method: unknown, schema: Gra
   const playground = options.enablePlayground ?? false;
   const assetsPath = path.replace(/\/$/, '') + PLAYGROUND_ASSETS_SEGMENT;
   const http = createGraphqlHttpHandler(schema, { limits, maxBodySize: options.maxBodySize });
-  const ws: UpgradeHandler = createGraphqlWsUpgradeHandler(schema, { limits, guards: options.guards });
+  // Parsed here: a bad CorsConfig is a ConfigError at registration.
+  const guards = [...(options.guards ?? []), ...(options.cors !== undefined ? [originGuard(options.cors)] : [])];
+  const ws: UpgradeHandler = createGraphqlWsUpgradeHandler(schema, { limits, guards });
   const allow = methods.join(', ');
 
   async function graphqlRouteHandler(req: KeelRequest, res: ServerResponse): Promise<void> {

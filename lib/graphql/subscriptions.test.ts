@@ -11,7 +11,7 @@ let routes: GraphqlRoute[];
 let base: string;
 
 before(async () => {
-  const full = graphqlRoute('/graphql', 'POST', 'full', { depth_limit: 3, introspection_enabled: false });
+  const full = graphqlRoute('/graphql', 'POST', 'full', { depth_limit: 3, introspection_enabled: false }, { cors: { allowed_origins: ['https://app.example'] } });
   const sdl = graphqlSdlRoute('/sdl', 'POST', 'type Query { a: Int } type Subscription { news: News! } type News { title: String! }',
     { a: 1, news: { title: 'static headline' } }, { introspection_enabled: true });
   routes = [full, sdl];
@@ -82,6 +82,18 @@ describe('when a subscription is not valid', () => {
     const ws = new WebSocket(`${base}/graphql`);
     const code = await new Promise<number>((r) => ws.once('close', (c) => r(c)));
     assert.equal(code, 4406);
+  });
+});
+
+describe('when a browser from another origin connects', () => {
+  it('should refuse the upgrade with 403', async () => {
+    const snap = await graphqlSubscriptionSnapshot(`${base}/graphql`, { query: '{ hello }', headers: { Origin: 'https://evil.example' }, timeoutMs: 2000 });
+    assert.equal(snap.acknowledged, false);
+    assert.match(JSON.stringify(snap.errors), /403/);
+  });
+  it('should accept an allowed origin', async () => {
+    const snap = await graphqlSubscriptionSnapshot(`${base}/graphql`, { query: '{ hello }', headers: { Origin: 'https://app.example' } });
+    assert.deepEqual(snap.event, { data: { hello: 'Hello, World!' } });
   });
 });
 
