@@ -10,6 +10,7 @@ import { dirname, join } from 'node:path';
 import { readFileSync } from 'node:fs';
 import express from 'express';
 import { createApp, response, type App } from '../lib/index.js';
+import { GREETER_PROTO_PATH, greeterHandlers } from './grpc/server.js';
 
 const here = dirname(fileURLToPath(import.meta.url));
 
@@ -38,6 +39,8 @@ export function buildExampleApp(overrides: { port?: number } = {}): App {
       rate_limit: { per_second: 50, burst: 100 },
       static_files: [{ directory: join(here, 'public'), route_prefix: '/static', cache_control: 'public, max-age=60' }],
       background_tasks: { enabled: true },
+      // gRPC on the same port (cleartext HTTP/2 with prior knowledge), with health and reflection.
+      grpc: { max_message_size: 1_048_576, request_timeout: 30 },
       // API descriptions: OpenAPI JSON + Swagger UI (/docs) + Redoc (/redoc), AsyncAPI, JSON-RPC at /rpc.
       openapi: { enabled: true, title: 'keel example', version: '1.0.0', description: 'The routes of the keel example server.' },
       asyncapi: { enabled: true, spec: JSON.parse(readFileSync(join(here, 'asyncapi.json'), 'utf8')) },
@@ -113,6 +116,8 @@ export function buildExampleApp(overrides: { port?: number } = {}): App {
       app.ws('/ws/echo', async (ws) => {
         for await (const message of ws) if (message.type === 'text' || message.type === 'binary') await ws.send(message);
       });
+      // gRPC: keel.examples.v1.Greeter (examples/grpc/greeter.proto) beside the HTTP routes.
+      app.grpc(GREETER_PROTO_PATH, 'keel.examples.v1.Greeter', greeterHandlers);
       // A legacy Express router, merged: keel routes win, Express serves the rest.
       const legacy = express.Router();
       legacy.get('/legacy/hello', (_req, res) => { res.json({ from: 'express' }); });

@@ -1,0 +1,83 @@
+import { after, before, describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import grpc from '@grpc/grpc-js';
+import protoLoader from '@grpc/proto-loader';
+import type { ServerHandle } from '../lib/index.js';
+import { buildExampleApp, EXAMPLE_API_KEY } from './server.js';
+import { GREETER_PROTO_PATH } from './grpc/server.js';
+
+describe('when the example server runs (npm start)', () => {
+  let server: ServerHandle;
+  let base: string;
+  before(async () => {
+    server = await buildExampleApp({ port: 0 }).listen({ handleSignals: false });
+    base = server.url;
+  });
+  after(() => server.close());
+
+  it('should answer /health with a request id and security headers', async () => {
+    const res = await fetch(`${base}/health`);
+    assert.equal(res.status, 200);
+    assert.match(res.headers.get('x-request-id') ?? '', /^[0-9a-f-]{36}$/);
+    assert.equal(res.headers.get('x-content-type-options'), 'nosniff');
+    assert.deepEqual(await res.json(), { status: 'ok' });
+  });
+
+  it('should reject an out-of-range query parameter with a 422 problem naming it', async () => {
+    const res = await fetch(`${base}/items?limit=500`);
+    assert.equal(res.status, 422);
+    assert.equal(res.headers.get('content-type'), 'application/problem+json');
+    const body = (await res.json()) as { errors: { loc: string[] }[] };
+    assert.deepEqual(body.errors[0]!.loc, ['query', 'limit']);
+  });
+
+  it('should create an item and reject a malformed body', async () => {
+    const ok = await fetch(`${base}/items`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"name":"Buoy","price":9.5}' });
+    assert.equal(ok.status, 201);
+    assert.match(ok.headers.get('location') ?? '', /^\/items\/\d+$/);
+    const bad = await fetch(`${base}/items`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"name":' });
+    assert.equal(bad.status, 400);
+  });
+
+  it('should gzip the large report when asked', async () => {
+    const res = await fetch(`${base}/report`, { headers: { 'accept-encoding': 'gzip' } });
+    assert.equal(res.status, 200);
+    // fetch decodes transparently; the header proves the wire form was compressed.
+    assert.equal(res.headers.get('content-encoding'), 'gzip');
+    assert.equal(((await res.json()) as { rows: unknown[] }).rows.length, 200);
+  });
+
+  it('should guard /admin/stats with the API key', async () => {
+    assert.equal((await fetch(`${base}/admin/stats`)).status, 401);
+    assert.equal((await fetch(`${base}/admin/stats`, { headers: { 'x-api-key': EXAMPLE_API_KEY } })).status, 200);
+  });
+
+  it('should serve the OpenAPI document, JSON-RPC and GraphQL', async () => {
+    const doc = (await (await fetch(`${base}/openapi.json`)).json()) as { openapi: string; paths: Record<string, unknown> };
+    assert.equal(doc.openapi, '3.1.0');
+    assert.ok(doc.paths['/items/{id}']);
+    const rpc = await fetch(`${base}/rpc`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"jsonrpc":"2.0","id":1,"method":"math.add","params":{"a":1,"b":2}}' });
+    assert.deepEqual(await rpc.json(), { jsonrpc: '2.0', result: 3, id: 1 });
+    const gql = await fetch(`${base}/graphql`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"query":"{ __typename }"}' });
+    assert.deepEqual(await gql.json(), { data: { __typename: 'Query' } });
+  });
+
+  it('should serve gRPC on the same port', async () => {
+    const def = grpc.loadPackageDefinition(protoLoader.loadSync(GREETER_PROTO_PATH)) as unknown as {
+      keel: { examples: { v1: { Greeter: grpc.ServiceClientConstructor } } };
+    };
+    const client = new def.keel.examples.v1.Greeter(`127.0.0.1:${server.port}`, grpc.credentials.createInsecure());
+    try {
+      const reply = await new Promise<{ message: string }>((resolve, reject) =>
+        client.SayHello({ name: 'Ada' }, (err: Error | null, r: { message: string }) => (err ? reject(err) : resolve(r))),
+      );
+      assert.equal(reply.message, 'Hello, Ada!');
+    } finally {
+      client.close();
+    }
+  });
+
+  it('should fall through to the merged Express router', async () => {
+    assert.deepEqual(await (await fetch(`${base}/legacy/hello`)).json(), { from: 'express' });
+  });
+});
