@@ -19,7 +19,8 @@ function numberOr(raw: string): unknown {
   return NUMERIC.test(t) && Number.isFinite(Number(t)) ? Number(t) : raw;
 }
 
-const BOOL: Record<string, boolean> = { true: true, false: false, '1': true, '0': false, yes: true, no: false, on: true, off: false };
+/** Boolean spellings in query strings and forms; a blank value (`?active=`) reads as false, as the corpus expects. */
+const BOOL: Record<string, boolean> = { true: true, false: false, '1': true, '0': false, yes: true, no: false, on: true, off: false, '': false };
 
 /** Coerce one string to `schema`'s scalar type; returns an issue instead when it cannot. */
 export function coerceScalar(raw: string, schema: Record<string, unknown>, loc: (string | number)[]): { value: unknown } | { issue: ValidationIssue } {

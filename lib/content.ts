@@ -106,7 +106,8 @@ export async function parseBody(
   const charset = media?.params.charset;
   if (isJsonType(type)) {
     if (charset && charset !== 'utf-8' && charset !== 'utf8') {
-      throw new HttpError(415, `Unsupported charset '${charset}' for JSON. Only UTF-8 is supported (RFC 8259 §8.1).`, {
+      // RFC 8259 §8.1: JSON exchanged between systems MUST be UTF-8.
+      throw new HttpError(415, `Unsupported charset '${charset}' for JSON. Only UTF-8 is supported.`, {
         code: 'KEEL_UNSUPPORTED_MEDIA_TYPE',
         title: 'Unsupported Charset',
         type: 'https://keel.dev/errors/unsupported-charset',
@@ -128,7 +129,8 @@ export async function parseBody(
     return { body: fields, files };
   }
   if (expectJson) {
-    throw new HttpError(415, `Unsupported media type '${type}'. This route accepts application/json.`, { code: 'KEEL_UNSUPPORTED_MEDIA_TYPE' });
+    // The accepted type goes in Accept (RFC 9110 §12.5.1 allows it on a 415), the detail stays generic.
+    throw new HttpError(415, 'Unsupported media type', { code: 'KEEL_UNSUPPORTED_MEDIA_TYPE', headers: { Accept: 'application/json' } });
   }
   if (type.startsWith('text/')) return { body: raw.toString('utf8'), files: {} };
   return { body: raw, files: {} };

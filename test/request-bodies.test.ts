@@ -52,7 +52,7 @@ app.put('/draft2020', echo, {
   body: { $schema: 'https://json-schema.org/draft/2020-12/schema', type: 'object', properties: { tags: { type: 'array', prefixItems: [{ type: 'string' }], items: false } } },
 });
 app.get('/params', (d) => ({ q: d.query }), {
-  parameters: { query: { needed: { type: 'string' }, opt: { type: 'string', optional: true }, off: { type: 'string', required: false }, dflt: { type: 'string', default: 'x' } } },
+  parameters: { query: { needed: { type: 'string' }, opt: { type: 'string', optional: true }, off: { type: 'string', required: false }, dflt: { type: 'string', default: 'x' }, flag: { type: 'boolean', optional: true } } },
 });
 app.post('/keywords', echo, {
   body: {
@@ -99,6 +99,15 @@ describe('when a urlencoded form is posted', () => {
     const res = await request(router).post('/form').type('form').send(body);
     assert.equal(res.status, 400);
     assert.equal(res.headers['content-type'], 'application/problem+json');
+  });
+});
+
+describe('when a JSON route receives another media type', () => {
+  it('should answer 415 "Unsupported media type" with the accepted type in Accept (RFC 9110 §12.5.1)', async () => {
+    const res = await request(router).post('/json').set('Content-Type', 'application/xml').send('<a/>');
+    assert.equal(res.status, 415);
+    assert.equal(res.headers.accept, 'application/json');
+    assert.equal(JSON.parse(res.text).detail, 'Unsupported media type');
   });
 });
 
@@ -217,6 +226,14 @@ describe('when parameters do not say whether they are required', () => {
     assert.deepEqual(errs, [{ type: 'missing', loc: ['query', 'needed'], msg: 'Field required', input: null }]);
     const res = await request(router).get('/params?needed=1');
     assert.deepEqual(res.body.q, { needed: '1', dflt: 'x' });
+  });
+});
+
+describe('when a boolean query parameter is blank', () => {
+  it('should read it as false', async () => {
+    const res = await request(router).get('/params?needed=1&flag=');
+    assert.equal(res.status, 200, res.text);
+    assert.equal(res.body.q.flag, false);
   });
 });
 
