@@ -216,7 +216,7 @@ export function compileRequestValidator(
         for (let i = first; i < issues.length; i++) if (issues[i]!.loc.length === loc.length) issues[i]!.input = raw;
       }
     }
-    const body = formBody(input.headers['content-type']) && bodySchema ? coerceForm(input.body, bodySchema) : input.body;
+    const body = bodySchema && input.hasBody && formBody(input.headers['content-type']) ? coerceForm(input.body, bodySchema) : input.body;
     const files = input.files ?? {};
     if (fileSpecs.length) checkFiles(fileSpecs, files, issues);
     if (validateBody) {
