@@ -23,8 +23,12 @@ const schema = new GraphQLSchema({
       forever: {
         type: GraphQLString,
         subscribe: async function* () {
-          // Endless, but paced by the consumer: yields only when asked for the next value.
-          for (;;) yield { forever: 'tick' };
+          // Endless. Each tick waits on a timer: graphql-ws pulls the next value as soon as it has sent
+          // one, so an un-paced generator would run in microtasks forever and starve the event loop.
+          for (;;) {
+            yield { forever: 'tick' };
+            await new Promise((r) => setTimeout(r, 5));
+          }
         },
       },
     },
