@@ -64,7 +64,13 @@ export function svgChart(run: RunResult): string {
     if (fr !== undefined) ratios.push(`<tspan class="ratio ${fr >= 1 ? 'good' : 'bad'}">${fr.toFixed(2)}× Fastify</tspan>`);
     const ex = s.ratios['express-std'] ?? s.ratios.express;
     if (ex !== undefined) ratios.push(`<tspan x="${W - 16}" dy="16" class="minor">${ex.toFixed(1)}× ${s.ratios['express-std'] !== undefined ? 'Express+std' : 'Express'}</tspan>`);
-    if (ratios.length) parts.push(`<text x="${W - 16}" y="${y + rowH / 2 + (ratios.length > 1 ? -2 : 5)}" text-anchor="end">${ratios.join('')}</text>`);
+    const cpu = s.cpuRatios?.fastify;
+    if (cpu) {
+      // cpuRatios is Fastify's CPU per request ÷ keel's; say it as keel's extra or saved CPU.
+      const more = 1 / cpu - 1;
+      ratios.push(`<tspan x="${W - 16}" dy="15" class="minor">CPU/req ${more > 0 ? '+' : '−'}${Math.abs(more * 100).toFixed(0)}% vs Fastify</tspan>`);
+    }
+    if (ratios.length) parts.push(`<text x="${W - 16}" y="${y + rowH / 2 + 5 - (ratios.length - 1) * 8}" text-anchor="end">${ratios.join('')}</text>`);
     parts.push(`<line x1="16" x2="${W - 16}" y1="${y + rowH + rowGap / 2}" y2="${y + rowH + rowGap / 2}" class="sep"/>`);
     y += rowH + rowGap;
   }
