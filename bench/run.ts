@@ -33,6 +33,7 @@ const { values: args } = parseArgs({
     warmup: { type: 'string' },
     connections: { type: 'string' },
     profile: { type: 'boolean', default: false },
+    tsx: { type: 'boolean', default: false },
     out: { type: 'string', default: join(here, 'results') },
   },
 });
@@ -49,6 +50,18 @@ const wantScenarios = args.scenarios?.split(',') ?? (quick ? QUICK.scenarios : u
 const wantPeers = (args.peers?.split(',') as Peer[] | undefined) ?? (quick ? QUICK.peers : [...PEERS]);
 for (const p of wantPeers) if (!PEERS.includes(p)) throw new Error(`unknown peer ${p} (known: ${PEERS.join(', ')})`);
 
+// Servers run compiled JavaScript, as in production: under tsx every keel closure created per
+// request also pays esbuild's keepNames `__name()` call, a cost no deployed app has. `--tsx` runs the
+// sources instead (no build step).
+const buildDir = join(here, '..', 'node_modules', '.cache', 'keel-bench');
+const serverEntry = args.tsx ? join(here, 'server.ts') : join(buildDir, 'bench', 'server.js');
+if (!args.tsx) {
+  rmSync(buildDir, { recursive: true, force: true });
+  const tsc = spawnSync(process.execPath, [join(here, '..', 'node_modules', 'typescript', 'bin', 'tsc'), '-p', join(here, 'tsconfig.json')], { encoding: 'utf8' });
+  // Type errors elsewhere in a working tree still emit JavaScript; only a missing entry point is fatal.
+  if (!existsSync(serverEntry)) throw new Error(`building the benchmark servers failed:\n${tsc.stdout}${tsc.stderr}`);
+}
+
 // Two cores or more: the servers on the last CPU, this process (autocannon) on the others.
 const nproc = cpus().length;
 const hasTaskset = process.platform === 'linux' && spawnSync('taskset', ['--version']).status === 0;
@@ -63,7 +76,7 @@ interface Server {
 }
 
 function startServer(peer: Peer, scenario: string, staticDir: string): Promise<Server> {
-  const nodeArgs = ['--import', 'tsx', ...(args.profile ? ['--cpu-prof', '--cpu-prof-dir', join(args.out!, 'profiles', `${peer}-${scenario}`)] : []), join(here, 'server.ts'), peer, scenario];
+  const nodeArgs = [...(args.tsx ? ['--import', 'tsx'] : []), ...(args.profile ? ['--cpu-prof', '--cpu-prof-dir', join(args.out!, 'profiles', `${peer}-${scenario}`)] : []), serverEntry, peer, scenario];
   const [cmd, argv] = pinned ? ['taskset', ['-c', serverCpu, process.execPath, ...nodeArgs]] : [process.execPath, nodeArgs];
   const child = spawn(cmd, argv as string[], {
     stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
