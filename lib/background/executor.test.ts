@@ -1,29 +1,13 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { Writable } from 'node:stream';
 import { spawnSync } from 'node:child_process';
 import { pino } from 'pino';
 import { BackgroundExecutor, BackgroundExecutorClosedError, BackgroundQueueFullError, type BackgroundTaskConfigInput } from './index.js';
 import { ConfigError } from '../errors.js';
 import { toProblem } from '../problem.js';
+import { captureLogs } from '../../test/helpers/log-capture.js';
 
-function capture() {
-  const records: Record<string, unknown>[] = [];
-  const waiting: ((r: Record<string, unknown>) => void)[] = [];
-  const stream = new Writable({
-    write(chunk: Buffer, _e, cb) {
-      const rec = JSON.parse(chunk.toString()) as Record<string, unknown>;
-      const w = waiting.shift();
-      if (w) w(rec);
-      else records.push(rec);
-      cb();
-    },
-  });
-  return {
-    logger: pino({ level: 'info' }, stream),
-    next: () => new Promise<Record<string, unknown>>((r) => (records.length ? r(records.shift()!) : waiting.push(r))),
-  };
-}
+const capture = () => captureLogs();
 
 function deferred() {
   let resolve!: () => void;

@@ -1,31 +1,13 @@
 /** httpTrace inside keel's createApp (`enable_http_trace`), logging through the App's pino logger. */
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { Writable } from 'node:stream';
 import request from 'supertest';
 import { pino } from 'pino';
 import { createApp, handlerError } from '../../lib/index.js';
 import { HTTP_TRACE_MESSAGE } from './index.js';
+import { captureLogs } from '../../test/helpers/log-capture.js';
 
-function capture() {
-  const records: Record<string, unknown>[] = [];
-  const waiting: ((r: Record<string, unknown>) => void)[] = [];
-  const stream = new Writable({
-    write(chunk: Buffer, _e, cb) {
-      const rec = JSON.parse(chunk.toString()) as Record<string, unknown>;
-      if (rec.msg === HTTP_TRACE_MESSAGE) {
-        const w = waiting.shift();
-        if (w) w(rec);
-        else records.push(rec);
-      }
-      cb();
-    },
-  });
-  return {
-    logger: pino({ level: 'info' }, stream),
-    next: () => new Promise<Record<string, unknown>>((r) => (records.length ? r(records.shift()!) : waiting.push(r))),
-  };
-}
+const capture = () => captureLogs((rec) => rec.msg === HTTP_TRACE_MESSAGE);
 
 const TRACE = '4bf92f3577b34da6a3ce929d0e0e4736';
 const SPAN = '00f067aa0ba902b7';

@@ -1,33 +1,15 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { Writable } from 'node:stream';
 import { spawnSync } from 'node:child_process';
 import { request as httpRequest } from 'node:http';
 import express from 'express';
 import request from 'supertest';
-import { pino } from 'pino';
 import { httpTrace, HTTP_TRACE_MESSAGE, parseTraceparent, type HttpTraceOptions } from './index.js';
 import { ConfigError } from '../../lib/errors.js';
 import type { KeelRequest } from '../../lib/request.js';
+import { captureLogs } from '../../test/helpers/log-capture.js';
 
-/** A pino logger writing to memory; `next()` resolves with the next record written. */
-function capture() {
-  const records: Record<string, unknown>[] = [];
-  const waiting: ((r: Record<string, unknown>) => void)[] = [];
-  const stream = new Writable({
-    write(chunk: Buffer, _enc, cb) {
-      const rec = JSON.parse(chunk.toString()) as Record<string, unknown>;
-      const w = waiting.shift();
-      if (w) w(rec);
-      else records.push(rec);
-      cb();
-    },
-  });
-  return {
-    logger: pino({ level: 'info' }, stream),
-    next: () => new Promise<Record<string, unknown>>((resolve) => (records.length ? resolve(records.shift()!) : waiting.push(resolve))),
-  };
-}
+const capture = () => captureLogs();
 
 function appWith(options: HttpTraceOptions) {
   const app = express();
