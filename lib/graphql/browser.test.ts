@@ -6,15 +6,13 @@
  */
 import { describe, it, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { existsSync, mkdirSync } from 'node:fs';
-import { fileURLToPath } from 'node:url';
-import { chromium, type Browser } from 'playwright-core';
+import type { Browser } from 'playwright-core';
+import { CHROMIUM_SKIP, TEST_OUTPUT, launchChromium, watchPage } from '../../test/helpers/browser.js';
 import { App } from '../app.js';
 import type { ServerHandle } from '../server.js';
 
-const CHROMIUM = process.env.KEEL_CHROMIUM ?? '/usr/bin/chromium';
-const OUT = fileURLToPath(new URL('../../test-output/', import.meta.url));
-const skip = existsSync(CHROMIUM) ? false : `skipped: no Chromium at ${CHROMIUM} (apt-get install -y chromium, or set KEEL_CHROMIUM)`;
+const OUT = TEST_OUTPUT;
+const skip = CHROMIUM_SKIP;
 
 describe('the GraphiQL playground in headless Chromium', { skip }, () => {
   let handle: ServerHandle;
@@ -23,11 +21,7 @@ describe('the GraphiQL playground in headless Chromium', { skip }, () => {
     const app = new App({ port: 0, host: '127.0.0.1' });
     app.registerGraphqlRoute('/graphql', 'POST', 'full', {}, { enablePlayground: true });
     handle = await app.listen();
-    browser = await chromium.launch({
-      executablePath: CHROMIUM,
-      args: ['--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--no-first-run'],
-    });
-    mkdirSync(OUT, { recursive: true });
+    browser = await launchChromium();
   });
   after(async () => {
     await browser?.close();
@@ -36,16 +30,7 @@ describe('the GraphiQL playground in headless Chromium', { skip }, () => {
 
   it('should render from local assets and run a query', async () => {
     const page = await browser.newPage({ viewport: { width: 1280, height: 800 } });
-    const external: string[] = [];
-    const problems: string[] = [];
-    page.on('request', (r) => {
-      const u = r.url();
-      if (!u.startsWith(handle.url) && !u.startsWith('data:') && !u.startsWith('blob:')) external.push(u);
-    });
-    page.on('console', (m) => {
-      if (m.type() === 'error') problems.push(m.text());
-    });
-    page.on('pageerror', (e) => problems.push(String(e)));
+    const { external, problems } = watchPage(page, handle.url);
     await page.goto(`${handle.url}/graphql`, { waitUntil: 'load' });
     await page.waitForSelector('.graphiql-container', { timeout: 30_000 });
     await page.waitForSelector('.graphiql-query-editor .CodeMirror', { timeout: 30_000 });

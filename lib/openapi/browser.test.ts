@@ -6,15 +6,13 @@
  */
 import { describe, it, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { existsSync, mkdirSync } from 'node:fs';
-import { fileURLToPath } from 'node:url';
 import { pino } from 'pino';
-import { chromium, type Browser } from 'playwright-core';
+import type { Browser } from 'playwright-core';
+import { CHROMIUM_SKIP, TEST_OUTPUT, launchChromium, watchPage } from '../../test/helpers/browser.js';
 import { App, type ServerHandle } from '../index.js';
 
-const CHROMIUM = process.env.KEEL_CHROMIUM ?? '/usr/bin/chromium';
-const OUT = fileURLToPath(new URL('../../test-output/', import.meta.url));
-const skip = existsSync(CHROMIUM) ? false : `skipped: no Chromium at ${CHROMIUM} (apt-get install -y chromium, or set KEEL_CHROMIUM)`;
+const OUT = TEST_OUTPUT;
+const skip = CHROMIUM_SKIP;
 
 describe('API documentation pages in headless Chromium', { skip }, () => {
   let handle: ServerHandle;
@@ -25,11 +23,7 @@ describe('API documentation pages in headless Chromium', { skip }, () => {
     app.post('/pets', () => ({}), { openapi: { summary: 'Create a pet', tags: ['pets'] }, body: { type: 'object', required: ['name'], properties: { name: { type: 'string' } } } });
     app.get('/pets/{id:int}', () => ({}), { openapi: { summary: 'Show one pet', tags: ['pets'], deprecated: true } });
     handle = await app.listen({ port: 0, host: '127.0.0.1', handleSignals: false });
-    browser = await chromium.launch({
-      executablePath: CHROMIUM,
-      args: ['--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--no-first-run'],
-    });
-    mkdirSync(OUT, { recursive: true });
+    browser = await launchChromium();
   });
   after(async () => {
     await browser?.close();
@@ -38,16 +32,7 @@ describe('API documentation pages in headless Chromium', { skip }, () => {
 
   async function open(path: string, ready: string): Promise<{ texts: string[]; external: string[]; problems: string[] }> {
     const page = await browser.newPage({ viewport: { width: 1280, height: 900 } });
-    const external: string[] = [];
-    const problems: string[] = [];
-    page.on('request', (r) => {
-      const u = r.url();
-      if (!u.startsWith(handle.url) && !u.startsWith('data:') && !u.startsWith('blob:')) external.push(u);
-    });
-    page.on('console', (m) => {
-      if (m.type() === 'error') problems.push(m.text());
-    });
-    page.on('pageerror', (e) => problems.push(String(e)));
+    const { external, problems } = watchPage(page, handle.url);
     await page.goto(handle.url + path, { waitUntil: 'load' });
     await page.waitForSelector(ready, { timeout: 30_000 });
     const texts = await page.locator(ready).allInnerTexts();
