@@ -18,7 +18,7 @@ async function assertValidOpenApi(doc: unknown): Promise<void> {
 function petsApp(config: Json = {}): App {
   const app = new App({ port: 0, ...config }, silent);
   app.get('/pets', () => [], {
-    parameters: { query: { limit: { type: 'integer', minimum: 1, required: true }, tags: { type: 'array', items: { type: 'string' }, separator: ',' } } },
+    parameters: { query: { limit: { type: 'integer', minimum: 1, required: true }, tags: { type: 'array', items: { type: 'string' }, separator: ',', optional: true } } },
     response: { type: 'array', items: { $ref: '#/definitions/Pet' }, definitions: { Pet: { type: 'object', properties: { name: { type: 'string', nullable: true } } } } },
     openapi: { operationId: 'listPets', summary: 'List pets', tags: ['pets'] },
   });
@@ -28,7 +28,7 @@ function petsApp(config: Json = {}): App {
     authorization: { required_roles: ['admin'] },
   });
   app.get('/pets/{id:int}', () => ({}), { openapi: { deprecated: true, tags: ['pets', 'legacy'] }, jwt_auth: { enabled: false } });
-  app.delete('/owners/:ownerId/pets/:petId', () => null, { parameters: { headers: { 'X-Trace': { type: 'string' }, Authorization: { type: 'string' } }, cookies: { session: { type: 'string', required: true } } } });
+  app.delete('/owners/:ownerId/pets/:petId', () => null, { parameters: { headers: { 'X-Trace': { type: 'string', optional: true }, Authorization: { type: 'string', optional: true } }, cookies: { session: { type: 'string', required: true } } } });
   app.get('/files/{rest:path}', () => null, { api_key_auth: { header_name: 'X-Other-Key', keys: ['k2'] } });
   return app;
 }
