@@ -45,6 +45,8 @@ export const ERROR_CODES = Object.freeze({
   KEEL_SNAPSHOT_DECOMPRESSION: code(500, 'snapshot', 'Response body decompression failed'),
   // request errors (problem details)
   KEEL_BAD_REQUEST: code(400, 'request', 'Bad Request', 'bad-request'),
+  KEEL_CONTENT_LENGTH_MISMATCH: code(400, 'request', 'Content-Length header mismatch', 'content-length-mismatch'),
+  KEEL_HEADERS_TOO_LARGE: code(431, 'request', 'Request Header Fields Too Large', 'request-header-fields-too-large'),
   KEEL_MALFORMED_JSON: code(400, 'request', 'Malformed JSON', 'malformed-json'),
   KEEL_UNAUTHORIZED: code(401, 'request', 'Unauthorized', 'unauthorized'),
   KEEL_FORBIDDEN: code(403, 'request', 'Forbidden', 'forbidden'),

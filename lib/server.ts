@@ -7,9 +7,11 @@
  */
 import cluster from 'node:cluster';
 import http, { type RequestListener, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import type { AddressInfo, Socket } from 'node:net';
+import type { Duplex } from 'node:stream';
 import type { App } from './app.js';
-import { AppError } from './errors.js';
+import { AppError, ERROR_CODES, type ErrorCode } from './errors.js';
+import { problemFor, PROBLEM_CONTENT_TYPE } from './problem.js';
 
 /** Creates the listening server for a request listener (gRPC swaps in a dual HTTP/1.1 + h2c server). */
 export type ServerFactory = (listener: RequestListener) => Server;
@@ -40,6 +42,7 @@ export async function listen(app: App, options: ListenOptions = {}): Promise<Ser
   const listener: RequestListener = (req, res) => router(req, res);
   const server = app.serverFactory ? app.serverFactory(listener) : http.createServer(listener);
   server.on('upgrade', (req, socket, head) => router.handleUpgrade(req, socket, head));
+  server.on('clientError', answerClientError);
   // Slowloris protection (node's own defaults are generous): headers must arrive within 30 s.
   server.headersTimeout = 30_000;
   server.keepAliveTimeout = 5_000;
@@ -144,4 +147,28 @@ async function runPrimary(app: App, options: ListenOptions): Promise<ServerHandl
     for (const s of ['SIGTERM', 'SIGINT'] as const) process.once(s, () => void handle.close().then(() => process.exit(0)));
   }
   return handle;
+}
+
+/** node's HTTP parser error codes → the problem a client gets instead of node's bare status line. */
+const PARSER_ERRORS: Readonly<Record<string, [ErrorCode, string]>> = {
+  HPE_HEADER_OVERFLOW: ['KEEL_HEADERS_TOO_LARGE', 'The request header fields are too large'],
+  // The connection ended before Content-Length bytes arrived (RFC 9112 §6.3, item 5).
+  HPE_INVALID_EOF_STATE: ['KEEL_CONTENT_LENGTH_MISMATCH', 'Content-Length header does not match actual body size'],
+  ERR_HTTP_REQUEST_TIMEOUT: ['KEEL_REQUEST_TIMEOUT', 'The request was not received in time'],
+};
+
+/**
+ * Malformed requests never reach a route: node reports them here. Answer with problem+json (the one
+ * error path) and close, since the connection's framing can no longer be trusted (RFC 9112 §11.2).
+ */
+function answerClientError(err: NodeJS.ErrnoException, socket: Duplex): void {
+  const s = socket as Socket;
+  if (err.code === 'ECONNRESET' || !s.writable || (s as Socket & { _httpMessage?: { headersSent?: boolean } })._httpMessage?.headersSent) {
+    s.destroy();
+    return;
+  }
+  const [code, detail] = PARSER_ERRORS[err.code ?? ''] ?? (['KEEL_BAD_REQUEST', 'The request could not be parsed as HTTP/1.1'] as [ErrorCode, string]);
+  const body = JSON.stringify(problemFor(code, detail));
+  const { status } = ERROR_CODES[code];
+  s.end(`HTTP/1.1 ${status} ${http.STATUS_CODES[status] ?? 'Bad Request'}\r\nContent-Type: ${PROBLEM_CONTENT_TYPE}\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`);
 }
