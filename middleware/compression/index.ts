@@ -98,16 +98,20 @@ export function compression(options: CompressionConfigInput = {}): Middleware {
   }
   const gzipOptions: zlib.ZlibOptions = { level: Math.min(c.quality, MAX_GZIP_LEVEL) };
   const minSize = c.min_size;
+  const brotliOptions = (size: number | undefined): zlib.BrotliOptions => ({
+    params: {
+      [zlib.constants.BROTLI_PARAM_QUALITY]: c.quality,
+      [zlib.constants.BROTLI_PARAM_MODE]: zlib.constants.BROTLI_MODE_TEXT,
+      ...(size !== undefined ? { [zlib.constants.BROTLI_PARAM_SIZE_HINT]: size } : {}),
+    },
+  });
   const createStream = (coding: Coding, size: number | undefined): zlib.Gzip | zlib.BrotliCompress =>
-    coding === 'gzip'
-      ? zlib.createGzip(gzipOptions)
-      : zlib.createBrotliCompress({
-          params: {
-            [zlib.constants.BROTLI_PARAM_QUALITY]: c.quality,
-            [zlib.constants.BROTLI_PARAM_MODE]: zlib.constants.BROTLI_MODE_TEXT,
-            ...(size !== undefined ? { [zlib.constants.BROTLI_PARAM_SIZE_HINT]: size } : {}),
-          },
-        });
+    coding === 'gzip' ? zlib.createGzip(gzipOptions) : zlib.createBrotliCompress(brotliOptions(size));
+  /** A whole body in one call: no stream, no chunked framing, and an exact Content-Length. */
+  const compressOnce = (coding: Coding, body: Buffer, cb: (err: Error | null, out: Buffer) => void): void => {
+    if (coding === 'gzip') zlib.gzip(body, gzipOptions, cb);
+    else zlib.brotliCompress(body, brotliOptions(body.length), cb);
+  };
 
   return function compression(req: KeelRequest, res: ServerResponse, next: NextFunction): void {
     // node's own methods, typed loosely: we forward whatever argument shape the caller used.
@@ -120,27 +124,37 @@ export function compression(options: CompressionConfigInput = {}): Middleware {
     /** Body size when the whole body arrives in one res.end(chunk). */
     let endLength: number | undefined;
 
-    const decide = (status: number): void => {
-      if (status < 200 || status === 204) return;
-      if (status === 304) return addVary(res);
+    /** Which coding this response gets, or null. Adds Vary to every response that could vary. */
+    const choose = (status: number, size: number | undefined): Coding | null => {
+      if (status < 200 || status === 204) return null;
+      if (status === 304) {
+        addVary(res);
+        return null;
+      }
       const encoding = res.getHeader('Content-Encoding');
-      if (encoding !== undefined && String(encoding).toLowerCase() !== 'identity') return;
-      if (NO_TRANSFORM.test(String(res.getHeader('Cache-Control') ?? ''))) return;
-      if (!isCompressible(res.getHeader('Content-Type'))) return;
+      if (encoding !== undefined && String(encoding).toLowerCase() !== 'identity') return null;
+      if (NO_TRANSFORM.test(String(res.getHeader('Cache-Control') ?? ''))) return null;
+      if (!isCompressible(res.getHeader('Content-Type'))) return null;
       addVary(res);
-      if (req.method === 'HEAD') return;
-      const declared = res.getHeader('Content-Length');
-      const size = declared !== undefined ? Number(declared) : endLength;
-      if (size !== undefined && (size === 0 || size < minSize)) return;
-      const coding = negotiateEncoding(req.headers['accept-encoding'], offered);
-      if (!coding) return;
-
-      stream = createStream(coding, size);
+      if (req.method === 'HEAD') return null;
+      if (size !== undefined && (size === 0 || size < minSize)) return null;
+      return negotiateEncoding(req.headers['accept-encoding'], offered) ?? null;
+    };
+    /** Headers of an encoded representation. */
+    const markEncoded = (coding: Coding): void => {
       res.setHeader('Content-Encoding', coding);
       res.removeHeader('Content-Length');
       // A strong validator names one exact representation (RFC 9110 §8.8.1); the encoded bytes differ.
       const etag = res.getHeader('ETag');
       if (typeof etag === 'string' && etag.startsWith('"')) res.setHeader('ETag', `W/${etag}`);
+    };
+    const decide = (status: number): void => {
+      const declared = res.getHeader('Content-Length');
+      const size = declared !== undefined ? Number(declared) : endLength;
+      const coding = choose(status, size);
+      if (!coding) return;
+      stream = createStream(coding, size);
+      markEncoded(coding);
       const s = stream;
       s.on('data', (chunk: Buffer) => {
         if (origWrite.call(res, chunk) === false) s.pause();
@@ -189,6 +203,23 @@ export function compression(options: CompressionConfigInput = {}): Middleware {
       const enc = typeof encoding === 'string' ? encoding : undefined;
       if (!decided && !this.headersSent) {
         if (this.getHeader('Content-Length') === undefined) endLength = !data ? 0 : typeof data === 'string' ? Buffer.byteLength(data, enc) : data.byteLength;
+        if (data) {
+          // The whole body is here (the common case: res.json(), keel's own responses): compress it in
+          // one call on the thread pool instead of through a stream.
+          decided = true;
+          const declared = this.getHeader('Content-Length');
+          const coding = choose(this.statusCode, declared !== undefined ? Number(declared) : endLength);
+          if (!coding) return origEnd.call(this, data, enc, callback);
+          ended = true;
+          compressOnce(coding, toBuffer(data, enc), (err, out) => {
+            if (err) return void res.destroy(err);
+            if (res.destroyed) return;
+            markEncoded(coding);
+            res.setHeader('Content-Length', out.length);
+            origEnd.call(res, out, undefined, callback);
+          });
+          return this;
+        }
         this.writeHead(this.statusCode);
       }
       if (!stream) return origEnd.call(this, data, enc, callback);
