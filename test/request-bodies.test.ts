@@ -10,14 +10,9 @@ import request from 'supertest';
 import { App } from '../lib/app.js';
 import { MAX_JSON_DEPTH } from '../lib/content.js';
 import { EMAIL_PATTERN } from '../lib/validation.js';
+import type { ValidationIssue } from '../lib/validation.js';
 
-interface Issue {
-  type: string;
-  loc: (string | number)[];
-  msg: string;
-  input?: unknown;
-  ctx?: Record<string, unknown>;
-}
+type Issue = ValidationIssue;
 
 const PNG = Buffer.from('89504e470d0a1a0a0000000d49484452', 'hex');
 const JPEG = Buffer.from('ffd8ffe000104a464946', 'hex');

@@ -7,14 +7,9 @@ import assert from 'node:assert/strict';
 import http from 'node:http';
 import request from 'supertest';
 import { App } from '../lib/app.js';
+import type { ValidationIssue } from '../lib/validation.js';
 
-interface Issue {
-  type: string;
-  loc: (string | number)[];
-  msg: string;
-  input?: unknown;
-  ctx?: Record<string, unknown>;
-}
+type Issue = ValidationIssue;
 
 const app = new App({ port: 0, max_body_size: 256 });
 app.get('/items', (d) => ({ query: d.query, validated: d.validatedParams }), {

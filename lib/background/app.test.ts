@@ -1,11 +1,12 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import request from 'supertest';
 import { pino } from 'pino';
 import { createApp, response, type App } from '../index.js';
 import { backgroundOf } from './index.js';
+import { sharedCaseFiles } from '../../test/helpers/shared-corpus.js';
 
 const silent = { logger: pino({ level: 'silent' }) };
 const BODY = { type: 'object', properties: { event: { type: 'string' } }, required: ['event'], additionalProperties: false };
@@ -78,9 +79,7 @@ describe('background tasks in a keel App', () => {
   });
 });
 
-// The shared conformance cases (MIT data) are read in place, never copied into the repository.
-const dir = join(process.cwd(), '..', 'shared', 'conformance', 'testing_data', 'background');
-const cases = existsSync(dir) ? readdirSync(dir).filter((f) => /^\d+_.*\.json$/.test(f)) : [];
+const { dir, files: cases } = sharedCaseFiles('background');
 
 describe('background conformance cases (../shared/conformance/testing_data/background)', () => {
   if (cases.length === 0) {

@@ -4,12 +4,13 @@
  */
 import { after, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import request from 'supertest';
 import { pino } from 'pino';
 import { createApp, ConfigError } from '../../lib/index.js';
+import { sharedCaseFiles } from '../../test/helpers/shared-corpus.js';
 
 const silent = { logger: pino({ level: 'silent' }) };
 const base = mkdtempSync(join(tmpdir(), 'keel-static-app-'));
@@ -67,8 +68,7 @@ describe('staticFiles inside a keel App (ServerConfig.static_files)', () => {
   });
 });
 
-const dir = join(process.cwd(), '..', 'shared', 'conformance', 'testing_data', 'static_files');
-const cases = existsSync(dir) ? readdirSync(dir).filter((f) => /^\d+_.*\.json$/.test(f)) : [];
+const { dir, files: cases } = sharedCaseFiles('static_files');
 
 describe('static_files conformance cases (../shared/conformance/testing_data/static_files)', () => {
   if (cases.length === 0) {
