@@ -26,6 +26,7 @@ import type { GraphQlRouteConfig } from './records/graphql.js';
 import { installWebSocketRoute, lazyMiddlewareGuard, type AppWebSocketOptions } from './ws/install.js';
 import type { WebSocketHandler } from './ws/upgrade.js';
 import type { SecurityHeadersOptions } from '../middleware/security-headers/index.js';
+import type { RateLimitExtensions } from '../middleware/rate-limit/index.js';
 
 export type ServerConfigInput = Parameters<typeof ServerConfig.parse>[0];
 
@@ -57,6 +58,11 @@ export interface AppOptions {
   logger?: Logger;
   /** Security headers (helmet, API defaults) on every response; `false` turns them off. Default on. */
   securityHeaders?: SecurityHeadersOptions | false;
+  /**
+   * How the server-level rate limit (ServerConfig.rate_limit) keys and stores its buckets: a shared
+   * `RedisStore` for several instances, a `key(req)` behind a reverse proxy. Default: memory, socket address.
+   */
+  rateLimit?: RateLimitExtensions;
 }
 
 type RouteShorthandOptions = Omit<RouteDefinitionInput, 'method' | 'path' | 'handler'>;
@@ -80,6 +86,8 @@ export class App {
   readonly logger: Logger;
   /** Server-wide security-header options (AppOptions.securityHeaders). */
   readonly securityHeaders: SecurityHeadersOptions | false;
+  /** Store and key options of the server-level rate limit (AppOptions.rateLimit). */
+  readonly rateLimitOptions: RateLimitExtensions;
   readonly hooks = new HookRegistry();
   readonly #routes: RouteDefinition[] = [];
   readonly #mounts: Mount[] = [];
@@ -97,6 +105,7 @@ export class App {
     this.config = ServerConfig.parse(config);
     this.logger = options.logger ?? defaultLogger();
     this.securityHeaders = options.securityHeaders ?? {};
+    this.rateLimitOptions = options.rateLimit ?? {};
   }
 
   /** spec: App.new() / App.default(): an application with the default ServerConfig. */

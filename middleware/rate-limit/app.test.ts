@@ -49,6 +49,26 @@ describe('rateLimit inside createApp', () => {
     });
   });
 
+  describe('when AppOptions.rateLimit gives a key function (behind a reverse proxy)', () => {
+    let server: { url: string; close(): Promise<void> };
+    before(async () => {
+      const app = createApp({ port: 0, host: '127.0.0.1', rate_limit: { per_second: 1, burst: 1 } }, (a) => a.get('/a', () => ({ ok: true })), {
+        ...silent,
+        // The proxy's address is everyone's socket address; the client is named by the proxy's header.
+        rateLimit: { key: (req) => String(req.headers['x-client'] ?? 'anonymous') },
+      });
+      server = await app.listen({ handleSignals: false });
+    });
+    after(() => server.close());
+
+    it('should keep a bucket per key, not per socket address', async () => {
+      const get = (client: string) => fetch(`${server.url}/a`, { headers: { 'x-client': client } });
+      assert.equal((await get('alice')).status, 200);
+      assert.equal((await get('alice')).status, 429);
+      assert.equal((await get('bob')).status, 200);
+    });
+  });
+
   describe('when a route carries its own rate_limit', () => {
     it('should limit that route with its own bucket, leaving the server limit alone', async () => {
       const router = createApp({ rate_limit: { per_second: 100, burst: 100, ip_based: false } }, (a) => {
