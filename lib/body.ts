@@ -12,7 +12,8 @@ import type { KeelRequest } from './request.js';
 /** After a 413, how many more bytes we swallow before closing the connection. */
 export const DRAIN_LIMIT = 1024 * 1024;
 
-function tooLarge(limit: number, got?: number): HttpError {
+/** The 413 problem for a body over `limit` bytes (`got`: the declared size, when known). */
+export function payloadTooLarge(limit: number, got?: number): HttpError {
   return new HttpError(413, got !== undefined ? `Request body of ${got} bytes exceeds the limit of ${limit} bytes` : `Request body exceeds the limit of ${limit} bytes`, {
     extensions: { limit },
   });
@@ -24,8 +25,14 @@ export function checkDeclaredLength(req: IncomingMessage, limit: number | null):
   if (header === undefined) return undefined;
   if (!/^\d+$/.test(header)) return new HttpError(400, `Invalid Content-Length header: ${JSON.stringify(header)}`);
   const declared = Number(header);
-  if (limit !== null && declared > limit) return tooLarge(limit, declared);
+  if (limit !== null && declared > limit) return payloadTooLarge(limit, declared);
   return undefined;
+}
+
+/** RFC 9112 §6.3: a request has a body only when it carries Content-Length (not 0) or Transfer-Encoding. */
+export function hasRequestBody(req: IncomingMessage): boolean {
+  const cl = req.headers['content-length'];
+  return (cl !== undefined && cl !== '0') || req.headers['transfer-encoding'] !== undefined;
 }
 
 /** Consume and discard what is left of a rejected body, then let the connection go on or close. */
@@ -75,7 +82,7 @@ export function readRawBody(req: KeelRequest, limit: number | null): Promise<Buf
     const onData = (chunk: Buffer) => {
       size += chunk.length;
       if (limit !== null && size > limit) {
-        finish(tooLarge(limit));
+        finish(payloadTooLarge(limit));
         drain(req);
         return;
       }

@@ -47,7 +47,8 @@ function boundaryOf(contentType: string | string[] | undefined): string {
   return m?.[1] ?? m?.[2] ?? '';
 }
 
-function add<T>(target: Record<string, T | T[]>, key: string, value: T): void {
+/** Add `value` under `key`; a key seen again becomes a list (form fields, query parameters). */
+export function appendRepeated<T>(target: Record<string, T | T[]>, key: string, value: T): void {
   const prev = target[key];
   if (prev === undefined) target[key] = value;
   else if (Array.isArray(prev)) prev.push(value);
@@ -102,7 +103,7 @@ export function parseMultipart(raw: Buffer, headers: Record<string, string | str
     const maybeDone = () => {
       if (finished && pending === 0) resolve(out);
     };
-    bb.on('field', (name, value) => add(out.fields, name, value));
+    bb.on('field', (name, value) => appendRepeated(out.fields, name, value));
     bb.on('file', (name, stream, info) => {
       pending++;
       const contentType = typeOf(info.mimeType, fileIndex++);
@@ -111,7 +112,7 @@ export function parseMultipart(raw: Buffer, headers: Record<string, string | str
       stream.on('error', (err) => reject(new HttpError(400, `Malformed multipart body: ${err.message}`)));
       stream.on('data', (c: Buffer) => chunks.push(c));
       stream.on('end', () => {
-        add(out.files, name, new UploadFile(info.filename ?? '', contentType, Buffer.concat(chunks)));
+        appendRepeated(out.files, name, new UploadFile(info.filename ?? '', contentType, Buffer.concat(chunks)));
         pending--;
         maybeDone();
       });

@@ -7,13 +7,14 @@
  */
 import type { ServerResponse } from 'node:http';
 import type { Logger } from 'pino';
-import { readRawBody } from './body.js';
+import { hasRequestBody, readRawBody } from './body.js';
 import { parseBody } from './content.js';
+import { appendRepeated } from './multipart.js';
 import { HttpError } from './errors.js';
 import { handlerFlags, toResponse, type KeelResponse, type RequestData } from './handler.js';
 import { runHooks, type PhaseHooks, type HookContext } from './hooks.js';
 import { sendProblem } from './problem.js';
-import type { KeelRequest, Middleware } from './request.js';
+import { flattenHeaders, type KeelRequest, type Middleware } from './request.js';
 import { writeResponse } from './respond.js';
 import type { RouteDefinition } from './route-definition.js';
 import { compileRequestValidator, compileSchema } from './validation.js';
@@ -72,31 +73,13 @@ export function parseCookies(header: string | undefined): Record<string, string>
 
 /** Query string → object; repeated keys become arrays. */
 export function parseQuery(search: string): Record<string, unknown> {
-  const out: Record<string, unknown> = {};
-  if (!search) return out;
-  for (const [k, v] of new URLSearchParams(search)) {
-    const prev = out[k];
-    if (prev === undefined) out[k] = v;
-    else if (Array.isArray(prev)) prev.push(v);
-    else out[k] = [prev, v];
-  }
-  return out;
-}
-
-function flatHeaders(req: KeelRequest): Record<string, string> {
-  const out: Record<string, string> = {};
-  for (const [k, v] of Object.entries(req.headers)) if (v !== undefined) out[k] = Array.isArray(v) ? v.join(', ') : v;
+  const out: Record<string, string | string[]> = {};
+  if (search) for (const [k, v] of new URLSearchParams(search)) appendRepeated(out, k, v);
   return out;
 }
 
 function isThenable(v: unknown): v is PromiseLike<unknown> {
   return v !== null && (typeof v === 'object' || typeof v === 'function') && typeof (v as { then?: unknown }).then === 'function';
-}
-
-/** RFC 9112 §6.3: a request has a body only when it carries Content-Length or Transfer-Encoding. */
-export function hasRequestBody(req: KeelRequest): boolean {
-  const cl = req.headers['content-length'];
-  return (cl !== undefined && cl !== '0') || req.headers['transfer-encoding'] !== undefined;
 }
 
 export interface PipelineContext {
@@ -170,7 +153,7 @@ export function compileCore(route: RouteDefinition, ctx: PipelineContext): Route
       path: req.url ? req.url.split('?', 1)[0]! : '/',
       pathParams,
       query: parseQuery(search),
-      headers: flags.wantsHeaders || withBody ? flatHeaders(req) : {},
+      headers: flags.wantsHeaders || withBody ? flattenHeaders(req.headers) : {},
       cookies: flags.wantsCookies || withBody ? parseCookies(req.headers.cookie) : {},
       body: undefined,
       rawBody: null,

@@ -33,3 +33,13 @@ export type NextFunction = (err?: unknown) => void;
  * so that Express's HTML error page never reaches an API client.
  */
 export type Middleware = (req: KeelRequest, res: ServerResponse, next: NextFunction) => void;
+
+/** Header map with one string per name (repeated values joined with ", ", RFC 9110 §5.3). */
+export function flattenHeaders(headers: Readonly<Record<string, string | number | readonly string[] | undefined>>): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const k in headers) {
+    const v = headers[k];
+    if (v !== undefined) out[k] = Array.isArray(v) ? v.join(', ') : String(v);
+  }
+  return out;
+}

@@ -10,6 +10,7 @@
  */
 import { ConfigError, HttpError } from '../errors.js';
 import { toResponse, type RequestData } from '../handler.js';
+import { flattenHeaders } from '../request.js';
 import type { RouteDefinition } from '../route-definition.js';
 import { JsonRpcError } from './errors.js';
 import type { JsonRpcRegistry, RpcHandler } from './registry.js';
@@ -31,7 +32,7 @@ function routeMethod(route: RouteDefinition): RpcHandler {
       path: route.path,
       pathParams: {},
       query: {},
-      headers: Object.fromEntries(Object.entries(req?.headers ?? {}).map(([k, v]) => [k, Array.isArray(v) ? v.join(', ') : String(v ?? '')])),
+      headers: flattenHeaders(req?.headers ?? {}),
       cookies: {},
       body: params,
       rawBody: null,

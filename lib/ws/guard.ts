@@ -12,7 +12,7 @@ import type { Duplex } from 'node:stream';
 import { HttpError } from '../errors.js';
 import { PROBLEM_CONTENT_TYPE, toProblem, type ProblemDetails } from '../problem.js';
 import { CorsConfig } from '../records/route.js';
-import type { KeelRequest, Middleware } from '../request.js';
+import { flattenHeaders, type KeelRequest, type Middleware } from '../request.js';
 
 export type UpgradeHeaders = Record<string, string>;
 /** Throw to reject the upgrade; return headers to add to the 101 Switching Protocols response. */
@@ -25,11 +25,6 @@ export class UpgradeRejection extends Error {
   }
 }
 
-function flatHeaders(h: OutgoingHttpHeaders): UpgradeHeaders {
-  const out: UpgradeHeaders = {};
-  for (const [k, v] of Object.entries(h)) if (v !== undefined) out[k] = Array.isArray(v) ? v.join(', ') : String(v);
-  return out;
-}
 
 /**
  * Run connect-style middleware (keel's server-level list: request id, rate limit, JWT / API key
@@ -57,7 +52,7 @@ export function middlewareGuard(middleware: readonly Middleware[]): UpgradeGuard
       const next = (err?: unknown): void => {
         if (err) return settle(() => reject(err));
         const mw = chain[i++];
-        if (!mw) return settle(() => resolve(flatHeaders(res.getHeaders())));
+        if (!mw) return settle(() => resolve(flattenHeaders(res.getHeaders())));
         try {
           mw(req, res, next);
         } catch (e) {
@@ -98,7 +93,7 @@ export function rejectUpgrade(socket: Duplex, err: unknown): void {
   let body: Buffer;
   if (err instanceof UpgradeRejection) {
     status = err.status;
-    headers = flatHeaders(err.headers);
+    headers = flattenHeaders(err.headers);
     body = err.body;
   } else {
     const p: { problem: ProblemDetails; headers: Record<string, string> } = toProblem(err);

@@ -19,7 +19,7 @@
  * it; the parser that decompresses (body-parser's `limit`, keel's reader) must cap the inflated size.
  */
 import type { ServerResponse } from 'node:http';
-import { DRAIN_LIMIT, checkDeclaredLength, drain } from '../../lib/body.js';
+import { DRAIN_LIMIT, checkDeclaredLength, drain, hasRequestBody, payloadTooLarge } from '../../lib/body.js';
 import { HttpError } from '../../lib/errors.js';
 import { sendProblem } from '../../lib/problem.js';
 import { defineRecord, t } from '../../lib/records/define.js';
@@ -38,10 +38,6 @@ export interface BodyLimitOptions {
 const BodyLimitRecord = defineRecord<{ max_body_size: number | null }>('BodyLimitOptions', {
   max_body_size: { type: t.integer(0), nullable: true, default: DEFAULT_MAX_BODY_SIZE, doc: 'Maximum request body, bytes; null = unlimited' },
 });
-
-function tooLarge(limit: number): HttpError {
-  return new HttpError(413, `Request body exceeds the limit of ${limit} bytes`, { extensions: { limit } });
-}
 
 /**
  * Read a chunked body under `limit`, then put the bytes back into the stream for the next reader.
@@ -63,7 +59,7 @@ export function bufferAndRestore(req: KeelRequest, limit: number): Promise<Buffe
         if (size > limit) {
           cleanup();
           drain(req);
-          reject(tooLarge(limit));
+          reject(payloadTooLarge(limit));
           return;
         }
         chunks.push(chunk);
@@ -92,11 +88,6 @@ export function bufferAndRestore(req: KeelRequest, limit: number): Promise<Buffe
   });
 }
 
-/** RFC 9112 §6.3: a request has a body when it declares a length or a transfer coding. */
-function hasBody(req: KeelRequest): boolean {
-  return req.headers['transfer-encoding'] !== undefined || (req.headers['content-length'] !== undefined && req.headers['content-length'] !== '0');
-}
-
 /**
  * Reject request bodies larger than `max_body_size` with a 413 problem.
  *
@@ -122,10 +113,10 @@ export function bodyLimit(options: BodyLimitOptions = {}): Middleware {
 
   return function bodyLimit(req: KeelRequest, res: ServerResponse, next: NextFunction): void {
     if (req.rawBody) {
-      if (req.rawBody.length > limit) return sendProblem(res, tooLarge(limit));
+      if (req.rawBody.length > limit) return sendProblem(res, payloadTooLarge(limit));
       return next();
     }
-    if (!hasBody(req) || req.readableEnded) return next();
+    if (!hasRequestBody(req) || req.readableEnded) return next();
     const declaredError = checkDeclaredLength(req, limit);
     if (declaredError) {
       const declared = Number(req.headers['content-length']);
