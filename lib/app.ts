@@ -4,7 +4,7 @@
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Duplex } from 'node:stream';
-import express from 'express';
+import type express from 'express';
 import { pino, type Logger } from 'pino';
 import { AppError, ConfigError } from './errors.js';
 import { HookRegistry, type Hook, type HookPhase } from './hooks.js';

@@ -4,7 +4,8 @@
  */
 import type { ServerResponse } from 'node:http';
 import type { Duplex } from 'node:stream';
-import express from 'express';
+import { createRequire } from 'node:module';
+import type express from 'express';
 import FindMyWay, { type HTTPMethod } from 'find-my-way';
 import type { App, Mount } from './app.js';
 import { readRawBody } from './body.js';
@@ -103,7 +104,9 @@ export function buildRouter(app: App, parts: RouterParts): KeelRouter {
   // Express routers merged with mergeRouter(): entered only for what keel's own routes do not match.
   let expressApp: express.Express | undefined;
   if (parts.routers.length) {
-    expressApp = express();
+    // Loaded only when a router was merged: an app without one never pays for Express.
+    const createExpress = createRequire(import.meta.url)('express') as typeof express;
+    expressApp = createExpress();
     expressApp.disable('x-powered-by');
     for (const r of parts.routers) expressApp.use(r);
   }

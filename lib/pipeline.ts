@@ -9,12 +9,12 @@ import type { ServerResponse } from 'node:http';
 import type { Logger } from 'pino';
 import { hasRequestBody, readRawBody } from './body.js';
 import { parseBody } from './content.js';
-import { appendRepeated } from './multipart.js';
 import { HttpError } from './errors.js';
 import { handlerFlags, toResponse, type KeelResponse, type RequestData } from './handler.js';
 import { runHooks, type PhaseHooks, type HookContext } from './hooks.js';
 import { sendProblem } from './problem.js';
 import { flattenHeaders, type KeelRequest, type Middleware } from './request.js';
+import { parseCookies, parseQuery } from './query.js';
 import { writeResponse } from './respond.js';
 import type { RouteDefinition } from './route-definition.js';
 import { compileRequestValidator, compileSchema } from './validation.js';
@@ -49,33 +49,6 @@ export function compose(mws: readonly Middleware[]): Middleware | undefined {
   return function composed(req, res, next) {
     runChain(mws, req, res, () => next());
   };
-}
-
-/** RFC 6265 §5.2 cookie-string parsing: `a=1; b=2`. Values are percent-decoded when valid. */
-export function parseCookies(header: string | undefined): Record<string, string> {
-  const out: Record<string, string> = {};
-  if (!header) return out;
-  for (const part of header.split(';')) {
-    const eq = part.indexOf('=');
-    if (eq < 0) continue;
-    const name = part.slice(0, eq).trim();
-    if (!name || name in out) continue;
-    let value = part.slice(eq + 1).trim();
-    if (value.startsWith('"') && value.endsWith('"') && value.length >= 2) value = value.slice(1, -1);
-    try {
-      out[name] = decodeURIComponent(value);
-    } catch {
-      out[name] = value;
-    }
-  }
-  return out;
-}
-
-/** Query string → object; repeated keys become arrays. */
-export function parseQuery(search: string): Record<string, unknown> {
-  const out: Record<string, string | string[]> = {};
-  if (search) for (const [k, v] of new URLSearchParams(search)) appendRepeated(out, k, v);
-  return out;
 }
 
 function isThenable(v: unknown): v is PromiseLike<unknown> {
