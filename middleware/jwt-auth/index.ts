@@ -1,17 +1,18 @@
 /**
- * JWT bearer authentication (RFC 7519, RFC 6750) on top of `jose`.
+ * JWT bearer authentication (RFC 7519, RFC 6750): HS* on fast-jwt, synchronously (hmac.ts), the
+ * asymmetric algorithms on `jose`.
  *
  * One algorithm per configuration, enforced on every token: `alg: none` and RS/HS confusion (an HS256
  * token "signed" with the RSA public key as HMAC secret) are rejected before any signature check,
  * as RFC 8725 §3.1 requires. Keys are imported once, at factory time.
  */
-import { webcrypto, type KeyObject } from 'node:crypto';
 import type { ServerResponse } from 'node:http';
 import { decodeProtectedHeader, errors as joseErrors, jwtVerify, type JWTVerifyOptions } from 'jose';
 import { problemType } from '../../lib/errors.js';
 import { problem, sendProblem, type ProblemDetails } from '../../lib/problem.js';
 import { JwtAuthConfig, JwtConfig, checkJwtKeys, type JwtAlgorithm } from '../../lib/records/index.js';
 import type { KeelRequest, Middleware, NextFunction } from '../../lib/request.js';
+import { hmacFailureReason, hmacVerifier, type FailureReason } from './hmac.js';
 import { importVerificationKey } from './keys.js';
 
 export { MIN_HMAC_SECRET_BYTES, MIN_RSA_MODULUS_BITS } from './keys.js';
@@ -80,28 +81,43 @@ const NOT_BEARER = challengeOnly(JWT_HEADER_FORMAT_TITLE, "Authorization header 
 /** RFC 6750 §2.1 b64token; anything else cannot be a compact JWS. */
 const B64TOKEN = /^[A-Za-z0-9\-._~+/]+=*$/;
 
-/** Map a jose verification error to what the client is told; nothing internal is echoed. */
-function describeFailure(err: unknown, algorithm: string, issuer: string | null): Failure {
-  if (err instanceof joseErrors.JWTExpired) return invalidToken('Token has expired');
-  if (err instanceof joseErrors.JWTClaimValidationFailed) {
-    switch (err.claim) {
-      case 'nbf':
-        return invalidToken('JWT not valid yet, not before claim is in the future');
-      case 'aud':
-        return invalidToken(err.reason === 'missing' ? 'Token audience is missing' : 'Token audience is invalid');
-      case 'iss':
-        return invalidToken(`Token issuer is ${err.reason === 'missing' ? 'missing' : 'invalid'}, expected '${issuer}'`);
-      default:
-        return invalidToken(`Token claim '${err.claim}' is invalid`);
-    }
+/** Read a jose verification error (the asymmetric algorithms). */
+function joseFailureReason(err: unknown): FailureReason {
+  if (err instanceof joseErrors.JWTExpired) return { kind: 'expired' };
+  if (err instanceof joseErrors.JWTClaimValidationFailed) return { kind: 'claim', claim: err.claim, missing: err.reason === 'missing' };
+  if (err instanceof joseErrors.JOSEAlgNotAllowed) return { kind: 'algorithm' };
+  if (err instanceof joseErrors.JWSSignatureVerificationFailed) return { kind: 'signature' };
+  if (err instanceof joseErrors.JWSInvalid || err instanceof joseErrors.JWTInvalid) return { kind: 'malformed' };
+  // JOSENotSupported (e.g. an unknown "crit" header) and anything unexpected.
+  return { kind: 'unverifiable' };
+}
+
+/** What the client is told about a refused token; nothing internal is echoed. */
+function describeFailure(reason: FailureReason, algorithm: string, issuer: string | null): Failure {
+  switch (reason.kind) {
+    case 'expired':
+      return invalidToken('Token has expired');
+    case 'algorithm':
+      return invalidToken(`Token algorithm is not allowed, expected '${algorithm}'`);
+    case 'signature':
+      return invalidToken('Token signature is invalid');
+    case 'malformed':
+      return invalidToken('Malformed JWT token: the header, claims or signature is not valid', JWT_MALFORMED_TITLE);
+    case 'unverifiable':
+      // Fail closed, say little.
+      return invalidToken('Token could not be verified');
+    case 'claim':
+      switch (reason.claim) {
+        case 'nbf':
+          return invalidToken('JWT not valid yet, not before claim is in the future');
+        case 'aud':
+          return invalidToken(reason.missing ? 'Token audience is missing' : 'Token audience is invalid');
+        case 'iss':
+          return invalidToken(`Token issuer is ${reason.missing ? 'missing' : 'invalid'}, expected '${issuer}'`);
+        default:
+          return invalidToken(`Token claim '${reason.claim}' is invalid`);
+      }
   }
-  if (err instanceof joseErrors.JOSEAlgNotAllowed) return invalidToken(`Token algorithm is not allowed, expected '${algorithm}'`);
-  if (err instanceof joseErrors.JWSSignatureVerificationFailed) return invalidToken('Token signature is invalid');
-  if (err instanceof joseErrors.JWSInvalid || err instanceof joseErrors.JWTInvalid) {
-    return invalidToken('Malformed JWT token: the header, claims or signature is not valid', JWT_MALFORMED_TITLE);
-  }
-  // JOSENotSupported (e.g. an unknown "crit" header) and anything unexpected: fail closed, say little.
-  return invalidToken('Token could not be verified');
 }
 
 function parseOptions(options: JwtAuthOptions): { record: 'JwtConfig' | 'JwtAuthConfig'; config: Readonly<JwtAuthConfig> } {
@@ -144,15 +160,9 @@ export function jwtAuth(options: JwtAuthOptions): Middleware {
   }
   const { algorithm, issuer, audience, leeway } = config;
   const key = importVerificationKey(record, record, algorithm, config.secret, config.public_key);
-  // jose turns a secret KeyObject back into raw bytes and imports them into WebCrypto on every
-  // verification; a CryptoKey imported once here is used as it is. Until the import settles (one
-  // thread-pool round trip after start-up), the KeyObject serves, with the same result.
-  let verifyKey: KeyObject | webcrypto.CryptoKey = key;
-  if (key.type === 'secret') {
-    webcrypto.subtle
-      .importKey('raw', key.export(), { name: 'HMAC', hash: `SHA-${algorithm.slice(2)}` }, false, ['verify'])
-      .then((k) => (verifyKey = k), () => undefined);
-  }
+  const verifyHmac = key.type === 'secret'
+    ? hmacVerifier(record, { algorithm: algorithm as 'HS256' | 'HS384' | 'HS512', secret: key.export(), issuer, audience, leeway })
+    : null;
   const verifyOptions: JWTVerifyOptions = Object.freeze({
     algorithms: [algorithm],
     clockTolerance: leeway,
@@ -187,13 +197,24 @@ export function jwtAuth(options: JwtAuthOptions): Middleware {
     // Checked before the signature so that `none` and HS/RS confusion never reach a verifier.
     if (alg !== algorithm) return reject(res, wrongAlgorithm);
 
-    jwtVerify(token, verifyKey, verifyOptions)
+    if (verifyHmac !== null) {
+      let claims: Record<string, unknown>;
+      try {
+        claims = verifyHmac(token);
+      } catch (err) {
+        return reject(res, describeFailure(hmacFailureReason(err), algorithm, issuer));
+      }
+      // Outside the try: an error further down the chain is not a token failure.
+      req.auth = claims;
+      return next();
+    }
+    jwtVerify(token, key, verifyOptions)
       .then(
         ({ payload }) => {
           req.auth = payload as Record<string, unknown>;
           next();
         },
-        (err: unknown) => reject(res, describeFailure(err, algorithm, issuer)),
+        (err: unknown) => reject(res, describeFailure(joseFailureReason(err), algorithm, issuer)),
       )
       // An error thrown further down the chain must not become an unhandled rejection (which ends
       // the process); it is answered as a 500 without internals.
