@@ -21,7 +21,8 @@ import { readRawBody } from '../body.js';
 import { GraphQlError, HttpError, KeelError } from '../errors.js';
 import { problemFor, sendProblem } from '../problem.js';
 import type { KeelRequest } from '../request.js';
-import { limitRules, type GraphqlLimits } from './limits.js';
+import { DocumentCache, isRejected, type DocumentCacheOptions } from './documents.js';
+import type { GraphqlLimits } from './limits.js';
 
 /** Default cap on a GraphQL request body when the App gives none: 1 MiB. */
 export const DEFAULT_GRAPHQL_MAX_BODY_SIZE = 1024 * 1024;
@@ -31,6 +32,8 @@ export interface GraphqlHttpOptions {
   limits?: Partial<GraphqlLimits>;
   /** Body cap in bytes; null = unlimited. Default DEFAULT_GRAPHQL_MAX_BODY_SIZE (1 MiB). */
   maxBodySize?: number | null;
+  /** Bounds of the cache of parsed and validated queries. Default: DocumentCache's defaults. */
+  documentCache?: DocumentCacheOptions;
   /** Context value for resolvers. Default `{ req }`. */
   context?: (req: KeelRequest) => OperationContext | Promise<OperationContext>;
 }
@@ -88,13 +91,25 @@ export function createGraphqlHttpHandler(schema: GraphQLSchema, options: Graphql
   };
   const maxBodySize = options.maxBodySize === undefined ? DEFAULT_GRAPHQL_MAX_BODY_SIZE : options.maxBodySize;
   const contextFor = options.context ?? ((req: KeelRequest) => ({ req }) as unknown as OperationContext);
+  const documents = new DocumentCache(schema, limits, options.documentCache);
   // Each request's execution result, so the status can be chosen from the original thrown errors.
   const executed = new WeakMap<KeelRequest, ExecutionResult>();
 
   const handle = createHandler<KeelRequest, undefined, OperationContext>({
     schema,
     context: (req) => contextFor(req.raw),
-    validationRules: (_req, args, specified) => [...specified, ...limitRules(limits, args.variableValues)],
+    // Parse + validation (specified rules and the route's limits) through the per-route document
+    // cache; graphql-http still checks the operation (GET mutations), builds the context and executes.
+    onSubscribe: (_req, params) => {
+      let checked;
+      try {
+        checked = documents.prepare(params.query, params.variables);
+      } catch (err) {
+        return [new GraphQLError((err as Error).message)];
+      }
+      if (isRejected(checked)) return checked;
+      return { schema, document: checked, operationName: params.operationName, variableValues: params.variables };
+    },
     formatError: formatGraphqlError,
     onOperation: (req, _args, result) => {
       if (!(Symbol.asyncIterator in result)) executed.set(req.raw, result);

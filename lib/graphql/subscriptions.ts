@@ -2,9 +2,9 @@
  * GraphQL over WebSocket with the `graphql-transport-ws` subprotocol (graphql-ws's `useServer`):
  * `connection_init` → `connection_ack`, `subscribe` → `next`… → `complete`, protocol errors as `error`.
  * Every operation is parsed and validated here with the route's limit rules (introspection, depth,
- * complexity), so the WebSocket path enforces exactly what the HTTP path does.
+ * complexity; through lib/graphql/documents.ts), so the WebSocket path enforces exactly what the HTTP path does.
  */
-import { GraphQLError, parse, specifiedRules, validate, type DocumentNode, type GraphQLSchema } from 'graphql';
+import { GraphQLError, type DocumentNode, type GraphQLSchema } from 'graphql';
 import { handleProtocols } from 'graphql-ws';
 import { useServer } from 'graphql-ws/use/ws';
 import { WebSocketServer } from 'ws';
@@ -12,7 +12,8 @@ import type { KeelRequest } from '../request.js';
 import { guardedUpgrade, DEFAULT_MAX_PAYLOAD, type UpgradeHandler } from '../ws/upgrade.js';
 import type { UpgradeGuard } from '../ws/guard.js';
 import { formatGraphqlError } from './http.js';
-import { limitRules, type GraphqlLimits } from './limits.js';
+import { DocumentCache, isRejected } from './documents.js';
+import type { GraphqlLimits } from './limits.js';
 
 /** Time a client has to send `connection_init` before the server closes with 4408, ms. */
 export const DEFAULT_CONNECTION_INIT_WAIT_TIMEOUT = 3_000;
@@ -42,6 +43,8 @@ export function createGraphqlWsUpgradeHandler(schema: GraphQLSchema, options: Gr
     depth_limit: options.limits?.depth_limit ?? null,
     complexity_limit: options.limits?.complexity_limit ?? null,
   };
+  // The same cache as the HTTP path keeps: parse + validation (with the limits) once per query text.
+  const documents = new DocumentCache(schema, limits);
   const wss = new WebSocketServer({
     noServer: true,
     maxPayload: options.maxPayload ?? DEFAULT_MAX_PAYLOAD,
@@ -54,15 +57,13 @@ export function createGraphqlWsUpgradeHandler(schema: GraphQLSchema, options: Gr
       schema,
       connectionInitWaitTimeout: options.connectionInitWaitTimeout ?? DEFAULT_CONNECTION_INIT_WAIT_TIMEOUT,
       onSubscribe: (ctx, _id, payload) => {
-        let document: DocumentNode;
+        let document: DocumentNode | readonly GraphQLError[];
         try {
-          document = parse(payload.query);
-        } catch (err) {
-          return [err instanceof GraphQLError ? err : new GraphQLError('Query cannot be parsed')];
+          document = documents.prepare(payload.query, payload.variables);
+        } catch {
+          return [new GraphQLError('Query cannot be parsed')];
         }
-        const rules = [...specifiedRules, ...limitRules(limits, payload.variables)];
-        const errors = validate(schema, document, rules);
-        if (errors.length) return errors;
+        if (isRejected(document)) return document;
         return {
           schema,
           document,

@@ -1,0 +1,138 @@
+/**
+ * Parsed and validated GraphQL documents, cached per query text (as mercurius does): parsing and
+ * running graphql-js's ~30 validation rules cost far more than executing a small query, and clients
+ * send the same few query strings over and over.
+ *
+ * What is cached is the *outcome* of parse + validation (specified rules and the route's limits:
+ * introspection, depth, complexity), so a document rejected by a limit is rejected again from the
+ * cache and every distinct query text is checked once with every rule. The one input besides the
+ * text is the request's variables, which only complexity reads (`first: $n`); a document whose
+ * pagination arguments take a variable has its complexity checked again on each request.
+ *
+ * The cache is a bounded LRU (entries and total query text), so distinct queries from clients
+ * cannot grow memory without limit; queries longer than the text budget are checked but not kept.
+ */
+import { LRUCache } from 'lru-cache';
+import {
+  BREAK, GraphQLError, Kind, parse, specifiedRules, validate, visit,
+  type DocumentNode, type GraphQLSchema, type ValidationRule, type ValueNode,
+} from 'graphql';
+import { complexityLimitRule, depthLimitRule, introspectionDisabledRule, PAGINATION_ARGUMENTS, type GraphqlLimits } from './limits.js';
+
+/** Most distinct query texts kept per route (mercurius keeps 1024). */
+export const DEFAULT_DOCUMENT_CACHE_ENTRIES = 1000;
+/** Most query text kept per route, in UTF-16 code units (the parsed documents take a multiple of it). */
+export const DEFAULT_DOCUMENT_CACHE_TEXT = 1024 * 1024;
+
+export interface DocumentCacheOptions {
+  /** Default DEFAULT_DOCUMENT_CACHE_ENTRIES (1000). */
+  maxEntries?: number;
+  /** Default DEFAULT_DOCUMENT_CACHE_TEXT (1 Mi code units). */
+  maxText?: number;
+}
+
+interface Checked {
+  /** Null when the text does not parse. */
+  readonly document: DocumentNode | null;
+  /** The errors of every rule whose outcome the document alone decides. */
+  readonly errors: readonly GraphQLError[];
+  /** Complexity reads the request's variables, so it is left out of `errors` and checked per request. */
+  readonly variableComplexity: boolean;
+}
+
+function holdsVariable(value: ValueNode): boolean {
+  if (value.kind === Kind.VARIABLE) return true;
+  if (value.kind === Kind.LIST) return value.values.some(holdsVariable);
+  if (value.kind === Kind.OBJECT) return value.fields.some((f) => holdsVariable(f.value));
+  return false;
+}
+
+/** True when a pagination argument's value holds a variable: the complexity then depends on the request. */
+function paginationTakesVariable(document: DocumentNode): boolean {
+  let found = false;
+  visit(document, {
+    Argument(node) {
+      if (PAGINATION_ARGUMENTS.includes(node.name.value) && holdsVariable(node.value)) {
+        found = true;
+        return BREAK;
+      }
+      return false;
+    },
+  });
+  return found;
+}
+
+/** True when `prepare` answered with errors rather than a document. */
+export function isRejected(checked: DocumentNode | readonly GraphQLError[]): checked is readonly GraphQLError[] {
+  return Array.isArray(checked);
+}
+
+/**
+ * Parse + validate with the route's limits, through a per-route cache.
+ *
+ * @example
+ * const documents = new DocumentCache(schema, { introspection_enabled: false, depth_limit: 8, complexity_limit: null });
+ * const checked = documents.prepare('{ me { id } }', undefined); // a DocumentNode, or the errors to send
+ */
+export class DocumentCache {
+  readonly #schema: GraphQLSchema;
+  readonly #limits: Readonly<GraphqlLimits>;
+  /** The rules whose outcome depends on the document alone (built once). */
+  readonly #staticRules: readonly ValidationRule[];
+  /** The same without the complexity rule, for documents whose complexity reads variables. */
+  readonly #rulesWithoutComplexity: readonly ValidationRule[];
+  readonly #cache: LRUCache<string, Checked>;
+
+  constructor(schema: GraphQLSchema, limits: Readonly<GraphqlLimits>, options: DocumentCacheOptions = {}) {
+    this.#schema = schema;
+    this.#limits = limits;
+    const base: ValidationRule[] = [...specifiedRules];
+    if (!limits.introspection_enabled) base.push(introspectionDisabledRule);
+    if (limits.depth_limit !== null) base.push(depthLimitRule(limits.depth_limit));
+    this.#rulesWithoutComplexity = base;
+    this.#staticRules = limits.complexity_limit === null ? base : [...base, complexityLimitRule(limits.complexity_limit, {})];
+    this.#cache = new LRUCache<string, Checked>({
+      max: options.maxEntries ?? DEFAULT_DOCUMENT_CACHE_ENTRIES,
+      maxSize: options.maxText ?? DEFAULT_DOCUMENT_CACHE_TEXT,
+      // A query longer than the whole budget is not stored (lru-cache skips entries above maxSize).
+      sizeCalculation: (_value, query) => Math.max(1, query.length),
+    });
+  }
+
+  /** Query texts currently cached. */
+  get size(): number {
+    return this.#cache.size;
+  }
+
+  /**
+   * The document to execute for `query`, or the errors to answer with (syntax, validation, limits).
+   * A parse failure that is not a GraphQLError (a stack overflow on absurd nesting) is thrown.
+   */
+  prepare(query: string, variables: Readonly<Record<string, unknown>> | null | undefined): DocumentNode | readonly GraphQLError[] {
+    let checked = this.#cache.get(query);
+    if (checked === undefined) {
+      checked = this.#check(query);
+      this.#cache.set(query, checked);
+    }
+    if (checked.document === null || !checked.variableComplexity) return checked.errors.length > 0 ? checked.errors : checked.document!;
+    const rules = checked.errors.length > 0
+      // Already invalid: validate again with every rule so errors come in the order graphql-js reports them.
+      ? [...this.#rulesWithoutComplexity, complexityLimitRule(this.#limits.complexity_limit!, variables ?? {})]
+      : [complexityLimitRule(this.#limits.complexity_limit!, variables ?? {})];
+    const errors = validate(this.#schema, checked.document, rules);
+    return errors.length > 0 ? errors : checked.document;
+  }
+
+  #check(query: string): Checked {
+    let document: DocumentNode;
+    try {
+      document = parse(query);
+    } catch (err) {
+      if (err instanceof GraphQLError) return { document: null, errors: [err], variableComplexity: false };
+      throw err;
+    }
+    const variableComplexity = this.#limits.complexity_limit !== null && paginationTakesVariable(document);
+    const errors = validate(this.#schema, document, variableComplexity ? this.#rulesWithoutComplexity : this.#staticRules);
+    return { document, errors, variableComplexity };
+  }
+}
