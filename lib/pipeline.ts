@@ -10,12 +10,12 @@ import type { Logger } from 'pino';
 import { hasRequestBody, readRawBody } from './body.js';
 import { parseBody } from './content.js';
 import { HttpError } from './errors.js';
-import { handlerFlags, toResponse, type KeelResponse, type RequestData } from './handler.js';
+import { HandlerResult, KeelResponse, handlerFlags, toResponse, type RequestData } from './handler.js';
 import { runHooks, type PhaseHooks, type HookContext } from './hooks.js';
 import { sendProblem } from './problem.js';
-import { flattenHeaders, type KeelRequest, type Middleware } from './request.js';
-import { parseCookies, parseQuery } from './query.js';
-import { writeResponse } from './respond.js';
+import type { KeelRequest, Middleware } from './request.js';
+import { LazyRequestData } from './request-data.js';
+import { writeResponse, writeValue } from './respond.js';
 import type { RouteDefinition } from './route-definition.js';
 import { compileRequestValidator, compileSchema } from './validation.js';
 
@@ -55,6 +55,9 @@ function isThenable(v: unknown): v is PromiseLike<unknown> {
   return v !== null && (typeof v === 'object' || typeof v === 'function') && typeof (v as { then?: unknown }).then === 'function';
 }
 
+/** Routes without cookie parameters never parse the Cookie header for validation. */
+const NO_COOKIES: Record<string, string> = Object.freeze({}) as Record<string, string>;
+
 export interface PipelineContext {
   hooks: PhaseHooks;
   /** Effective body cap for this route (bytes; null = unlimited). */
@@ -87,6 +90,10 @@ export function compileCore(route: RouteDefinition, ctx: PipelineContext): Route
   const wildcard = route.compiled.wildcard;
   const handler = route.handler;
   const bg = ctx.background;
+  // find-my-way hands over a fresh params object per match: it is used as it is unless a wildcard
+  // is renamed or an optional parameter may come back undefined.
+  const renameParams = wildcard !== null || route.compiled.pattern.includes('?');
+  const needsCookies = route.params.some((p) => p.source === 'cookie');
 
   async function respond(req: KeelRequest, res: ServerResponse, data: RequestData, r: KeelResponse): Promise<void> {
     if (hasOnResponse) {
@@ -114,33 +121,78 @@ export function compileCore(route: RouteDefinition, ctx: PipelineContext): Route
     sendProblem(res, err);
   }
 
-  async function run(req: KeelRequest, res: ServerResponse, params: Record<string, string | undefined>, search: string): Promise<void> {
-    const withBody = hasRequestBody(req);
-    const pathParams: Record<string, string> = {};
-    for (const k in params) {
-      const v = params[k];
-      if (v !== undefined) pathParams[k === '*' && wildcard ? wildcard : k] = v;
+  /** Validate path/query/header/cookie values and the body; coerced values land in `data`. Throws a 422. */
+  function validate(req: KeelRequest, data: RequestData): void {
+    const v = validator!({
+      pathParams: data.pathParams as Record<string, string>, query: data.query, headers: req.headers,
+      cookies: needsCookies ? data.cookies : NO_COOKIES, body: data.body, hasBody: data.body !== undefined, files: data.files,
+    });
+    if (!flags.prefersParameterExtraction) {
+      data.validatedParams = v.params;
+      Object.assign(data.pathParams, v.params.path);
+      Object.assign(data.query, v.params.query);
     }
-    const data: RequestData = {
-      method: req.method ?? 'GET',
-      path: req.url ? req.url.split('?', 1)[0]! : '/',
-      pathParams,
-      query: parseQuery(search),
-      headers: flags.wantsHeaders || withBody ? flattenHeaders(req.headers) : {},
-      cookies: flags.wantsCookies || withBody ? parseCookies(req.headers.cookie) : {},
-      body: undefined,
-      rawBody: null,
-      files: {},
-      validatedParams: null,
-      requestId: req.requestId,
-      auth: req.auth,
-      state: (req.state ??= {}),
-    };
-    if (bg) {
-      // Jobs carry the request id of the request that enqueued them (BackgroundJobMetadata.request_id).
-      data.background = { enqueue: (task, meta) => bg.enqueue(task, { request_id: req.requestId ?? null, ...meta }) };
+  }
+
+  /** Turn the handler's outcome into the response (the only step left once the handler returned). */
+  function finish(req: KeelRequest, res: ServerResponse, data: RequestData, outcome: unknown): void | Promise<void> {
+    if (res.writableEnded) return;
+    if (!hasOnResponse && !(outcome instanceof KeelResponse) && !(outcome instanceof HandlerResult) && !(outcome instanceof Error)) {
+      // A plain value: no Response object is needed between the handler and the socket.
+      if (responseCheck && outcome !== null && typeof outcome === 'object' && !Buffer.isBuffer(outcome) && !responseCheck(outcome)) {
+        logger.warn({ route: route.path, errors: responseCheck.errors }, 'handler response does not match its response schema');
+      }
+      return writeValue(res, outcome);
     }
-    if (flags.wantsRequestExtensions) (req as KeelRequest & { keel?: RequestData }).keel = data;
+    const out = toResponse(outcome);
+    if (out instanceof Error) return fail(req, res, data, out);
+    if (responseCheck && out.status_code < 300 && out.content !== null && typeof out.content === 'object' && !Buffer.isBuffer(out.content) && !responseCheck(out.content)) {
+      logger.warn({ route: route.path, errors: responseCheck.errors }, 'handler response does not match its response schema');
+    }
+    return hasOnResponse ? respond(req, res, data, out) : writeResponse(res, out);
+  }
+
+  /** Errors after the handler was entered: a response already under way is left alone. */
+  function failOpen(req: KeelRequest, res: ServerResponse, data: RequestData, err: unknown): void {
+    if (!res.writableEnded) void fail(req, res, data, err).catch((e: unknown) => logger.error({ err: e, route: route.path }, 'error response failed'));
+  }
+
+  /**
+   * The synchronous path: no hooks before the handler and no body to read. A handler that returns
+   * a plain value is answered in the same tick, without a promise (most GET routes).
+   */
+  function direct(req: KeelRequest, res: ServerResponse, data: RequestData): void {
+    let outcome: unknown;
+    try {
+      if (validator) validate(req, data);
+      outcome = handler.call(req, data);
+    } catch (err) {
+      return failOpen(req, res, data, err);
+    }
+    if (isThenable(outcome)) {
+      outcome.then(
+        (o) => {
+          try {
+            const w = finish(req, res, data, o);
+            if (w) w.catch((e: unknown) => failOpen(req, res, data, e));
+          } catch (e) {
+            failOpen(req, res, data, e);
+          }
+        },
+        (e: unknown) => failOpen(req, res, data, e),
+      );
+      return;
+    }
+    try {
+      const w = finish(req, res, data, outcome);
+      if (w) w.catch((e: unknown) => failOpen(req, res, data, e));
+    } catch (e) {
+      failOpen(req, res, data, e);
+    }
+  }
+
+  /** The general path: hooks, body reading and parsing, each awaited only when present. */
+  async function run(req: KeelRequest, res: ServerResponse, data: RequestData, withBody: boolean): Promise<void> {
     try {
       let r: KeelResponse | undefined;
       if (hasOnRequest) {
@@ -156,7 +208,8 @@ export function compileCore(route: RouteDefinition, ctx: PipelineContext): Route
           const raw = await readRawBody(req, maxBodySize);
           data.rawBody = raw;
           if (!skipJsonParse) {
-            const parsed = await parseBody(raw, req.headers['content-type'], req.headers, expectJson);
+            const p = parseBody(raw, req.headers['content-type'], req.headers, expectJson);
+            const parsed = isThenable(p) ? await p : p;
             data.body = parsed.body;
             data.files = parsed.files;
             req.body = parsed.body;
@@ -168,32 +221,20 @@ export function compileCore(route: RouteDefinition, ctx: PipelineContext): Route
         }
       }
       if (!r) {
-        if (validator) {
-          const v = validator({ pathParams, query: data.query, headers: req.headers, cookies: data.cookies, body: data.body, hasBody: data.body !== undefined, files: data.files });
-          if (!flags.prefersParameterExtraction) {
-            data.validatedParams = v.params;
-            Object.assign(data.pathParams, v.params.path);
-            Object.assign(data.query, v.params.query);
-          }
-        }
+        if (validator) validate(req, data);
         if (hasPreHandler) {
           r = await runHooks(hooks.pre_handler, { phase: 'pre_handler', req, res, data, route: route.path });
           if (res.writableEnded) return;
         }
       }
-      if (!r) {
-        // Most handlers return a plain value: awaiting only a thenable saves a microtask hop per request.
-        const outcome = handler.call(req, data);
-        const out = toResponse(isThenable(outcome) ? await outcome : outcome);
-        if (out instanceof Error) throw out;
-        if (responseCheck && out.status_code < 300 && out.content !== null && typeof out.content === 'object' && !Buffer.isBuffer(out.content) && !responseCheck(out.content)) {
-          logger.warn({ route: route.path, errors: responseCheck.errors }, 'handler response does not match its response schema');
-        }
-        r = out;
+      if (r) {
+        if (res.writableEnded) return;
+        await (hasOnResponse ? respond(req, res, data, r) : writeResponse(res, r));
+        return;
       }
-      if (res.writableEnded) return;
-      // Without on_response hooks there is nothing between the response and the socket.
-      await (hasOnResponse ? respond(req, res, data, r) : writeResponse(res, r));
+      // Most handlers return a plain value: awaiting only a thenable saves a microtask hop per request.
+      const outcome = handler.call(req, data);
+      await finish(req, res, data, isThenable(outcome) ? await outcome : outcome);
     } catch (err) {
       if (res.writableEnded) return;
       await fail(req, res, data, err);
@@ -206,8 +247,25 @@ export function compileCore(route: RouteDefinition, ctx: PipelineContext): Route
       void writeResponse(res, staticResponse);
     };
   }
+  const alwaysGeneral = hasOnRequest || hasPreValidation || hasPreHandler;
   return function routeCore(req, res, params, search) {
-    void run(req, res, params, search);
+    const withBody = hasRequestBody(req);
+    let pathParams: Record<string, string> = params as Record<string, string>;
+    if (renameParams) {
+      pathParams = {};
+      for (const k in params) {
+        const v = params[k];
+        if (v !== undefined) pathParams[k === '*' && wildcard ? wildcard : k] = v;
+      }
+    }
+    const data = new LazyRequestData(req, pathParams, search, flags.wantsHeaders || withBody, flags.wantsCookies || withBody);
+    if (bg) {
+      // Jobs carry the request id of the request that enqueued them (BackgroundJobMetadata.request_id).
+      data.background = { enqueue: (task, meta) => bg.enqueue(task, { request_id: req.requestId ?? null, ...meta }) };
+    }
+    if (flags.wantsRequestExtensions) (req as KeelRequest & { keel?: RequestData }).keel = data;
+    if (alwaysGeneral || withBody) void run(req, res, data, withBody);
+    else direct(req, res, data);
   };
 }
 

@@ -2,7 +2,7 @@
  * Writing a KeelResponse to node's ServerResponse without Express's res.json/res.send: JSON is
  * serialised once with JSON.stringify, strings and bytes written as they are, streams piped.
  */
-import type { ServerResponse } from 'node:http';
+import { ServerResponse } from 'node:http';
 import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import type { KeelResponse, ResponseCookie } from './handler.js';
@@ -35,8 +35,11 @@ function noBody(status: number): boolean {
   return status === 204 || status === 304 || (status >= 100 && status < 200);
 }
 
-/** Write `r` to `res`. Returns when the body has been handed to the socket. */
-export async function writeResponse(res: ServerResponse, r: KeelResponse): Promise<void> {
+/**
+ * Write `r` to `res`. Synchronous unless the content is a stream: then the returned promise
+ * settles when the stream has been handed to the socket.
+ */
+export function writeResponse(res: ServerResponse, r: KeelResponse): void | Promise<void> {
   if (res.writableEnded) return;
   res.statusCode = r.status_code;
   let hasType = false;
@@ -50,36 +53,56 @@ export async function writeResponse(res: ServerResponse, r: KeelResponse): Promi
     const list = prev === undefined ? [] : Array.isArray(prev) ? prev : [String(prev)];
     res.setHeader('Set-Cookie', [...list, ...r.cookies.map(serializeCookie)]);
   }
-  const c = r.content;
-  if (noBody(r.status_code) || c === null || c === undefined) {
-    if (!noBody(r.status_code)) res.setHeader('Content-Length', 0);
+  return writeContent(res, r.status_code, r.content, hasType);
+}
+
+/**
+ * Write a handler's plain return value (not a Response): 200 with the value, 204 for undefined.
+ * The common case of a route, so it skips building a Response object.
+ */
+export function writeValue(res: ServerResponse, value: unknown): void | Promise<void> {
+  if (res.writableEnded) return;
+  return writeContent(res, value === undefined ? 204 : 200, value === undefined ? null : value, false);
+}
+
+function writeContent(res: ServerResponse, status: number, c: unknown, hasType: boolean): void | Promise<void> {
+  if (noBody(status) || c === null || c === undefined) {
+    res.statusCode = status;
+    if (!noBody(status)) res.setHeader('Content-Length', 0);
     res.end();
     return;
   }
-  if (typeof c === 'string') {
-    if (!hasType) res.setHeader('Content-Type', TEXT_TYPE);
-    res.setHeader('Content-Length', Buffer.byteLength(c));
-    res.end(c);
-    return;
-  }
-  if (c instanceof Uint8Array) {
-    if (!hasType) res.setHeader('Content-Type', BYTES_TYPE);
-    res.setHeader('Content-Length', c.byteLength);
-    res.end(c);
-    return;
-  }
+  if (typeof c === 'string') return endWith(res, status, c, Buffer.byteLength(c), hasType ? undefined : TEXT_TYPE);
+  if (c instanceof Uint8Array) return endWith(res, status, c, c.byteLength, hasType ? undefined : BYTES_TYPE);
   if (isStream(c)) {
+    res.statusCode = status;
     if (!hasType) res.setHeader('Content-Type', BYTES_TYPE);
     const source = c instanceof Readable ? c : Readable.from(c as AsyncIterable<unknown>);
-    await pipeline(source, res).catch(() => {
+    return pipeline(source, res).catch(() => {
       // The client went away or the source failed mid-stream: the status line is gone, so the only
       // honest signal left is an aborted connection.
       if (!res.writableEnded) res.destroy();
     });
-    return;
   }
   const body = JSON.stringify(c);
-  if (!hasType) res.setHeader('Content-Type', JSON_TYPE);
-  res.setHeader('Content-Length', Buffer.byteLength(body));
+  return endWith(res, status, body, Buffer.byteLength(body), hasType ? undefined : JSON_TYPE);
+}
+
+const nativeWriteHead = ServerResponse.prototype.writeHead;
+
+/**
+ * Status, type, length and body in one go. When nothing wraps the response, one writeHead() with
+ * the raw header list is cheaper than a setHeader() per header (headers set earlier are kept);
+ * a wrapped response (compression decides at end() on the whole body) gets the plain calls.
+ */
+function endWith(res: ServerResponse, status: number, body: string | Uint8Array, length: number, type: string | undefined): void {
+  if (res.writeHead === nativeWriteHead) {
+    if (type === undefined) res.writeHead(status, ['Content-Length', String(length)]);
+    else res.writeHead(status, ['Content-Type', type, 'Content-Length', String(length)]);
+  } else {
+    res.statusCode = status;
+    if (type !== undefined) res.setHeader('Content-Type', type);
+    res.setHeader('Content-Length', length);
+  }
   res.end(body);
 }
