@@ -85,6 +85,18 @@ describe('timeout: when the handler is too slow', () => {
     });
   });
 
+  it('should answer from the shorter deadline when two timeouts are stacked', async () => {
+    const app = express();
+    app.use(timeout({ request_timeout: 1 }), timeout({ request_timeout: 5 }));
+    app.get('/slow', async (_req, res) => {
+      await sleep(1300);
+      res.json({ status: 'late' });
+    });
+    const res = await request(app).get('/slow');
+    assert.equal(res.status, 408);
+    assert.equal(res.body.detail, 'The server did not answer within 1 second');
+  });
+
   it('should discard late res.status/setHeader/json without throwing', async () => {
     const { app, late } = appWith({ requestTimeout: 1 });
     const res = await request(app).get('/slow');

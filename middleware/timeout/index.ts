@@ -48,6 +48,19 @@ function silence(res: ServerResponse): void {
   }
 }
 
+interface Deadline {
+  readonly seconds: number;
+  readonly detail: string;
+}
+
+function onTimeout(req: KeelRequest, res: ServerResponse, deadline: Deadline): void {
+  if (res.headersSent || res.writableEnded) return;
+  sendProblem(res, problemFor('KEEL_REQUEST_TIMEOUT', deadline.detail, { timeout: deadline.seconds }), { Connection: 'close' });
+  silence(res);
+  // Whatever of the request body is still unread is not needed any more.
+  if (!req.readableEnded) req.resume();
+}
+
 /**
  * Answer 408 (problem details, `Connection: close`) when the handler has not begun its response
  * within `request_timeout` seconds.
@@ -72,21 +85,30 @@ export function timeout(options: TimeoutOptions): Middleware {
     };
   }
   const ms = seconds * 1000;
-  const detail = `The server did not answer within ${seconds} second${seconds === 1 ? '' : 's'}`;
+  const deadline: Deadline = Object.freeze({
+    seconds,
+    detail: `The server did not answer within ${seconds} second${seconds === 1 ? '' : 's'}`,
+  });
+
+  // The response's pending timer, under this instance's own key (two instances on one response each
+  // keep theirs).
+  const kTimer = Symbol('keel.timeout.timer');
+  type TimedResponse = ServerResponse & { [kTimer]?: NodeJS.Timeout };
+  // A response emits 'close' once it is done, whether it finished (node emits it right after
+  // 'finish') or the connection went away first: one listener covers both.
+  function clearTimer(this: TimedResponse): void {
+    clearTimeout(this[kTimer]);
+    this[kTimer] = undefined;
+  }
 
   return function timeout(req: KeelRequest, res: ServerResponse, next: NextFunction): void {
-    const timer = setTimeout(() => {
-      if (res.headersSent || res.writableEnded) return;
-      sendProblem(res, problemFor('KEEL_REQUEST_TIMEOUT', detail, { timeout: seconds }), { Connection: 'close' });
-      silence(res);
-      // Whatever of the request body is still unread is not needed any more.
-      if (!req.readableEnded) req.resume();
-    }, ms);
+    // Callback and listener made once per instance, the request's own objects as arguments: a
+    // timer per request, but no closures and no once() wrappers.
+    const timer = setTimeout(onTimeout, ms, req, res, deadline);
     // A pending timer must not keep a shutting-down process alive.
     timer.unref();
-    const clear = () => clearTimeout(timer);
-    res.once('finish', clear);
-    res.once('close', clear);
+    (res as TimedResponse)[kTimer] = timer;
+    res.on('close', clearTimer);
     next();
   };
 }
