@@ -94,6 +94,25 @@ describe('securityHeaders: when options are given', () => {
   });
 });
 
+describe('securityHeaders: when a helmet CSP directive is a function', () => {
+  it('should compute the header for each response (a nonce per response)', async () => {
+    let n = 0;
+    const nonce = (_req: unknown, res: unknown) => `'nonce-${(res as { locals: { nonce: string } }).locals.nonce}'`;
+    const app = express();
+    app.use((_req, res, next) => {
+      res.locals.nonce = `n${++n}`;
+      next();
+    });
+    app.use(securityHeaders({ helmet: { contentSecurityPolicy: { directives: { defaultSrc: ["'self'"], scriptSrc: [nonce] } } } }));
+    app.get('/data', (_req, res) => res.json({ ok: true }));
+    const first = await request(app).get('/data');
+    const second = await request(app).get('/data');
+    assert.match(first.headers['content-security-policy'] ?? '', /script-src 'nonce-n1'/);
+    assert.match(second.headers['content-security-policy'] ?? '', /script-src 'nonce-n2'/);
+    assert.equal(second.headers['x-content-type-options'], 'nosniff');
+  });
+});
+
 describe('securityHeaders: when disabled', () => {
   it('should send none of the headers', async () => {
     const res = await request(appWith(securityHeaders({ enabled: false }))).get('/data');

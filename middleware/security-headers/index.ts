@@ -189,6 +189,64 @@ export function securityHeaders(options: SecurityHeadersOptions = {}): Middlewar
     throw new ConfigError(`Invalid ${RECORD} at ${RECORD}.helmet: ${(err as Error).message}`, { record: RECORD, path: `${RECORD}.helmet`, key: 'helmet', value: c.helmet });
   }
 
+  const plan = recordHelmet(apply, c.helmet);
+  if (plan === null) return perRequestHelmet(apply, csp);
+  if (csp !== null) plan.push(['Content-Security-Policy', csp]);
+  const names = Object.freeze(plan.filter(([, value]) => value !== undefined).map(([name]) => name));
+  const ops = Object.freeze(plan);
+
+  return function securityHeaders(_req: KeelRequest, res: ServerResponse, next: NextFunction): void {
+    if (res.headersSent) return next();
+    for (let i = 0; i < ops.length; i++) {
+      const [name, value] = ops[i]!;
+      if (value === undefined) res.removeHeader(name);
+      else res.setHeader(name, value);
+    }
+    (res as TaggedResponse)[kSet] = names;
+    next();
+  };
+}
+
+/** One header operation: set `name` to `value`, or remove `name` (value undefined). */
+type HeaderOp = readonly [name: string, value: string | undefined];
+
+/**
+ * helmet's headers depend on its options only, except a CSP directive given as a function (a nonce
+ * per response). Without functions, run helmet once against a recorder and replay what it did on
+ * every response: the same headers, without helmet's per-request dispatch. null: replay is not safe.
+ */
+function recordHelmet(apply: ReturnType<typeof helmet>, userOptions: unknown): HeaderOp[] | null {
+  if (containsFunction(userOptions)) return null;
+  const ops: HeaderOp[] = [];
+  const recorder = {
+    setHeader(name: string, value: unknown) {
+      if (typeof value !== 'string') throw new TypeError('not a string header');
+      ops.push([name, value]);
+    },
+    removeHeader(name: string) {
+      ops.push([name, undefined]);
+    },
+  };
+  let outcome = 'pending' as 'pending' | 'ok' | 'failed';
+  try {
+    apply({} as never, recorder as never, (err?: unknown) => {
+      outcome = err ? 'failed' : 'ok';
+    });
+  } catch {
+    return null;
+  }
+  // Anything else (a callback not called synchronously, an error) is left to helmet itself.
+  return outcome === 'ok' ? ops : null;
+}
+
+function containsFunction(value: unknown, depth = 0): boolean {
+  if (typeof value === 'function') return true;
+  if (typeof value !== 'object' || value === null || depth > 8) return false;
+  return Object.values(value).some((v) => containsFunction(v, depth + 1));
+}
+
+/** helmet on every response, for options whose headers can change per response. */
+function perRequestHelmet(apply: ReturnType<typeof helmet>, csp: string | null): Middleware {
   return function securityHeaders(req: KeelRequest, res: ServerResponse, next: NextFunction): void {
     if (res.headersSent) return next();
     const before = new Set(res.getHeaderNames());
