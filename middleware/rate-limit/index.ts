@@ -66,6 +66,14 @@ function checkExtensions(ext: RateLimitExtensions): void {
   if (ext.passOnStoreError !== undefined && typeof ext.passOnStoreError !== 'boolean') bad('passOnStoreError', ext.passOnStoreError, 'true or false');
 }
 
+/**
+ * The default client key: ipKeyGenerator groups IPv6 addresses by subnet and unwraps IPv4-mapped
+ * ones; an address without a colon is IPv4, which it returns as it is, so those skip its IPv6 parse.
+ */
+function clientKey(ip: string, subnet: number | false): string {
+  return ip.includes(':') ? ipKeyGenerator(ip, subnet) : ip;
+}
+
 const isPromise = <T>(v: T | Promise<T>): v is Promise<T> => typeof (v as Promise<T>)?.then === 'function';
 
 /**
@@ -98,7 +106,7 @@ export function rateLimit(options: RateLimitOptions = {}, extensions: RateLimitE
   const subnet = extensions.ipv6Subnet ?? DEFAULT_IPV6_SUBNET;
   const keyOf: (req: KeelRequest) => string = !config.ip_based
     ? () => GLOBAL_KEY
-    : (extensions.key ?? ((req) => ipKeyGenerator(req.socket.remoteAddress ?? 'unknown', subnet)));
+    : (extensions.key ?? ((req) => clientKey(req.socket.remoteAddress ?? 'unknown', subnet)));
 
   const policyHeader = `${policy.burst};w=${Math.ceil(policy.burst / policy.perSecond)}`;
   const exceeded = `Rate limit exceeded: ${policy.burst} requests at once, refilled at ${policy.perSecond} per second`;
