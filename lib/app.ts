@@ -16,14 +16,15 @@ import type { KeelRequest, Middleware } from './request.js';
 import { buildRouter, type KeelRouter } from './dispatch.js';
 import type { ServerHandle, ListenOptions, ServerFactory } from './server.js';
 import { listen } from './server.js';
-import { BUILTIN_INSTALLERS } from './builtins.js';
-import { registerGrpcService } from './grpc/install.js';
-import type { GrpcProtoSource, GrpcServiceHandlers, GrpcServiceOptions } from './grpc/router.js';
-import { registerRpc, type JsonRpcMethodInfoInput, type RpcHandler } from './jsonrpc/index.js';
+import { BUILTIN_INSTALLERS, loadProtocol } from './builtins.js';
 import { mountFeatures } from './features.js';
-import { graphqlRoute, graphqlSdlRoute, installGraphqlRoute, routeOptions, type GraphqlRouteOptions } from './graphql/route.js';
 import type { GraphQlRouteConfig } from './records/graphql.js';
-import { installWebSocketRoute, lazyMiddlewareGuard, type AppWebSocketOptions } from './ws/install.js';
+// Protocol modules are loaded on first use (lib/builtins.ts): types only here.
+import type { GrpcProtoSource, GrpcServiceHandlers, GrpcServiceOptions } from './grpc/router.js';
+import type { JsonRpcMethodInfoInput, RpcHandler } from './jsonrpc/registry.js';
+import type { GraphqlRouteOptions } from './graphql/route.js';
+import type { AppWebSocketOptions } from './ws/install.js';
+import type { UpgradeGuard } from './ws/guard.js';
 import type { WebSocketHandler } from './ws/upgrade.js';
 import type { SecurityHeadersOptions } from '../middleware/security-headers/index.js';
 import type { RateLimitExtensions } from '../middleware/rate-limit/index.js';
@@ -200,7 +201,7 @@ export class App {
    */
   rpc(info: JsonRpcMethodInfoInput | string, handler: RpcHandler): this {
     this.#assertOpen('register an RPC method');
-    registerRpc(this, info, handler);
+    loadProtocol('jsonrpc').registerRpc(this, info, handler);
     return this;
   }
 
@@ -211,9 +212,13 @@ export class App {
     return this;
   }
 
+  #serverGuard: UpgradeGuard | undefined;
   /** WebSocket upgrades run the server-level middleware (request id, rate limit, auth) as a guard (lib/ws). */
-  readonly #upgradeGuard = lazyMiddlewareGuard(() =>
-    mountFeatures(this, { methods: '*', path: '', handler: () => undefined, options: { securityHeaders: false } }, this.#uses));
+  #upgradeGuard(): UpgradeGuard {
+    this.#serverGuard ??= loadProtocol('ws').lazyMiddlewareGuard(() =>
+      mountFeatures(this, { methods: '*', path: '', handler: () => undefined, options: { securityHeaders: false } }, this.#uses));
+    return this.#serverGuard;
+  }
 
   /**
    * spec: register_graphql_route: built-in schema `query_only` | `query_mutation` | `full` at `path`
@@ -221,21 +226,23 @@ export class App {
    */
   registerGraphqlRoute(path: string, method: string, schemaType: string, config: unknown = {}, route?: GraphQlRouteConfig | GraphqlRouteOptions): this {
     this.#assertOpen('add a GraphQL route');
-    installGraphqlRoute(this, graphqlRoute(path, method, schemaType, config, { ...routeOptions(route), guards: [this.#upgradeGuard] }));
+    const graphql = loadProtocol('graphql');
+    graphql.installGraphqlRoute(this, graphql.graphqlRoute(path, method, schemaType, config, { ...graphql.routeOptions(route), guards: [this.#upgradeGuard()] }));
     return this;
   }
 
   /** spec: register_graphql_sdl_route: an SDL schema whose resolvers serve `responseData`. Bad SDL: AppError GraphQl. */
   registerGraphqlSdlRoute(path: string, method: string, sdl: string, responseData: unknown, config: unknown, route?: GraphQlRouteConfig | GraphqlRouteOptions): this {
     this.#assertOpen('add a GraphQL route');
-    installGraphqlRoute(this, graphqlSdlRoute(path, method, sdl, responseData, config, { ...routeOptions(route), guards: [this.#upgradeGuard] }));
+    const graphql = loadProtocol('graphql');
+    graphql.installGraphqlRoute(this, graphql.graphqlSdlRoute(path, method, sdl, responseData, config, { ...graphql.routeOptions(route), guards: [this.#upgradeGuard()] }));
     return this;
   }
 
   /** A WebSocket route at an exact path (lib/ws): `handler` gets a WebSocketSession of typed messages. */
   ws(path: string, handler: WebSocketHandler, options: AppWebSocketOptions = {}): this {
     this.#assertOpen('add a WebSocket route');
-    installWebSocketRoute(this, path, handler, options, this.#upgradeGuard);
+    loadProtocol('ws').installWebSocketRoute(this, path, handler, options, this.#upgradeGuard());
     return this;
   }
 
@@ -266,7 +273,7 @@ export class App {
    */
   grpc(proto: GrpcProtoSource, serviceName: string, handlers: GrpcServiceHandlers, options?: GrpcServiceOptions): this {
     this.#assertOpen('register a gRPC service');
-    registerGrpcService(this, proto, serviceName, handlers, options);
+    loadProtocol('grpc').registerGrpcService(this, proto, serviceName, handlers, options);
     return this;
   }
   /** Replace how the listening server is created (gRPC uses this to serve HTTP/2 on the same port). */

@@ -1,3 +1,6 @@
+/**
+ * `keel`: the core (App, records, errors, problem details, handlers, hooks, background tasks).
+ */
 export * from './records/index.js';
 export * from './errors.js';
 export * from './problem.js';
@@ -18,28 +21,5 @@ export { parseCookies, parseQuery } from './query.js';
 export { compilePattern, openApiPath } from './router.js';
 export { validationError, type ValidationIssue } from './validation.js';
 export * from './background/index.js';
-export {
-  JsonRpcRegistry, JsonRpcError, JSON_RPC_ERRORS, jsonRpcHandler, openRpcDocument, rpcRegistryOf,
-  type RpcHandler, type RpcContext, type JsonRpcId, type JsonRpcMethodInfoInput, type JsonRpcHandlerOptions, type JsonRpcConfigInput,
-  type JsonRpcResponse, type JsonRpcErrorObject,
-} from './jsonrpc/index.js';
-export {
-  parseAsyncApi, analyseAsyncApi, PayloadValidator, asyncApiMounts, AsyncApiDocumentError, ASYNCAPI_JSON_PATH, ASYNCAPI_PARSE_PATH, ASYNCAPI_VALIDATE_PATH,
-  type AsyncApiHandlersOptions, type AsyncApiConfigInput,
-} from './asyncapi/index.js';
-export { generateOpenApi, openApiMounts, type OpenApiMountsOptions, type OpenApiConfigInput, type MountSpec } from './openapi/index.js';
-export {
-  GrpcRouter, createGrpcRouter, GrpcStatus, GrpcError, attachGrpc, createDualServer, guardFromMiddleware, HealthRegistry,
-  type GrpcCallContext, type GrpcServiceHandlers, type GrpcServiceOptions, type GrpcProtoSource, type GrpcGuard, type GrpcGuardContext,
-  type GrpcServerOptions, type GrpcAttachment, type GrpcStatusObject, type GrpcMetadataInit,
-} from './grpc/index.js';
-export {
-  builtinSchema, buildSdlSchema, createGraphqlHttpHandler, createGraphqlWsUpgradeHandler, graphqlRoute, graphqlSdlRoute,
-  installGraphqlRoute, limitRules, measureDepth, measureComplexity, formatGraphqlError, playgroundPage, SCHEMA_TYPES, PLAYGROUND_CSP,
-  type SchemaType, type GraphqlLimits, type GraphqlHttpOptions, type GraphqlWsOptions, type GraphqlRoute, type GraphqlRouteOptions, type GraphqlContext,
-} from './graphql/index.js';
-export {
-  WebSocketSession, WebSocketRouter, createWebSocketUpgradeHandler, middlewareGuard, originGuard, DEFAULT_MAX_PAYLOAD,
-  type WebSocketMessage, type WebSocketHandler, type WebSocketRouteOptions, type AppWebSocketOptions, type UpgradeGuard,
-  type UpgradeHandler as WebSocketUpgradeHandler,
-} from './ws/index.js';
+// Protocols are subpath exports, loaded only by apps that use them (lib/builtins.ts): keel/graphql,
+// keel/grpc, keel/ws, keel/jsonrpc, keel/openapi, keel/asyncapi.

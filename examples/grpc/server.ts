@@ -6,7 +6,8 @@
  * See examples/grpc/README.md for grpcurl calls; `buildGreeterApp()` is exported for the tests.
  */
 import { fileURLToPath } from 'node:url';
-import { createApp, GrpcError, GrpcStatus, type App, type GrpcCallContext } from '../../lib/index.js';
+import { createApp, type App } from '../../lib/index.js';
+import { GrpcError, GrpcStatus, type GrpcCallContext } from '../../lib/grpc/index.js';
 
 export const GREETER_PROTO_PATH = fileURLToPath(new URL('./greeter.proto', import.meta.url));
 /** Upper bound of SayHelloMany's `count`. */

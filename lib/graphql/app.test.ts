@@ -2,6 +2,8 @@ import { describe, it, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import request from 'supertest';
 import { App } from '../app.js';
+// keel/graphql, imported as the App's users do: under tsx the App cannot load it on demand (lib/builtins.ts).
+import './index.js';
 import { AppError, ConfigError } from '../errors.js';
 import { GraphQlRouteConfig } from '../records/graphql.js';
 import type { ServerHandle } from '../server.js';

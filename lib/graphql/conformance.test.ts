@@ -19,6 +19,8 @@ import { fileURLToPath } from 'node:url';
 import { join, relative } from 'node:path';
 import { TypeInfo, parse, visit, visitWithTypeInfo, getNamedType, buildASTSchema, type GraphQLSchema } from 'graphql';
 import { App } from '../app.js';
+// keel/graphql, imported as the App's users do: under tsx the App cannot load it on demand (lib/builtins.ts).
+import './index.js';
 import type { ServerHandle } from '../server.js';
 import { graphqlSubscriptionSnapshot } from '../../harness/graphql-subscription.js';
 

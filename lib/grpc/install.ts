@@ -4,6 +4,7 @@
  * JWT / API-key auth and request ids to calls, and drains HTTP/2 sessions on shutdown.
  */
 import type { App } from '../app.js';
+import { provideProtocol } from '../builtins.js';
 import { AppError } from '../errors.js';
 import type { Middleware } from '../request.js';
 import { jwtAuth } from '../../middleware/jwt-auth/index.js';
@@ -58,3 +59,7 @@ export function installGrpc(app: App): void {
   });
   app.onShutdown(() => state.attachment?.shutdown(c.shutdown_timeout * 1000));
 }
+
+/** What the App calls (lib/builtins.ts); registered on evaluation so the App uses this very copy. */
+export const grpcProtocol = { registerGrpcService, installGrpc };
+provideProtocol('grpc', grpcProtocol);

@@ -3,6 +3,8 @@ import assert from 'node:assert/strict';
 import { pino } from 'pino';
 import request from 'supertest';
 import { App, ConfigError, AppError, handlerError, type ServerHandle } from '../index.js';
+// keel/jsonrpc, imported as the App's users do: under tsx the App cannot load it on demand (lib/builtins.ts).
+import './index.js';
 
 const silent = { logger: pino({ level: 'silent' }) };
 const call = (url: string, path: string, body: unknown) => request(url).post(path).set('Content-Type', 'application/json').send(JSON.stringify(body));

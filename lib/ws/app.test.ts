@@ -2,6 +2,8 @@ import { describe, it, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import WebSocket from 'ws';
 import { App } from '../app.js';
+// keel/ws, imported as the App's users do: under tsx the App cannot load it on demand (lib/builtins.ts).
+import './index.js';
 import { ConfigError } from '../errors.js';
 import type { ServerHandle } from '../server.js';
 

@@ -5,6 +5,7 @@
  */
 import type { IncomingMessage } from 'node:http';
 import type { Duplex } from 'node:stream';
+import { provideProtocol } from '../builtins.js';
 import type { Middleware } from '../request.js';
 import { middlewareGuard, originGuard, type UpgradeGuard } from './guard.js';
 import { createWebSocketUpgradeHandler, type WebSocketHandler, type WebSocketRouteOptions } from './upgrade.js';
@@ -44,3 +45,7 @@ export function installWebSocketRoute(app: WebSocketHost, path: string, handler:
   app.upgrade(path, upgrade);
   app.onShutdown(() => upgrade.close());
 }
+
+/** What the App calls (lib/builtins.ts); registered on evaluation so the App uses this very copy. */
+export const webSocketProtocol = { installWebSocketRoute, lazyMiddlewareGuard };
+provideProtocol('ws', webSocketProtocol);
