@@ -17,10 +17,13 @@ import type { OutgoingHttpHeaders, ServerResponse } from 'node:http';
 import zlib from 'node:zlib';
 import { CompressionConfig, DEFAULT_COMPRESSION_MIN_SIZE, DEFAULT_COMPRESSION_QUALITY } from '../../lib/records/server.js';
 import type { KeelRequest, Middleware, NextFunction } from '../../lib/request.js';
+import { BoundedCache } from './cache.js';
+import { checkExtensions, COMPRESSION_CACHE_SIZE, DEFAULT_COMPRESSION_SYNC_THRESHOLD, type CompressionExtensions } from './extensions.js';
 import { negotiateEncoding, type Coding } from './negotiate.js';
 
 export { DEFAULT_COMPRESSION_MIN_SIZE, DEFAULT_COMPRESSION_QUALITY };
 export { negotiateEncoding, parseAcceptEncoding, type Coding } from './negotiate.js';
+export { COMPRESSION_CACHE_SIZE, DEFAULT_COMPRESSION_SYNC_THRESHOLD, MAX_SYNC_THRESHOLD, MIN_SYNC_THRESHOLD, syncThresholdFor, type CompressionExtensions } from './extensions.js';
 
 /** gzip is on: true. */
 export const DEFAULT_COMPRESSION_GZIP = true;
@@ -49,6 +52,10 @@ export function isCompressible(contentType: unknown): boolean {
 /** Append `Accept-Encoding` to Vary unless it is there already or Vary is `*`. */
 function addVary(res: ServerResponse): void {
   const current = res.getHeader('Vary');
+  if (current === undefined) {
+    res.setHeader('Vary', 'Accept-Encoding');
+    return;
+  }
   const value = Array.isArray(current) ? current.join(', ') : current === undefined ? '' : String(current);
   const tokens = value.split(',').map((s) => s.trim().toLowerCase());
   if (tokens.includes('*') || tokens.includes('accept-encoding')) return;
@@ -88,8 +95,9 @@ function toBuffer(chunk: Chunk, encoding?: BufferEncoding): Buffer {
  * app.get('/big', (_req, res) => res.json({ items: Array.from({ length: 1000 }, (_, i) => ({ i })) }));
  * app.listen(8000);
  */
-export function compression(options: CompressionConfigInput = {}): Middleware {
+export function compression(options: CompressionConfigInput = {}, extensions: CompressionExtensions = {}): Middleware {
   const c = CompressionConfig.parse(options, 'CompressionConfig');
+  checkExtensions(extensions);
   const offered: Coding[] = [...(c.brotli ? (['br'] as const) : []), ...(c.gzip ? (['gzip'] as const) : [])];
   if (offered.length === 0) {
     return function compressionDisabled(_req: KeelRequest, _res: ServerResponse, next: NextFunction): void {
@@ -98,6 +106,7 @@ export function compression(options: CompressionConfigInput = {}): Middleware {
   }
   const gzipOptions: zlib.ZlibOptions = { level: Math.min(c.quality, MAX_GZIP_LEVEL) };
   const minSize = c.min_size;
+  const syncThreshold = extensions.syncThreshold ?? DEFAULT_COMPRESSION_SYNC_THRESHOLD;
   const brotliOptions = (size: number | undefined): zlib.BrotliOptions => ({
     params: {
       [zlib.constants.BROTLI_PARAM_QUALITY]: c.quality,
@@ -112,6 +121,24 @@ export function compression(options: CompressionConfigInput = {}): Middleware {
     if (coding === 'gzip') zlib.gzip(body, gzipOptions, cb);
     else zlib.brotliCompress(body, brotliOptions(body.length), cb);
   };
+  const compressSync = (coding: Coding, body: Buffer): Buffer =>
+    coding === 'gzip' ? zlib.gzipSync(body, gzipOptions) : zlib.brotliCompressSync(body, brotliOptions(body.length));
+  // Clients send a handful of distinct header values; parse each once. Bounded, so arbitrary headers
+  // cannot grow memory (an unseen value is simply computed).
+  const negotiated = new BoundedCache<string, Coding | null>(COMPRESSION_CACHE_SIZE);
+  const negotiate = (header: string | string[] | undefined): Coding | null => {
+    if (typeof header !== 'string') return negotiateEncoding(header, offered);
+    let coding = negotiated.get(header);
+    if (coding === undefined) negotiated.set(header, (coding = negotiateEncoding(header, offered)));
+    return coding;
+  };
+  const compressibleTypes = new BoundedCache<string, boolean>(COMPRESSION_CACHE_SIZE);
+  const compressible = (contentType: unknown): boolean => {
+    if (typeof contentType !== 'string') return false;
+    let yes = compressibleTypes.get(contentType);
+    if (yes === undefined) compressibleTypes.set(contentType, (yes = isCompressible(contentType)));
+    return yes;
+  };
 
   return function compression(req: KeelRequest, res: ServerResponse, next: NextFunction): void {
     // node's own methods, typed loosely: we forward whatever argument shape the caller used.
@@ -123,6 +150,7 @@ export function compression(options: CompressionConfigInput = {}): Middleware {
     let ended = false;
     /** Body size when the whole body arrives in one res.end(chunk). */
     let endLength: number | undefined;
+    let endCallback: (() => void) | undefined;
 
     /** Which coding this response gets, or null. Adds Vary to every response that could vary. */
     const choose = (status: number, size: number | undefined): Coding | null => {
@@ -133,12 +161,13 @@ export function compression(options: CompressionConfigInput = {}): Middleware {
       }
       const encoding = res.getHeader('Content-Encoding');
       if (encoding !== undefined && String(encoding).toLowerCase() !== 'identity') return null;
-      if (NO_TRANSFORM.test(String(res.getHeader('Cache-Control') ?? ''))) return null;
-      if (!isCompressible(res.getHeader('Content-Type'))) return null;
+      const cacheControl = res.getHeader('Cache-Control');
+      if (cacheControl !== undefined && NO_TRANSFORM.test(String(cacheControl))) return null;
+      if (!compressible(res.getHeader('Content-Type'))) return null;
       addVary(res);
       if (req.method === 'HEAD') return null;
       if (size !== undefined && (size === 0 || size < minSize)) return null;
-      return negotiateEncoding(req.headers['accept-encoding'], offered) ?? null;
+      return negotiate(req.headers['accept-encoding']);
     };
     /** Headers of an encoded representation. */
     const markEncoded = (coding: Coding): void => {
@@ -148,14 +177,14 @@ export function compression(options: CompressionConfigInput = {}): Middleware {
       const etag = res.getHeader('ETag');
       if (typeof etag === 'string' && etag.startsWith('"')) res.setHeader('ETag', `W/${etag}`);
     };
+    /** Route the body through a zlib stream (a body written in pieces, or one too big to compress inline). */
     const decide = (status: number): void => {
       const declared = res.getHeader('Content-Length');
       const size = declared !== undefined ? Number(declared) : endLength;
       const coding = choose(status, size);
       if (!coding) return;
-      stream = createStream(coding, size);
+      const s = (stream = createStream(coding, size));
       markEncoded(coding);
-      const s = stream;
       s.on('data', (chunk: Buffer) => {
         if (origWrite.call(res, chunk) === false) s.pause();
       });
@@ -165,15 +194,14 @@ export function compression(options: CompressionConfigInput = {}): Middleware {
       s.on('error', (err) => res.destroy(err));
       // Writers wait for 'drain' on res; their bytes queue in the zlib stream, so forward its drain.
       s.on('drain', () => res.emit('drain'));
+      // Only a streamed response needs these: listeners cost every response that never streams.
+      res.on('drain', () => {
+        if (!res.writableNeedDrain) s.resume();
+      });
+      res.once('close', () => {
+        if (!s.destroyed) s.destroy();
+      });
     };
-    let endCallback: (() => void) | undefined;
-
-    res.on('drain', () => {
-      if (stream && !res.writableNeedDrain) stream.resume();
-    });
-    res.once('close', () => {
-      if (stream && !stream.destroyed) stream.destroy();
-    });
 
     res.writeHead = function writeHead(this: ServerResponse, statusCode: number, ...rest: unknown[]) {
       const reason = typeof rest[0] === 'string' ? rest[0] : undefined;
@@ -198,20 +226,35 @@ export function compression(options: CompressionConfigInput = {}): Middleware {
 
     res.end = function end(this: ServerResponse, chunk?: Chunk | Callback, encoding?: BufferEncoding | Callback, cb?: Callback) {
       if (ended) return this;
-      const callback = [chunk, encoding, cb].find((a) => typeof a === 'function') as Callback | undefined;
+      const callback = typeof chunk === 'function' ? chunk : typeof encoding === 'function' ? encoding : cb;
       const data = typeof chunk === 'function' ? undefined : chunk;
       const enc = typeof encoding === 'string' ? encoding : undefined;
       if (!decided && !this.headersSent) {
-        if (this.getHeader('Content-Length') === undefined) endLength = !data ? 0 : typeof data === 'string' ? Buffer.byteLength(data, enc) : data.byteLength;
+        const declared = this.getHeader('Content-Length');
+        if (declared === undefined) endLength = !data ? 0 : typeof data === 'string' ? Buffer.byteLength(data, enc) : data.byteLength;
         if (data) {
           // The whole body is here (the common case: res.json(), keel's own responses): compress it in
-          // one call on the thread pool instead of through a stream.
+          // one call, no stream. Small bodies inline (see DEFAULT_COMPRESSION_SYNC_THRESHOLD), bigger
+          // ones on the thread pool.
           decided = true;
-          const declared = this.getHeader('Content-Length');
-          const coding = choose(this.statusCode, declared !== undefined ? Number(declared) : endLength);
+          const size = declared !== undefined ? Number(declared) : endLength!;
+          const coding = choose(this.statusCode, size);
           if (!coding) return origEnd.call(this, data, enc, callback);
           ended = true;
-          compressOnce(coding, toBuffer(data, enc), (err, out) => {
+          const body = toBuffer(data, enc);
+          if (body.length <= syncThreshold) {
+            let out: Buffer;
+            try {
+              out = compressSync(coding, body);
+            } catch (err) {
+              res.destroy(err as Error);
+              return this;
+            }
+            markEncoded(coding);
+            res.setHeader('Content-Length', out.length);
+            return origEnd.call(this, out, undefined, callback);
+          }
+          compressOnce(coding, body, (err, out) => {
             if (err) return void res.destroy(err);
             if (res.destroyed) return;
             markEncoded(coding);
