@@ -192,16 +192,15 @@ export function securityHeaders(options: SecurityHeadersOptions = {}): Middlewar
   const plan = recordHelmet(apply, c.helmet);
   if (plan === null) return perRequestHelmet(apply, csp);
   if (csp !== null) plan.push(['Content-Security-Policy', csp]);
+  // Parallel arrays, in helmet's order: the per-response loop reads two strings, no tuples.
+  const removed = Object.freeze(plan.filter(([, value]) => value === undefined).map(([name]) => name));
   const names = Object.freeze(plan.filter(([, value]) => value !== undefined).map(([name]) => name));
-  const ops = Object.freeze(plan);
+  const values = Object.freeze(plan.filter(([, value]) => value !== undefined).map(([, value]) => value!));
 
   return function securityHeaders(_req: KeelRequest, res: ServerResponse, next: NextFunction): void {
     if (res.headersSent) return next();
-    for (let i = 0; i < ops.length; i++) {
-      const [name, value] = ops[i]!;
-      if (value === undefined) res.removeHeader(name);
-      else res.setHeader(name, value);
-    }
+    for (let i = 0; i < removed.length; i++) res.removeHeader(removed[i]!);
+    for (let i = 0; i < names.length; i++) res.setHeader(names[i]!, values[i]!);
     (res as TaggedResponse)[kSet] = names;
     next();
   };
