@@ -20,35 +20,68 @@ function numberOr(raw: string): unknown {
 }
 
 /** Boolean spellings in query strings and forms; a blank value (`?active=`) reads as false, as the corpus expects. */
-const BOOL: Record<string, boolean> = { true: true, false: false, '1': true, '0': false, yes: true, no: false, on: true, off: false, '': false };
+const BOOL = new Map<string, boolean>([['true', true], ['false', false], ['1', true], ['0', false], ['yes', true], ['no', false], ['on', true], ['off', false], ['', false]]);
+
+/** What a coercer returns for text that does not convert (a sentinel, so success allocates nothing). */
+export const UNCONVERTIBLE: unique symbol = Symbol('keel.unconvertible');
+
+/** Text → one scalar type, or UNCONVERTIBLE. */
+export type Coercer = (raw: string) => unknown;
+
+const toInteger: Coercer = (raw) => (INT.test(raw.trim()) ? Number(raw) : UNCONVERTIBLE);
+const toNumber: Coercer = (raw) => {
+  const n = raw.trim() === '' ? NaN : Number(raw);
+  return Number.isFinite(n) ? n : UNCONVERTIBLE;
+};
+const toBoolean: Coercer = (raw) => BOOL.get(raw.trim().toLowerCase()) ?? UNCONVERTIBLE;
+const toJson: Coercer = (raw) => {
+  try {
+    return JSON.parse(raw);
+  } catch {
+    return UNCONVERTIBLE;
+  }
+};
+const asText: Coercer = (raw) => raw;
+
+/**
+ * The converter for `schema`'s scalar type, chosen once per parameter when a route is built (the
+ * per-request work is then one call, with no result object).
+ */
+export function scalarCoercer(schema: Record<string, unknown>): Coercer {
+  switch (schemaType(schema)) {
+    case 'integer':
+      return toInteger;
+    case 'number':
+      return toNumber;
+    case 'boolean':
+      return toBoolean;
+    case 'object':
+    case 'null':
+      return toJson;
+    default:
+      return asText;
+  }
+}
+
+/** The issue for text that `scalarCoercer(schema)` could not convert. */
+export function coercionIssue(raw: string, schema: Record<string, unknown>, loc: (string | number)[]): ValidationIssue {
+  switch (schemaType(schema)) {
+    case 'integer':
+      // A number that is not whole (`42.5`) is reported as the number it is (the corpus's rule).
+      return { type: 'int_parsing', loc, msg: 'Input should be a valid integer, unable to parse string as an integer', input: numberOr(raw) };
+    case 'number':
+      return { type: 'float_parsing', loc, msg: 'Input should be a valid number, unable to parse string as a number', input: raw };
+    case 'boolean':
+      return { type: 'bool_parsing', loc, msg: 'Input should be a valid boolean, unable to interpret input', input: raw };
+    default:
+      return { type: 'json_invalid', loc, msg: 'Input should be valid JSON', input: raw };
+  }
+}
 
 /** Coerce one string to `schema`'s scalar type; returns an issue instead when it cannot. */
 export function coerceScalar(raw: string, schema: Record<string, unknown>, loc: (string | number)[]): { value: unknown } | { issue: ValidationIssue } {
-  switch (schemaType(schema)) {
-    case 'integer':
-      if (INT.test(raw.trim())) return { value: Number(raw) };
-      // A number that is not whole (`42.5`) is reported as the number it is (the corpus's rule).
-      return { issue: { type: 'int_parsing', loc, msg: 'Input should be a valid integer, unable to parse string as an integer', input: numberOr(raw) } };
-    case 'number': {
-      const n = raw.trim() === '' ? NaN : Number(raw);
-      if (Number.isFinite(n)) return { value: n };
-      return { issue: { type: 'float_parsing', loc, msg: 'Input should be a valid number, unable to parse string as a number', input: raw } };
-    }
-    case 'boolean': {
-      const b = BOOL[raw.trim().toLowerCase()];
-      if (b !== undefined) return { value: b };
-      return { issue: { type: 'bool_parsing', loc, msg: 'Input should be a valid boolean, unable to interpret input', input: raw } };
-    }
-    case 'object':
-    case 'null':
-      try {
-        return { value: JSON.parse(raw) };
-      } catch {
-        return { issue: { type: 'json_invalid', loc, msg: 'Input should be valid JSON', input: raw } };
-      }
-    default:
-      return { value: raw };
-  }
+  const value = scalarCoercer(schema)(raw);
+  return value === UNCONVERTIBLE ? { issue: coercionIssue(raw, schema, loc) } : { value };
 }
 
 type Schema = Record<string, unknown>;
@@ -91,6 +124,6 @@ export function coerceForm(value: unknown, schema: Schema | undefined): unknown 
     return obj;
   }
   if (typeof value !== 'string' || (type !== 'integer' && type !== 'number' && type !== 'boolean')) return value;
-  const r = coerceScalar(value, s, []);
-  return 'value' in r ? r.value : value;
+  const converted = scalarCoercer(s)(value);
+  return converted === UNCONVERTIBLE ? value : converted;
 }

@@ -47,11 +47,17 @@ function boundaryOf(contentType: string | string[] | undefined): string {
   return m?.[1] ?? m?.[2] ?? '';
 }
 
-/** Add `value` under `key`; a key seen again becomes a list (form fields, query parameters). */
+/**
+ * Add `value` under `key`; a key seen again becomes a list (form fields, query parameters). Keys are
+ * own properties: `constructor` or `toString` is a field like any other, and `__proto__`, which would
+ * replace the object's prototype, is ignored (as qs ignores it in urlencoded forms).
+ */
 export function appendRepeated<T>(target: Record<string, T | T[]>, key: string, value: T): void {
   const prev = target[key];
   if (prev === undefined) target[key] = value;
-  else if (Array.isArray(prev)) prev.push(value);
+  else if (!Object.hasOwn(target, key)) {
+    if (key !== '__proto__') target[key] = value;
+  } else if (Array.isArray(prev)) prev.push(value);
   else target[key] = [prev, value];
 }
 

@@ -23,9 +23,57 @@ export function parseCookies(header: string | undefined): Record<string, string>
   return out;
 }
 
-/** Query string → object; repeated keys become arrays. */
+const PLUS = /\+/g;
+
+/**
+ * One query name or value, decoded as URLSearchParams decodes it (`+` is a space, then percent-
+ * decoding), or null when it holds an escape decodeURIComponent refuses (malformed, or bytes that are
+ * not UTF-8): URLSearchParams itself then decides what such text reads as.
+ */
+function decodeQueryText(text: string): string | null {
+  const spaced = text.indexOf('+') < 0 ? text : text.replace(PLUS, ' ');
+  if (spaced.indexOf('%') < 0) return spaced;
+  try {
+    return decodeURIComponent(spaced);
+  } catch {
+    return null;
+  }
+}
+
+/**
+ * Query string → object, with URLSearchParams's reading of it (WHATWG URL §5.1): pairs split on `&`,
+ * empty pairs skipped, repeated keys become arrays, `__proto__` is ignored. The common case, where
+ * every escape is valid UTF-8, is read here in one pass of indexOf (no iterator, no entry arrays);
+ * anything else goes to URLSearchParams.
+ */
 export function parseQuery(search: string): Record<string, unknown> {
   const out: Record<string, string | string[]> = {};
-  if (search) for (const [k, v] of new URLSearchParams(search)) appendRepeated(out, k, v);
+  if (!search) return out;
+  // URLSearchParams reads a lone surrogate as U+FFFD (it encodes the text as UTF-8 first).
+  if (!(search as string & { isWellFormed(): boolean }).isWellFormed()) return parseQueryWithUrlSearchParams(search);
+  const n = search.length;
+  // URLSearchParams drops one leading `?` (a URL ending `??a=1`).
+  let start = search.charCodeAt(0) === 0x3f ? 1 : 0;
+  // The next `=` at or after `start`, kept across pairs so a long query without one is read once.
+  let eq = search.indexOf('=', start);
+  while (start < n) {
+    let end = search.indexOf('&', start);
+    if (end < 0) end = n;
+    if (end > start) {
+      if (eq >= 0 && eq < start) eq = search.indexOf('=', start);
+      const hasValue = eq >= 0 && eq < end;
+      const key = decodeQueryText(search.slice(start, hasValue ? eq : end));
+      const value = hasValue ? decodeQueryText(search.slice(eq + 1, end)) : '';
+      if (key === null || value === null) return parseQueryWithUrlSearchParams(search);
+      appendRepeated(out, key, value);
+    }
+    start = end + 1;
+  }
+  return out;
+}
+
+function parseQueryWithUrlSearchParams(search: string): Record<string, unknown> {
+  const out: Record<string, string | string[]> = {};
+  for (const [k, v] of new URLSearchParams(search)) appendRepeated(out, k, v);
   return out;
 }

@@ -10,7 +10,7 @@ import { Ajv2020 } from 'ajv/dist/2020.js';
 import addFormatsModule from 'ajv-formats';
 import { HttpError } from './errors.js';
 import { checkFiles, type FileParamSpec, type UploadFile } from './multipart.js';
-import { coerceForm, coerceScalar, schemaType } from './coerce.js';
+import { coerceForm, coercionIssue, scalarCoercer, schemaType, UNCONVERTIBLE, type Coercer } from './coerce.js';
 import { parseMediaType } from './content.js';
 import { appendErrorsFromAjv } from './validation-errors.js';
 
@@ -109,13 +109,6 @@ function byLoc(a: ValidationIssue, b: ValidationIssue): number {
   }
   return a.loc.length - b.loc.length;
 }
-interface CompiledParam extends ParamSpec {
-  validate: ValidateFunction;
-  isArray: boolean;
-  itemSchema: Record<string, unknown>;
-  hasDefault: boolean;
-}
-
 export interface ValidationInput {
   pathParams: Record<string, string>;
   query: Record<string, unknown>;
@@ -136,16 +129,115 @@ export interface ValidatedParams {
 
 export type RequestValidator = (input: ValidationInput) => { params: ValidatedParams; body: unknown };
 
-function rawValue(p: CompiledParam, input: ValidationInput): unknown {
-  switch (p.source) {
-    case 'path':
-      return input.pathParams[p.name];
-    case 'query':
-      return input.query[p.name];
-    case 'headers':
-      return input.headers[p.name.toLowerCase()];
-    case 'cookie':
-      return input.cookies[p.name];
+/** Everything about one parameter that does not depend on the request, worked out when the route is built. */
+interface CompiledParam {
+  name: string;
+  required: boolean;
+  separator: string | undefined;
+  /** Where its value is read: `input[from][key]` (header names in lower case). */
+  from: 'pathParams' | 'query' | 'headers' | 'cookies';
+  key: string;
+  /** Where its validated value goes in ValidatedParams. */
+  into: keyof ValidatedParams;
+  /** Its location in issues; copied into each issue, so no issue shares it. */
+  loc: readonly (string | number)[];
+  /** A blank value counts as absent (path, header and cookie values; a blank query value is a value). */
+  blankIsMissing: boolean;
+  /** A query value's constraint errors quote what the client sent (`"101"`), as the corpus does. */
+  quoteRaw: boolean;
+  isArray: boolean;
+  /** Text → the scalar type (of the items, for a list). */
+  coerce: Coercer;
+  /** The schema `coerce` converts to, for its issue. */
+  coerceSchema: Record<string, unknown>;
+  validate: ValidateFunction;
+  hasDefault: boolean;
+  defaultValue: unknown;
+  /** An object or list default is cloned per request, so no handler can change the next one's. */
+  cloneDefault: boolean;
+}
+
+const INPUT_FIELD = { path: 'pathParams', query: 'query', headers: 'headers', cookie: 'cookies' } as const;
+const NO_FILES: Record<string, UploadFile | UploadFile[]> = Object.freeze({}) as Record<string, never>;
+
+function compileParam(p: ParamSpec): CompiledParam {
+  const isArray = schemaType(p.schema) === 'array';
+  const coerceSchema = (isArray ? (p.schema.items as Record<string, unknown>) : p.schema) ?? {};
+  // Header names are case-insensitive (RFC 9110 §5.1): they are read and named in lower case.
+  const key = p.source === 'headers' ? p.name.toLowerCase() : p.name;
+  const hasDefault = 'default' in p.schema;
+  const defaultValue = p.schema.default;
+  return {
+    name: p.name,
+    required: p.required,
+    separator: p.separator,
+    from: INPUT_FIELD[p.source],
+    key,
+    into: p.source === 'cookie' ? 'cookies' : p.source,
+    loc: Object.freeze([p.source, key]),
+    blankIsMissing: p.source !== 'query',
+    quoteRaw: p.source === 'query' && !isArray,
+    isArray,
+    coerce: scalarCoercer(coerceSchema),
+    coerceSchema,
+    validate: compileSchema(p.schema),
+    hasDefault,
+    defaultValue,
+    cloneDefault: hasDefault && defaultValue !== null && typeof defaultValue === 'object',
+  };
+}
+
+/** A list parameter's items, converted; issues for those that do not convert. Undefined when any failed. */
+function coerceItems(p: CompiledParam, raw: unknown, issues: ValidationIssue[]): unknown[] | undefined {
+  const sent = Array.isArray(raw) ? raw : [raw];
+  let items: unknown[] = sent;
+  if (p.separator) {
+    items = [];
+    for (const s of sent) for (const part of String(s).split(p.separator)) items.push(part);
+  }
+  const out: unknown[] = [];
+  let ok = true;
+  for (let i = 0; i < items.length; i++) {
+    const text = String(items[i]);
+    const v = p.coerce(text);
+    if (v === UNCONVERTIBLE) {
+      issues.push(coercionIssue(text, p.coerceSchema, [...p.loc, i]));
+      ok = false;
+    } else out.push(v);
+  }
+  return ok ? out : undefined;
+}
+
+/** Check one parameter: its converted value goes into `out`, its problems into `issues`. */
+function checkParam(p: CompiledParam, input: ValidationInput, out: ValidatedParams, issues: ValidationIssue[]): void {
+  let raw = (input[p.from] as Record<string, unknown>)[p.key];
+  if (raw === undefined || (raw === '' && p.blankIsMissing)) {
+    if (p.hasDefault) out[p.into][p.name] = p.cloneDefault ? structuredClone(p.defaultValue) : p.defaultValue;
+    else if (p.required) issues.push({ type: 'missing', loc: [...p.loc], msg: 'Field required', input: null });
+    return;
+  }
+  let value: unknown;
+  if (p.isArray) {
+    value = coerceItems(p, raw, issues);
+    if (value === undefined) return;
+  } else {
+    if (Array.isArray(raw)) raw = raw[raw.length - 1];
+    const text = String(raw);
+    value = p.coerce(text);
+    if (value === UNCONVERTIBLE) {
+      issues.push(coercionIssue(text, p.coerceSchema, [...p.loc]));
+      return;
+    }
+  }
+  if (p.validate(value)) {
+    out[p.into][p.name] = value;
+    return;
+  }
+  const first = issues.length;
+  appendErrorsFromAjv(issues, p.validate.errors as ErrorObject[], [...p.loc], value);
+  // Path values are quoted coerced; query values as sent.
+  if (p.quoteRaw && typeof raw === 'string') {
+    for (let i = first; i < issues.length; i++) if (issues[i]!.loc.length === p.loc.length) issues[i]!.input = raw;
   }
 }
 
@@ -160,64 +252,15 @@ export function compileRequestValidator(
   fileSpecs: readonly FileParamSpec[] = [],
 ): RequestValidator | null {
   if (params.length === 0 && !bodySchema && fileSpecs.length === 0) return null;
-  const compiled: CompiledParam[] = params.map((p) => {
-    const isArray = schemaType(p.schema) === 'array';
-    const itemSchema = (isArray ? (p.schema.items as Record<string, unknown>) : p.schema) ?? {};
-    return { ...p, validate: compileSchema(p.schema), isArray, itemSchema, hasDefault: 'default' in p.schema };
-  });
+  const compiled = params.map(compileParam);
   const validateBody = bodySchema ? compileSchema(bodySchema) : null;
 
   return function validateRequest(input) {
     const issues: ValidationIssue[] = [];
     const out: ValidatedParams = { path: {}, query: {}, headers: {}, cookies: {} };
-    for (const p of compiled) {
-      // Header names are case-insensitive (RFC 9110 §5.1): errors name them in lower case.
-      const loc = [p.source, p.source === 'headers' ? p.name.toLowerCase() : p.name];
-      const target = out[p.source === 'cookie' ? 'cookies' : p.source];
-      let raw = rawValue(p, input);
-      if (raw === undefined || (raw === '' && p.source !== 'query')) {
-        if (p.hasDefault) target[p.name] = structuredClone(p.schema.default);
-        else if (p.required) issues.push({ type: 'missing', loc, msg: 'Field required', input: null });
-        continue;
-      }
-      let value: unknown;
-      if (p.isArray) {
-        let items = Array.isArray(raw) ? raw : [raw];
-        if (p.separator) items = items.flatMap((s) => String(s).split(p.separator!));
-        const coerced: unknown[] = [];
-        let ok = true;
-        items.forEach((s, i) => {
-          const r = coerceScalar(String(s), p.itemSchema, [...loc, i]);
-          if ('issue' in r) {
-            issues.push(r.issue);
-            ok = false;
-          } else coerced.push(r.value);
-        });
-        if (!ok) continue;
-        value = coerced;
-      } else {
-        if (Array.isArray(raw)) raw = raw[raw.length - 1];
-        const r = coerceScalar(String(raw), p.schema, loc);
-        if ('issue' in r) {
-          issues.push(r.issue);
-          continue;
-        }
-        value = r.value;
-      }
-      if (p.validate(value)) {
-        target[p.name] = value;
-        continue;
-      }
-      const first = issues.length;
-      appendErrorsFromAjv(issues, p.validate.errors as ErrorObject[], loc, value);
-      // A query value's constraint errors quote what the client sent (`"101"`), as the corpus does;
-      // path values are quoted coerced.
-      if (p.source === 'query' && !p.isArray && typeof raw === 'string') {
-        for (let i = first; i < issues.length; i++) if (issues[i]!.loc.length === loc.length) issues[i]!.input = raw;
-      }
-    }
+    for (let i = 0; i < compiled.length; i++) checkParam(compiled[i]!, input, out, issues);
     const body = bodySchema && input.hasBody && formBody(input.headers['content-type']) ? coerceForm(input.body, bodySchema) : input.body;
-    const files = input.files ?? {};
+    const files = input.files ?? NO_FILES;
     if (fileSpecs.length) checkFiles(fileSpecs, files, issues);
     if (validateBody) {
       const withFiles = withUploads(input.hasBody ? body : undefined, files);
