@@ -1,11 +1,15 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { Ajv } from 'ajv';
 import addFormats from 'ajv-formats';
 import { median, summarise, type Round, type RunResult, type ScenarioResult } from './stats.js';
 import { checkTargets, markdownReport, quickLine } from './report.js';
 import { svgChart } from './chart.js';
 import { orderOfSize, orderSchema, scenarios } from './scenarios.js';
+import { attribute, readProfile } from './stages.js';
+import { whereTheTimeGoes, type ProfiledScenario } from './breakdown.js';
 
 const round = (rps: number, cpuPerReq = 50): Round => ({ rps, p50: 1, p99: 5, non2xx: 0, errors: 0, cpuPerReq });
 
@@ -100,5 +104,55 @@ describe('when payloads are generated', () => {
     assert.match(hello.check(200, {}, Buffer.from('<html>'))!, /not JSON/);
     const compress = scenarios('token').find((s) => s.id === 'compress')!;
     assert.match(compress.check(200, {}, Buffer.alloc(100))!, /not gzip/);
+  });
+});
+
+describe('when a profiled run misses a target', () => {
+  // The fixtures are two small synthetic main-thread profiles of 10 requests each (bench/fixtures).
+  const fixture = (name: string) => readProfile(join(dirname(fileURLToPath(import.meta.url)), 'fixtures', `${name}.cpuprofile.json`));
+  const profiled = (keel: number, fastify: number): ProfiledScenario => ({
+    ...scenario('hello', keel, fastify),
+    stages: { keel: attribute(fixture('keel-hello'), 10, { file: 'keel.cpuprofile' }), fastify: attribute(fixture('fastify-hello'), 10, { file: 'fastify.cpuprofile' }) },
+  });
+  it('should list the stages side by side in µs per request, largest differences first', () => {
+    const [b] = whereTheTimeGoes(run([profiled(9000, 10000)]));
+    assert.equal(b!.reference, 'fastify');
+    assert.deepEqual(b!.rows.slice(0, 4).map((r) => [r.stage, r.delta.fastify]), [
+      ['keel pipeline', 35],
+      ['Fastify internals', -10],
+      ['middleware/cors', 6],
+      ['validation', 4],
+    ]);
+    assert.deepEqual(b!.busy, { keel: 89, fastify: 58 });
+    // 0.90× at 50 µs of CPU per request: 10% of it must go.
+    assert.ok(Math.abs(b!.misses[0]!.saveUs - 5) < 1e-9);
+  });
+  it('should add the section to the Markdown, with the stages keel spends more on named first', () => {
+    const md = markdownReport(run([profiled(9000, 10000), profiled(12000, 10000)]));
+    assert.match(md, /\*\*missed\*\*: keel ≥ 1\.0× Fastify req\/s on every scenario: below on hello \(0\.90×\) — see "Where the time goes" below/);
+    assert.match(md, /\n### Where the time goes\n/);
+    assert.equal((md.match(/^#### /gm) ?? []).length, 1);
+    assert.match(md, /#### hello: keel 0\.90× Fastify 5 \(target ≥ 1\.00×\)/);
+    assert.match(md, /keel must spend ≈ 5\.0 µs less CPU per request \(of 50\.0 µs measured\)\. keel spends more than Fastify 5 on: keel pipeline \+35\.0 µs, middleware\/cors \+6\.0 µs, validation \+4\.0 µs; less/);
+    assert.match(md, /less on: Fastify internals −10\.0 µs, serialisation −3\.0 µs\./);
+    assert.match(md, /\| stage \| keel \| Fastify 5 \| Δ vs Fastify 5 \|\n\|---\|---:\|---:\|---:\|\n\| keel pipeline \| 35\.0 \| 0\.0 \| \+35\.0 \|/);
+    assert.match(md, /\| \*\*main thread, profiled\*\* \| 89\.0 \| 58\.0 \| \+31\.0 \|/);
+    assert.match(md, /keel's heaviest functions there \(µs\/request\): keel pipeline: `run` lib\/pipeline\.js:41 30\.0, `Readable\.on` node:internal\/streams\/readable:1101 5\.0; middleware\/cors/);
+    assert.match(md, /Start-up \(once per process, not per request\): keel 2 ms, Fastify 5 1 ms\./);
+  });
+  it('should leave the section out when every target is met', () => {
+    const md = markdownReport(run([profiled(12000, 10000)]));
+    assert.doesNotMatch(md, /Where the time goes/);
+    assert.deepEqual(whereTheTimeGoes(run([profiled(12000, 10000)])), []);
+  });
+  it('should give the command that profiles the missed scenarios when the run was not profiled', () => {
+    const md = markdownReport(run([scenario('hello', 9000, 10000), scenario('param', 9000, 10000), scenario('query', 12000, 10000)]));
+    assert.match(md, /below on hello \(0\.90×\), param \(0\.90×\) — where the time goes: `npm run bench -- --scenarios hello,param --peers keel,fastify,node --profile`/);
+    assert.doesNotMatch(md, /### Where the time goes/);
+  });
+  it('should point the node:http target at a keel and node:http profile of hello', () => {
+    const hello = scenario('hello', 80, 80, { ratios: { fastify: 1, node: 0.8 } });
+    const t = checkTargets(run([hello])).find((x) => x.name.includes('node:http'))!;
+    assert.equal(t.hint, 'where the time goes: `npm run bench -- --scenarios hello --peers keel,node --profile`');
   });
 });
