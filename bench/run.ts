@@ -1,12 +1,15 @@
 /**
  * `npm run bench [-- --quick] [--scenarios a,b] [--peers keel,fastify] [--rounds 3] [--duration 3]
- *  [--warmup 2] [--connections 32] [--profile]`
+ *  [--warmup 2] [--connections 32] [--profile] [--tsx] [--out bench/results]`
  *
  * Starts each peer's server for a scenario in its own child process on 127.0.0.1, checks one
  * response, warms each up, then measures round-robin (round r starts with a different peer, so a
  * burst of load from elsewhere on the machine hits every peer alike) with autocannon from this
  * process. Reports medians of rounds, the spread between rounds and each server's peak RSS, and
  * writes bench/results/latest.{json,md,svg}.
+ *
+ * `--profile` runs every server under `--cpu-prof` and attributes each main-thread profile to stages
+ * (bench/stages.ts) per request served: the report's "Where the time goes" for missed targets.
  */
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import http from 'node:http';
@@ -21,6 +24,8 @@ import { BENCH_JWT_SECRET, PEERS, PEER_LABELS, QUICK, scenarios, staticFileConte
 import { summarise, type PeerResult, type Round, type RunResult, type ScenarioResult } from './stats.js';
 import { markdownReport, quickLine } from './report.js';
 import { svgChart } from './chart.js';
+import { attributeFile, findProfile } from './stages.js';
+import { whereTheTimeGoes, type ProfiledScenario, type StagesByPeer } from './breakdown.js';
 
 const here = dirname(fileURLToPath(import.meta.url));
 const { values: args } = parseArgs({
@@ -73,10 +78,14 @@ interface Server {
   peer: Peer;
   child: ChildProcess;
   port: number;
+  /** Requests answered so far (probe, warm-up, rounds): divides the CPU profile into µs per request. */
+  served: number;
 }
 
+const profileDir = (peer: Peer, scenario: string) => join(args.out!, 'profiles', `${peer}-${scenario}`);
+
 function startServer(peer: Peer, scenario: string, staticDir: string): Promise<Server> {
-  const nodeArgs = [...(args.tsx ? ['--import', 'tsx'] : []), ...(args.profile ? ['--cpu-prof', '--cpu-prof-dir', join(args.out!, 'profiles', `${peer}-${scenario}`)] : []), serverEntry, peer, scenario];
+  const nodeArgs = [...(args.tsx ? ['--import', 'tsx'] : []), ...(args.profile ? ['--cpu-prof', '--cpu-prof-dir', profileDir(peer, scenario)] : []), serverEntry, peer, scenario];
   const [cmd, argv] = pinned ? ['taskset', ['-c', serverCpu, process.execPath, ...nodeArgs]] : [process.execPath, nodeArgs];
   const child = spawn(cmd, argv as string[], {
     stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
@@ -88,7 +97,7 @@ function startServer(peer: Peer, scenario: string, staticDir: string): Promise<S
     child.on('message', (m: { type: string; port?: number; message?: string }) => {
       if (m.type === 'ready') {
         clearTimeout(timer);
-        resolve({ peer, child, port: m.port! });
+        resolve({ peer, child, port: m.port!, served: 0 });
       } else if (m.type === 'error') reject(new Error(`${peer}/${scenario}: ${m.message}`));
     });
   });
@@ -163,6 +172,7 @@ async function load(s: Server, sc: Scenario, duration: number): Promise<Round> {
     pipelining: 1,
   });
   const cpu = (await cpuMicros(s)) - before;
+  s.served += r.requests.total;
   return {
     rps: r.requests.total / (r.duration || duration),
     p50: r.latency.p50,
@@ -173,7 +183,7 @@ async function load(s: Server, sc: Scenario, duration: number): Promise<Round> {
   };
 }
 
-async function runScenario(sc: Scenario, staticDir: string): Promise<ScenarioResult> {
+async function runScenario(sc: Scenario, staticDir: string): Promise<ProfiledScenario> {
   const peers = wantPeers.filter((p) => sc.peers.includes(p));
   const na: ScenarioResult['na'] = {};
   for (const p of wantPeers) {
@@ -181,11 +191,13 @@ async function runScenario(sc: Scenario, staticDir: string): Promise<ScenarioRes
   }
   const servers: Server[] = [];
   const rounds = new Map<Peer, Round[]>();
+  let result: ScenarioResult;
   try {
     for (const p of peers) servers.push(await startServer(p, sc.id, staticDir));
     for (const s of servers) {
       const problem = await probe(s.port, sc);
       if (problem) throw new Error(`${s.peer}/${sc.id} does not answer as expected: ${problem}`);
+      s.served++;
       await load(s, sc, settings.warmupSec);
       rounds.set(s.peer, []);
     }
@@ -214,10 +226,30 @@ async function runScenario(sc: Scenario, staticDir: string): Promise<ScenarioRes
         cpuRatios[x.peer] = keel.cpuPerReq > 0 ? x.cpuPerReq / keel.cpuPerReq : 0;
       }
     }
-    return { id: sc.id, title: sc.title, results, na, ratios, cpuRatios, rssRatios };
+    result = { id: sc.id, title: sc.title, results, na, ratios, cpuRatios, rssRatios };
   } finally {
     await Promise.all(servers.map(stopServer));
   }
+  // Node writes a CPU profile as the process exits, so the servers are attributed once stopped.
+  return args.profile ? { ...result, stages: stagesOfServers(sc.id, servers) } : result;
+}
+
+function stagesOfServers(scenario: string, servers: Server[]): StagesByPeer {
+  const out: StagesByPeer = {};
+  for (const s of servers) {
+    const dir = profileDir(s.peer, scenario);
+    try {
+      const file = s.child.pid === undefined ? undefined : findProfile(dir, s.child.pid);
+      if (!file) throw new Error(`no main-thread CPU profile in ${dir}`);
+      const st = (out[s.peer] = attributeFile(file, s.served));
+      const top = Object.entries(st.perRequest).slice(0, 5).map(([k, v]) => `${k} ${v.toFixed(1)}`).join(', ');
+      process.stdout.write(`  ${scenario.padEnd(11)} profile ${PEER_LABELS[s.peer].padEnd(26)} ${st.busyPerRequest.toFixed(1)} µs/req on the main thread: ${top}\n`);
+    } catch (err) {
+      // A missing or damaged profile costs its breakdown, not the run's measurements.
+      console.warn(`  ${scenario} ${PEER_LABELS[s.peer]}: ${(err as Error).message}`);
+    }
+  }
+  return out;
 }
 
 function cpuModel(): string {
@@ -259,9 +291,9 @@ mkdirSync(args.out!, { recursive: true });
 const md = markdownReport(run);
 // A quick or partial run does not overwrite the full run's results.
 const base = quick ? 'quick' : wantScenarios || args.peers ? 'partial' : 'latest';
-writeFileSync(join(args.out!, `${base}.json`), `${JSON.stringify(run, null, 2)}\n`);
+writeFileSync(join(args.out!, `${base}.json`), `${JSON.stringify(args.profile ? { ...run, whereTheTimeGoes: whereTheTimeGoes(run) } : run, null, 2)}\n`);
 writeFileSync(join(args.out!, `${base}.md`), md);
 writeFileSync(join(args.out!, `${base}.svg`), svgChart(run));
-if (args.profile && existsSync(join(args.out!, 'profiles'))) console.log(`CPU profiles of the servers: ${join(args.out!, 'profiles')} (one folder per server; the main thread is the file with thread id 0; summarise with: npx tsx bench/profile-top.ts <file>)`);
+if (args.profile && existsSync(join(args.out!, 'profiles'))) console.log(`CPU profiles of the servers: ${join(args.out!, 'profiles')} (one folder per server; the main thread is the file with thread id 0; by stage and function: npx tsx bench/profile-top.ts <file>)`);
 console.log(`\n${md}\nwrote ${join(args.out!, `${base}.{json,md,svg}`)}`);
 console.log(quickLine(run));
