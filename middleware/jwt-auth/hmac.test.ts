@@ -63,6 +63,9 @@ describe('jwtAuth with an HMAC secret', () => {
       const token = await hs({ sub: 'u' });
       await expect401(app, token.slice(0, -4), 'Token signature is invalid');
     });
+    it('should reject alg "none" with an empty signature as the wrong algorithm', async () => {
+      await expect401(app, `${b64({ alg: 'none' })}.${b64({ sub: 'admin' })}.`, "Token algorithm is not allowed, expected 'HS256'");
+    });
     it('should reject an empty signature', async () => {
       const [h, p] = (await hs({ sub: 'u' })).split('.');
       await expect401(app, `${h}.${p}.`, 'Token signature is invalid');

@@ -171,6 +171,17 @@ export function jwtAuth(options: JwtAuthOptions): Middleware {
   });
   const wrongAlgorithm = invalidToken(`Token algorithm is not allowed, expected '${algorithm}'`);
 
+  /** A protected header that is not JSON, or names another algorithm; null when it is acceptable. */
+  function headerFailure(token: string): Failure | null {
+    let alg: unknown;
+    try {
+      alg = decodeProtectedHeader(token).alg;
+    } catch {
+      return invalidToken('Malformed JWT token: the header is not base64url-encoded JSON', JWT_MALFORMED_TITLE);
+    }
+    return alg === algorithm ? null : wrongAlgorithm;
+  }
+
   function reject(res: ServerResponse, failure: Failure): void {
     sendProblem(res, failure.problem, failure.headers);
   }
@@ -188,26 +199,23 @@ export function jwtAuth(options: JwtAuthOptions): Middleware {
       return reject(res, invalidToken(`Malformed JWT token: expected 3 parts separated by dots, found ${parts}`, JWT_MALFORMED_TITLE));
     }
     if (!B64TOKEN.test(token)) return reject(res, invalidToken('Malformed JWT token: it contains characters outside base64url', JWT_MALFORMED_TITLE));
-    let alg: unknown;
-    try {
-      alg = decodeProtectedHeader(token).alg;
-    } catch {
-      return reject(res, invalidToken('Malformed JWT token: the header is not base64url-encoded JSON', JWT_MALFORMED_TITLE));
-    }
-    // Checked before the signature so that `none` and HS/RS confusion never reach a verifier.
-    if (alg !== algorithm) return reject(res, wrongAlgorithm);
-
     if (verifyHmac !== null) {
       let claims: Record<string, unknown>;
       try {
+        // fast-jwt refuses any algorithm but the configured one before it computes an HMAC (RFC
+        // 8725 §3.1), so a valid token needs no header decoding of its own here.
         claims = verifyHmac(token);
       } catch (err) {
-        return reject(res, describeFailure(hmacFailureReason(err), algorithm, issuer));
+        // A refused token: the same checks, in the same order, as for the asymmetric algorithms.
+        return reject(res, headerFailure(token) ?? describeFailure(hmacFailureReason(err), algorithm, issuer));
       }
       // Outside the try: an error further down the chain is not a token failure.
       req.auth = claims;
       return next();
     }
+    // Checked before the signature so that `none` and HS/RS confusion never reach a verifier.
+    const failure = headerFailure(token);
+    if (failure !== null) return reject(res, failure);
     jwtVerify(token, key, verifyOptions)
       .then(
         ({ payload }) => {
