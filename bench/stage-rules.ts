@@ -34,6 +34,8 @@ export const IDLE = 'idle';
 /** V8's own work outside any JS function: compiler, runtime, native code with no frame. */
 export const PROGRAM = 'V8 (program)';
 export const FALLBACK = 'other JS';
+/** A native helper (Buffer, microtask runner, …) with nothing more telling on its stack. */
+const NATIVE = 'native (unattributed)';
 /** Reported apart from the per-request stages: it is paid once per process. */
 export const STARTUP = 'module loading (start-up)';
 
@@ -65,7 +67,7 @@ export const STAGE_RULES: readonly StageRule[] = [
   // (V8 shows no frame for them), so serialisation is found by the caller below.
   { native: true, name: /^(writev|writeBuffer|writeUtf8String|writeLatin1String|writeAsciiString|writeUcs2String|readStart|readStop|shutdown)$/, stage: SOCKET },
   { native: true, name: /^validate\d*$/, stage: VALIDATION }, // Ajv's generated code has no url
-  { native: true, stage: 'native (unattributed)', weak: true },
+  { native: true, stage: NATIVE, weak: true },
 
   // Module loading: start-up, reported apart (stages.ts checks the whole stack).
   { url: /^node:internal\/(modules|bootstrap)\//, stage: STARTUP },
@@ -133,16 +135,22 @@ export function stageOf(f: Frame): Match | undefined {
   return undefined;
 }
 
-/** The stage of a sample: its stack from the top (the sampled frame) down to the root. */
+/**
+ * The stage of a sample: its stack from the top (the sampled frame) down to the root. Among weak
+ * matches a JS frame beats a native one: `runMicrotasks` under `processTicksAndRejections` is Node's
+ * tick loop, not an anonymous native.
+ */
 export function classifyStack(stack: readonly Frame[]): string {
   let weak: string | undefined;
+  let native: string | undefined;
   for (const f of stack) {
     const m = stageOf(f);
     if (!m) continue;
     if (!m.weak) return m.stage;
-    weak ??= m.stage;
+    if (m.stage === NATIVE) native ??= m.stage;
+    else weak ??= m.stage;
   }
-  return weak ?? FALLBACK;
+  return weak ?? native ?? FALLBACK;
 }
 
 /** Frames of node's module loader: a sample under one is start-up work, even after the first request. */

@@ -58,8 +58,9 @@ describe('when a stack is classified', () => {
     const stack = [frame('set length'), frame('Readable.on', 'node:internal/streams/readable'), frame('readRawBody', 'lib/body.js'), frame('parserOnIncoming', 'node:_http_server')];
     assert.equal(classifyStack(stack), 'body reading/parsing');
   });
-  it('should fall back to the nearest generic frame, then to other JS', () => {
-    assert.equal(classifyStack([frame('utf8Slice'), frame('processTicksAndRejections', 'node:internal/process/task_queues')]), 'native (unattributed)');
+  it('should fall back to the nearest generic JS frame, then to a native one, then to other JS', () => {
+    assert.equal(classifyStack([frame('runMicrotasks'), frame('processTicksAndRejections', 'node:internal/process/task_queues')]), 'Node runtime');
+    assert.equal(classifyStack([frame('utf8Slice'), frame('(root)')]), 'native (unattributed)');
     assert.equal(classifyStack([frame('emit', 'node:events'), frame('(root)')]), 'Node runtime');
     assert.equal(classifyStack([frame('helper', 'node_modules/left-pad/index.js')]), FALLBACK);
     assert.equal(classifyStack([frame('(root)')]), FALLBACK);
