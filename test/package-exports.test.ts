@@ -50,6 +50,17 @@ describe('when keel is imported through its package exports', { skip: built ? fa
     });
   }
 
+  it('should type the protocol subpaths from their .d.ts files', async () => {
+    // Literal specifiers, so the typecheck resolves them through "exports" to dist/*.d.ts.
+    const ws = await import('keel/ws');
+    const graphql = await import('keel/graphql');
+    const jsonrpc = await import('keel/jsonrpc');
+    const maxPayload: number = ws.DEFAULT_MAX_PAYLOAD;
+    const schemaTypes: readonly string[] = graphql.SCHEMA_TYPES;
+    const parseError: number = jsonrpc.JSON_RPC_ERRORS.PARSE_ERROR.code;
+    assert.deepEqual([maxPayload, schemaTypes.length, parseError], [1024 * 1024, 3, -32700]);
+  });
+
   for (const name of middleware) {
     it(`should expose a factory from "keel/middleware/${name}", with types`, async () => {
       const mod = (await import(`keel/middleware/${name}`)) as Record<string, unknown>;
