@@ -130,6 +130,16 @@ describe('httpTrace: log levels and outcomes', () => {
     assert.deepEqual([missing.level, missing.status, missing.route], [40, 404, null]);
   });
 
+  it('should leave out the records below the logger level and keep the rest', async () => {
+    const log = capture();
+    log.logger.level = 'warn';
+    const app = appWith({ logger: log.logger });
+    await request(app).get('/api/users/1');
+    await request(app).get('/fail');
+    const rec = await log.next();
+    assert.deepEqual([rec.level, rec.status], [50, 500]);
+  });
+
   it('should log a request whose client went away as aborted, at warn', async () => {
     const log = capture();
     const app = express();

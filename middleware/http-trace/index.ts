@@ -82,6 +82,8 @@ export function httpTrace(options: HttpTraceOptions = {}): Middleware {
   }
   const logger = options.logger ?? pino({ level: options.level ?? DEFAULT_HTTP_TRACE_LEVEL });
   const responseHeader = options.responseHeader ?? DEFAULT_TRACE_RESPONSE_HEADER;
+  // Every pino logger has isLevelEnabled; a look-alike without it gets every record.
+  const levelEnabled = typeof logger.isLevelEnabled === 'function' ? (level: Level) => logger.isLevelEnabled(level) : () => true;
 
   return function httpTraceMiddleware(req: KeelRequest, res: ServerResponse, next: NextFunction): void {
     const started = process.hrtime.bigint();
@@ -95,9 +97,13 @@ export function httpTrace(options: HttpTraceOptions = {}): Middleware {
     const q = url.indexOf('?');
     const path = (req as { originalUrl?: string }).originalUrl?.split('?')[0] ?? (q === -1 ? url : url.slice(0, q));
 
-    // 'close' fires once per response, after 'finish' when it completed, alone when the client left.
-    res.once('close', () => {
+    // 'close' fires once per response, after 'finish' when it completed, alone when the client left
+    // (so on(), not once() and its wrapper).
+    res.on('close', () => {
       const aborted = !res.writableFinished;
+      const level: Level = res.statusCode >= 500 ? 'error' : res.statusCode >= 400 || aborted ? 'warn' : 'info';
+      // A level the logger drops (info in production) needs no record.
+      if (!levelEnabled(level)) return;
       const requestId = req.requestId ?? res.getHeader('x-request-id');
       const record: HttpTraceRecord = {
         method: req.method ?? 'GET',
@@ -111,7 +117,6 @@ export function httpTrace(options: HttpTraceOptions = {}): Middleware {
         parent_span_id: parent?.parentId ?? null,
         aborted,
       };
-      const level: Level = res.statusCode >= 500 ? 'error' : res.statusCode >= 400 || aborted ? 'warn' : 'info';
       logger[level](record, HTTP_TRACE_MESSAGE);
     });
     next();
