@@ -9,7 +9,7 @@
  * against the realpath of the directory; the resolved path is what `send` opens.
  */
 import type { ServerResponse } from 'node:http';
-import { realpathSync, statSync, promises as fsp } from 'node:fs';
+import { realpathSync, statSync, promises as fsp, type Stats } from 'node:fs';
 import { join, relative, sep } from 'node:path';
 import send from 'send';
 import { StaticFilesConfig } from '../../lib/records/server.js';
@@ -71,12 +71,14 @@ type Resolved = { file: string } | { redirect: string } | typeof NOT_FOUND;
 const contained = (root: string, p: string) => p === root || p.startsWith(root + sep);
 const hasDotSegment = (segments: string[]) => segments.some((s) => s.startsWith('.'));
 
-async function realpathOrMissing(p: string): Promise<string | undefined> {
+const MISSING = new Set(['ENOENT', 'ENOTDIR', 'ENAMETOOLONG', 'ELOOP']);
+
+/** `op`'s result, or undefined when the path does not exist (or cannot, as named). */
+async function unlessMissing<T>(op: Promise<T>): Promise<T | undefined> {
   try {
-    return await fsp.realpath(p);
+    return await op;
   } catch (err) {
-    const code = (err as NodeJS.ErrnoException).code;
-    if (code === 'ENOENT' || code === 'ENOTDIR' || code === 'ENAMETOOLONG' || code === 'ELOOP') return undefined;
+    if (MISSING.has((err as NodeJS.ErrnoException).code ?? '')) return undefined;
     throw err;
   }
 }
@@ -101,21 +103,43 @@ async function resolve(mount: Mount, rest: string, pathname: string, search: str
   const parts = segments.filter((s) => s !== '' && s !== '.');
   if (hasDotSegment(parts)) return NOT_FOUND;
 
-  const real = await realpathOrMissing(join(mount.root, ...parts));
-  if (real === undefined) return NOT_FOUND;
+  const found = await locate(mount.root, parts);
+  if (found === undefined) return NOT_FOUND;
+  const { real, stat } = found;
   if (!contained(mount.root, real)) throw new Refused(403, 'The path leaves the static directory');
   if (hasDotSegment(relative(mount.root, real).split(sep))) return NOT_FOUND;
-  const stat = await fsp.stat(real);
   // `file.txt/` names a directory that does not exist (relative links would resolve wrongly).
   if (stat.isFile()) return pathname.endsWith('/') ? NOT_FOUND : { file: real };
   if (!stat.isDirectory() || !mount.index) return NOT_FOUND;
   // A directory URL without its trailing slash would break the page's relative links: redirect
   // (serve-static does the same). Leading slashes are collapsed so `//host` can never be produced.
   if (!pathname.endsWith('/')) return { redirect: `/${pathname.replace(/^\/+/, '')}/${search}` };
-  const index = await realpathOrMissing(join(real, DEFAULT_INDEX_FILE_NAME));
+  const index = await locate(real, [DEFAULT_INDEX_FILE_NAME]);
   if (index === undefined) return NOT_FOUND;
-  if (!contained(mount.root, index)) throw new Refused(403, 'The index page leaves the static directory');
-  return (await fsp.stat(index)).isFile() ? { file: index } : NOT_FOUND;
+  if (!contained(mount.root, index.real)) throw new Refused(403, 'The index page leaves the static directory');
+  return index.stat.isFile() ? { file: index.real } : NOT_FOUND;
+}
+
+/**
+ * The real path of `parts` under the real directory `dir`, and what it is (following symlinks).
+ *
+ * One name directly under `dir` that is not a symlink is its own real path (`dir` has none in it), so
+ * a single `lstat` answers both questions: the common case of a file at the top of the directory
+ * costs one fs call instead of realpath + stat. Anything else takes the general route, where the
+ * realpath resolves every symlink on the way.
+ */
+async function locate(dir: string, parts: readonly string[]): Promise<{ real: string; stat: Stats } | undefined> {
+  const path = join(dir, ...parts);
+  if (parts.length === 1) {
+    const stat = await unlessMissing(fsp.lstat(path));
+    if (stat === undefined) return undefined;
+    if (!stat.isSymbolicLink()) return { real: path, stat };
+  }
+  const real = await unlessMissing(fsp.realpath(path));
+  if (real === undefined) return undefined;
+  // The target can vanish between the two calls; that is a miss, not a server error.
+  const stat = await unlessMissing(fsp.stat(real));
+  return stat === undefined ? undefined : { real, stat };
 }
 
 function sendFailure(res: ServerResponse, err: { status?: number; headers?: Record<string, string> }): void {
