@@ -67,22 +67,20 @@ function defaultParams(schema: unknown): unknown {
   return isObject(schema) && schema.type === 'array' ? [] : {};
 }
 
-async function invoke(method: RegisteredRpcMethod, params: unknown, ctx: RpcContext, options: DispatchOptions): Promise<JsonRpcSuccess | JsonRpcFailure> {
-  const id = ctx.id ?? null;
-  if (method.validateParams) {
-    if (params === undefined) params = defaultParams(method.info.params_schema);
-    if (!method.validateParams(params)) {
-      return failure(id, JSON_RPC_ERRORS.INVALID_PARAMS, invalidParamsData(describeSchemaErrors(method.validateParams.errors, params)));
-    }
-  }
-  let result: unknown;
-  try {
-    result = await method.handler(params, ctx);
-  } catch (err) {
-    if (err instanceof JsonRpcError) return failure(id, err.toJSON());
-    options.onHandlerError?.(err, method.info.method_name);
-    return failure(id, JSON_RPC_ERRORS.INTERNAL_ERROR);
-  }
+/** A value now, or later when a handler is async. Sync handlers are answered without a promise. */
+export type Eventually<T> = T | Promise<T>;
+
+function isThenable(v: unknown): v is PromiseLike<unknown> {
+  return v !== null && (typeof v === 'object' || typeof v === 'function') && typeof (v as { then?: unknown }).then === 'function';
+}
+
+function handlerFailure(err: unknown, id: JsonRpcId, method: RegisteredRpcMethod, options: DispatchOptions): JsonRpcFailure {
+  if (err instanceof JsonRpcError) return failure(id, err.toJSON());
+  options.onHandlerError?.(err, method.info.method_name);
+  return failure(id, JSON_RPC_ERRORS.INTERNAL_ERROR);
+}
+
+function settle(method: RegisteredRpcMethod, result: unknown, id: JsonRpcId): JsonRpcSuccess | JsonRpcFailure {
   // §5: `result` is REQUIRED on success; a handler that returns nothing answers null.
   if (result === undefined) result = null;
   if (method.validateResult && !method.validateResult(result)) {
@@ -94,13 +92,31 @@ async function invoke(method: RegisteredRpcMethod, params: unknown, ctx: RpcCont
   return { jsonrpc: '2.0', result, id };
 }
 
-/** Run one call; undefined for a notification (whatever happened, §4.1). */
-export async function dispatchOne(
+function invoke(method: RegisteredRpcMethod, params: unknown, ctx: RpcContext, options: DispatchOptions): Eventually<JsonRpcSuccess | JsonRpcFailure> {
+  const id = ctx.id ?? null;
+  if (method.validateParams) {
+    if (params === undefined) params = defaultParams(method.info.params_schema);
+    if (!method.validateParams(params)) {
+      return failure(id, JSON_RPC_ERRORS.INVALID_PARAMS, invalidParamsData(describeSchemaErrors(method.validateParams.errors, params)));
+    }
+  }
+  let result: unknown;
+  try {
+    result = method.handler(params, ctx);
+  } catch (err) {
+    return handlerFailure(err, id, method, options);
+  }
+  if (!isThenable(result)) return settle(method, result, id);
+  return Promise.resolve(result).then((value) => settle(method, value, id), (err: unknown) => handlerFailure(err, id, method, options));
+}
+
+/** dispatchOne without the promise when the method answers synchronously. */
+export function runOne(
   registry: JsonRpcRegistry,
   msg: unknown,
   options: DispatchOptions,
   request?: KeelRequest,
-): Promise<JsonRpcResponse | undefined> {
+): Eventually<JsonRpcResponse | undefined> {
   const problem = envelopeProblem(msg);
   if (problem !== undefined) {
     // An invalid Request is always answered, even without an id (§5). Its id is echoed when it could
@@ -112,7 +128,7 @@ export async function dispatchOne(
   const call = msg as { method: string; params?: unknown; id?: JsonRpcId };
   const notification = !('id' in call);
   const id = notification ? null : (call.id as JsonRpcId);
-  let response: JsonRpcResponse;
+  let response: Eventually<JsonRpcResponse>;
   if (call.method === 'rpc.discover' && options.discover) {
     response = { jsonrpc: '2.0', result: options.discover(), id };
   } else {
@@ -121,26 +137,43 @@ export async function dispatchOne(
       response = failure(id, JSON_RPC_ERRORS.METHOD_NOT_FOUND, { method: call.method });
     } else {
       const ctx: RpcContext = { request, id: notification ? undefined : id, notification, method: method.info };
-      response = await invoke(method, call.params, ctx, options);
+      response = invoke(method, call.params, ctx, options);
     }
   }
-  return notification ? undefined : response;
+  if (!notification) return response;
+  // A notification is never answered (§4.1), but an async handler still runs to its end first.
+  return isThenable(response) ? response.then(() => undefined) : undefined;
 }
 
-/** Parse a request body and dispatch it: a response, a batch of responses, or undefined (nothing to send). */
-export async function dispatch(
+/** Run one call; undefined for a notification (whatever happened, §4.1). */
+export async function dispatchOne(
+  registry: JsonRpcRegistry,
+  msg: unknown,
+  options: DispatchOptions,
+  request?: KeelRequest,
+): Promise<JsonRpcResponse | undefined> {
+  return runOne(registry, msg, options, request);
+}
+
+function answered(responses: readonly (JsonRpcResponse | undefined)[]): JsonRpcResponse[] | undefined {
+  const sent = responses.filter((r): r is JsonRpcResponse => r !== undefined);
+  return sent.length > 0 ? sent : undefined;
+}
+
+/** dispatch without the promise when every method called answers synchronously. */
+export function run(
   registry: JsonRpcRegistry,
   body: string | Buffer,
   options: DispatchOptions,
   request?: KeelRequest,
-): Promise<JsonRpcResponse | JsonRpcResponse[] | undefined> {
+): Eventually<JsonRpcResponse | JsonRpcResponse[] | undefined> {
   let payload: unknown;
   try {
     payload = JSON.parse(typeof body === 'string' ? body : body.toString('utf8'));
   } catch (err) {
     return failure(null, JSON_RPC_ERRORS.PARSE_ERROR, { reason: (err as Error).message });
   }
-  if (!Array.isArray(payload)) return dispatchOne(registry, payload, options, request);
+  if (!Array.isArray(payload)) return runOne(registry, payload, options, request);
   // Batch errors that concern the whole batch are one Response object, not an array (§6).
   if (!options.enableBatch) return failure(null, JSON_RPC_ERRORS.INVALID_REQUEST, { reason: 'batch requests are disabled on this endpoint' });
   if (payload.length === 0) return failure(null, JSON_RPC_ERRORS.INVALID_REQUEST, { reason: 'a batch must not be empty' });
@@ -151,7 +184,16 @@ export async function dispatch(
     });
   }
   // Calls of a batch run concurrently (§6 allows any order); responses keep the request order.
-  const responses = await Promise.all(payload.map((msg) => dispatchOne(registry, msg, options, request)));
-  const sent = responses.filter((r): r is JsonRpcResponse => r !== undefined);
-  return sent.length > 0 ? sent : undefined;
+  const responses = payload.map((msg) => runOne(registry, msg, options, request));
+  return responses.some(isThenable) ? Promise.all(responses).then(answered) : answered(responses as (JsonRpcResponse | undefined)[]);
+}
+
+/** Parse a request body and dispatch it: a response, a batch of responses, or undefined (nothing to send). */
+export async function dispatch(
+  registry: JsonRpcRegistry,
+  body: string | Buffer,
+  options: DispatchOptions,
+  request?: KeelRequest,
+): Promise<JsonRpcResponse | JsonRpcResponse[] | undefined> {
+  return run(registry, body, options, request);
 }

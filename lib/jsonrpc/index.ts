@@ -16,7 +16,7 @@ import { JsonRpcConfig } from '../records/protocol.js';
 import { DEFAULT_MAX_BODY_SIZE } from '../records/server.js';
 import type { KeelRequest } from '../request.js';
 import { mountAll, type MountSpec, type ProtocolHost, type RawHandler } from '../openapi/host.js';
-import { dispatch, type JsonRpcResponse } from './dispatch.js';
+import { run, type JsonRpcResponse } from './dispatch.js';
 import { JSON_RPC_ERRORS } from './errors.js';
 import { openRpcDocument, type OpenRpcInfo } from './openrpc.js';
 import { JsonRpcRegistry, type JsonRpcMethodInfoInput, type RpcHandler } from './registry.js';
@@ -51,6 +51,8 @@ function defaultHandlerErrorReporter(err: unknown, method: string): void {
 
 /** True for a missing Content-Type, `application/json` and any `+json` type (RFC 6839 §3.1). */
 export function isJsonContentType(header: string | undefined): boolean {
+  // What nearly every client sends, answered without splitting the header.
+  if (header === 'application/json') return true;
   if (header === undefined || header.trim() === '') return true;
   const type = header.split(';', 1)[0]!.trim().toLowerCase();
   return type === 'application/json' || type.endsWith('+json');
@@ -98,34 +100,37 @@ export function jsonRpcHandler(options: JsonRpcHandlerOptions): RawHandler {
     discover,
     onHandlerError: options.onHandlerError ?? defaultHandlerErrorReporter,
   };
-  return async function keelJsonRpc(req: KeelRequest, res: ServerResponse): Promise<void> {
+  const send = (res: ServerResponse, response: JsonRpcResponse | JsonRpcResponse[] | undefined): void => {
+    if (response === undefined) {
+      // Only notifications: the server MUST NOT reply (§4.1, §6), so no body at all.
+      res.statusCode = 204;
+      res.end();
+      return;
+    }
+    const body = serialise(response);
+    res.statusCode = 200;
+    res.setHeader('Content-Type', 'application/json; charset=utf-8');
+    res.setHeader('Content-Length', Buffer.byteLength(body));
+    res.end(body);
+  };
+  // Synchronous methods are answered in the same tick, with no promise: only async handlers and an
+  // unread body wait.
+  const respond = (req: KeelRequest, res: ServerResponse, raw: Buffer): void | Promise<void> => {
+    try {
+      const response = run(registry, raw, dispatchOptions, req);
+      if (!(response instanceof Promise)) return send(res, response);
+      return response.then((r) => send(res, r)).catch((err: unknown) => sendProblem(res, err));
+    } catch (err) {
+      return sendProblem(res, err);
+    }
+  };
+  return function keelJsonRpc(req: KeelRequest, res: ServerResponse): void | Promise<void> {
     if (!isJsonContentType(req.headers['content-type'])) {
       sendProblem(res, new HttpError(415, 'JSON-RPC requests must be sent as application/json', { extensions: { accepted: ['application/json'] } }));
       return;
     }
-    let raw: Buffer;
-    try {
-      raw = req.rawBody ?? (await readRawBody(req, limit));
-    } catch (err) {
-      sendProblem(res, err);
-      return;
-    }
-    try {
-      const response = await dispatch(registry, raw, dispatchOptions, req);
-      if (response === undefined) {
-        // Only notifications: the server MUST NOT reply (§4.1, §6), so no body at all.
-        res.statusCode = 204;
-        res.end();
-        return;
-      }
-      const body = serialise(response);
-      res.statusCode = 200;
-      res.setHeader('Content-Type', 'application/json; charset=utf-8');
-      res.setHeader('Content-Length', Buffer.byteLength(body));
-      res.end(body);
-    } catch (err) {
-      sendProblem(res, err);
-    }
+    if (req.rawBody != null) return respond(req, res, req.rawBody);
+    return readRawBody(req, limit).then((raw) => respond(req, res, raw), (err: unknown) => sendProblem(res, err));
   };
 }
 
