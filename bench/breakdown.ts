@@ -149,7 +149,8 @@ export function breakdownMarkdown(run: RunResult): string[] {
       if (more.length || less.length) summary += '.';
     }
     lines.push(summary, '');
-    const others = b.peers.filter((p) => p !== 'keel');
+    // The reference's Δ first: it is the column the rows are sorted by.
+    const others = b.peers.filter((p) => p !== 'keel').sort((x, y) => Number(y === ref) - Number(x === ref));
     lines.push(`| stage | ${b.peers.map((p) => PEER_LABELS[p]).join(' | ')} | ${others.map((p) => `Δ vs ${PEER_LABELS[p]}`).join(' | ')} |`);
     lines.push(`|---|${b.peers.map(() => '---:').join('|')}|${others.map(() => '---:').join('|')}|`);
     for (const r of b.rows) {

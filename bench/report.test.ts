@@ -58,6 +58,8 @@ describe('when the targets are checked', () => {
     const over = (keel: number) => checkTargets(run([hello(keel)])).find((x) => x.name.includes('node:http'))!;
     assert.equal(over(91).met, true); // 100/91 − 1 ≈ 9.9 % more time
     assert.equal(over(90).met, false); // 11.1 %
+    assert.equal(over(90).detail, '11% more time per request');
+    assert.equal(over(125).detail, '20% less time per request');
   });
 });
 

@@ -63,7 +63,7 @@ export function checkTargets(run: RunResult): TargetCheck[] {
     // "costs ≤ 10% over node:http": node's time per request × 1.1 ≥ keel's, i.e. keel ≥ node / 1.1.
     const overhead = 1 / hello.ratios.node! - 1;
     const met = overhead <= 0.1;
-    out.push({ name: 'a route with every feature off costs ≤ 10% over node:http (hello)', met, detail: `${pct(overhead)} more time per request`, ...(met ? {} : { hint: hintFor(run, ['hello'], ['node']) }) });
+    out.push({ name: 'a route with every feature off costs ≤ 10% over node:http (hello)', met, detail: overhead < 0 ? `${pct(-overhead)} less time per request` : `${pct(overhead)} more time per request`, ...(met ? {} : { hint: hintFor(run, ['hello'], ['node']) }) });
   }
   return out;
 }
