@@ -78,6 +78,8 @@ export const STAGE_RULES: readonly StageRule[] = [
   { url: /^node:(zlib|internal\/zlib)/, stage: 'zlib' },
   { url: /^node:(crypto|internal\/crypto\/)/, stage: CRYPTO },
   { url: /^node:(url|internal\/url|querystring|internal\/querystring)$/, stage: QUERY },
+  // fs callbacks run from the event loop, with no caller on the stack that says who opened the file.
+  { url: /^node:(fs|internal\/fs\/)/, stage: 'file I/O (node:fs)' },
   { url: /^node:/, stage: RUNTIME, weak: true },
 
   // keel: lib/ and one stage per middleware folder.
@@ -112,7 +114,9 @@ export const STAGE_RULES: readonly StageRule[] = [
   { url: /^node_modules\/cors\//, stage: 'middleware/cors' },
   { url: /^node_modules\/(pino|pino-std-serializers|sonic-boom|thread-stream|abstract-logging)\//, stage: 'logging' },
   { url: /^node_modules\/(fastify|avvio|light-my-request|toad-cache|fastq|@fastify\/[^/]+)\//, stage: 'Fastify internals' },
-  { url: /^node_modules\/(express|router|finalhandler|on-finished|on-headers|accepts|negotiator|vary|depd|statuses|http-errors|encodeurl|escape-html)\//, stage: 'Express internals' },
+  { url: /^node_modules\/(express|router|finalhandler)\//, stage: 'Express internals' },
+  // Everything else, including the small helpers (on-finished, vary, http-errors, …) that send,
+  // express and keel's middleware all use: charged to whichever of them called.
   { url: /^node_modules\//, stage: FALLBACK, weak: true },
   { url: /./, stage: FALLBACK, weak: true },
 ];

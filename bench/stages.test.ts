@@ -50,6 +50,9 @@ describe('when a stack is classified', () => {
     ['Fastify internals', [frame('handleRequest', 'node_modules/fastify/lib/handle-request.js')]],
     ['Express internals', [frame('next', 'node_modules/router/index.js')]],
     ['idle', [frame('(idle)')]],
+    ['file I/O (node:fs)', [frame('close'), frame('close', 'node:fs'), frame('serve', 'middleware/static-files/index.js')]],
+    ['middleware/static-files', [frame('onFinished', 'node_modules/on-finished/index.js'), frame('pipe', 'node_modules/send/index.js')]],
+    ['Express internals', [frame('vary', 'node_modules/vary/index.js'), frame('handle', 'node_modules/express/lib/application.js')]],
   ];
   for (const [stage, stack] of cases) {
     it(`should put ${stack[0]!.name} ${stack[0]!.url || '(native)'} in ${stage}`, () => assert.equal(classifyStack(stack), stage));
