@@ -28,6 +28,8 @@ export interface StageRule {
   native?: boolean;
   /** Generic code: used only when no strong rule matches closer to the caller's side. */
   weak?: boolean;
+  /** Only when a frame further down the stack (a caller) has a url matching this. */
+  within?: RegExp;
 }
 
 export const IDLE = 'idle';
@@ -101,6 +103,8 @@ export const STAGE_RULES: readonly StageRule[] = [
   { url: /^node_modules\/(find-my-way|path-to-regexp)\//, stage: ROUTING },
   { url: /^node_modules\/(ajv|ajv-formats|fast-uri|@fastify\/ajv-compiler)\//, stage: VALIDATION },
   { url: /^node_modules\/(busboy|@fastify\/busboy|streamsearch|secure-json-parse|@fastify\/formbody|@fastify\/multipart|multer|body-parser|raw-body|content-type|fast-content-type-parse|iconv-lite|type-is|media-typer)\//, stage: BODY },
+  // A urlencoded body goes through the same query-string parsers as a URL: it is body parsing then.
+  { url: /^node_modules\/(fast-querystring|qs|fast-decode-uri-component)\//, within: /^(node_modules\/(@fastify\/formbody|body-parser)\/|lib\/(body|content)\.)/, stage: BODY },
   { url: /^node_modules\/(fast-querystring|qs|parseurl|fast-decode-uri-component)\//, stage: QUERY },
   { url: /^node_modules\/(fast-json-stringify|@fastify\/fast-json-stringify-compiler|fast-safe-stringify)\//, stage: SERIAL },
   { url: /^node_modules\/fastify\/lib\/reply\./, name: /^serialize$/, stage: SERIAL }, // JSON.stringify
@@ -126,13 +130,14 @@ interface Match {
   weak: boolean;
 }
 
-/** The rule for one frame, or undefined when none applies (V8's `(root)`). */
-export function stageOf(f: Frame): Match | undefined {
+/** The rule for one frame given its callers (nearest first), or undefined when none applies (V8's `(root)`). */
+export function stageOf(f: Frame, callers: readonly Frame[] = []): Match | undefined {
   if (f.name === '(root)' && !f.url) return undefined;
   for (const r of STAGE_RULES) {
     if (r.native && f.url) continue;
     if (r.url && !r.url.test(f.url)) continue;
     if (r.name && !r.name.test(f.name)) continue;
+    if (r.within && !callers.some((c) => r.within!.test(c.url))) continue;
     const group = r.url?.exec(f.url)?.[1];
     return { stage: group === undefined ? r.stage : r.stage.replace('$1', group), weak: r.weak ?? false };
   }
@@ -147,8 +152,8 @@ export function stageOf(f: Frame): Match | undefined {
 export function classifyStack(stack: readonly Frame[]): string {
   let weak: string | undefined;
   let native: string | undefined;
-  for (const f of stack) {
-    const m = stageOf(f);
+  for (const [i, f] of stack.entries()) {
+    const m = stageOf(f, stack.slice(i + 1));
     if (!m) continue;
     if (!m.weak) return m.stage;
     if (m.stage === NATIVE) native ??= m.stage;

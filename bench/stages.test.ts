@@ -50,6 +50,8 @@ describe('when a stack is classified', () => {
     ['Fastify internals', [frame('handleRequest', 'node_modules/fastify/lib/handle-request.js')]],
     ['Express internals', [frame('next', 'node_modules/router/index.js')]],
     ['idle', [frame('(idle)')]],
+    ['URL/query parsing', [frame('parse', 'node_modules/fast-querystring/lib/parse.js'), frame('handleRequest', 'node_modules/fastify/lib/handle-request.js')]],
+    ['body reading/parsing', [frame('parse', 'node_modules/fast-querystring/lib/parse.js'), frame('defaultParser', 'node_modules/@fastify/formbody/index.js')]],
     ['file I/O (node:fs)', [frame('close'), frame('close', 'node:fs'), frame('serve', 'middleware/static-files/index.js')]],
     ['middleware/static-files', [frame('onFinished', 'node_modules/on-finished/index.js'), frame('pipe', 'node_modules/send/index.js')]],
     ['Express internals', [frame('vary', 'node_modules/vary/index.js'), frame('handle', 'node_modules/express/lib/application.js')]],
