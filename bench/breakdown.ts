@@ -117,6 +117,7 @@ export function whereTheTimeGoes(run: RunResult): Breakdown[] {
   return run.scenarios.map(breakdownOf).filter((b): b is Breakdown => b !== undefined);
 }
 
+// Three significant digits or so: the profile is sampled every ~1 ms, finer is noise.
 const us = (x: number) => (Math.abs(x) >= 100 ? x.toFixed(0) : x.toFixed(1));
 const signed = (x: number) => (Math.abs(x) < NOISE ? '0.0' : `${x < 0 ? '−' : '+'}${us(Math.abs(x))}`);
 const code = (s: string) => `\`${s}\``;
@@ -163,7 +164,7 @@ export function breakdownMarkdown(run: RunResult): string[] {
     if (hot.length) {
       lines.push('', `keel's heaviest functions there (µs/request): ${hot.map((h) => `${h.stage}: ${h.functions.map((f) => `${code(f.fn)}${f.where ? ` ${f.where}` : ''} ${us(f.us)}`).join(', ')}`).join('; ')}.`);
     }
-    lines.push('', `Start-up (once per process, not per request): ${b.peers.map((p) => `${PEER_LABELS[p]} ${b.startupMs[p]} ms`).join(', ')}. ` +
+    lines.push('', `Start-up (once per process, not per request): ${b.peers.map((p) => `${PEER_LABELS[p]} ${us(b.startupMs[p]!)} ms`).join(', ')}. ` +
       `Profiles: ${b.peers.map((p) => `${code(b.profiles[p]!)} (${PEER_LABELS[p]})`).join(', ')}; every function: ${code('npx tsx bench/profile-top.ts <file>')}.`);
   }
   return lines;

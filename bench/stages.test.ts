@@ -88,8 +88,9 @@ describe('when a profile is attributed', () => {
     assert.equal(st.busyPerRequest, 89);
     assert.equal(st.requests, 10);
   });
-  it('should leave out idle time and report start-up (before the first request, or under the module loader) in ms', () => {
+  it('should leave out idle time and report start-up (before the first request, or under the module loader) and shut-down in ms', () => {
     assert.equal(st.startupMs, 2);
+    assert.equal(st.shutdownMs, 0.7);
     assert.equal(Object.keys(st.perRequest).includes(STARTUP), false);
     assert.equal(Object.keys(st.perRequest).includes('idle'), false);
   });

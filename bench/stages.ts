@@ -39,6 +39,8 @@ export interface PeerStages {
   busyPerRequest: number;
   /** Module loading and everything before the first request, ms (once per process, not per request). */
   startupMs: number;
+  /** Everything after the last request (flushing logs, exiting), ms: not per request either. */
+  shutdownMs: number;
   /** Functions with the most self time per request, largest first. */
   top: TopFunction[];
 }
@@ -65,7 +67,8 @@ const round1 = (x: number) => Math.round(x * 1000) / 1000;
 /**
  * Attribute a profile. `requests` is what the server answered during the profile; the result's
  * per-request figures divide by it. Start-up is every sample before the first one inside node's
- * HTTP server (the first request), plus any later sample under the module loader (lazy imports).
+ * HTTP server (the first request), plus any later sample under the module loader (lazy imports);
+ * shut-down is every sample after the last one there.
  */
 export function attribute(profile: CpuProfile, requests: number, opts: { root?: string; file?: string; topCount?: number } = {}): PeerStages {
   const byId = new Map(profile.nodes.map((n) => [n.id, n]));
@@ -98,17 +101,28 @@ export function attribute(profile: CpuProfile, requests: number, opts: { root?: 
     return s;
   };
 
-  let started = false;
+  const inHttpCache = new Map<number, boolean>();
+  const inHttp = (id: number) => {
+    let v = inHttpCache.get(id);
+    if (v === undefined) inHttpCache.set(id, (v = byId.has(id) && stackOf(id).some((f) => f.url.startsWith('node:_http_'))));
+    return v;
+  };
+  const first = profile.samples.findIndex(inHttp);
+  const last = profile.samples.findLastIndex(inHttp);
   let startupUs = 0;
+  let shutdownUs = 0;
   const stageUs = new Map<string, number>();
   const fnUs = new Map<string, { stage: string; fn: string; where: string; us: number }>();
   profile.samples.forEach((id, i) => {
     const dt = profile.timeDeltas[i] ?? 0;
     if (!byId.has(id)) return;
-    if (!started && stackOf(id).some((f) => f.url.startsWith('node:_http_'))) started = true;
     const stage = stageOfNode(id);
     if (stage === IDLE) return;
-    if (!started || stage === STARTUP) {
+    if (i > last && first >= 0) {
+      shutdownUs += dt;
+      return;
+    }
+    if (i < first || first < 0 || stage === STARTUP) {
       startupUs += dt;
       return;
     }
@@ -133,7 +147,8 @@ export function attribute(profile: CpuProfile, requests: number, opts: { root?: 
     requests,
     perRequest,
     busyPerRequest: round1([...stageUs.values()].reduce((a, b) => a + b, 0) / n),
-    startupMs: Math.round(startupUs / 1000),
+    startupMs: Math.round(startupUs / 100) / 10,
+    shutdownMs: Math.round(shutdownUs / 100) / 10,
     top,
   };
 }
