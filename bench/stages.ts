@@ -62,7 +62,7 @@ export function normaliseUrl(url: string, root = repoRoot): string {
   return path.startsWith(`${root}/`) ? path.slice(root.length + 1) : path;
 }
 
-const round1 = (x: number) => Math.round(x * 1000) / 1000;
+const round3 = (x: number) => Math.round(x * 1000) / 1000;
 
 /**
  * Attribute a profile. `requests` is what the server answered during the profile; the result's
@@ -137,16 +137,16 @@ export function attribute(profile: CpuProfile, requests: number, opts: { root?: 
 
   const n = Math.max(requests, 1);
   const perRequest: Record<string, number> = {};
-  for (const [stage, us] of [...stageUs].sort((a, b) => b[1] - a[1])) perRequest[stage] = round1(us / n);
+  for (const [stage, us] of [...stageUs].sort((a, b) => b[1] - a[1])) perRequest[stage] = round3(us / n);
   const top = [...fnUs.values()]
     .sort((a, b) => b.us - a.us)
     .slice(0, opts.topCount ?? 40)
-    .map((t) => ({ ...t, us: round1(t.us / n) }));
+    .map((t) => ({ ...t, us: round3(t.us / n) }));
   return {
     profile: opts.file ?? '',
     requests,
     perRequest,
-    busyPerRequest: round1([...stageUs.values()].reduce((a, b) => a + b, 0) / n),
+    busyPerRequest: round3([...stageUs.values()].reduce((a, b) => a + b, 0) / n),
     startupMs: Math.round(startupUs / 100) / 10,
     shutdownMs: Math.round(shutdownUs / 100) / 10,
     top,
