@@ -3,6 +3,7 @@
  * as a child process with an IPC channel. Sends `{ port }` once listening; answers `rss` with the
  * peak resident set size it sampled and `cpu` with its CPU time so far (µs); exits on `stop` (or when the runner goes away).
  */
+import { existsSync } from 'node:fs';
 import type { PeerContext, StartPeer } from './peers/types.js';
 
 const [peer, scenario] = process.argv.slice(2);
@@ -27,13 +28,16 @@ async function load(name: string | undefined): Promise<StartPeer> {
   }
 }
 
-// Peak RSS by sampling (the runner prefers /proc/<pid>/status VmHWM where it exists).
+// Peak RSS by sampling, only where the kernel keeps no high-water mark: on Linux the runner reads
+// VmHWM from /proc/<pid>/status, and a sampler would only add its own cost to the server's CPU time.
 let peakRss = process.memoryUsage.rss();
-const sampler = setInterval(() => {
-  const rss = process.memoryUsage.rss();
-  if (rss > peakRss) peakRss = rss;
-}, 100);
-sampler.unref();
+if (!existsSync('/proc/self/status')) {
+  const sampler = setInterval(() => {
+    const rss = process.memoryUsage.rss();
+    if (rss > peakRss) peakRss = rss;
+  }, 100);
+  sampler.unref();
+}
 
 try {
   const port = await (await load(peer))(scenario ?? '', ctx);
