@@ -66,7 +66,9 @@ export function loadProtocol<K extends ProtocolName>(name: K): BuiltinProtocols[
     try {
       requireModule(INSTALL_MODULES[name]);
     } catch (err) {
-      throw new AppError('Server', `Loading keel/${name} failed: ${(err as Error).message}; ${how}`, { cause: err });
+      // A Node without require(esm) (before 20.19 / 22.12) says so with ERR_REQUIRE_ESM: importing works there.
+      const hint = (err as { code?: unknown }).code === 'ERR_REQUIRE_ESM' ? `; ${how}` : '';
+      throw new AppError('Server', `Loading keel/${name} failed: ${(err as Error).message}${hint}`, { cause: err });
     }
     protocol = provided.get(name);
     if (protocol === undefined) {
