@@ -97,33 +97,54 @@ function nonNull(schema: Schema): Schema {
   return schema;
 }
 
+/** Converts a form value (a field, a list of them, or the whole body) to its schema's types. */
+export type FormCoercer = (value: unknown) => unknown;
+
+const asSent: FormCoercer = (value) => value;
+
 /**
- * Convert a form value to `schema`'s types, in place for objects: numbers, integers and booleans
+ * The converter of form values for `schema`, built once per route: numbers, integers and booleans
  * from their text, a single value where a list is expected to a one-item list, nested objects by
- * their `properties`, an empty field to null where null is allowed. A value that does not convert is left as sent, so validation reports it
- * (`int_parsing` with the text as input).
+ * their `properties` (in place), an empty field to null where null is allowed. A value that does not
+ * convert is left as sent, so validation reports it (`int_parsing` with the text as input).
  */
-export function coerceForm(value: unknown, schema: Schema | undefined): unknown {
-  if (!schema || typeof schema !== 'object') return value;
+export function formCoercer(schema: Schema | undefined): FormCoercer {
+  if (!schema || typeof schema !== 'object') return asSent;
   const s = nonNull(schema);
   // An empty form field (an HTML input left blank) is "no value" where the schema allows null.
   const nullable = s !== schema || (Array.isArray(schema.type) && schema.type.includes('null')) || schema.nullable === true;
-  if (value === '' && nullable) return null;
+  const convert = typedCoercer(s);
+  return nullable ? (value) => (value === '' ? null : convert(value)) : convert;
+}
+
+function typedCoercer(s: Schema): FormCoercer {
   const type = schemaType(s);
   if (type === 'array') {
-    const items = Array.isArray(value) ? value : value === undefined ? value : [value];
-    if (!Array.isArray(items)) return items;
     const itemSchema = s.items as Schema | undefined;
-    return itemSchema && typeof itemSchema === 'object' && !Array.isArray(itemSchema) ? items.map((v) => coerceForm(v, itemSchema)) : items;
+    const item = itemSchema && typeof itemSchema === 'object' && !Array.isArray(itemSchema) ? formCoercer(itemSchema) : undefined;
+    return (value) => {
+      if (value === undefined) return value;
+      const items = Array.isArray(value) ? value : [value];
+      return item ? items.map((v) => item(v)) : items;
+    };
   }
   if (type === 'object' || (type === undefined && typeof s.properties === 'object')) {
-    if (value === null || typeof value !== 'object' || Array.isArray(value)) return value;
-    const props = (s.properties ?? {}) as Record<string, Schema>;
-    const obj = value as Record<string, unknown>;
-    for (const k of Object.keys(obj)) if (Object.hasOwn(props, k)) obj[k] = coerceForm(obj[k], props[k]);
-    return obj;
+    const props = new Map(Object.entries((s.properties ?? {}) as Record<string, Schema>).map(([k, p]) => [k, formCoercer(p)]));
+    return (value) => {
+      if (value === null || typeof value !== 'object' || Array.isArray(value)) return value;
+      const obj = value as Record<string, unknown>;
+      for (const k of Object.keys(obj)) {
+        const convert = props.get(k);
+        if (convert) obj[k] = convert(obj[k]);
+      }
+      return obj;
+    };
   }
-  if (typeof value !== 'string' || (type !== 'integer' && type !== 'number' && type !== 'boolean')) return value;
-  const converted = scalarCoercer(s)(value);
-  return converted === UNCONVERTIBLE ? value : converted;
+  if (type !== 'integer' && type !== 'number' && type !== 'boolean') return asSent;
+  const convert = scalarCoercer(s);
+  return (value) => {
+    if (typeof value !== 'string') return value;
+    const converted = convert(value);
+    return converted === UNCONVERTIBLE ? value : converted;
+  };
 }

@@ -180,3 +180,16 @@ export function appendErrorsFromAjv(out: ValidationIssue[], errors: ErrorObject[
     out.push(issue);
   }
 }
+
+/** Order body issues by location, element by element (numbers numerically), as the corpus lists them. */
+export function byLoc(a: ValidationIssue, b: ValidationIssue): number {
+  const n = Math.min(a.loc.length, b.loc.length);
+  for (let i = 0; i < n; i++) {
+    const x = a.loc[i]!;
+    const y = b.loc[i]!;
+    if (x === y) continue;
+    if (typeof x === 'number' && typeof y === 'number') return x - y;
+    return String(x) < String(y) ? -1 : 1;
+  }
+  return a.loc.length - b.loc.length;
+}

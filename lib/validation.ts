@@ -10,9 +10,9 @@ import { Ajv2020 } from 'ajv/dist/2020.js';
 import addFormatsModule from 'ajv-formats';
 import { HttpError } from './errors.js';
 import { checkFiles, type FileParamSpec, type UploadFile } from './multipart.js';
-import { coerceForm, coercionIssue, scalarCoercer, schemaType, UNCONVERTIBLE, type Coercer } from './coerce.js';
+import { coercionIssue, formCoercer, scalarCoercer, schemaType, UNCONVERTIBLE, type Coercer } from './coerce.js';
 import { parseMediaType } from './content.js';
-import { appendErrorsFromAjv } from './validation-errors.js';
+import { appendErrorsFromAjv, byLoc } from './validation-errors.js';
 
 // ajv-formats is CommonJS with a default export.
 const addFormats = ((addFormatsModule as unknown as { default?: unknown }).default ?? addFormatsModule) as (ajv: Ajv) => Ajv;
@@ -97,18 +97,6 @@ function formBody(contentType: string | string[] | undefined): boolean {
   return media !== null && FORM_TYPES.has(media.type);
 }
 
-/** Order body issues by location, element by element (numbers numerically), as the corpus lists them. */
-function byLoc(a: ValidationIssue, b: ValidationIssue): number {
-  const n = Math.min(a.loc.length, b.loc.length);
-  for (let i = 0; i < n; i++) {
-    const x = a.loc[i]!;
-    const y = b.loc[i]!;
-    if (x === y) continue;
-    if (typeof x === 'number' && typeof y === 'number') return x - y;
-    return String(x) < String(y) ? -1 : 1;
-  }
-  return a.loc.length - b.loc.length;
-}
 export interface ValidationInput {
   pathParams: Record<string, string>;
   query: Record<string, unknown>;
@@ -254,12 +242,13 @@ export function compileRequestValidator(
   if (params.length === 0 && !bodySchema && fileSpecs.length === 0) return null;
   const compiled = params.map(compileParam);
   const validateBody = bodySchema ? compileSchema(bodySchema) : null;
+  const coerceFormBody = bodySchema ? formCoercer(bodySchema) : null;
 
   return function validateRequest(input) {
     const issues: ValidationIssue[] = [];
     const out: ValidatedParams = { path: {}, query: {}, headers: {}, cookies: {} };
     for (let i = 0; i < compiled.length; i++) checkParam(compiled[i]!, input, out, issues);
-    const body = bodySchema && input.hasBody && formBody(input.headers['content-type']) ? coerceForm(input.body, bodySchema) : input.body;
+    const body = coerceFormBody && input.hasBody && formBody(input.headers['content-type']) ? coerceFormBody(input.body) : input.body;
     const files = input.files ?? NO_FILES;
     if (fileSpecs.length) checkFiles(fileSpecs, files, issues);
     if (validateBody) {
