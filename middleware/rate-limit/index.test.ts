@@ -7,7 +7,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import express from 'express';
 import request from 'supertest';
 import { ConfigError } from '../../lib/errors.js';
-import { rateLimit, type RateLimitExtensions, type RateLimitOptions } from './index.js';
+import { IPV6_KEY_MEMO_SIZE, MemoryStore, rateLimit, type RateLimitExtensions, type RateLimitOptions } from './index.js';
 
 function appWith(options: RateLimitOptions, extensions?: RateLimitExtensions): express.Express {
   const app = express();
@@ -145,6 +145,14 @@ describe('rateLimit', () => {
       const mw = rateLimit({ per_second: 1, burst: 1 }, { ipv6Subnet: false });
       assert.equal(await statusFor(mw, '2001:db8::1'), 200);
       assert.equal(await statusFor(mw, '2001:db8::2'), 200);
+    });
+    it('should keep counting an address it has seen before, also after its memo of keys starts over', async () => {
+      // A clock that stands still: no token comes back while the memo fills.
+      const mw = rateLimit({ per_second: 1, burst: 2 }, { store: new MemoryStore({ now: () => 0 }) });
+      assert.equal(await statusFor(mw, '2001:db8:0:1::1'), 200);
+      assert.equal(await statusFor(mw, '2001:db8:0:1::1'), 200);
+      for (let i = 0; i < IPV6_KEY_MEMO_SIZE; i++) await statusFor(mw, `2001:db8:${(i + 2).toString(16)}::1`);
+      assert.equal(await statusFor(mw, '2001:db8:0:1::1'), 429);
     });
     it('should treat an IPv4-mapped address as the IPv4 client', async () => {
       const mw = rateLimit({ per_second: 1, burst: 1 });

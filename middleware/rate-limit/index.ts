@@ -66,12 +66,31 @@ function checkExtensions(ext: RateLimitExtensions): void {
   if (ext.passOnStoreError !== undefined && typeof ext.passOnStoreError !== 'boolean') bad('passOnStoreError', ext.passOnStoreError, 'true or false');
 }
 
+/** Client addresses whose IPv6 key one limiter remembers; the memo starts over when it is full. */
+export const IPV6_KEY_MEMO_SIZE = 10_000;
+
 /**
  * The default client key: ipKeyGenerator groups IPv6 addresses by subnet and unwraps IPv4-mapped
- * ones; an address without a colon is IPv4, which it returns as it is, so those skip its IPv6 parse.
+ * ones (what IPv4 clients look like to a server bound to `::`), parsing the address twice (~10 µs).
+ * The key only depends on the address, so it is remembered; an address without a colon is IPv4,
+ * which ipKeyGenerator returns as it is.
  */
-function clientKey(ip: string, subnet: number | false): string {
-  return ip.includes(':') ? ipKeyGenerator(ip, subnet) : ip;
+function clientKeys(subnet: number | false): (ip: string) => string {
+  const memo = new Map<string, string>();
+  return function clientKey(ip: string): string {
+    if (!ip.includes(':')) return ip;
+    let key = memo.get(ip);
+    if (key === undefined) {
+      key = ipKeyGenerator(ip, subnet);
+      if (memo.size >= IPV6_KEY_MEMO_SIZE) memo.clear();
+      memo.set(ip, key);
+    }
+    return key;
+  };
+}
+
+function keyFromSocket(clientKey: (ip: string) => string): (req: KeelRequest) => string {
+  return (req) => clientKey(req.socket.remoteAddress ?? 'unknown');
 }
 
 const isPromise = <T>(v: T | Promise<T>): v is Promise<T> => typeof (v as Promise<T>)?.then === 'function';
@@ -106,7 +125,7 @@ export function rateLimit(options: RateLimitOptions = {}, extensions: RateLimitE
   const subnet = extensions.ipv6Subnet ?? DEFAULT_IPV6_SUBNET;
   const keyOf: (req: KeelRequest) => string = !config.ip_based
     ? () => GLOBAL_KEY
-    : (extensions.key ?? ((req) => clientKey(req.socket.remoteAddress ?? 'unknown', subnet)));
+    : (extensions.key ?? keyFromSocket(clientKeys(subnet)));
 
   const policyHeader = `${policy.burst};w=${Math.ceil(policy.burst / policy.perSecond)}`;
   const exceeded = `Rate limit exceeded: ${policy.burst} requests at once, refilled at ${policy.perSecond} per second`;
