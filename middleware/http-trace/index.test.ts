@@ -4,7 +4,8 @@ import { spawnSync } from 'node:child_process';
 import { request as httpRequest } from 'node:http';
 import express from 'express';
 import request from 'supertest';
-import { httpTrace, HTTP_TRACE_MESSAGE, parseTraceparent, type HttpTraceOptions } from './index.js';
+import { httpTrace, HTTP_TRACE_MESSAGE, newSpanId, newTraceId, parseTraceparent, type HttpTraceOptions } from './index.js';
+import { TRACE_ENTROPY_POOL_BYTES } from './traceparent.js';
 import { ConfigError } from '../../lib/errors.js';
 import type { KeelRequest } from '../../lib/request.js';
 import { captureLogs } from '../../test/helpers/log-capture.js';
@@ -166,6 +167,18 @@ describe('httpTrace: log levels and outcomes', () => {
     const res = await request(appWith({ logger: capture().logger, responseHeader: false })).get('/api/users/1');
     assert.equal(res.headers.traceparent, undefined);
     assert.match(res.body.traceId, /^[0-9a-f]{32}$/);
+  });
+});
+
+describe('httpTrace: when new trace and span ids are drawn', () => {
+  it('should give well-formed ids that never repeat, across refills of the entropy pool', () => {
+    const n = (3 * TRACE_ENTROPY_POOL_BYTES) / 16;
+    const traces = Array.from({ length: n }, newTraceId);
+    const spans = Array.from({ length: n }, newSpanId);
+    assert.ok(traces.every((id) => /^[0-9a-f]{32}$/.test(id) && id !== '0'.repeat(32)));
+    assert.ok(spans.every((id) => /^[0-9a-f]{16}$/.test(id) && id !== '0'.repeat(16)));
+    assert.equal(new Set(traces).size, n);
+    assert.equal(new Set(spans).size, n);
   });
 });
 
