@@ -17,6 +17,7 @@ export interface MediaType {
   params: Record<string, string>;
 }
 
+const QUOTED = /^"(.*)"$/;
 const NO_PARAMS: Record<string, string> = Object.freeze({}) as Record<string, string>;
 
 /** `Application/JSON; charset="UTF-8"` → `{type: 'application/json', params: {charset: 'utf-8'}}` (params read-only). */
@@ -29,7 +30,8 @@ export function parseMediaType(header: string | undefined): MediaType | null {
   for (const p of rest) {
     const i = p.indexOf('=');
     if (i < 0) continue;
-    params[p.slice(0, i).trim().toLowerCase()] = p.slice(i + 1).trim().replace(/^"(.*)"$/, '$1').toLowerCase();
+    const value = p.slice(i + 1).trim();
+    params[p.slice(0, i).trim().toLowerCase()] = (value.charCodeAt(0) === 0x22 ? value.replace(QUOTED, '$1') : value).toLowerCase();
   }
   return { type: type!.trim().toLowerCase(), params };
 }
