@@ -38,6 +38,9 @@ export interface GraphqlHttpOptions {
   context?: (req: KeelRequest) => OperationContext | Promise<OperationContext>;
 }
 
+/** Per request, through graphql-http: the execution result, so the status can be chosen from the original thrown errors. */
+interface Executed { result: ExecutionResult | undefined }
+
 /** The GraphQL context keel passes to resolvers by default. */
 export interface GraphqlContext { req: KeelRequest }
 
@@ -92,10 +95,7 @@ export function createGraphqlHttpHandler(schema: GraphQLSchema, options: Graphql
   const maxBodySize = options.maxBodySize === undefined ? DEFAULT_GRAPHQL_MAX_BODY_SIZE : options.maxBodySize;
   const contextFor = options.context ?? ((req: KeelRequest) => ({ req }) as unknown as OperationContext);
   const documents = new DocumentCache(schema, limits, options.documentCache);
-  // Each request's execution result, so the status can be chosen from the original thrown errors.
-  const executed = new WeakMap<KeelRequest, ExecutionResult>();
-
-  const handle = createHandler<KeelRequest, undefined, OperationContext>({
+  const handle = createHandler<KeelRequest, Executed, OperationContext>({
     schema,
     context: (req) => contextFor(req.raw),
     // Parse + validation (specified rules and the route's limits) through the per-route document
@@ -112,7 +112,7 @@ export function createGraphqlHttpHandler(schema: GraphQLSchema, options: Graphql
     },
     formatError: formatGraphqlError,
     onOperation: (req, _args, result) => {
-      if (!(Symbol.asyncIterator in result)) executed.set(req.raw, result);
+      if (!(Symbol.asyncIterator in result)) req.context.result = result;
     },
   });
 
@@ -120,11 +120,12 @@ export function createGraphqlHttpHandler(schema: GraphQLSchema, options: Graphql
     try {
       let body: string | null = null;
       if (req.method === 'POST') body = (await readRawBody(req, maxBodySize)).toString('utf8');
+      const executed: Executed = { result: undefined };
       const [payload, init] = await handle({
-        method: req.method ?? 'GET', url: req.url ?? '/', headers: req.headers, body, raw: req, context: undefined,
+        method: req.method ?? 'GET', url: req.url ?? '/', headers: req.headers, body, raw: req, context: executed,
       });
       let status = init.status;
-      const headers = { ...init.headers };
+      const headers = init.headers ?? {};
       if (status === 405 || status === 406 || status === 415) {
         // Not a GraphQL response: transport errors are problem details (RFC 9457).
         const code = status === 405 ? 'KEEL_METHOD_NOT_ALLOWED' : status === 406 ? 'KEEL_NOT_ACCEPTABLE' : 'KEEL_UNSUPPORTED_MEDIA_TYPE';
@@ -138,11 +139,11 @@ export function createGraphqlHttpHandler(schema: GraphQLSchema, options: Graphql
       if (status === 200 && payload) {
         // No execution result with `data`: a request error (parse, validation, variable coercion,
         // limits; GraphQL spec §7.1.2), which graphql-http answers with 200 under application/json.
-        const result = executed.get(req);
+        const { result } = executed;
         status = result && 'data' in result ? executionStatus(result.errors ?? []) : 400;
       }
       res.statusCode = status;
-      for (const [k, v] of Object.entries(headers)) res.setHeader(k, v);
+      for (const k in headers) res.setHeader(k, headers[k]!);
       if (payload !== null) res.setHeader('Content-Length', Buffer.byteLength(payload));
       res.end(payload ?? undefined);
     } catch (err) {
