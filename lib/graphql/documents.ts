@@ -21,13 +21,16 @@ import { complexityLimitRule, depthLimitRule, introspectionDisabledRule, PAGINAT
 
 /** Most distinct query texts kept per route (mercurius keeps 1024). */
 export const DEFAULT_DOCUMENT_CACHE_ENTRIES = 1000;
-/** Most query text kept per route, in UTF-16 code units (the parsed documents take a multiple of it). */
-export const DEFAULT_DOCUMENT_CACHE_TEXT = 1024 * 1024;
+/**
+ * Most query text kept per route, in UTF-16 code units. A parsed document holds its tokens and locations
+ * (error locations need them): about 100 bytes of heap per character, so this bounds the cache near 25 MB.
+ */
+export const DEFAULT_DOCUMENT_CACHE_TEXT = 256 * 1024;
 
 export interface DocumentCacheOptions {
   /** Default DEFAULT_DOCUMENT_CACHE_ENTRIES (1000). */
   maxEntries?: number;
-  /** Default DEFAULT_DOCUMENT_CACHE_TEXT (1 Mi code units). */
+  /** Default DEFAULT_DOCUMENT_CACHE_TEXT (256 Ki code units). */
   maxText?: number;
 }
 
