@@ -30,7 +30,9 @@ export function syncThresholdFor(parallelism: number): number {
 export const DEFAULT_COMPRESSION_SYNC_THRESHOLD = syncThresholdFor(availableParallelism());
 
 /** Distinct Accept-Encoding / Content-Type values whose answers are remembered per middleware. */
-export const COMPRESSION_CACHE_SIZE = 256;
+export const COMPRESSION_MEMO_SIZE = 256;
+/** Longer header values are answered afresh each time (real ones are far shorter: `gzip, deflate, br, zstd`). */
+export const COMPRESSION_MEMO_KEY_LENGTH = 256;
 
 /** keel extensions, not part of the CompressionConfig record; the factory's second argument. */
 export interface CompressionExtensions {

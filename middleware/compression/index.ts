@@ -17,13 +17,13 @@ import type { OutgoingHttpHeaders, ServerResponse } from 'node:http';
 import zlib from 'node:zlib';
 import { CompressionConfig, DEFAULT_COMPRESSION_MIN_SIZE, DEFAULT_COMPRESSION_QUALITY } from '../../lib/records/server.js';
 import type { KeelRequest, Middleware, NextFunction } from '../../lib/request.js';
-import { BoundedCache } from './cache.js';
-import { checkExtensions, COMPRESSION_CACHE_SIZE, DEFAULT_COMPRESSION_SYNC_THRESHOLD, type CompressionExtensions } from './extensions.js';
+import { BoundedMemo } from './memo.js';
+import { checkExtensions, COMPRESSION_MEMO_KEY_LENGTH, COMPRESSION_MEMO_SIZE, DEFAULT_COMPRESSION_SYNC_THRESHOLD, type CompressionExtensions } from './extensions.js';
 import { negotiateEncoding, type Coding } from './negotiate.js';
 
 export { DEFAULT_COMPRESSION_MIN_SIZE, DEFAULT_COMPRESSION_QUALITY };
 export { negotiateEncoding, parseAcceptEncoding, type Coding } from './negotiate.js';
-export { COMPRESSION_CACHE_SIZE, DEFAULT_COMPRESSION_SYNC_THRESHOLD, MAX_SYNC_THRESHOLD, MIN_SYNC_THRESHOLD, syncThresholdFor, type CompressionExtensions } from './extensions.js';
+export { COMPRESSION_MEMO_KEY_LENGTH, COMPRESSION_MEMO_SIZE, DEFAULT_COMPRESSION_SYNC_THRESHOLD, MAX_SYNC_THRESHOLD, MIN_SYNC_THRESHOLD, syncThresholdFor, type CompressionExtensions } from './extensions.js';
 
 /** gzip is on: true. */
 export const DEFAULT_COMPRESSION_GZIP = true;
@@ -123,22 +123,13 @@ export function compression(options: CompressionConfigInput = {}, extensions: Co
   };
   const compressSync = (coding: Coding, body: Buffer): Buffer =>
     coding === 'gzip' ? zlib.gzipSync(body, gzipOptions) : zlib.brotliCompressSync(body, brotliOptions(body.length));
-  // Clients send a handful of distinct header values; parse each once. Bounded, so arbitrary headers
-  // cannot grow memory (an unseen value is simply computed).
-  const negotiated = new BoundedCache<string, Coding | null>(COMPRESSION_CACHE_SIZE);
-  const negotiate = (header: string | string[] | undefined): Coding | null => {
-    if (typeof header !== 'string') return negotiateEncoding(header, offered);
-    let coding = negotiated.get(header);
-    if (coding === undefined) negotiated.set(header, (coding = negotiateEncoding(header, offered)));
-    return coding;
-  };
-  const compressibleTypes = new BoundedCache<string, boolean>(COMPRESSION_CACHE_SIZE);
-  const compressible = (contentType: unknown): boolean => {
-    if (typeof contentType !== 'string') return false;
-    let yes = compressibleTypes.get(contentType);
-    if (yes === undefined) compressibleTypes.set(contentType, (yes = isCompressible(contentType)));
-    return yes;
-  };
+  // Clients send a handful of distinct header values: parse each once (bounded, see BoundedMemo).
+  const negotiated = new BoundedMemo<Coding | null>(COMPRESSION_MEMO_SIZE, COMPRESSION_MEMO_KEY_LENGTH);
+  const negotiateOne = (header: string): Coding | null => negotiateEncoding(header, offered);
+  const negotiate = (header: string | string[] | undefined): Coding | null =>
+    typeof header === 'string' ? negotiated.get(header, negotiateOne) : negotiateEncoding(header, offered);
+  const compressibleTypes = new BoundedMemo<boolean>(COMPRESSION_MEMO_SIZE, COMPRESSION_MEMO_KEY_LENGTH);
+  const compressible = (contentType: unknown): boolean => typeof contentType === 'string' && compressibleTypes.get(contentType, isCompressible);
 
   return function compression(req: KeelRequest, res: ServerResponse, next: NextFunction): void {
     // node's own methods, typed loosely: we forward whatever argument shape the caller used.

@@ -6,8 +6,8 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { Readable } from 'node:stream';
 import zlib from 'node:zlib';
-import { compression, syncThresholdFor, COMPRESSION_CACHE_SIZE, MAX_SYNC_THRESHOLD, MIN_SYNC_THRESHOLD, type CompressionExtensions } from './index.js';
-import { BoundedCache } from './cache.js';
+import { compression, syncThresholdFor, COMPRESSION_MEMO_SIZE, MAX_SYNC_THRESHOLD, MIN_SYNC_THRESHOLD, type CompressionExtensions } from './index.js';
+import { BoundedMemo } from './memo.js';
 import { ConfigError } from '../../lib/errors.js';
 
 const SMALL = JSON.stringify({ rows: Array.from({ length: 100 }, (_, i) => ({ i, name: `customer-${i}` })) });
@@ -137,7 +137,7 @@ describe('compression: when clients send many distinct Accept-Encoding values', 
   it('should negotiate each one correctly past the memo capacity', async () => {
     const s = await serve({});
     try {
-      for (let i = 0; i < COMPRESSION_CACHE_SIZE + 10; i += 7) {
+      for (let i = 0; i < COMPRESSION_MEMO_SIZE + 10; i += 7) {
         const raw = await s.get('/small', `gzip;q=0.${String(i % 9)}01, br;q=0.${String((i + 4) % 9)}, x-${i}`);
         const want = i % 9 > (i + 4) % 9 ? 'gzip' : 'br';
         assert.equal(raw.headers['content-encoding'], want);
@@ -149,13 +149,27 @@ describe('compression: when clients send many distinct Accept-Encoding values', 
   });
 });
 
-describe('BoundedCache', () => {
-  it('should never hold more than its capacity and still answer what it holds', () => {
-    const cache = new BoundedCache<string, number>(4);
+describe('BoundedMemo', () => {
+  it('should never hold more than its capacity and still answer every key', () => {
+    const memo = new BoundedMemo<number>(4, 8);
     for (let i = 0; i < 10; i++) {
-      cache.set(`k${i}`, i);
-      assert.ok(cache.size <= 4);
-      assert.equal(cache.get(`k${i}`), i);
+      assert.equal(memo.get(`k${i}`, (k) => Number(k.slice(1))), i);
+      assert.ok(memo.size <= 4);
     }
+  });
+
+  it('should compute a key once while it is held', () => {
+    const memo = new BoundedMemo<string | null>(4, 8);
+    let calls = 0;
+    const compute = () => (calls++, null);
+    memo.get('gzip', compute);
+    memo.get('gzip', compute);
+    assert.equal(calls, 1);
+  });
+
+  it('should answer but not keep a key longer than maxKeyLength', () => {
+    const memo = new BoundedMemo<number>(4, 8);
+    assert.equal(memo.get('x'.repeat(9), (k) => k.length), 9);
+    assert.equal(memo.size, 0);
   });
 });
