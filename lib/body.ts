@@ -52,48 +52,52 @@ export function drain(req: IncomingMessage): void {
  */
 export function readRawBody(req: KeelRequest, limit: number | null): Promise<Buffer> {
   if (req.rawBody) return Promise.resolve(req.rawBody);
+  return new Promise((resolve, reject) => readRawBodyThen(req, limit, (err, body) => (err ? reject(err) : resolve(body!))));
+}
+
+/**
+ * readRawBody with a callback: `done(err)` or `done(null, body)`, called once. Without a promise in
+ * between, a mounted handler (JSON-RPC, GraphQL) runs in the tick the last chunk arrives.
+ */
+export function readRawBodyThen(req: KeelRequest, limit: number | null, done: (err: unknown, body?: Buffer) => void): void {
+  if (req.rawBody) return done(null, req.rawBody);
   const declaredError = checkDeclaredLength(req, limit);
   if (declaredError) {
     drain(req);
-    return Promise.reject(declaredError);
+    return done(declaredError);
   }
   if (req.readableEnded) {
     req.rawBody = Buffer.alloc(0);
-    return Promise.resolve(req.rawBody);
+    return done(null, req.rawBody);
   }
-  return new Promise((resolve, reject) => {
-    const chunks: Buffer[] = [];
-    let size = 0;
-    let done = false;
-    const finish = (err?: unknown) => {
-      if (done) return;
-      done = true;
-      req.off('data', onData);
-      req.off('end', onEnd);
-      req.off('error', onError);
-      req.off('aborted', onAborted);
-      if (err) {
-        reject(err);
-        return;
-      }
-      req.rawBody = chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks, size);
-      resolve(req.rawBody);
-    };
-    const onData = (chunk: Buffer) => {
-      size += chunk.length;
-      if (limit !== null && size > limit) {
-        finish(payloadTooLarge(limit));
-        drain(req);
-        return;
-      }
-      chunks.push(chunk);
-    };
-    const onEnd = () => finish();
-    const onError = (err: Error) => finish(new HttpError(400, 'Request body could not be read', { cause: err }));
-    const onAborted = () => finish(new HttpError(400, 'Client aborted the request body'));
-    req.on('data', onData);
-    req.on('end', onEnd);
-    req.on('error', onError);
-    req.on('aborted', onAborted);
-  });
+  const chunks: Buffer[] = [];
+  let size = 0;
+  let finished = false;
+  const finish = (err?: unknown) => {
+    if (finished) return;
+    finished = true;
+    req.off('data', onData);
+    req.off('end', onEnd);
+    req.off('error', onError);
+    req.off('aborted', onAborted);
+    if (err) return done(err);
+    req.rawBody = chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks, size);
+    done(null, req.rawBody);
+  };
+  const onData = (chunk: Buffer) => {
+    size += chunk.length;
+    if (limit !== null && size > limit) {
+      finish(payloadTooLarge(limit));
+      drain(req);
+      return;
+    }
+    chunks.push(chunk);
+  };
+  const onEnd = () => finish();
+  const onError = (err: Error) => finish(new HttpError(400, 'Request body could not be read', { cause: err }));
+  const onAborted = () => finish(new HttpError(400, 'Client aborted the request body'));
+  req.on('data', onData);
+  req.on('end', onEnd);
+  req.on('error', onError);
+  req.on('aborted', onAborted);
 }

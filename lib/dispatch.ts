@@ -8,7 +8,7 @@ import { createRequire } from 'node:module';
 import type express from 'express';
 import FindMyWay, { type HTTPMethod } from 'find-my-way';
 import type { App, Mount } from './app.js';
-import { readRawBody } from './body.js';
+import { readRawBodyThen } from './body.js';
 import { AppError } from './errors.js';
 import { fallbackFeatures, routeFeatures, mountFeatures, preflightFeatures, staticFeature } from './features.js';
 import { compileCore, runChain, withMiddleware, type RouteHandler } from './pipeline.js';
@@ -51,10 +51,7 @@ function mountHandler(app: App, mount: Mount): RouteHandler {
   };
   if (!mount.options.readBody) return (req, res) => call(req, res);
   return (req, res) => {
-    readRawBody(req, limit).then(
-      () => call(req, res),
-      (e) => sendProblem(res, e),
-    );
+    readRawBodyThen(req, limit, (err) => (err ? sendProblem(res, err) : call(req, res)));
   };
 }
 

@@ -10,6 +10,11 @@ import type { KeelResponse, ResponseCookie } from './handler.js';
 const JSON_TYPE = 'application/json';
 const TEXT_TYPE = 'text/plain; charset=utf-8';
 const BYTES_TYPE = 'application/octet-stream';
+/**
+ * JSON bodies longer than this (UTF-16 units) are encoded to bytes once before writing; shorter ones
+ * stay strings, which node writes together with the head in one buffer.
+ */
+const ENCODE_ONCE_FROM = 4096;
 
 /** RFC 6265 §4.1.1 Set-Cookie serialisation. Names and values are checked, never silently mangled. */
 export function serializeCookie(c: ResponseCookie): string {
@@ -85,6 +90,11 @@ function writeContent(res: ServerResponse, status: number, c: unknown, hasType: 
     });
   }
   const body = JSON.stringify(c);
+  if (body.length > ENCODE_ONCE_FROM) {
+    // Encoded once here: Buffer.byteLength plus the socket's own encoding would walk a long string twice.
+    const bytes = Buffer.from(body);
+    return endWith(res, status, bytes, bytes.byteLength, hasType ? undefined : JSON_TYPE);
+  }
   return endWith(res, status, body, Buffer.byteLength(body), hasType ? undefined : JSON_TYPE);
 }
 
