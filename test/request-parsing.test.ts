@@ -8,7 +8,9 @@ import assert from 'node:assert/strict';
 import qs from 'qs';
 import request from 'supertest';
 import { App } from '../lib/app.js';
-import { FORM_ARRAY_LIMIT, FORM_DEPTH_LIMIT, FORM_PARAMETER_LIMIT, jsonDepthExceeds, parseBody, parseUrlEncoded } from '../lib/content.js';
+import {
+  FORM_ARRAY_LIMIT, FORM_DEPTH_LIMIT, FORM_PARAMETER_LIMIT, JSON_SCAN_FIRST_BYTES, MAX_JSON_DEPTH, jsonDepthExceeds, parseBody, parseUrlEncoded, valueDepthExceeds,
+} from '../lib/content.js';
 import { HttpError } from '../lib/errors.js';
 import { parseQuery } from '../lib/query.js';
 
@@ -128,6 +130,37 @@ describe('when the depth of a JSON text is measured', () => {
   it('should stop counting at the limit', () => {
     assert.equal(jsonDepthExceeds(Buffer.from(deep(10)), 10), false);
     assert.equal(jsonDepthExceeds(Buffer.from(deep(11) + 'garbage'), 10), true);
+  });
+});
+
+describe('when the depth of a parsed JSON value is measured', () => {
+  const docs = ['1', '"[[["', '[]', '{}', '{"a":[{"b":[[1]]}],"c":{"d":"]]]"}}', '[[[],[[[]]]],{"x":{"y":{}}}]', '{"__proto__":{"a":[[]]}}'];
+  for (const doc of docs) {
+    it(`should agree with the count on the text of ${doc}`, () => {
+      for (const limit of [0, 1, 2, 3, 4, 5]) assert.equal(valueDepthExceeds(JSON.parse(doc), limit), jsonDepthExceeds(Buffer.from(doc), limit), `limit ${limit}`);
+    });
+  }
+});
+
+describe('when a JSON body is nested too deeply', () => {
+  const deep = (n: number) => '['.repeat(n) + ']'.repeat(n);
+  const tooDeep = (err: unknown) => err instanceof HttpError && err.status === 400 && err.message.includes('nesting exceeds');
+  const parse = (text: string) => parseBody(Buffer.from(text), 'application/json', {}, true);
+
+  it('should refuse it whether it is small (parsed first) or large (scanned first)', () => {
+    assert.throws(() => parse(deep(MAX_JSON_DEPTH + 1)), tooDeep);
+    const padding = 'x'.repeat(JSON_SCAN_FIRST_BYTES);
+    assert.throws(() => parse(`{"pad":"${padding}","a":${deep(MAX_JSON_DEPTH)}}`), tooDeep);
+  });
+
+  it('should accept a large body at the limit', () => {
+    const padding = 'x'.repeat(JSON_SCAN_FIRST_BYTES);
+    assert.doesNotThrow(() => parse(`{"pad":"${padding}","a":${deep(MAX_JSON_DEPTH - 1)}}`));
+  });
+
+  it('should call a body that is both malformed and too deep too deep, whatever its size', () => {
+    assert.throws(() => parse('['.repeat(MAX_JSON_DEPTH + 1)), tooDeep);
+    assert.throws(() => parse(`{"pad":"${'x'.repeat(JSON_SCAN_FIRST_BYTES)}","a":${'['.repeat(MAX_JSON_DEPTH + 1)}`), tooDeep);
   });
 });
 
