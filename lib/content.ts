@@ -41,9 +41,9 @@ export function isJsonType(type: string): boolean {
 }
 
 /**
- * Deepest nesting of objects/arrays a JSON body may have. Deeper documents are refused before they
- * are parsed: recursive code downstream (schema validation, cloning, logging) would otherwise spend
- * its stack on them. Real payloads stay far below this.
+ * Deepest nesting of objects/arrays a JSON body may have. Deeper documents are refused before any
+ * other code sees them: recursive code downstream (schema validation, cloning, logging) would
+ * otherwise spend its stack on them. Real payloads stay far below this.
  */
 export const MAX_JSON_DEPTH = 64;
 
