@@ -28,12 +28,15 @@ describe('RedisStore', { skip: HAVE_REDIS ? false : 'redis-server is not install
     server = spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'], { stdio: 'ignore' });
     client = new Redis({ host: '127.0.0.1', port, lazyConnect: true, maxRetriesPerRequest: 0 });
     client.on('error', () => {}); // connection attempts while redis-server starts; connect() reports them
+    // redis-server takes a while to listen on a loaded machine. A failed connect() leaves ioredis
+    // reconnecting on its own, so each retry starts from a closed client.
     for (let i = 0; ; i++) {
       try {
         await client.connect();
         break;
       } catch (err) {
-        if (i > 50) throw err;
+        client.disconnect();
+        if (i > 200) throw err;
         await sleep(50);
       }
     }
