@@ -86,7 +86,7 @@ export const STAGE_RULES: readonly StageRule[] = [
 
   // keel: lib/ and one stage per middleware folder.
   { url: /^lib\/respond\./, name: /^writeContent$/, stage: SERIAL }, // its self time is JSON.stringify
-  { url: /^lib\/(pipeline|request-data|respond|hooks|handler|request|errors|problem|features|builtins)\./, stage: PIPELINE },
+  { url: /^lib\/(pipeline|chain|request-data|respond|hooks|handler|request|errors|problem|features|builtins)\./, stage: PIPELINE },
   { url: /^lib\/(dispatch|router|route-definition)\./, stage: ROUTING },
   { url: /^lib\/(validation|validation-errors|coerce)\./, stage: VALIDATION },
   { url: /^lib\/(body|content|multipart)\./, stage: BODY },

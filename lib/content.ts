@@ -90,10 +90,17 @@ export function jsonDepthExceeds(raw: Buffer, limit: number): boolean {
 export function valueDepthExceeds(value: unknown, limit: number): boolean {
   if (value === null || typeof value !== 'object') return false;
   if (limit === 0) return true;
-  // Own values only, as the text has them.
-  const items = Array.isArray(value) ? value : Object.values(value);
-  for (let i = 0; i < items.length; i++) {
-    const item: unknown = items[i];
+  if (Array.isArray(value)) {
+    for (let i = 0; i < value.length; i++) {
+      const item: unknown = value[i];
+      if (item !== null && typeof item === 'object' && valueDepthExceeds(item, limit - 1)) return true;
+    }
+    return false;
+  }
+  // for…in without an intermediate array: a parsed JSON object has only own, enumerable keys (an own
+  // "__proto__" key shadows the accessor, so the read below sees the parsed value).
+  for (const key in value) {
+    const item: unknown = (value as Record<string, unknown>)[key];
     if (item !== null && typeof item === 'object' && valueDepthExceeds(item, limit - 1)) return true;
   }
   return false;
@@ -102,9 +109,11 @@ export function valueDepthExceeds(value: unknown, limit: number): boolean {
 /**
  * Bodies larger than this are scanned for depth before JSON.parse; smaller ones are parsed first and
  * their value's depth checked. V8 parses deep nesting ~2× slower per byte than the costliest flat
- * JSON: negligible on a small body, but a deep megabyte is worth refusing before it is parsed.
+ * JSON, so a deep body costs at most about twice a flat one of its size; the byte scan costs ~20% of
+ * the parse on every body, the value walk ~6% (150 KB order document: 207 vs 71 µs, parse 1.1 ms).
+ * Past a megabyte, refusing before parsing is worth the scan.
  */
-export const JSON_SCAN_FIRST_BYTES = 64 * 1024;
+export const JSON_SCAN_FIRST_BYTES = 1024 * 1024;
 
 const EMPTY: ParsedBody = Object.freeze({ body: undefined, files: Object.freeze({}) }) as ParsedBody;
 

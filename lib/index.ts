@@ -16,7 +16,7 @@ export { UploadFile } from './multipart.js';
 export { HOOK_PHASES, HookRegistry, type Hook, type HookContext } from './hooks.js';
 export type { RouteDefinitionInput, RouteDefinition, OperationInfo } from './route-definition.js';
 export { readRawBody } from './body.js';
-export { runChain, compose } from './pipeline.js';
+export { runChain, compose } from './chain.js';
 export { parseCookies, parseQuery } from './query.js';
 export { compilePattern, openApiPath } from './router.js';
 export { validationError, type ValidationIssue } from './validation.js';

@@ -3,56 +3,31 @@
  *
  * Everything a route does not use is left out of its function: no hooks → no hook calls, no
  * schemas → no validator, no body-bearing request → no body read. Middleware (server-level
- * features, then per-route records) runs as a plain Connect chain before the core.
+ * features, then per-route records) runs as a plain Connect chain before the core (lib/chain.ts).
  */
 import type { ServerResponse } from 'node:http';
 import type { Logger } from 'pino';
-import { hasRequestBody, readRawBody } from './body.js';
+import { hasRequestBody, readRawBody, readRawBodyThen } from './body.js';
 import { parseBody } from './content.js';
 import { HttpError } from './errors.js';
 import { HandlerResult, KeelResponse, handlerFlags, toResponse, type RequestData } from './handler.js';
 import { runHooks, type PhaseHooks, type HookContext } from './hooks.js';
 import { sendProblem } from './problem.js';
-import type { KeelRequest, Middleware } from './request.js';
+import type { KeelRequest } from './request.js';
 import { LazyRequestData } from './request-data.js';
 import { writeResponse, writeValue } from './respond.js';
 import type { RouteDefinition } from './route-definition.js';
 import { compileRequestValidator, compileSchema } from './validation.js';
 
-/** Run Connect-style middleware in order, then `final`. A thrown or passed error becomes a problem. */
-export function runChain(chain: readonly Middleware[], req: KeelRequest, res: ServerResponse, final: () => void): void {
-  let i = 0;
-  const next = (err?: unknown): void => {
-    if (err !== undefined && err !== null && err !== 'route' && err !== 'router') {
-      sendProblem(res, err);
-      return;
-    }
-    if (res.writableEnded) return;
-    const mw = chain[i++];
-    if (!mw) {
-      final();
-      return;
-    }
-    try {
-      mw(req, res, next);
-    } catch (e) {
-      sendProblem(res, e);
-    }
-  };
-  next();
-}
-
-/** Chain `mws` into one middleware (empty → undefined, so callers can skip it entirely). */
-export function compose(mws: readonly Middleware[]): Middleware | undefined {
-  if (mws.length === 0) return undefined;
-  if (mws.length === 1) return mws[0];
-  return function composed(req, res, next) {
-    runChain(mws, req, res, () => next());
-  };
-}
-
 function isThenable(v: unknown): v is PromiseLike<unknown> {
   return v !== null && (typeof v === 'object' || typeof v === 'function') && typeof (v as { then?: unknown }).then === 'function';
+}
+
+/** A parsed body lands in the request data and, Express's way, on `req.body`. */
+function useBody(req: KeelRequest, data: RequestData, parsed: Awaited<ReturnType<typeof parseBody>>): void {
+  data.body = parsed.body;
+  data.files = parsed.files;
+  req.body = parsed.body;
 }
 
 /** Routes without cookie parameters never parse the Cookie header for validation. */
@@ -191,6 +166,41 @@ export function compileCore(route: RouteDefinition, ctx: PipelineContext): Route
     }
   }
 
+  /**
+   * A request with a body on a route without hooks before the handler: the body is read with a
+   * callback and parsed synchronously (multipart aside), then the synchronous path takes over.
+   */
+  function directWithBody(req: KeelRequest, res: ServerResponse, data: RequestData): void {
+    if (!req.rawBody && req.readableEnded && req.body !== undefined) {
+      // Inside a legacy Express app an earlier parser already consumed the stream (see run()).
+      data.body = req.body;
+      return direct(req, res, data);
+    }
+    readRawBodyThen(req, maxBodySize, (err, raw) => {
+      if (err) return failOpen(req, res, data, err);
+      data.rawBody = raw!;
+      if (skipJsonParse) return direct(req, res, data);
+      let parsed: ReturnType<typeof parseBody>;
+      try {
+        parsed = parseBody(raw!, req.headers['content-type'], req.headers, expectJson);
+      } catch (e) {
+        return failOpen(req, res, data, e);
+      }
+      if (isThenable(parsed)) {
+        parsed.then(
+          (p) => {
+            useBody(req, data, p);
+            direct(req, res, data);
+          },
+          (e: unknown) => failOpen(req, res, data, e),
+        );
+        return;
+      }
+      useBody(req, data, parsed);
+      direct(req, res, data);
+    });
+  }
+
   /** The general path: hooks, body reading and parsing, each awaited only when present. */
   async function run(req: KeelRequest, res: ServerResponse, data: RequestData, withBody: boolean): Promise<void> {
     try {
@@ -209,10 +219,7 @@ export function compileCore(route: RouteDefinition, ctx: PipelineContext): Route
           data.rawBody = raw;
           if (!skipJsonParse) {
             const p = parseBody(raw, req.headers['content-type'], req.headers, expectJson);
-            const parsed = isThenable(p) ? await p : p;
-            data.body = parsed.body;
-            data.files = parsed.files;
-            req.body = parsed.body;
+            useBody(req, data, isThenable(p) ? await p : p);
           }
         }
         if (hasPreValidation) {
@@ -264,17 +271,8 @@ export function compileCore(route: RouteDefinition, ctx: PipelineContext): Route
       data.background = { enqueue: (task, meta) => bg.enqueue(task, { request_id: req.requestId ?? null, ...meta }) };
     }
     if (flags.wantsRequestExtensions) (req as KeelRequest & { keel?: RequestData }).keel = data;
-    if (alwaysGeneral || withBody) void run(req, res, data, withBody);
+    if (alwaysGeneral) void run(req, res, data, withBody);
+    else if (withBody) directWithBody(req, res, data);
     else direct(req, res, data);
-  };
-}
-
-/** Prepend the route's middleware chain to its core. */
-export function withMiddleware(chain: readonly Middleware[], core: RouteHandler): RouteHandler {
-  if (chain.length === 0) return core;
-  return function routePipeline(req, res, params, search) {
-    const r = req as KeelRequest & { params?: unknown };
-    if (!r.params) r.params = params;
-    runChain(chain, req, res, () => core(req, res, params, search));
   };
 }
