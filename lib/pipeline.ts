@@ -70,14 +70,12 @@ export function compileCore(route: RouteDefinition, ctx: PipelineContext): Route
   const renameParams = wildcard !== null || route.compiled.pattern.includes('?');
   const needsCookies = route.params.some((p) => p.source === 'cookie');
 
+  /** on_response hooks, then the (possibly replaced) response. Only for routes that have such hooks. */
   async function respond(req: KeelRequest, res: ServerResponse, data: RequestData, r: KeelResponse): Promise<void> {
-    if (hasOnResponse) {
-      const c = { phase: 'on_response', req, res, data, route: route.path, response: r } as HookContext;
-      await runHooks(hooks.on_response, c);
-      if (res.writableEnded) return;
-      r = c.response ?? r;
-    }
-    await writeResponse(res, r);
+    const c = { phase: 'on_response', req, res, data, route: route.path, response: r } as HookContext;
+    await runHooks(hooks.on_response, c);
+    if (res.writableEnded) return;
+    await writeResponse(res, c.response ?? r);
   }
 
   async function fail(req: KeelRequest, res: ServerResponse, data: RequestData, err: unknown): Promise<void> {
@@ -109,22 +107,35 @@ export function compileCore(route: RouteDefinition, ctx: PipelineContext): Route
     }
   }
 
+  /** Development aid: log (never refuse) a successful body that does not match the response schema. */
+  function checkShape(content: unknown): void {
+    if (responseCheck && content !== null && typeof content === 'object' && !Buffer.isBuffer(content) && !responseCheck(content)) {
+      logger.warn({ route: route.path, errors: responseCheck.errors }, 'handler response does not match its response schema');
+    }
+  }
+
   /** Turn the handler's outcome into the response (the only step left once the handler returned). */
   function finish(req: KeelRequest, res: ServerResponse, data: RequestData, outcome: unknown): void | Promise<void> {
     if (res.writableEnded) return;
     if (!hasOnResponse && !(outcome instanceof KeelResponse) && !(outcome instanceof HandlerResult) && !(outcome instanceof Error)) {
       // A plain value: no Response object is needed between the handler and the socket.
-      if (responseCheck && outcome !== null && typeof outcome === 'object' && !Buffer.isBuffer(outcome) && !responseCheck(outcome)) {
-        logger.warn({ route: route.path, errors: responseCheck.errors }, 'handler response does not match its response schema');
-      }
+      checkShape(outcome);
       return writeValue(res, outcome);
     }
     const out = toResponse(outcome);
     if (out instanceof Error) return fail(req, res, data, out);
-    if (responseCheck && out.status_code < 300 && out.content !== null && typeof out.content === 'object' && !Buffer.isBuffer(out.content) && !responseCheck(out.content)) {
-      logger.warn({ route: route.path, errors: responseCheck.errors }, 'handler response does not match its response schema');
-    }
+    if (out.status_code < 300) checkShape(out.content);
     return hasOnResponse ? respond(req, res, data, out) : writeResponse(res, out);
+  }
+
+  /** finish() for the synchronous path: whatever goes wrong while answering becomes the error response. */
+  function complete(req: KeelRequest, res: ServerResponse, data: RequestData, outcome: unknown): void {
+    try {
+      const w = finish(req, res, data, outcome);
+      if (w) w.catch((e: unknown) => failOpen(req, res, data, e));
+    } catch (e) {
+      failOpen(req, res, data, e);
+    }
   }
 
   /** Errors after the handler was entered: a response already under way is left alone. */
@@ -146,24 +157,12 @@ export function compileCore(route: RouteDefinition, ctx: PipelineContext): Route
     }
     if (isThenable(outcome)) {
       outcome.then(
-        (o) => {
-          try {
-            const w = finish(req, res, data, o);
-            if (w) w.catch((e: unknown) => failOpen(req, res, data, e));
-          } catch (e) {
-            failOpen(req, res, data, e);
-          }
-        },
+        (o) => complete(req, res, data, o),
         (e: unknown) => failOpen(req, res, data, e),
       );
       return;
     }
-    try {
-      const w = finish(req, res, data, outcome);
-      if (w) w.catch((e: unknown) => failOpen(req, res, data, e));
-    } catch (e) {
-      failOpen(req, res, data, e);
-    }
+    complete(req, res, data, outcome);
   }
 
   /**
