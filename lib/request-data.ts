@@ -11,8 +11,6 @@ import type { UploadFile } from './multipart.js';
 import { parseCookies, parseQuery } from './query.js';
 import { flattenHeaders, type KeelRequest } from './request.js';
 
-const NO_VALUE = undefined;
-
 export class LazyRequestData implements RequestData {
   method: string;
   pathParams: Record<string, unknown>;
@@ -29,10 +27,10 @@ export class LazyRequestData implements RequestData {
   /** spec (wants_headers / wants_cookies): when false, requests without a body get `{}`. */
   readonly #collectHeaders: boolean;
   readonly #collectCookies: boolean;
-  #path: string | undefined = NO_VALUE;
-  #query: Record<string, unknown> | undefined = NO_VALUE;
-  #headers: Record<string, string> | undefined = NO_VALUE;
-  #cookies: Record<string, string> | undefined = NO_VALUE;
+  #path: string | undefined;
+  #query: Record<string, unknown> | undefined;
+  #headers: Record<string, string> | undefined;
+  #cookies: Record<string, string> | undefined;
 
   constructor(req: KeelRequest, pathParams: Record<string, unknown>, search: string, collectHeaders: boolean, collectCookies: boolean) {
     this.#req = req;
