@@ -2,10 +2,10 @@
  * Parsing a raw body by its media type (RFC 9110 §8.3): JSON (application/json and any +json,
  * RFC 6839), urlencoded forms, multipart/form-data, text.
  */
-import fastDecodeUriComponent from 'fast-decode-uri-component';
 import qs from 'qs';
 import { HttpError } from './errors.js';
 import { parseMultipart, type UploadFile } from './multipart.js';
+import { decodeUrlencoded, plusAsSpace } from './query.js';
 
 export interface ParsedBody {
   body: unknown;
@@ -126,15 +126,13 @@ export const FORM_ARRAY_LIMIT = 100;
 
 /** In a urlencoded body, `[`, `]` or their escapes make qs read keys as paths (`user[name]`, `tags[]`). */
 const FORM_PATH_SYNTAX = /[[\]]|%5[bd]/i;
-const PLUS = /\+/g;
 
 const limitError = (what: 'Parameter' | 'Array', limit: number) =>
   new RangeError(what === 'Parameter' ? `Parameter limit exceeded. Only ${limit} parameters allowed.` : `Array limit exceeded. Only ${limit} elements allowed in an array.`);
 
-/** One name or value of a form, decoded as qs decodes it: `+` is a space; a malformed escape leaves the text as sent. */
+/** One name or value of a form, decoded as qs decodes it: a malformed escape leaves the text as sent (with its spaces). */
 function decodeFormText(text: string): string {
-  const spaced = text.indexOf('+') < 0 ? text : text.replace(PLUS, ' ');
-  return spaced.indexOf('%') < 0 ? spaced : (fastDecodeUriComponent(spaced) ?? spaced);
+  return decodeUrlencoded(text) ?? plusAsSpace(text);
 }
 
 /** Whether `text` has more than `limit` `&`-separated parts (counted only when it is long enough to). */

@@ -26,14 +26,19 @@ export function parseCookies(header: string | undefined): Record<string, string>
 
 const PLUS = /\+/g;
 
+/** application/x-www-form-urlencoded reads `+` as a space (WHATWG URL §5.1). */
+export function plusAsSpace(text: string): string {
+  return text.indexOf('+') < 0 ? text : text.replace(PLUS, ' ');
+}
+
 /**
- * One query name or value, decoded as URLSearchParams decodes it (`+` is a space, then percent-
- * decoding), or null when it holds an escape decodeURIComponent refuses (malformed, or bytes that are
- * not UTF-8): URLSearchParams itself then decides what such text reads as. fast-decode-uri-component
- * gives decodeURIComponent's answers without its exception or its call into the runtime.
+ * One urlencoded name or value (query string or form body) decoded: `+` is a space, then percent-
+ * decoding; null when it holds an escape decodeURIComponent refuses (malformed, or bytes that are not
+ * UTF-8), and each caller decides what such text reads as. fast-decode-uri-component gives
+ * decodeURIComponent's answers without its exception or its call into the runtime.
  */
-function decodeQueryText(text: string): string | null {
-  const spaced = text.indexOf('+') < 0 ? text : text.replace(PLUS, ' ');
+export function decodeUrlencoded(text: string): string | null {
+  const spaced = plusAsSpace(text);
   return spaced.indexOf('%') < 0 ? spaced : fastDecodeUriComponent(spaced);
 }
 
@@ -59,8 +64,9 @@ export function parseQuery(search: string): Record<string, unknown> {
     if (end > start) {
       if (eq >= 0 && eq < start) eq = search.indexOf('=', start);
       const hasValue = eq >= 0 && eq < end;
-      const key = decodeQueryText(search.slice(start, hasValue ? eq : end));
-      const value = hasValue ? decodeQueryText(search.slice(eq + 1, end)) : '';
+      const key = decodeUrlencoded(search.slice(start, hasValue ? eq : end));
+      const value = hasValue ? decodeUrlencoded(search.slice(eq + 1, end)) : '';
+      // URLSearchParams decides what text with a refused escape reads as.
       if (key === null || value === null) return parseQueryWithUrlSearchParams(search);
       appendRepeated(out, key, value);
     }
