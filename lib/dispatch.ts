@@ -12,6 +12,7 @@ import { readRawBodyThen } from './body.js';
 import { AppError } from './errors.js';
 import { fallbackFeatures, routeFeatures, mountFeatures, preflightFeatures, staticFeature } from './features.js';
 import { runChain, withMiddleware } from './chain.js';
+import { isThenable } from './handler.js';
 import { compileCore, type RouteHandler } from './pipeline.js';
 import { problemFor, sendProblem } from './problem.js';
 import type { KeelRequest, Middleware, NextFunction } from './request.js';
@@ -45,7 +46,7 @@ function mountHandler(app: App, mount: Mount): RouteHandler {
   const call = (req: KeelRequest, res: ServerResponse) => {
     try {
       const r = handler(req, res);
-      if (r && typeof (r as Promise<void>).then === 'function') (r as Promise<void>).catch((e) => fail(res, e));
+      if (isThenable(r)) r.then(undefined, (e: unknown) => fail(res, e));
     } catch (e) {
       fail(res, e);
     }

@@ -167,6 +167,11 @@ export function handlerFlags(h: Handler): Required<Omit<HandlerFlags, 'staticRes
   };
 }
 
+/** Whether a handler, hook or method returned a promise (or any thenable) rather than a value. */
+export function isThenable(v: unknown): v is PromiseLike<unknown> {
+  return v !== null && (typeof v === 'object' || typeof v === 'function') && typeof (v as { then?: unknown }).then === 'function';
+}
+
 /** Normalise whatever a handler returned (or threw as HttpError) into a KeelResponse or an error. */
 export function toResponse(outcome: HandlerOutcome): KeelResponse | Error {
   if (outcome instanceof KeelResponse) return outcome;

@@ -6,7 +6,7 @@
 import type { ServerResponse } from 'node:http';
 import { AppError } from './errors.js';
 import { HOOK_PHASES, type HookPhase, type LifecycleHookRef } from './records/route.js';
-import type { KeelResponse, RequestData } from './handler.js';
+import { isThenable, type KeelResponse, type RequestData } from './handler.js';
 import type { KeelRequest } from './request.js';
 
 export { HOOK_PHASES, type HookPhase };
@@ -120,7 +120,7 @@ export async function runHooks(hooks: readonly ResolvedHook[], ctx: Omit<HookCon
     const c = ctx as HookContext;
     c.config = h.config;
     let r = h.fn(c);
-    if (r && typeof (r as Promise<unknown>).then === 'function') r = await r;
+    if (isThenable(r)) r = await r;
     if (ctx.res.writableEnded) return undefined;
     if (r) {
       if (ctx.phase === 'on_response') c.response = r as KeelResponse;

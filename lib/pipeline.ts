@@ -10,7 +10,7 @@ import type { Logger } from 'pino';
 import { hasRequestBody, readRawBody, readRawBodyThen } from './body.js';
 import { parseBody } from './content.js';
 import { HttpError } from './errors.js';
-import { HandlerResult, KeelResponse, handlerFlags, toResponse, type RequestData } from './handler.js';
+import { HandlerResult, KeelResponse, handlerFlags, isThenable, toResponse, type RequestData } from './handler.js';
 import { runHooks, type PhaseHooks, type HookContext } from './hooks.js';
 import { sendProblem } from './problem.js';
 import type { KeelRequest } from './request.js';
@@ -18,10 +18,6 @@ import { LazyRequestData } from './request-data.js';
 import { writeResponse, writeValue } from './respond.js';
 import type { RouteDefinition } from './route-definition.js';
 import { compileRequestValidator, compileSchema } from './validation.js';
-
-function isThenable(v: unknown): v is PromiseLike<unknown> {
-  return v !== null && (typeof v === 'object' || typeof v === 'function') && typeof (v as { then?: unknown }).then === 'function';
-}
 
 /** A parsed body lands in the request data and, Express's way, on `req.body`. */
 function useBody(req: KeelRequest, data: RequestData, parsed: Awaited<ReturnType<typeof parseBody>>): void {

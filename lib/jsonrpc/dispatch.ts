@@ -9,6 +9,7 @@
  */
 import { JSON_RPC_ERRORS, JsonRpcError, describeSchemaErrors, invalidParamsData, type JsonRpcErrorObject } from './errors.js';
 import type { JsonRpcId, JsonRpcRegistry, RegisteredRpcMethod, RpcContext } from './registry.js';
+import { isThenable } from '../handler.js';
 import type { KeelRequest } from '../request.js';
 
 export interface JsonRpcSuccess {
@@ -69,10 +70,6 @@ function defaultParams(schema: unknown): unknown {
 
 /** A value now, or later when a handler is async. Sync handlers are answered without a promise. */
 export type Eventually<T> = T | Promise<T>;
-
-function isThenable(v: unknown): v is PromiseLike<unknown> {
-  return v !== null && (typeof v === 'object' || typeof v === 'function') && typeof (v as { then?: unknown }).then === 'function';
-}
 
 function handlerFailure(err: unknown, id: JsonRpcId, method: RegisteredRpcMethod, options: DispatchOptions): JsonRpcFailure {
   if (err instanceof JsonRpcError) return failure(id, err.toJSON());
