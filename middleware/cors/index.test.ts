@@ -118,8 +118,8 @@ describe('cors: when origins are listed', () => {
   });
 });
 
-describe('cors: when credentials are allowed', () => {
-  const app = appWith({ allowCredentials: true });
+describe('cors: when credentials are allowed for a listed origin', () => {
+  const app = appWith({ allowedOrigins: [EXAMPLE], allowCredentials: true });
 
   it('should echo the origin instead of * (Fetch: * is literal with credentials)', async () => {
     const res = await request(app).get('/api/data').set('Origin', EXAMPLE);
@@ -133,6 +133,40 @@ describe('cors: when credentials are allowed', () => {
     assert.equal(res.status, 204);
     assert.equal(res.headers['access-control-allow-methods'], 'PATCH');
     assert.equal(res.headers['access-control-allow-credentials'], 'true');
+  });
+});
+
+// Attack replayed (issue 13, item 7): with `allowed_origins: ["*"]` and credentials, reflecting the
+// Origin let any site read responses made with the user's cookies.
+describe('cors: when credentials are allowed with allowed_origins ["*"]', () => {
+  const app = appWith({ allowCredentials: true });
+  const EVIL = 'https://evil.test';
+
+  it('should answer * without Allow-Credentials to an actual request from any origin', async () => {
+    const res = await request(app).get('/api/data').set('Origin', EVIL).set('Cookie', 'session=1');
+    assert.equal(res.status, 200);
+    assert.equal(res.headers['access-control-allow-origin'], '*');
+    assert.equal(res.headers['access-control-allow-credentials'], undefined);
+    assert.equal(res.headers.vary, undefined);
+  });
+
+  it('should answer a preflight with * and no Allow-Credentials', async () => {
+    const res = await preflight(app, { Origin: EVIL, 'Access-Control-Request-Method': 'PUT' });
+    assert.equal(res.status, 204);
+    assert.equal(res.headers['access-control-allow-origin'], '*');
+    assert.equal(res.headers['access-control-allow-credentials'], undefined);
+  });
+
+  it('should still grant credentials to an origin listed by name next to *', async () => {
+    const mixed = appWith({ allowedOrigins: ['*', EXAMPLE], allowCredentials: true });
+    const named = await request(mixed).get('/api/data').set('Origin', EXAMPLE);
+    assert.equal(named.headers['access-control-allow-origin'], EXAMPLE);
+    assert.equal(named.headers['access-control-allow-credentials'], 'true');
+    assert.equal(named.headers.vary, 'Origin');
+    const other = await request(mixed).get('/api/data').set('Origin', EVIL);
+    assert.equal(other.headers['access-control-allow-origin'], '*');
+    assert.equal(other.headers['access-control-allow-credentials'], undefined);
+    assert.equal(other.headers.vary, 'Origin');
   });
 });
 

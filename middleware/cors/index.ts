@@ -106,7 +106,9 @@ function appendVary(res: ServerResponse, value: string): void {
  * method or header) and decorates actual responses for allowed origins.
  *
  * - `allowed_origins` (default `["*"]`), `allowed_methods` (default `["*"]`): exact matches; `*` allows any.
- *   With `allow_credentials: true` the origin and method are echoed, never `*` (Fetch standard).
+ *   With `allow_credentials: true` an origin listed by name is echoed with `Access-Control-Allow-Credentials: true`
+ *   and the method is echoed, never `*` (Fetch standard); an origin allowed only through `*` gets `*` without
+ *   credentials (as the `cors` package answers), so browsers refuse its credentialed requests.
  * - `allowed_headers` (default `[]`): a non-empty list is strict (any other requested header is a
  *   403). Empty, or `*`, echoes the requested headers, matching the wildcard defaults of origins and
  *   methods (and the Express `cors` package); list the headers to restrict them.
@@ -132,13 +134,22 @@ export function cors(options: CorsOptions = {}): Middleware {
   const anyMethod = cfg.allowed_methods.includes('*');
   const allowedHeaders = new Set(cfg.allowed_headers.map((h) => h.toLowerCase()));
   const reflectHeaders = allowedHeaders.size === 0 || allowedHeaders.has('*');
-  // With `*` and no credentials the Allow-Origin value is the same for every request: no Vary needed.
-  const staticOrigin = anyOrigin && !credentials;
+  // Credentials are only granted to origins listed by name. An origin that matches only through `*`
+  // gets a literal `*` and no Allow-Credentials, as the `cors` package answers: browsers then refuse
+  // credentialed requests (Fetch, CORS check) instead of every site reading responses with the
+  // user's cookies, which reflecting the origin would allow.
+  const namedOrigins = credentials ? new Set(cfg.allowed_origins.filter((o) => o !== '*')) : new Set<string>();
+  // With `*` and no named credentialed origin the Allow-Origin value is the same for every request: no Vary needed.
+  const staticOrigin = anyOrigin && namedOrigins.size === 0;
   const exposeJoined = cfg.expose_headers && cfg.expose_headers.length > 0 ? cfg.expose_headers.join(', ') : undefined;
   const maxAge = cfg.max_age === null ? undefined : String(cfg.max_age);
 
   function allowOrigin(res: ServerResponse, origin: string): void {
-    res.setHeader('Access-Control-Allow-Origin', staticOrigin ? '*' : origin);
+    if (anyOrigin && !namedOrigins.has(origin)) {
+      res.setHeader('Access-Control-Allow-Origin', '*');
+      return;
+    }
+    res.setHeader('Access-Control-Allow-Origin', origin);
     if (credentials) res.setHeader('Access-Control-Allow-Credentials', 'true');
   }
 
