@@ -4,15 +4,19 @@
 import fastDecodeUriComponent from 'fast-decode-uri-component';
 import { appendRepeated } from './multipart.js';
 
-/** RFC 6265 §5.2 cookie-string parsing: `a=1; b=2`. Values are percent-decoded when valid. */
+/**
+ * RFC 6265 §5.2 cookie-string parsing: `a=1; b=2`. Values are percent-decoded when valid; the first
+ * of repeated names wins. The object has no prototype (as the `cookie` package's): any name, including
+ * `constructor`, `toString` or `__proto__`, is an ordinary own key, and an absent one reads undefined.
+ */
 export function parseCookies(header: string | undefined): Record<string, string> {
-  const out: Record<string, string> = {};
+  const out: Record<string, string> = { __proto__: null } as unknown as Record<string, string>;
   if (!header) return out;
   for (const part of header.split(';')) {
     const eq = part.indexOf('=');
     if (eq < 0) continue;
     const name = part.slice(0, eq).trim();
-    if (!name || name in out) continue;
+    if (!name || out[name] !== undefined) continue;
     let value = part.slice(eq + 1).trim();
     if (value.startsWith('"') && value.endsWith('"') && value.length >= 2) value = value.slice(1, -1);
     try {

@@ -91,3 +91,45 @@ describe('when a route answers synchronously', () => {
     });
   }
 });
+
+// Issue 13 item 8: cookies named like Object.prototype members were dropped (`name in out` saw the
+// inherited member) and `__proto__` went to the prototype setter.
+describe('when cookies are named like Object.prototype members', () => {
+  const app = new App({ port: 0 });
+  app.get('/cookies', (d) => ({
+    cookies: d.cookies,
+    names: Object.keys(d.cookies),
+    proto: Object.getPrototypeOf(d.cookies) === null,
+    absent: d.cookies.valueOf === undefined && d.cookies.hasOwnProperty === undefined,
+  }));
+  app.get('/declared', (d) => ({ validated: d.validatedParams }), { parameters: { cookies: { constructor: { type: 'string', optional: true }, toString: { type: 'string' } } } });
+  const router = app.intoRouter();
+
+  it('should give constructor, toString and __proto__ to the handler as ordinary names', async () => {
+    const res = await request(router).get('/cookies').set('Cookie', 'constructor=c; toString=t; __proto__=p; hasOwnProperty=h').expect(200);
+    assert.deepEqual(res.body.names, ['constructor', 'toString', '__proto__', 'hasOwnProperty']);
+    assert.equal(res.body.cookies.constructor, 'c');
+    assert.equal(res.body.cookies.toString, 't');
+    assert.equal(res.body.cookies.hasOwnProperty, 'h');
+    assert.equal(JSON.parse(res.text).cookies.__proto__, 'p');
+  });
+
+  it('should keep the cookie object free of a prototype, so absent names read undefined', async () => {
+    const res = await request(router).get('/cookies').set('Cookie', '__proto__=%7B%22polluted%22%3Atrue%7D').expect(200);
+    assert.equal(res.body.proto, true);
+    assert.equal(res.body.absent, true);
+    assert.equal(({} as Record<string, unknown>).polluted, undefined);
+  });
+
+  it('should keep the first of repeated names', async () => {
+    const res = await request(router).get('/cookies').set('Cookie', 'constructor=first; constructor=second').expect(200);
+    assert.equal(res.body.cookies.constructor, 'first');
+  });
+
+  it('should not read an inherited member as the value of an absent declared cookie', async () => {
+    const missing = await request(router).get('/declared').expect(422);
+    assert.deepEqual(missing.body.errors.map((e: { loc: string[] }) => e.loc), [['cookie', 'toString']]);
+    const res = await request(router).get('/declared').set('Cookie', 'toString=t').expect(200);
+    assert.deepEqual(res.body.validated.cookies, { toString: 't' });
+  });
+});
