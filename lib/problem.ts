@@ -48,11 +48,11 @@ export function problemFor(code: ErrorCode, detail?: string, extensions?: Record
 }
 
 /**
- * Map any thrown value to a problem. Unknown errors become a bare 500: no message, no stack,
- * nothing internal reaches the client.
+ * Map any thrown value to a problem. Unknown errors, and any value whose status is not 4xx/5xx,
+ * become a bare 500: no message, no stack, nothing internal reaches the client.
  */
 export function toProblem(err: unknown): { problem: ProblemDetails; headers: Record<string, string> } {
-  if (err instanceof HttpError) {
+  if (err instanceof HttpError && isErrorStatus(err.status)) {
     return {
       problem: problem(err.status, err.detail, { title: err.title, type: err.type, extensions: err.extensions as Record<string, unknown> }),
       headers: err.headers as Record<string, string>,
@@ -66,7 +66,7 @@ export function toProblem(err: unknown): { problem: ProblemDetails; headers: Rec
   // body-parser style errors carry a client status we can trust (4xx) but messages we do not repeat verbatim.
   const e = err as { status?: unknown; statusCode?: unknown; expose?: unknown; message?: unknown };
   const status = typeof e?.status === 'number' ? e.status : typeof e?.statusCode === 'number' ? e.statusCode : 500;
-  if (status >= 400 && status < 500) {
+  if (isErrorStatus(status) && status < 500) {
     return { problem: problem(status, e.expose && typeof e.message === 'string' ? e.message : undefined), headers: {} };
   }
   return { problem: problemFor('KEEL_INTERNAL'), headers: {} };
@@ -91,6 +91,15 @@ export function sendProblem(res: ServerResponse, input: ProblemDetails | unknown
   res.end(res.req?.method === 'HEAD' ? undefined : body);
 }
 
+/**
+ * An error answer is a client error or a server error (RFC 9110 §15.5, §15.6). A thrown value that
+ * claims any other status (`{status: 200}`, `{status: 302}`, `new HttpError(99)`) is a bug in the code
+ * that threw it, not an answer: it becomes a bare 500, never a success or a redirect.
+ */
+export function isErrorStatus(status: unknown): status is number {
+  return Number.isInteger(status) && (status as number) >= 400 && (status as number) <= 599;
+}
+
 function isProblem(v: unknown): v is ProblemDetails {
-  return typeof v === 'object' && v !== null && !(v instanceof Error) && typeof (v as ProblemDetails).status === 'number' && typeof (v as ProblemDetails).title === 'string';
+  return typeof v === 'object' && v !== null && !(v instanceof Error) && isErrorStatus((v as ProblemDetails).status) && typeof (v as ProblemDetails).title === 'string';
 }

@@ -187,3 +187,58 @@ describe('when a keel handler fails', () => {
     });
   }
 });
+
+// Issue 13 item 8: a thrown `{status: 200, title}` was sent as a 200. An error answer is 4xx or 5xx;
+// anything else a handler throws is a bug and becomes a 500 without internals.
+describe('when a handler throws a value whose status is not an error status', () => {
+  const thrown: [string, unknown][] = [
+    ['{status: 200}', { status: 200, title: 'OK', detail: 'hunter2' }],
+    ['{status: 302}', { status: 302, title: 'Found', type: 'about:blank', location: 'https://evil.test' }],
+    ['{statusCode: 99}', { statusCode: 99, message: 'hunter2', expose: true }],
+    ["{status: '404'}", { status: '404', title: 'Not Found' }],
+    ['{status: 404.5}', { status: 404.5, title: 'Not Found' }],
+    ['{status: 600}', { status: 600, title: 'Beyond' }],
+    ['new HttpError(200)', new HttpError(200, 'hunter2')],
+    ['a string', 'hunter2'],
+    ['null', null],
+    ['undefined', undefined],
+  ];
+  const app = new App({ port: 0 });
+  thrown.forEach(([, value], i) => {
+    app.get(`/sync/${i}`, () => {
+      throw value;
+    });
+    app.get(`/async/${i}`, async () => {
+      await new Promise((r) => setImmediate(r));
+      throw value;
+    });
+  });
+  const router = app.intoRouter();
+
+  thrown.forEach(([label], i) => {
+    for (const mode of ['sync', 'async']) {
+      it(`should answer a ${mode} throw of ${label} with a bare 500 problem`, async () => {
+        const res = await request(router).get(`/${mode}/${i}`);
+        assert.equal(res.status, 500);
+        assert.equal(res.headers['content-type'], PROBLEM_CONTENT_TYPE);
+        assert.deepEqual(JSON.parse(res.text), { type: 'https://keel.dev/errors/internal-server-error', title: 'Internal Server Error', status: 500 });
+      });
+    }
+  });
+
+  it('should still send a thrown problem object with a 4xx status as it is', async () => {
+    const own = new App({ port: 0 });
+    own.get('/gone', () => {
+      throw { type: 'about:blank', title: 'Gone', status: 410, detail: 'Order 7 was archived' };
+    });
+    const res = await request(own.intoRouter()).get('/gone');
+    assert.equal(res.status, 410);
+    assert.equal(JSON.parse(res.text).detail, 'Order 7 was archived');
+  });
+
+  it('should map such values to 500 in toProblem too', () => {
+    assert.equal(toProblem({ status: 200, title: 'OK' }).problem.status, 500);
+    assert.equal(toProblem(new HttpError(302)).problem.status, 500);
+    assert.equal(toProblem({ status: 404 }).problem.status, 404);
+  });
+});
