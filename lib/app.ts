@@ -3,6 +3,7 @@
  * and Express routers; build a router once; listen.
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
+import { jsonPoisoningOf } from './json-parse.js';
 import type { Duplex } from 'node:stream';
 import type express from 'express';
 import { pino, type Logger } from 'pino';
@@ -227,7 +228,7 @@ export class App {
   registerGraphqlRoute(path: string, method: string, schemaType: string, config: unknown = {}, route?: GraphQlRouteConfig | GraphqlRouteOptions): this {
     this.#assertOpen('add a GraphQL route');
     const graphql = loadProtocol('graphql');
-    graphql.installGraphqlRoute(this, graphql.graphqlRoute(path, method, schemaType, config, { ...graphql.routeOptions(route), guards: [this.#upgradeGuard()] }));
+    graphql.installGraphqlRoute(this, graphql.graphqlRoute(path, method, schemaType, config, { ...graphql.routeOptions(route), guards: [this.#upgradeGuard()], jsonPoisoning: jsonPoisoningOf(this.config) }));
     return this;
   }
 
@@ -235,7 +236,7 @@ export class App {
   registerGraphqlSdlRoute(path: string, method: string, sdl: string, responseData: unknown, config: unknown, route?: GraphQlRouteConfig | GraphqlRouteOptions): this {
     this.#assertOpen('add a GraphQL route');
     const graphql = loadProtocol('graphql');
-    graphql.installGraphqlRoute(this, graphql.graphqlSdlRoute(path, method, sdl, responseData, config, { ...graphql.routeOptions(route), guards: [this.#upgradeGuard()] }));
+    graphql.installGraphqlRoute(this, graphql.graphqlSdlRoute(path, method, sdl, responseData, config, { ...graphql.routeOptions(route), guards: [this.#upgradeGuard()], jsonPoisoning: jsonPoisoningOf(this.config) }));
     return this;
   }
 

@@ -6,6 +6,7 @@ import qs from 'qs';
 import { HttpError } from './errors.js';
 import { parseMultipart, type UploadFile } from './multipart.js';
 import { decodeUrlencoded, plusAsSpace } from './query.js';
+import { DEFAULT_JSON_POISONING, parseJsonText, type JsonPoisoning } from './json-parse.js';
 
 export interface ParsedBody {
   body: unknown;
@@ -205,18 +206,20 @@ export function parseUrlEncoded(text: string): Record<string, unknown> {
  * Parse `raw` according to `contentType`: synchronously, except multipart (busboy is a stream),
  * whose result is a Promise. Errors are thrown (or rejected) as HttpErrors.
  * @param expectJson the route declares a JSON body schema: a body of another media type is a 415.
+ * @param poisoning what `__proto__` / `constructor.prototype` keys in a JSON body get (default: a 400).
  */
 export function parseBody(
   raw: Buffer,
   contentType: string | undefined,
   headers: Record<string, string | string[] | undefined>,
   expectJson: boolean,
+  poisoning: JsonPoisoning = DEFAULT_JSON_POISONING,
 ): ParsedBody | Promise<ParsedBody> {
   const media = parseMediaType(contentType);
   if (raw.length === 0 && media?.type !== 'multipart/form-data') return EMPTY;
   // A JSON route with no Content-Type reads the body as JSON (lenient, as most clients mean it).
   const type = media?.type ?? (expectJson ? 'application/json' : 'application/octet-stream');
-  if (isJsonType(type)) return { body: parseJson(raw, media?.params.charset), files: {} };
+  if (isJsonType(type)) return { body: parseJson(raw, media?.params.charset, poisoning), files: {} };
   if (type === 'application/x-www-form-urlencoded') return { body: parseUrlEncoded(raw.toString('utf8')), files: {} };
   if (type === 'multipart/form-data') {
     if (!media?.params.boundary) throw new HttpError(400, 'multipart/form-data requires a boundary parameter (RFC 7578 §4.1)');
@@ -230,7 +233,7 @@ export function parseBody(
   return { body: raw, files: {} };
 }
 
-function parseJson(raw: Buffer, charset: string | undefined): unknown {
+function parseJson(raw: Buffer, charset: string | undefined, poisoning: JsonPoisoning): unknown {
   if (charset && charset !== 'utf-8' && charset !== 'utf8') {
     // RFC 8259 §8.1: JSON exchanged between systems MUST be UTF-8.
     throw new HttpError(415, `Unsupported charset '${charset}' for JSON. Only UTF-8 is supported.`, {
@@ -244,8 +247,9 @@ function parseJson(raw: Buffer, charset: string | undefined): unknown {
   if (scanFirst && jsonDepthExceeds(raw, MAX_JSON_DEPTH)) throw tooDeep();
   let value: unknown;
   try {
-    value = JSON.parse(raw.toString('utf8'));
+    value = parseJsonText(raw.toString('utf8'), poisoning);
   } catch (err) {
+    if (err instanceof HttpError) throw err;
     if (!scanFirst && jsonDepthExceeds(raw, MAX_JSON_DEPTH)) throw tooDeep();
     throw new HttpError(400, `Malformed JSON body: ${(err as Error).message}`, { code: 'KEEL_MALFORMED_JSON' });
   }

@@ -9,6 +9,7 @@ import type express from 'express';
 import FindMyWay, { type HTTPMethod } from 'find-my-way';
 import type { App, Mount } from './app.js';
 import { readRawBodyThen } from './body.js';
+import { jsonPoisoning } from './json-parse.js';
 import { AppError } from './errors.js';
 import { fallbackFeatures, routeFeatures, mountFeatures, preflightFeatures, staticFeature } from './features.js';
 import { runChain, withMiddleware } from './chain.js';
@@ -80,6 +81,7 @@ export function buildRouter(app: App, parts: RouterParts): KeelRouter {
     const core = compileCore(route, {
       hooks,
       maxBodySize: route.maxBodySize === undefined ? app.config.max_body_size : route.maxBodySize,
+      jsonPoisoning: jsonPoisoning(route.onProtoPoisoning ?? app.config.on_proto_poisoning, route.onConstructorPoisoning ?? app.config.on_constructor_poisoning),
       logger: app.logger,
       checkResponses: process.env.NODE_ENV !== 'production',
       background: app.extensions.get('background') as never,

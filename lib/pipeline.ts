@@ -9,6 +9,7 @@ import type { ServerResponse } from 'node:http';
 import type { Logger } from 'pino';
 import { hasRequestBody, readRawBody, readRawBodyThen } from './body.js';
 import { parseBody } from './content.js';
+import type { JsonPoisoning } from './json-parse.js';
 import { HttpError } from './errors.js';
 import { HandlerResult, KeelResponse, handlerFlags, isThenable, toResponse, type RequestData } from './handler.js';
 import { runHooks, type PhaseHooks, type HookContext } from './hooks.js';
@@ -33,6 +34,8 @@ export interface PipelineContext {
   hooks: PhaseHooks;
   /** Effective body cap for this route (bytes; null = unlimited). */
   maxBodySize: number | null;
+  /** What `__proto__` / `constructor.prototype` keys in a JSON body get (secure-json-parse options). */
+  jsonPoisoning?: JsonPoisoning;
   logger: Logger;
   /** Check handler output against the response schema (development aid). */
   checkResponses: boolean;
@@ -50,7 +53,7 @@ export function compileCore(route: RouteDefinition, ctx: PipelineContext): Route
     ? compileRequestValidator([], route.body, route.bodyRequired, route.files)
     : compileRequestValidator(route.params, route.body, route.bodyRequired, route.files);
   const responseCheck = ctx.checkResponses && route.response ? compileSchema(route.response) : null;
-  const { hooks, maxBodySize, logger } = ctx;
+  const { hooks, maxBodySize, logger, jsonPoisoning } = ctx;
   const hasOnRequest = hooks.on_request.length > 0;
   const hasPreValidation = hooks.pre_validation.length > 0;
   const hasPreHandler = hooks.pre_handler.length > 0;
@@ -177,7 +180,7 @@ export function compileCore(route: RouteDefinition, ctx: PipelineContext): Route
       if (skipJsonParse) return direct(req, res, data);
       let parsed: ReturnType<typeof parseBody>;
       try {
-        parsed = parseBody(raw!, req.headers['content-type'], req.headers, expectJson);
+        parsed = parseBody(raw!, req.headers['content-type'], req.headers, expectJson, jsonPoisoning);
       } catch (e) {
         return failOpen(req, res, data, e);
       }
@@ -213,7 +216,7 @@ export function compileCore(route: RouteDefinition, ctx: PipelineContext): Route
           const raw = await readRawBody(req, maxBodySize);
           data.rawBody = raw;
           if (!skipJsonParse) {
-            const p = parseBody(raw, req.headers['content-type'], req.headers, expectJson);
+            const p = parseBody(raw, req.headers['content-type'], req.headers, expectJson, jsonPoisoning);
             useBody(req, data, isThenable(p) ? await p : p);
           }
         }

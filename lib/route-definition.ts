@@ -15,6 +15,7 @@ import { compilePattern, type CompiledPattern } from './router.js';
 import { paramSpecs, type ParamSpec, type ParamSource } from './validation.js';
 import { fileParamSpecs, type FileParamSpec } from './multipart.js';
 import { formBodySchema } from './content.js';
+import { POISONING_ACTIONS, type PoisoningAction } from './json-parse.js';
 
 /** OpenAPI operation metadata for a route. */
 export interface OperationInfo {
@@ -61,6 +62,10 @@ export interface RouteDefinitionInput {
   max_body_size?: number | null;
   /** Per-route timeout (seconds; null = none); overrides ServerConfig.request_timeout. */
   request_timeout?: number | null;
+  /** JSON bodies with a `__proto__` key: 'error' (400), 'remove', 'ignore'; overrides ServerConfig.on_proto_poisoning. */
+  on_proto_poisoning?: PoisoningAction;
+  /** JSON bodies with `constructor: {prototype}`: 'error' (400), 'remove', 'ignore'; overrides ServerConfig.on_constructor_poisoning. */
+  on_constructor_poisoning?: PoisoningAction;
   /** Extra Connect-style middleware for this route, after keel's own. */
   middleware?: Middleware[];
   openapi?: OperationInfo;
@@ -86,6 +91,8 @@ const RouteRecord = defineRecord<Record<string, unknown>>('Route', {
   rate_limit: { type: t.json() },
   max_body_size: { type: t.integer(0), nullable: true },
   request_timeout: { type: t.integer(1), nullable: true },
+  on_proto_poisoning: { type: t.string({ enum: POISONING_ACTIONS }) },
+  on_constructor_poisoning: { type: t.string({ enum: POISONING_ACTIONS }) },
   middleware: { type: t.json() },
   openapi: { type: t.json() },
   jsonrpc: { type: t.json() },
@@ -114,6 +121,8 @@ export interface RouteDefinition {
   /** undefined: inherit the server's value. */
   maxBodySize: number | null | undefined;
   requestTimeout: number | null | undefined;
+  onProtoPoisoning: PoisoningAction | undefined;
+  onConstructorPoisoning: PoisoningAction | undefined;
   middleware: Middleware[];
   openapi: OperationInfo;
   jsonrpc: Readonly<JsonRpcMethodInfo> | null;
@@ -179,6 +188,8 @@ export function parseRouteDefinition(input: RouteDefinitionInput): RouteDefiniti
       // "no timeout": only a key the route actually gives overrides the server's value.
       maxBodySize: given(input, 'max_body_size') ? (r.max_body_size as number | null) : undefined,
       requestTimeout: given(input, 'request_timeout') ? (r.request_timeout as number | null) : undefined,
+      onProtoPoisoning: (r.on_proto_poisoning as PoisoningAction | undefined) ?? undefined,
+      onConstructorPoisoning: (r.on_constructor_poisoning as PoisoningAction | undefined) ?? undefined,
       middleware: (r.middleware as Middleware[] | undefined) ?? [],
       openapi: (r.openapi as OperationInfo | undefined) ?? {},
       jsonrpc: opt(r.jsonrpc, JsonRpcMethodInfo.parse, `${where}.jsonrpc`),

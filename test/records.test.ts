@@ -40,6 +40,8 @@ describe('when records are parsed from an empty object', () => {
       workers: 1,
       enable_request_id: false,
       max_body_size: 10485760,
+      on_proto_poisoning: 'error',
+      on_constructor_poisoning: 'error',
       request_timeout: null,
       compression: null,
       rate_limit: null,

@@ -20,6 +20,8 @@ import { GraphQLError, type ExecutionResult, type GraphQLSchema } from 'graphql'
 import { readRawBody } from '../body.js';
 import { GraphQlError, HttpError, KeelError } from '../errors.js';
 import { problemFor, sendProblem } from '../problem.js';
+import { isJsonType, parseMediaType } from '../content.js';
+import { DEFAULT_JSON_POISONING, parseJsonText, type JsonPoisoning } from '../json-parse.js';
 import type { KeelRequest } from '../request.js';
 import { DocumentCache, isRejected, type DocumentCacheOptions } from './documents.js';
 import type { GraphqlLimits } from './limits.js';
@@ -36,6 +38,8 @@ export interface GraphqlHttpOptions {
   documentCache?: DocumentCacheOptions;
   /** Context value for resolvers. Default `{ req }`. */
   context?: (req: KeelRequest) => OperationContext | Promise<OperationContext>;
+  /** `__proto__` / `constructor.prototype` keys in a JSON body. Default: refused with a 400 problem (the App passes its ServerConfig's). */
+  jsonPoisoning?: JsonPoisoning;
 }
 
 /** Per request, through graphql-http: the execution result, so the status can be chosen from the original thrown errors. */
@@ -93,6 +97,7 @@ export function createGraphqlHttpHandler(schema: GraphQLSchema, options: Graphql
     complexity_limit: options.limits?.complexity_limit ?? null,
   };
   const maxBodySize = options.maxBodySize === undefined ? DEFAULT_GRAPHQL_MAX_BODY_SIZE : options.maxBodySize;
+  const poisoning = options.jsonPoisoning ?? DEFAULT_JSON_POISONING;
   const contextFor = options.context ?? ((req: KeelRequest) => ({ req }) as unknown as OperationContext);
   const documents = new DocumentCache(schema, limits, options.documentCache);
   const handle = createHandler<KeelRequest, Executed, OperationContext>({
@@ -118,8 +123,8 @@ export function createGraphqlHttpHandler(schema: GraphQLSchema, options: Graphql
 
   return async function graphqlHttpHandler(req: KeelRequest, res: ServerResponse): Promise<void> {
     try {
-      let body: string | null = null;
-      if (req.method === 'POST') body = (await readRawBody(req, maxBodySize)).toString('utf8');
+      let body: string | Record<string, unknown> | null = null;
+      if (req.method === 'POST') body = requestBody((await readRawBody(req, maxBodySize)).toString('utf8'), req.headers['content-type'], poisoning);
       const executed: Executed = { result: undefined };
       const [payload, init] = await handle({
         method: req.method ?? 'GET', url: req.url ?? '/', headers: req.headers, body, raw: req, context: executed,
@@ -151,6 +156,23 @@ export function createGraphqlHttpHandler(schema: GraphQLSchema, options: Graphql
       sendProblem(res, err instanceof HttpError ? err : problemFor('KEEL_INTERNAL'));
     }
   };
+}
+
+/**
+ * A JSON body, parsed here with the prototype-poisoning check (a refused key throws the 400
+ * HttpError), so graphql-http gets the object and does not parse again. Other media types, malformed
+ * JSON and non-objects stay text: graphql-http gives them its own answers.
+ */
+function requestBody(text: string, contentType: string | undefined, poisoning: JsonPoisoning): string | Record<string, unknown> {
+  if (!isJsonType(parseMediaType(contentType)?.type ?? '')) return text;
+  let value: unknown;
+  try {
+    value = parseJsonText(text, poisoning);
+  } catch (err) {
+    if (err instanceof HttpError) throw err;
+    return text;
+  }
+  return value !== null && typeof value === 'object' && !Array.isArray(value) ? (value as Record<string, unknown>) : text;
 }
 
 function payloadMessage(payload: string | null): string | undefined {

@@ -4,6 +4,7 @@
  * an App through its extension points (`mount`, `upgrade`, `onShutdown`; docs/architecture.md).
  */
 import type { ServerResponse } from 'node:http';
+import type { JsonPoisoning } from '../json-parse.js';
 import type { Duplex } from 'node:stream';
 import type { GraphQLSchema } from 'graphql';
 import { AppError } from '../errors.js';
@@ -32,6 +33,8 @@ export interface GraphqlRouteOptions {
   guards?: readonly UpgradeGuard[];
   /** A CorsConfig: subscription upgrades from browser origins it does not allow get 403. Default: any origin. */
   cors?: unknown;
+  /** `__proto__` / `constructor.prototype` keys in JSON bodies. Default: refused (400); the App passes its ServerConfig's. */
+  jsonPoisoning?: JsonPoisoning;
 }
 
 export interface GraphqlRoute {
@@ -69,7 +72,7 @@ export function graphqlRouteForSchema(path: string, method: unknown, schema: Gra
   const { methods } = routeMethods(path, method);
   const playground = options.enablePlayground ?? false;
   const assetsPath = path.replace(/\/$/, '') + PLAYGROUND_ASSETS_SEGMENT;
-  const http = createGraphqlHttpHandler(schema, { limits, maxBodySize: options.maxBodySize });
+  const http = createGraphqlHttpHandler(schema, { limits, maxBodySize: options.maxBodySize, jsonPoisoning: options.jsonPoisoning });
   // Parsed here: a bad CorsConfig is a ConfigError at registration.
   const guards = [...(options.guards ?? []), ...(options.cors !== undefined ? [originGuard(options.cors)] : [])];
   const ws: UpgradeHandler = createGraphqlWsUpgradeHandler(schema, { limits, guards });

@@ -10,6 +10,8 @@
 import { JSON_RPC_ERRORS, JsonRpcError, describeSchemaErrors, invalidParamsData, type JsonRpcErrorObject } from './errors.js';
 import type { JsonRpcId, JsonRpcRegistry, RegisteredRpcMethod, RpcContext } from './registry.js';
 import { isThenable } from '../handler.js';
+import { HttpError } from '../errors.js';
+import { DEFAULT_JSON_POISONING, parseJsonText, type JsonPoisoning } from '../json-parse.js';
 import type { KeelRequest } from '../request.js';
 
 export interface JsonRpcSuccess {
@@ -33,6 +35,8 @@ export interface DispatchOptions {
   discover?: () => unknown;
   /** Told about errors a handler threw that are not JsonRpcError (the client only sees -32603). */
   onHandlerError?: (err: unknown, method: string) => void;
+  /** `__proto__` / `constructor.prototype` keys: refused (-32600, the default), removed or kept (ServerConfig.on_proto_poisoning). */
+  jsonPoisoning?: JsonPoisoning;
 }
 
 type ReservedError = (typeof JSON_RPC_ERRORS)[keyof typeof JSON_RPC_ERRORS];
@@ -166,8 +170,10 @@ export function run(
 ): Eventually<JsonRpcResponse | JsonRpcResponse[] | undefined> {
   let payload: unknown;
   try {
-    payload = JSON.parse(typeof body === 'string' ? body : body.toString('utf8'));
+    payload = parseJsonText(typeof body === 'string' ? body : body.toString('utf8'), options.jsonPoisoning ?? DEFAULT_JSON_POISONING);
   } catch (err) {
+    // Valid JSON, but not an acceptable Request object (§5.1 -32600) when it carries a poisoning key.
+    if (err instanceof HttpError) return failure(null, JSON_RPC_ERRORS.INVALID_REQUEST, { reason: err.message });
     return failure(null, JSON_RPC_ERRORS.PARSE_ERROR, { reason: (err as Error).message });
   }
   if (!Array.isArray(payload)) return runOne(registry, payload, options, request);

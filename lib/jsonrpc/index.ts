@@ -10,6 +10,7 @@
 import './install.js';
 import type { ServerResponse } from 'node:http';
 import { readRawBody } from '../body.js';
+import { jsonPoisoningOf, type JsonPoisoning } from '../json-parse.js';
 import { HttpError } from '../errors.js';
 import { sendProblem } from '../problem.js';
 import { JsonRpcConfig } from '../records/protocol.js';
@@ -43,6 +44,8 @@ export interface JsonRpcHandlerOptions {
   maxBodySize?: number | null;
   /** Errors handlers threw (other than JsonRpcError); the client sees a bare -32603. Default: console.error. */
   onHandlerError?: (err: unknown, method: string) => void;
+  /** `__proto__` / `constructor.prototype` keys in the body. Default: refused with -32600 (the App passes its ServerConfig's). */
+  jsonPoisoning?: JsonPoisoning;
 }
 
 function defaultHandlerErrorReporter(err: unknown, method: string): void {
@@ -99,6 +102,7 @@ export function jsonRpcHandler(options: JsonRpcHandlerOptions): RawHandler {
     maxBatchSize: config.max_batch_size,
     discover,
     onHandlerError: options.onHandlerError ?? defaultHandlerErrorReporter,
+    jsonPoisoning: options.jsonPoisoning,
   };
   const send = (res: ServerResponse, response: JsonRpcResponse | JsonRpcResponse[] | undefined): void => {
     if (response === undefined) {
@@ -171,6 +175,7 @@ export function jsonRpcMounts(host: ProtocolHost & { routes?(): readonly RouteDe
     registry: rpcRegistryOf(host),
     config,
     maxBodySize: host.config.max_body_size,
+    jsonPoisoning: jsonPoisoningOf(host.config),
     discovery: { title: openapi?.title, version: openapi?.version, description: openapi?.description },
   });
   return [{ method: 'POST', path: config.endpoint_path, handler, readBody: true }];

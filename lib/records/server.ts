@@ -4,6 +4,7 @@
 import { defineRecord, fail, t, type FieldType } from './define.js';
 import { OpenApiConfig, AsyncApiConfig, JsonRpcConfig, GrpcConfig, BackgroundTaskConfig } from './protocol.js';
 import type * as P from './protocol.js';
+import { DEFAULT_ON_CONSTRUCTOR_POISONING, DEFAULT_ON_PROTO_POISONING, POISONING_ACTIONS, type PoisoningAction } from '../json-parse.js';
 
 /** Default bind host. */
 export const DEFAULT_HOST = '127.0.0.1';
@@ -129,6 +130,8 @@ export interface ServerConfig {
   workers: number;
   enable_request_id: boolean;
   max_body_size: number | null;
+  on_proto_poisoning: PoisoningAction;
+  on_constructor_poisoning: PoisoningAction;
   request_timeout: number | null;
   compression: Readonly<CompressionConfig> | null;
   rate_limit: Readonly<RateLimitConfig> | null;
@@ -151,6 +154,8 @@ export const ServerConfig = defineRecord<ServerConfig>('ServerConfig', {
   workers: { type: t.integer(1, 1024), default: 1, doc: 'Processes (node:cluster) when > 1' },
   enable_request_id: { type: t.boolean(), default: false, doc: 'Generate and propagate X-Request-ID' },
   max_body_size: { type: t.integer(0), nullable: true, default: DEFAULT_MAX_BODY_SIZE, doc: 'Maximum request body, bytes; null = unlimited' },
+  on_proto_poisoning: { type: t.string({ enum: POISONING_ACTIONS }), default: DEFAULT_ON_PROTO_POISONING, doc: 'JSON bodies (routes, JSON-RPC, GraphQL) with a "__proto__" key: error (400), remove or ignore' },
+  on_constructor_poisoning: { type: t.string({ enum: POISONING_ACTIONS }), default: DEFAULT_ON_CONSTRUCTOR_POISONING, doc: 'JSON bodies with a "constructor": {"prototype": …} key: error (400), remove or ignore' },
   request_timeout: { type: t.integer(1), nullable: true, doc: 'Request timeout, seconds; null = none' },
   compression: { type: t.record(CompressionConfig), nullable: true },
   rate_limit: { type: t.record(RateLimitConfig), nullable: true },
