@@ -8,6 +8,7 @@
 import type { IncomingMessage } from 'node:http';
 import { HttpError } from './errors.js';
 import type { KeelRequest } from './request.js';
+import { readDecodedBody, requestCoding } from './content-encoding.js';
 
 /** After a 413, how many more bytes we swallow before closing the connection. */
 export const DRAIN_LIMIT = 1024 * 1024;
@@ -48,7 +49,9 @@ export function drain(req: IncomingMessage): void {
 
 /**
  * Read the whole body into a Buffer (cached on `req.rawBody`, so a second call returns the same bytes).
- * Rejects with HttpError 413 over `limit` (null = unlimited) and 400 when the client aborts.
+ * Rejects with HttpError 413 over `limit` (null = unlimited) and 400 when the client aborts. A body
+ * sent with Content-Encoding gzip, deflate or br is decoded, and its decoded size counts; other
+ * codings are a 415 (lib/content-encoding.ts).
  */
 export function readRawBody(req: KeelRequest, limit: number | null): Promise<Buffer> {
   if (req.rawBody) return Promise.resolve(req.rawBody);
@@ -69,6 +72,22 @@ export function readRawBodyThen(req: KeelRequest, limit: number | null, done: (e
   if (req.readableEnded) {
     req.rawBody = Buffer.alloc(0);
     return done(null, req.rawBody);
+  }
+  const encoding = req.headers['content-encoding'];
+  if (encoding !== undefined) {
+    // gzip / deflate / br are decoded under the same cap (lib/content-encoding.ts); others are a 415.
+    const coding = requestCoding(encoding);
+    if (coding instanceof HttpError) {
+      drain(req);
+      return done(coding);
+    }
+    if (coding !== null) {
+      return readDecodedBody(req, coding, limit, () => drain(req), (err, body) => {
+        if (err) return done(err);
+        req.rawBody = body!;
+        done(null, body);
+      });
+    }
   }
   const chunks: Buffer[] = [];
   let size = 0;
