@@ -16,6 +16,11 @@ export { UploadFile } from './multipart.js';
 export { HOOK_PHASES, HookRegistry, type Hook, type HookContext } from './hooks.js';
 export type { RouteDefinitionInput, RouteDefinition, OperationInfo } from './route-definition.js';
 export { readRawBody } from './body.js';
+export { ACCEPTED_CONTENT_CODINGS } from './content-encoding.js';
+export {
+  POISONING_ACTIONS, DEFAULT_ON_PROTO_POISONING, DEFAULT_ON_CONSTRUCTOR_POISONING, parseJsonText,
+  type PoisoningAction, type JsonPoisoning,
+} from './json-parse.js';
 export { runChain, compose } from './chain.js';
 export { parseCookies, parseQuery } from './query.js';
 export { compilePattern, openApiPath } from './router.js';

@@ -13,7 +13,7 @@ import type { JsonPoisoning } from './json-parse.js';
 import { HttpError } from './errors.js';
 import { HandlerResult, KeelResponse, handlerFlags, isThenable, toResponse, type RequestData } from './handler.js';
 import { runHooks, type PhaseHooks, type HookContext } from './hooks.js';
-import { sendProblem } from './problem.js';
+import { isErrorStatus, sendProblem } from './problem.js';
 import type { KeelRequest } from './request.js';
 import { LazyRequestData } from './request-data.js';
 import { writeResponse, writeValue } from './respond.js';
@@ -87,7 +87,7 @@ export function compileCore(route: RouteDefinition, ctx: PipelineContext): Route
         logger.error({ err: hookErr, route: route.path }, 'on_error hook failed');
       }
     }
-    if (!(err instanceof HttpError) || err.status >= 500) {
+    if (!(err instanceof HttpError) || !isErrorStatus(err.status) || err.status >= 500) {
       logger.error({ err, route: route.path, requestId: req.requestId }, 'request failed');
     }
     sendProblem(res, err);
