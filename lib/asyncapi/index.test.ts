@@ -140,6 +140,8 @@ describe('AsyncAPI endpoints', () => {
     const cases: Array<[string, string, string | object, number, RegExp]> = [
       ['broken JSON to parse', '/asyncapi/parse', '{"spec": ', 400, /not valid JSON/],
       ['broken JSON to validate', '/asyncapi/validate', '{', 400, /not valid JSON/],
+      ['a __proto__ key (prototype poisoning)', '/asyncapi/parse', '{"spec": {"__proto__": {"x": 1}}}', 400, /forbidden "__proto__"/],
+      ['a constructor.prototype key', '/asyncapi/validate', '{"spec": {}, "payload": {"constructor": {"prototype": {}}}}', 400, /forbidden/],
       ['no spec', '/asyncapi/parse', {}, 422, /ParseRequest/],
       ['an unknown key', '/asyncapi/parse', { spec: v3, extra: 1 }, 422, /extra/],
       ['a spec that is not an object', '/asyncapi/parse', { spec: 'asyncapi: 3.0.0' }, 422, /JSON object/],

@@ -10,6 +10,7 @@
 import './install.js';
 import type { ServerResponse } from 'node:http';
 import { readRawBody } from '../body.js';
+import { DEFAULT_JSON_POISONING, jsonPoisoningOf, parseJsonText, type JsonPoisoning } from '../json-parse.js';
 import { ConfigError, HttpError } from '../errors.js';
 import { problemFor, sendProblem } from '../problem.js';
 import { AsyncApiConfig, ParseRequest, ValidateRequest } from '../records/protocol.js';
@@ -40,6 +41,8 @@ export interface AsyncApiHandlersOptions {
   config?: AsyncApiConfigInput | Readonly<AsyncApiConfig> | null;
   /** Body cap when the App did not read the body already. Default `DEFAULT_MAX_BODY_SIZE` (10 MiB). */
   maxBodySize?: number | null;
+  /** `__proto__` / `constructor.prototype` keys in posted documents. Default: refused (400); the App passes its ServerConfig's. */
+  jsonPoisoning?: JsonPoisoning;
   /** Documents whose compiled validators are cached. Default 32. */
   validatorCacheSize?: number;
 }
@@ -56,7 +59,7 @@ function unprocessable(res: ServerResponse, detail: string, loc: Array<string | 
 }
 
 /** Read and parse the JSON body; on failure the problem is sent and undefined returned. */
-async function readJson(req: KeelRequest, res: ServerResponse, limit: number | null): Promise<{ value: unknown } | undefined> {
+async function readJson(req: KeelRequest, res: ServerResponse, limit: number | null, poisoning: JsonPoisoning): Promise<{ value: unknown } | undefined> {
   if (!isJsonContentType(req.headers['content-type'])) {
     sendProblem(res, new HttpError(415, 'Send the request as application/json'));
     return undefined;
@@ -69,8 +72,12 @@ async function readJson(req: KeelRequest, res: ServerResponse, limit: number | n
     return undefined;
   }
   try {
-    return { value: JSON.parse(raw.toString('utf8')) };
+    return { value: parseJsonText(raw.toString('utf8'), poisoning) };
   } catch (err) {
+    if (err instanceof HttpError) {
+      sendProblem(res, err);
+      return undefined;
+    }
     sendProblem(res, problemFor('KEEL_MALFORMED_JSON', `The body is not valid JSON: ${(err as Error).message}`));
     return undefined;
   }
@@ -106,6 +113,7 @@ export function asyncApiMounts(options: AsyncApiHandlersOptions = {}): MountSpec
   const config = AsyncApiConfig.parse(options.config, 'AsyncApiConfig');
   if (!config.enabled) return [];
   const limit = options.maxBodySize === undefined ? DEFAULT_MAX_BODY_SIZE : options.maxBodySize;
+  const poisoning = options.jsonPoisoning ?? DEFAULT_JSON_POISONING;
   let served: string | undefined;
   if (config.spec !== null && config.spec !== undefined) {
     try {
@@ -124,7 +132,7 @@ export function asyncApiMounts(options: AsyncApiHandlersOptions = {}): MountSpec
   };
 
   const parse: RawHandler = async function keelAsyncApiParse(req, res) {
-    const body = await readJson(req, res, limit);
+    const body = await readJson(req, res, limit, poisoning);
     if (!body) return;
     try {
       const { spec } = ParseRequest.parse(body.value, 'ParseRequest');
@@ -135,7 +143,7 @@ export function asyncApiMounts(options: AsyncApiHandlersOptions = {}): MountSpec
   };
 
   const validate: RawHandler = async function keelAsyncApiValidate(req, res) {
-    const body = await readJson(req, res, limit);
+    const body = await readJson(req, res, limit, poisoning);
     if (!body) return;
     try {
       // `payload: null` is a payload like any other, but the record reads null as "missing": swap it in after.
@@ -157,5 +165,5 @@ export function asyncApiMounts(options: AsyncApiHandlersOptions = {}): MountSpec
 
 /** Installer for lib/builtins.ts: mounts nothing when `asyncapi` is null or disabled. */
 export function installAsyncApi(host: ProtocolHost): void {
-  mountAll(host, asyncApiMounts({ config: host.config.asyncapi, maxBodySize: host.config.max_body_size }));
+  mountAll(host, asyncApiMounts({ config: host.config.asyncapi, maxBodySize: host.config.max_body_size, jsonPoisoning: jsonPoisoningOf(host.config) }));
 }
