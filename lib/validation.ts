@@ -125,6 +125,12 @@ interface CompiledParam {
   /** Where its value is read: `input[from][key]` (header names in lower case). */
   from: 'pathParams' | 'query' | 'headers' | 'cookies';
   key: string;
+  /**
+   * The name is also an Object.prototype member (`constructor`, `toString`, `__proto__`): only an own
+   * value counts, or an absent `?toString` would read as "function toString() { [native code] }".
+   * Decided here, so other names pay nothing per request.
+   */
+  inheritedName: boolean;
   /** Where its validated value goes in ValidatedParams. */
   into: keyof ValidatedParams;
   /** Its location in issues; copied into each issue, so no issue shares it. */
@@ -161,6 +167,7 @@ function compileParam(p: ParamSpec): CompiledParam {
     separator: p.separator,
     from: INPUT_FIELD[p.source],
     key,
+    inheritedName: key in Object.prototype,
     into: p.source === 'cookie' ? 'cookies' : p.source,
     loc: Object.freeze([p.source, key]),
     blankIsMissing: p.source !== 'query',
@@ -198,7 +205,8 @@ function coerceItems(p: CompiledParam, raw: unknown, issues: ValidationIssue[]):
 
 /** Check one parameter: its converted value goes into `out`, its problems into `issues`. */
 function checkParam(p: CompiledParam, input: ValidationInput, out: ValidatedParams, issues: ValidationIssue[]): void {
-  let raw = (input[p.from] as Record<string, unknown>)[p.key];
+  const source = input[p.from] as Record<string, unknown>;
+  let raw = p.inheritedName && !Object.hasOwn(source, p.key) ? undefined : source[p.key];
   if (raw === undefined || (raw === '' && p.blankIsMissing)) {
     if (p.hasDefault) out[p.into][p.name] = p.cloneDefault ? structuredClone(p.defaultValue) : p.defaultValue;
     else if (p.required) issues.push({ type: 'missing', loc: [...p.loc], msg: 'Field required', input: null });

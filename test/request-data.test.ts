@@ -133,3 +133,25 @@ describe('when cookies are named like Object.prototype members', () => {
     assert.deepEqual(res.body.validated.cookies, { toString: 't' });
   });
 });
+
+// The same family for query and header parameters: an absent `?toString` read the inherited method.
+describe('when declared query or header parameters are named like Object.prototype members', () => {
+  const app = new App({ port: 0 });
+  app.get('/q', (d) => ({ validated: d.validatedParams }), {
+    parameters: { query: { toString: { type: 'string' }, valueOf: { type: 'string', optional: true } }, headers: { constructor: { type: 'string', optional: true } } },
+  });
+  const router = app.intoRouter();
+
+  it('should report a required one as missing when the request does not send it', async () => {
+    const res = await request(router).get('/q').expect(422);
+    assert.deepEqual(res.body.errors.map((e: { loc: string[] }) => e.loc), [['query', 'toString']]);
+  });
+
+  it('should read the values the request sends, and leave optional absent ones out', async () => {
+    const res = await request(router).get('/q?toString=t').set('Constructor', 'c').expect(200);
+    assert.deepEqual(res.body.validated.query, { toString: 't' });
+    assert.deepEqual(res.body.validated.headers, { constructor: 'c' });
+    const bare = await request(router).get('/q?toString=t').expect(200);
+    assert.deepEqual(bare.body.validated.headers, {});
+  });
+});
