@@ -135,7 +135,7 @@ export function cors(options: CorsOptions = {}): Middleware {
   const allowedHeaders = new Set(cfg.allowed_headers.map((h) => h.toLowerCase()));
   const reflectHeaders = allowedHeaders.size === 0 || allowedHeaders.has('*');
   // Credentials are only granted to origins listed by name. An origin that matches only through `*`
-  // gets a literal `*` and no Allow-Credentials, as the `cors` package answers: browsers then refuse
+  // gets a literal `*` (as from the `cors` package) and no Allow-Credentials: browsers then refuse
   // credentialed requests (Fetch, CORS check) instead of every site reading responses with the
   // user's cookies, which reflecting the origin would allow.
   const namedOrigins = credentials ? new Set(cfg.allowed_origins.filter((o) => o !== '*')) : new Set<string>();
