@@ -52,6 +52,28 @@ describe('when the example server runs (npm start)', () => {
     assert.equal((await fetch(`${base}/admin/stats`, { headers: { 'x-api-key': EXAMPLE_API_KEY } })).status, 200);
   });
 
+  it('should answer every error it produces as problem+json, the maintenance hook included', async () => {
+    const maintenance = await fetch(`${base}/hooked`, { headers: { 'x-maintenance': '1' } });
+    assert.equal(maintenance.status, 503);
+    assert.equal(maintenance.headers.get('content-type'), 'application/problem+json');
+    assert.equal(maintenance.headers.get('retry-after'), '120');
+    const body = (await maintenance.json()) as { status: number; title: string; detail: string };
+    assert.equal(body.status, 503);
+    assert.match(body.detail, /maintenance/);
+    const answers = await Promise.all([
+      fetch(`${base}/no-such-route`),
+      fetch(`${base}/admin/stats`),
+      fetch(`${base}/items?limit=500`),
+      fetch(`${base}/items`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"name":' }),
+      fetch(`${base}/me`),
+    ]);
+    for (const res of answers) {
+      assert.ok(res.status >= 400, `${res.url} answered ${res.status}`);
+      assert.equal(res.headers.get('content-type'), 'application/problem+json', res.url);
+      assert.equal(((await res.json()) as { status: number }).status, res.status);
+    }
+  });
+
   it('should serve the OpenAPI document, JSON-RPC and GraphQL', async () => {
     const doc = (await (await fetch(`${base}/openapi.json`)).json()) as { openapi: string; paths: Record<string, unknown> };
     assert.equal(doc.openapi, '3.1.0');

@@ -9,7 +9,7 @@ import { fileURLToPath } from 'node:url';
 import { dirname, join } from 'node:path';
 import { readFileSync } from 'node:fs';
 import express from 'express';
-import { createApp, response, type App } from '../lib/index.js';
+import { createApp, HttpError, response, type App } from '../lib/index.js';
 // The protocols this example turns on (keel/openapi, keel/asyncapi, ...). Compiled apps on Node ≥ 20.19 load
 // them on first use without these lines; under tsx (npm start) they must be imported (lib/builtins.ts).
 import '../lib/openapi/index.js';
@@ -94,7 +94,10 @@ export function buildExampleApp(overrides: { port?: number } = {}): App {
         request_id: { enabled: false },
       });
       // Lifecycle hooks by name, with a short-circuit.
-      app.hook('on_request', 'maintenance', (ctx) => (ctx.req.headers['x-maintenance'] ? response({ detail: 'down for maintenance' }, { status: 503 }) : undefined));
+      // An error a hook answers with is an HttpError: keel renders it as problem+json with its headers.
+      app.hook('on_request', 'maintenance', (ctx) => {
+        if (ctx.req.headers['x-maintenance']) throw new HttpError(503, 'Down for maintenance; try again in two minutes.', { headers: { 'Retry-After': '120' } });
+      });
       app.hook('on_response', 'stamp', (ctx) => {
         if (ctx.response) ctx.response.headers['X-Served-By'] = 'keel';
       });

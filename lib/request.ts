@@ -17,7 +17,8 @@ export interface KeelRequestExtensions {
   /** Parsed body (Express convention). */
   body?: unknown;
   /** W3C trace context of this request (httpTrace middleware). */
-  traceContext?: { traceId: string; spanId: string; parentSpanId?: string; flags: string };
+  /** W3C Trace Context of this request (httpTrace); `tracestate` is the caller's, passed on unchanged. */
+  traceContext?: { traceId: string; spanId: string; parentSpanId?: string; flags: string; tracestate?: string };
   /** Per-request scratch space shared by hooks and handlers. */
   state?: Record<string, unknown>;
 }

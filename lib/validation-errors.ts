@@ -33,14 +33,38 @@ function quoteList(values: unknown[]): string {
   return q.length <= 1 ? q.join('') : `${q.slice(0, -1).join(', ')} or ${q[q.length - 1]}`;
 }
 
+/**
+ * Format failures name the format the schema asked for (Pydantic's words where it has the type), never
+ * the regular expression a format is checked with: the client wrote `format: "email"`, not a pattern.
+ * A format missing here reads "Input should be a valid <format>".
+ */
 const FORMAT_TYPES: Record<string, [string, string]> = {
   uuid: ['uuid_parsing', 'Input should be a valid UUID'],
   'date-time': ['datetime_parsing', 'Input should be a valid datetime'],
   date: ['date_parsing', 'Input should be a valid date'],
   time: ['time_parsing', 'Input should be a valid time'],
   uri: ['url_parsing', 'Input should be a valid URL'],
+  'uri-reference': ['url_parsing', 'Input should be a valid URL or relative reference'],
+  url: ['url_parsing', 'Input should be a valid URL'],
   duration: ['duration_parsing', 'Input should be a valid duration'],
+  ipv4: ['ip_v4_address', 'Input is not a valid IPv4 address'],
+  ipv6: ['ip_v6_address', 'Input is not a valid IPv6 address'],
+  hostname: ['value_error', 'Input should be a valid hostname'],
+  regex: ['value_error', 'Input should be a valid regular expression'],
+  byte: ['value_error', 'Input should be valid base64'],
+  'json-pointer': ['value_error', 'Input should be a valid JSON pointer'],
+  'relative-json-pointer': ['value_error', 'Input should be a valid relative JSON pointer'],
+  'uri-template': ['value_error', 'Input should be a valid URI template'],
+  int32: ['value_error', 'Input should be a 32-bit integer'],
+  int64: ['value_error', 'Input should be a 64-bit integer'],
+  float: ['value_error', 'Input should be a valid float'],
+  double: ['value_error', 'Input should be a valid double'],
+  password: ['value_error', 'Input should be a valid password'],
+  binary: ['value_error', 'Input should be binary data'],
 };
+
+/** Pydantic's wording for an invalid email address (EmailStr). */
+const EMAIL_MESSAGE = 'value is not a valid email address';
 
 const TYPE_MESSAGES: Record<string, [string, string]> = {
   string: ['string_type', 'Input should be a valid string'],
@@ -113,7 +137,10 @@ function one(e: ErrorObject, base: (string | number)[], root: unknown): Validati
       };
     case 'format': {
       if (p.format === 'email') {
-        return { type: 'string_pattern_mismatch', loc, msg: `String should match pattern '${EMAIL_PATTERN}'`, input, ctx: { pattern: EMAIL_PATTERN } };
+        // The type and ctx stay the reference's (`string_pattern_mismatch` with the pattern applied), so
+        // clients that branch on `type` see what other implementations send; the message a person reads
+        // names the format instead of quoting a regular expression they never wrote.
+        return { type: 'string_pattern_mismatch', loc, msg: EMAIL_MESSAGE, input, ctx: { pattern: EMAIL_PATTERN } };
       }
       const [type, msg] = FORMAT_TYPES[p.format as string] ?? ['value_error', `Input should be a valid ${p.format}`];
       return { type, loc, msg, input };

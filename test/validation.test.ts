@@ -177,7 +177,7 @@ describe('when a JSON body is invalid', () => {
   it('should give nested locations such as ["body","user","email"]', async () => {
     const errs = await issues(await request(router).post('/users').send({ user: { email: 'not-an-email', name: 'Al' } }));
     const pattern = '^[a-zA-Z0-9_.+-]+@[a-zA-Z0-9-]+\\.[a-zA-Z0-9-.]+$';
-    assert.deepEqual(errs, [{ type: 'string_pattern_mismatch', loc: ['body', 'user', 'email'], msg: `String should match pattern '${pattern}'`, input: 'not-an-email', ctx: { pattern } }]);
+    assert.deepEqual(errs, [{ type: 'string_pattern_mismatch', loc: ['body', 'user', 'email'], msg: 'value is not a valid email address', input: 'not-an-email', ctx: { pattern } }]);
   });
 
   it('should report missing nested fields with the parent as input', async () => {

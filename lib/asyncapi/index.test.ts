@@ -161,8 +161,9 @@ describe('AsyncAPI endpoints', () => {
         assert.match(res.body.detail, detail);
       });
     }
-    it('should answer 415 for a non-JSON body', async () => {
-      await request(url).post('/asyncapi/parse').set('Content-Type', 'text/yaml').send('asyncapi: 3.0.0').expect(415).expect('Content-Type', /problem\+json/);
+    it('should answer 415 naming the accepted types for a body neither JSON nor YAML', async () => {
+      const res = await request(url).post('/asyncapi/parse').set('Content-Type', 'text/plain').send('asyncapi: 3.0.0').expect(415).expect('Content-Type', /problem\+json/);
+      assert.match(res.headers['accept-post'] ?? '', /application\/yaml/);
     });
     it('should answer 413 for a body over the cap', async () => {
       await request(url).post('/asyncapi/parse').send({ spec: v3, pad: 'x'.repeat(70 * 1024) }).expect(413);

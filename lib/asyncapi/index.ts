@@ -1,10 +1,10 @@
 /**
  * AsyncAPI endpoints (only when AsyncApiConfig.enabled):
  * - `GET /asyncapi.json`: the configured document; 404 problem when none is configured.
- * - `POST /asyncapi/parse`: ParseRequest → ParseResult.
+ * - `POST /asyncapi/parse`: ParseRequest → ParseResult (JSON, or YAML: the record or the bare document).
  * - `POST /asyncapi/validate`: ValidateRequest → ValidationResponse.
- * Disabled, none of them is mounted (the router's 404). Errors: 400 malformed JSON, 415 a non-JSON
- * body, 413 over max_body_size, 422 a request or document keel cannot read. See docs/api-descriptions.md.
+ * Disabled, none of them is mounted (the router's 404). Errors: 400 malformed JSON or YAML, 415 a body
+ * neither JSON nor YAML, 413 over max_body_size, 422 a request or document keel cannot read. See docs/api-descriptions.md.
  */
 // Registers this module with the App (lib/builtins.ts): importing keel/asyncapi is enough to use it.
 import './install.js';
@@ -13,6 +13,7 @@ import { readRawBody } from '../body.js';
 import { DEFAULT_JSON_POISONING, jsonPoisoningOf, parseJsonText, type JsonPoisoning } from '../json-parse.js';
 import { ConfigError, HttpError } from '../errors.js';
 import { problemFor, sendProblem } from '../problem.js';
+import { parseMediaType } from '../content.js';
 import { AsyncApiConfig, ParseRequest, ValidateRequest } from '../records/protocol.js';
 import { DEFAULT_MAX_BODY_SIZE } from '../records/server.js';
 import type { KeelRequest } from '../request.js';
@@ -58,10 +59,38 @@ function unprocessable(res: ServerResponse, detail: string, loc: Array<string | 
   sendProblem(res, problemFor('KEEL_VALIDATION_FAILED', detail, { errors: [{ type: 'value_error', loc, msg: detail }] }));
 }
 
-/** Read and parse the JSON body; on failure the problem is sent and undefined returned. */
-async function readJson(req: KeelRequest, res: ServerResponse, limit: number | null, poisoning: JsonPoisoning): Promise<{ value: unknown } | undefined> {
-  if (!isJsonContentType(req.headers['content-type'])) {
-    sendProblem(res, new HttpError(415, 'Send the request as application/json'));
+/**
+ * YAML media types (RFC 9512 `application/yaml`, the older `text/yaml` / `application/x-yaml`, and
+ * AsyncAPI's own `+yaml` types): AsyncAPI documents are most often written in YAML.
+ */
+function isYamlContentType(header: string | undefined): boolean {
+  const type = parseMediaType(header)?.type ?? '';
+  return type === 'application/yaml' || type === 'text/yaml' || type === 'application/x-yaml' || type.endsWith('+yaml');
+}
+
+/** Aliases a YAML body may use: enough for real documents, far too few for an alias bomb ("billion laughs"). */
+export const ASYNCAPI_YAML_MAX_ALIASES = 100;
+
+type YamlParse = (text: string, options: Record<string, unknown>) => unknown;
+let yamlParse: Promise<YamlParse | undefined> | undefined;
+/** The optional `yaml` package, loaded on the first YAML body (undefined when it is not installed). */
+function loadYaml(): Promise<YamlParse | undefined> {
+  yamlParse ??= import('yaml').then(
+    (m) => m.parse as YamlParse,
+    () => undefined,
+  );
+  return yamlParse;
+}
+
+/**
+ * Read and parse the body as JSON, or as YAML under a YAML media type; on failure the problem is sent
+ * and undefined returned. A YAML body may be the request record or, for `/asyncapi/parse`, the bare
+ * document (`asyncapi: 3.0.0 …`), which reads as `{ spec: document }`.
+ */
+async function readBody(req: KeelRequest, res: ServerResponse, limit: number | null, bareDocument: boolean, poisoning: JsonPoisoning): Promise<{ value: unknown } | undefined> {
+  const yaml = isYamlContentType(req.headers['content-type']);
+  if (!yaml && !isJsonContentType(req.headers['content-type'])) {
+    sendProblem(res, new HttpError(415, 'Send the request as application/json or application/yaml', { headers: { 'Accept-Post': 'application/json, application/yaml' } }));
     return undefined;
   }
   let raw: Buffer;
@@ -71,16 +100,43 @@ async function readJson(req: KeelRequest, res: ServerResponse, limit: number | n
     sendProblem(res, err);
     return undefined;
   }
+  if (!yaml) {
+    try {
+      return { value: parseJsonText(raw.toString('utf8'), poisoning) };
+    } catch (err) {
+      if (err instanceof HttpError) {
+        sendProblem(res, err);
+        return undefined;
+      }
+      sendProblem(res, problemFor('KEEL_MALFORMED_JSON', `The body is not valid JSON: ${(err as Error).message}`));
+      return undefined;
+    }
+  }
+  const parse = await loadYaml();
+  if (!parse) {
+    sendProblem(res, new HttpError(415, 'YAML bodies need the yaml package on the server (npm install yaml); send application/json instead', { headers: { 'Accept-Post': 'application/json' } }));
+    return undefined;
+  }
+  let value: unknown;
   try {
-    return { value: parseJsonText(raw.toString('utf8'), poisoning) };
+    // The core schema (YAML 1.2 JSON-compatible types), no `<<` merge keys, no custom tags: data only.
+    value = parse(raw.toString('utf8'), { schema: 'core', merge: false, maxAliasCount: ASYNCAPI_YAML_MAX_ALIASES, uniqueKeys: true });
   } catch (err) {
-    if (err instanceof HttpError) {
+    sendProblem(res, new HttpError(400, `The body is not valid YAML: ${(err as Error).message.split('\n')[0]}`, { code: 'KEEL_BAD_REQUEST' }));
+    return undefined;
+  }
+  // YAML bodies obey the same prototype-key rule as JSON ones (on_proto_poisoning, on_constructor_poisoning).
+  const text = raw.toString('latin1');
+  if (text.includes('proto') || text.includes('constructor')) {
+    try {
+      value = parseJsonText(JSON.stringify(value) ?? 'null', poisoning);
+    } catch (err) {
       sendProblem(res, err);
       return undefined;
     }
-    sendProblem(res, problemFor('KEEL_MALFORMED_JSON', `The body is not valid JSON: ${(err as Error).message}`));
-    return undefined;
   }
+  if (bareDocument && typeof value === 'object' && value !== null && !Array.isArray(value) && 'asyncapi' in value && !('spec' in value)) value = { spec: value };
+  return { value };
 }
 
 /** Map what can go wrong with a client's request or document to a 422; anything else is a 500. */
@@ -132,7 +188,7 @@ export function asyncApiMounts(options: AsyncApiHandlersOptions = {}): MountSpec
   };
 
   const parse: RawHandler = async function keelAsyncApiParse(req, res) {
-    const body = await readJson(req, res, limit, poisoning);
+    const body = await readBody(req, res, limit, true, poisoning);
     if (!body) return;
     try {
       const { spec } = ParseRequest.parse(body.value, 'ParseRequest');
@@ -143,7 +199,7 @@ export function asyncApiMounts(options: AsyncApiHandlersOptions = {}): MountSpec
   };
 
   const validate: RawHandler = async function keelAsyncApiValidate(req, res) {
-    const body = await readJson(req, res, limit, poisoning);
+    const body = await readBody(req, res, limit, false, poisoning);
     if (!body) return;
     try {
       // `payload: null` is a payload like any other, but the record reads null as "missing": swap it in after.

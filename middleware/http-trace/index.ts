@@ -10,15 +10,17 @@ import { pino, type Level, type LevelWithSilent, type Logger } from 'pino';
 import { fail } from '../../lib/records/define.js';
 import type { KeelRequest, Middleware, NextFunction } from '../../lib/request.js';
 import { DEFAULT_NEW_TRACE_FLAGS, formatTraceparent, newSpanId, newTraceId, parseTraceparent } from './traceparent.js';
+import { parseTracestate } from './tracestate.js';
 
 export { parseTraceparent, formatTraceparent, newTraceId, newSpanId, type TraceParent } from './traceparent.js';
+export { parseTracestate, TRACESTATE_MAX_MEMBERS, TRACESTATE_MAX_LENGTH } from './tracestate.js';
 
 export interface HttpTraceOptions {
   /** A pino logger. Default: a pino logger at {@link DEFAULT_HTTP_TRACE_LEVEL} (`info`) writing to stdout. */
   logger?: Logger;
   /** Level of the default logger (ignored when `logger` is given). Default {@link DEFAULT_HTTP_TRACE_LEVEL}. */
   level?: LevelWithSilent;
-  /** Set `traceparent` on the response. Default {@link DEFAULT_TRACE_RESPONSE_HEADER} (true). */
+  /** Set `traceparent` (and the caller's `tracestate`) on the response. Default {@link DEFAULT_TRACE_RESPONSE_HEADER} (true). */
   responseHeader?: boolean;
 }
 
@@ -59,7 +61,9 @@ function routeOf(req: TracedRequest): string | null {
 /**
  * Trace every request: continue the caller's W3C trace (`traceparent`, version 00) with a new span
  * id, or start a new trace when the header is absent or invalid; expose it as `req.traceContext`
- * and on the response's `traceparent`; log one record when the response ends (5xx at `error`, 4xx
+ * and on the response's `traceparent`; a valid `tracestate` of a continued trace travels with it
+ * (`req.traceContext.tracestate`, and the response) unchanged, and is dropped with an invalid
+ * `traceparent` (W3C Trace Context §3.3); log one record when the response ends (5xx at `error`, 4xx
  * and aborted requests at `warn`, the rest at `info`).
  *
  * @example
@@ -91,8 +95,17 @@ export function httpTrace(options: HttpTraceOptions = {}): Middleware {
     const traceId = parent?.traceId ?? newTraceId();
     const spanId = newSpanId();
     const flags = parent?.flags ?? DEFAULT_NEW_TRACE_FLAGS;
-    req.traceContext = parent ? { traceId, spanId, parentSpanId: parent.parentId, flags } : { traceId, spanId, flags };
-    if (responseHeader) res.setHeader('traceparent', formatTraceparent(traceId, spanId, flags));
+    // tracestate belongs to the caller's trace: without a valid traceparent it is not parsed (§3.3).
+    const tracestate = parent && req.headers.tracestate !== undefined ? parseTracestate(req.headers.tracestate) : undefined;
+    req.traceContext = parent
+      ? tracestate === undefined
+        ? { traceId, spanId, parentSpanId: parent.parentId, flags }
+        : { traceId, spanId, parentSpanId: parent.parentId, flags, tracestate }
+      : { traceId, spanId, flags };
+    if (responseHeader) {
+      res.setHeader('traceparent', formatTraceparent(traceId, spanId, flags));
+      if (tracestate !== undefined) res.setHeader('tracestate', tracestate);
+    }
     const url = req.url ?? '/';
     const q = url.indexOf('?');
     const path = (req as { originalUrl?: string }).originalUrl?.split('?')[0] ?? (q === -1 ? url : url.slice(0, q));
