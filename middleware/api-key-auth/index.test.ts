@@ -6,6 +6,7 @@ import request from 'supertest';
 import { ConfigError } from '../../lib/errors.js';
 import type { KeelRequest } from '../../lib/request.js';
 import { apiKeyAuth, type ApiKeyAuthOptions } from './index.js';
+import { describeOnReject, describeOnRejectConfig } from '../../test/helpers/on-reject.js';
 
 function appWith(options: ApiKeyAuthOptions): express.Express {
   const app = express();
@@ -181,3 +182,18 @@ describe('apiKeyAuth against the conformance corpus', () => {
     });
   }
 });
+
+describeOnReject('apiKeyAuth, a missing key', {
+  make: (onReject) => apiKeyAuth({ keys: ['k-1234567890'], onReject }),
+  send: (agent) => agent.get('/'),
+  status: 401,
+  headers: ['WWW-Authenticate'],
+});
+describeOnReject('apiKeyAuth, a wrong key', {
+  make: (onReject) => apiKeyAuth({ keys: ['k-1234567890'], onReject }),
+  send: (agent) => agent.get('/').set('X-API-Key', 'nope'),
+  status: 401,
+  headers: ['WWW-Authenticate'],
+});
+describeOnRejectConfig('apiKeyAuth', (o) => apiKeyAuth({ keys: ['k-1234567890'], ...o }), /ApiKeyConfig/);
+describeOnRejectConfig('apiKeyAuth per route', (o) => apiKeyAuth({ enabled: true, keys: ['k-1234567890'], ...o }), /ApiKeyAuthConfig/);

@@ -10,6 +10,7 @@ import { bodyLimit, DEFAULT_MAX_BODY_SIZE, type BodyLimitOptions } from './index
 import { readRawBody } from '../../lib/body.js';
 import { ConfigError } from '../../lib/errors.js';
 import type { KeelRequest } from '../../lib/request.js';
+import { describeOnReject, describeOnRejectConfig } from '../../test/helpers/on-reject.js';
 
 /** Express app: bodyLimit, then express.json(); the handler echoes what it got. */
 function appWith(options?: BodyLimitOptions) {
@@ -250,3 +251,19 @@ describe('bodyLimit: when the options are invalid', () => {
     });
   }
 });
+
+describeOnReject('bodyLimit, declared Content-Length over the cap', {
+  make: (onReject) => bodyLimit({ max_body_size: 8, onReject }),
+  send: (agent) => agent.post('/').set('Content-Type', 'text/plain').send('x'.repeat(64)),
+  status: 413,
+});
+describeOnReject('bodyLimit, a chunked body over the cap', {
+  make: (onReject) => bodyLimit({ max_body_size: 8, onReject }),
+  send: (agent) => {
+    const t = agent.post('/').set('Content-Type', 'text/plain').set('Transfer-Encoding', 'chunked');
+    t.write('x'.repeat(32));
+    return t;
+  },
+  status: 413,
+});
+describeOnRejectConfig('bodyLimit', (o) => bodyLimit(o), /BodyLimitOptions/);

@@ -5,6 +5,7 @@ import request from 'supertest';
 import { cors, type CorsOptions } from './index.js';
 import { ConfigError } from '../../lib/errors.js';
 import { CorsConfig } from '../../lib/records/route.js';
+import { describeOnReject, describeOnRejectConfig } from '../../test/helpers/on-reject.js';
 
 function appWith(options?: CorsOptions) {
   const app = express();
@@ -230,3 +231,23 @@ describe('cors: when other middleware already set Vary', () => {
     assert.equal(res.headers.vary, 'Accept-Encoding, Origin');
   });
 });
+
+const preflightOf = (agent: ReturnType<typeof request>, origin: string, method = 'PUT') =>
+  agent.options('/').set('Origin', origin).set('Access-Control-Request-Method', method);
+
+describeOnReject('cors, a preflight from a disallowed origin', {
+  make: (onReject) => cors({ allowed_origins: ['https://app.example.com'], onReject }),
+  send: (agent) => preflightOf(agent, 'https://evil.example'),
+  status: 403,
+});
+describeOnReject('cors, a preflight for a disallowed method', {
+  make: (onReject) => cors({ allowed_origins: ['https://app.example.com'], allowed_methods: ['GET'], onReject }),
+  send: (agent) => preflightOf(agent, 'https://app.example.com', 'DELETE'),
+  status: 403,
+});
+describeOnReject('cors, a simple request from a disallowed origin with rejectDisallowedOrigins', {
+  make: (onReject) => cors({ allowed_origins: ['https://app.example.com'], rejectDisallowedOrigins: true, onReject }),
+  send: (agent) => agent.post('/').set('Origin', 'https://evil.example'),
+  status: 403,
+});
+describeOnRejectConfig('cors', (o) => cors(o as CorsOptions), /CorsConfig/);

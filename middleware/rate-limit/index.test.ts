@@ -8,6 +8,7 @@ import express from 'express';
 import request from 'supertest';
 import { ConfigError } from '../../lib/errors.js';
 import { IPV6_KEY_MEMO_SIZE, MemoryStore, rateLimit, type RateLimitExtensions, type RateLimitOptions } from './index.js';
+import { describeOnReject, describeOnRejectConfig } from '../../test/helpers/on-reject.js';
 
 function appWith(options: RateLimitOptions, extensions?: RateLimitExtensions): express.Express {
   const app = express();
@@ -219,4 +220,39 @@ describe('rateLimit against the conformance corpus', () => {
       assert.equal((await send()).status, c.http.expected_response.status_code);
     });
   }
+});
+
+/** A limiter whose one global bucket is already empty: the next request is refused. */
+function exhausted(onReject: RateLimitOptions['onReject']) {
+  const store = new MemoryStore();
+  store.take('global', { burst: 1, perSecond: 1 });
+  return rateLimit({ per_second: 1, burst: 1, ip_based: false, onReject }, { store });
+}
+
+describeOnReject('rateLimit, an empty bucket', {
+  make: exhausted,
+  send: (agent) => agent.get('/'),
+  status: 429,
+  headers: ['Retry-After', 'RateLimit', 'RateLimit-Policy'],
+});
+describeOnReject('rateLimit, a failed store', {
+  make: (onReject) => rateLimit({ onReject }, { store: { take: () => Promise.reject(new Error('redis down')) } }),
+  send: (agent) => agent.get('/'),
+  status: 503,
+});
+describeOnRejectConfig('rateLimit', (o) => rateLimit(o), /RateLimitConfig/);
+
+describe("rateLimit: when onReject is 'next' and the key function throws", () => {
+  it('should hand the thrown error itself to next(err)', async () => {
+    const app = express();
+    const bug = new Error('key bug');
+    let seen: unknown;
+    app.use(rateLimit({ onReject: 'next' }, { key: () => { throw bug; } }));
+    app.use((err: unknown, _req: express.Request, res: express.Response, _next: express.NextFunction) => {
+      seen = err;
+      res.status(500).end();
+    });
+    await request(app).get('/');
+    assert.equal(seen, bug);
+  });
 });

@@ -8,6 +8,7 @@ import express from 'express';
 import request from 'supertest';
 import { staticFiles, type StaticFilesConfigInput } from './index.js';
 import { ConfigError } from '../../lib/errors.js';
+import { describeOnReject, describeOnRejectConfig } from '../../test/helpers/on-reject.js';
 
 const base = mkdtempSync(join(tmpdir(), 'keel-static-'));
 const pub = join(base, 'public');
@@ -255,3 +256,21 @@ describe('staticFiles: when the configuration is invalid', () => {
     );
   });
 });
+
+describeOnReject('staticFiles, a path that leaves the directory', {
+  make: (onReject) => staticFiles({ directory: pub, route_prefix: '/public', onReject }),
+  send: (agent) => agent.get('/public/%2e%2e/secret.txt'),
+  status: 403,
+});
+describeOnReject('staticFiles, bad percent-encoding', {
+  make: (onReject) => staticFiles({ directory: pub, route_prefix: '/public', onReject }),
+  send: (agent) => agent.get('/public/%E0%A4%A'),
+  status: 400,
+});
+describeOnReject('staticFiles, a range that cannot be satisfied', {
+  make: (onReject) => staticFiles({ directory: pub, route_prefix: '/public', onReject }),
+  send: (agent) => agent.get('/public/hello.txt').set('Range', 'bytes=9999-'),
+  status: 416,
+  headers: ['Content-Range'],
+});
+describeOnRejectConfig('staticFiles', (o) => staticFiles({ directory: pub, route_prefix: '/', ...o }), /StaticFilesConfig/);
