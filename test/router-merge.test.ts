@@ -11,7 +11,6 @@ import { AppError } from '../lib/errors.js';
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-// @ts-expect-error -- the alias has no types of its own
 import express4 from 'express4';
 import { EXPRESS_VERSIONS } from './helpers/express-versions.js';
 import { captureLogs } from './helpers/log-capture.js';
