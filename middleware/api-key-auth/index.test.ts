@@ -1,13 +1,16 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { readdirSync, readFileSync } from 'node:fs';
-import express from 'express';
+import type express from 'express';
+import { EXPRESS_VERSIONS } from '../../test/helpers/express-versions.js';
 import request from 'supertest';
 import { ConfigError } from '../../lib/errors.js';
 import type { KeelRequest } from '../../lib/request.js';
 import { apiKeyAuth, type ApiKeyAuthOptions } from './index.js';
 import { describeOnReject, describeOnRejectConfig } from '../../test/helpers/on-reject.js';
 
+// Every test in this block runs under Express 4 and under Express 5 (test/helpers/express-versions.ts).
+for (const { name: expressVersion, express } of EXPRESS_VERSIONS) describe(`under ${expressVersion}`, () => {
 function appWith(options: ApiKeyAuthOptions): express.Express {
   const app = express();
   app.use(apiKeyAuth(options));
@@ -181,6 +184,7 @@ describe('apiKeyAuth against the conformance corpus', () => {
       assert.equal(res.status, c.status);
     });
   }
+});
 });
 
 describeOnReject('apiKeyAuth, a missing key', {

@@ -1,6 +1,7 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import express from 'express';
+import type express from 'express';
+import { EXPRESS_VERSIONS } from '../../test/helpers/express-versions.js';
 import request from 'supertest';
 import { SignJWT } from 'jose';
 import { ConfigError } from '../../lib/errors.js';
@@ -10,6 +11,8 @@ import { authorization, grantsOf, type AuthorizationConfigInput } from './index.
 import { describeOnReject, describeOnRejectConfig } from '../../test/helpers/on-reject.js';
 
 /** The app under test takes its claims from a test header, standing in for an authenticator. */
+// Every test in this block runs under Express 4 and under Express 5 (test/helpers/express-versions.ts).
+for (const { name: expressVersion, express } of EXPRESS_VERSIONS) describe(`under ${expressVersion}`, () => {
 function appWith(options: AuthorizationConfigInput): express.Express {
   const app = express();
   app.use((req, _res, next) => {
@@ -163,6 +166,7 @@ describe('authorization', () => {
       await expect403(res, { roles: ['admin'], permissions: ['read'] }, "Missing required roles 'admin'; permissions 'read'");
     });
   });
+});
 });
 
 const setClaims = (req: KeelRequest, _res: unknown, next: () => void) => {

@@ -1,12 +1,15 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import express from 'express';
+import type express from 'express';
+import { EXPRESS_VERSIONS } from '../../test/helpers/express-versions.js';
 import request from 'supertest';
 import { cors, type CorsOptions } from './index.js';
 import { ConfigError } from '../../lib/errors.js';
 import { CorsConfig } from '../../lib/records/route.js';
 import { describeOnReject, describeOnRejectConfig } from '../../test/helpers/on-reject.js';
 
+// Every test in this block runs under Express 4 and under Express 5 (test/helpers/express-versions.ts).
+for (const { name: expressVersion, express } of EXPRESS_VERSIONS) describe(`under ${expressVersion}`, () => {
 function appWith(options?: CorsOptions) {
   const app = express();
   app.use(cors(options));
@@ -230,6 +233,7 @@ describe('cors: when other middleware already set Vary', () => {
     const res = await request(app).get('/').set('Origin', EXAMPLE);
     assert.equal(res.headers.vary, 'Accept-Encoding, Origin');
   });
+});
 });
 
 const preflightOf = (agent: ReturnType<typeof request>, origin: string, method = 'PUT') =>

@@ -2,7 +2,7 @@ import { describe, it, before } from 'node:test';
 import assert from 'node:assert/strict';
 import { generateKeyPairSync } from 'node:crypto';
 import { readdirSync, readFileSync } from 'node:fs';
-import express from 'express';
+import type express from 'express';
 import request from 'supertest';
 import { CompactSign, SignJWT, exportJWK, exportSPKI, generateKeyPair, type CryptoKey, type JWTPayload } from 'jose';
 import { ConfigError } from '../../lib/errors.js';
@@ -16,15 +16,6 @@ import { EXPRESS_VERSIONS } from '../../test/helpers/express-versions.js';
 const SECRET = 'a-test-secret-that-is-32-bytes!!';
 const NOW = () => Math.floor(Date.now() / 1000);
 
-function appWith(options: JwtAuthOptions): express.Express {
-  const app = express();
-  app.use(jwtAuth(options));
-  app.get('/', (req, res) => {
-    res.json({ auth: (req as KeelRequest).auth ?? null });
-  });
-  return app;
-}
-
 async function hs(claims: JWTPayload, alg = 'HS256', secret: string | Uint8Array = SECRET): Promise<string> {
   const key = typeof secret === 'string' ? new TextEncoder().encode(secret) : secret;
   return new SignJWT(claims).setProtectedHeader({ alg }).sign(key);
@@ -33,6 +24,17 @@ async function hs(claims: JWTPayload, alg = 'HS256', secret: string | Uint8Array
 function unsigned(claims: JWTPayload): string {
   const enc = (o: object) => Buffer.from(JSON.stringify(o)).toString('base64url');
   return `${enc({ alg: 'none', typ: 'JWT' })}.${enc(claims)}.`;
+}
+
+// Every test in this block runs under Express 4 and under Express 5 (test/helpers/express-versions.ts).
+for (const { name: expressVersion, express } of EXPRESS_VERSIONS) describe(`under ${expressVersion}`, () => {
+function appWith(options: JwtAuthOptions): express.Express {
+  const app = express();
+  app.use(jwtAuth(options));
+  app.get('/', (req, res) => {
+    res.json({ auth: (req as KeelRequest).auth ?? null });
+  });
+  return app;
 }
 
 async function expect401(app: express.Express, authorization: string | undefined, detail: string, title = 'JWT validation failed') {
@@ -299,6 +301,7 @@ describe('jwtAuth against the conformance corpus', () => {
       }
     });
   }
+});
 });
 
 describeOnReject('jwtAuth, a missing Authorization header', {

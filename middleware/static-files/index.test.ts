@@ -4,7 +4,8 @@ import { mkdtempSync, mkdirSync, rmSync, symlinkSync, writeFileSync } from 'node
 import { request as httpRequest, type Server } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import express from 'express';
+import type express from 'express';
+import { EXPRESS_VERSIONS } from '../../test/helpers/express-versions.js';
 import request from 'supertest';
 import { staticFiles, type StaticFilesConfigInput } from './index.js';
 import { ConfigError } from '../../lib/errors.js';
@@ -40,6 +41,8 @@ function tree(): void {
 tree();
 after(() => rmSync(base, { recursive: true, force: true }));
 
+// Every test in this block runs under Express 4 and under Express 5 (test/helpers/express-versions.ts).
+for (const { name: expressVersion, express } of EXPRESS_VERSIONS) describe(`under ${expressVersion}`, () => {
 function appWith(options: StaticFilesConfigInput | StaticFilesConfigInput[]) {
   const app = express();
   app.use(staticFiles(options));
@@ -255,6 +258,7 @@ describe('staticFiles: when the configuration is invalid', () => {
       (e: unknown) => e instanceof ConfigError && /static_files\[1\]\.directory/.test(e.message),
     );
   });
+});
 });
 
 describeOnReject('staticFiles, a path that leaves the directory', {
