@@ -47,6 +47,17 @@ for (const { name, express } of EXPRESS_VERSIONS) {
       });
     });
 
+    describe("when the error is an HttpError from another copy of keel", () => {
+      it('should answer it by its shape, members and headers included', async () => {
+        const copy = { ...new HttpError(401, 'No token', { headers: { 'WWW-Authenticate': 'Bearer' }, extensions: { hint: 'login' } }) };
+        Object.assign(copy, { status: 401, title: 'Unauthorized', type: 'https://keel.dev/errors/unauthorized', detail: 'No token' });
+        const res = await request(appThrowing(copy)).get('/boom');
+        assert.equal(res.status, 401);
+        assert.equal(res.headers['www-authenticate'], 'Bearer');
+        assert.deepEqual(res.body, { type: 'https://keel.dev/errors/unauthorized', title: 'Unauthorized', status: 401, detail: 'No token', hint: 'login' });
+      });
+    });
+
     describe('when the error is http-errors-style', () => {
       it('should show the message of an exposed 4xx', async () => {
         const res = await request(appThrowing(httpErrorsStyle(404, 'No such user'))).get('/boom');

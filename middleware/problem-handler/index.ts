@@ -56,6 +56,16 @@ interface LooseError {
   headers?: unknown;
 }
 
+/**
+ * keel's HttpError from another copy of keel (an app that loads keel twice, e.g. from two
+ * node_modules folders): `instanceof` fails across copies, the shape does not.
+ */
+function isHttpErrorShape(err: unknown): err is HttpError {
+  const e = err as Partial<HttpError> | null;
+  return typeof e === 'object' && e !== null && typeof e.status === 'number' && typeof e.title === 'string' && typeof e.type === 'string'
+    && typeof e.extensions === 'object' && e.extensions !== null && typeof e.headers === 'object' && e.headers !== null;
+}
+
 /** The problem and headers for an error that is not one of keel's. */
 function foreignProblem(err: unknown): { problem: ProblemDetails; headers: Record<string, string> } {
   const e = (typeof err === 'object' && err !== null ? err : {}) as LooseError;
@@ -94,7 +104,11 @@ export function problemHandler(options: ProblemHandlerOptions = {}): ProblemErro
   }
 
   return function problemHandler(err: unknown, req: KeelRequest, res: ServerResponse, next: NextFunction): void {
-    const { problem: p, headers } = err instanceof HttpError || err instanceof KeelError ? toProblem(err) : foreignProblem(err);
+    const { problem: p, headers } = err instanceof HttpError || err instanceof KeelError
+      ? toProblem(err)
+      : isHttpErrorShape(err) && err.status >= 400 && err.status <= 599
+        ? { problem: problem(err.status, err.detail, { title: err.title, type: err.type, extensions: { ...err.extensions } }), headers: { ...err.headers } }
+        : foreignProblem(err);
     if (p.status >= 500 && logger) {
       const r = req as KeelRequest & { id?: unknown; originalUrl?: string };
       logger.error({ err, requestId: r.requestId ?? r.id, method: req.method, url: r.originalUrl ?? req.url, status: p.status }, 'request failed');
