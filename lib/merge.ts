@@ -43,7 +43,8 @@ export interface MergedRouter {
 }
 
 type Layer = {
-  match(path: string): boolean;
+  /** Express 4: a boolean, and `path` set on the layer; Express 5 (router@2): `{ path, … }` or false. */
+  match(path: string): boolean | { path?: string };
   path?: string;
   route?: { _handles_method?(m: string): boolean; _handlesMethod?(m: string): boolean };
   handle?: { stack?: unknown };
@@ -93,13 +94,14 @@ function stackOf(r: ExpressRouterLike): Layer[] {
 function stackClaims(stack: readonly Layer[], method: string, path: string, depth: number): boolean {
   if (depth > 16) return false;
   for (const layer of stack) {
-    let matched: boolean;
+    let matched: boolean | { path?: string };
     try {
       matched = typeof layer.match === 'function' && layer.match(path);
     } catch {
       matched = false;
     }
     if (!matched) continue;
+    const matchedPath = typeof matched === 'object' ? (matched.path ?? '') : (layer.path ?? '');
     const route = layer.route;
     if (route) {
       const handles = route._handlesMethod ?? route._handles_method;
@@ -108,7 +110,7 @@ function stackClaims(stack: readonly Layer[], method: string, path: string, dept
     }
     const sub = layer.handle?.stack;
     if (Array.isArray(sub)) {
-      const rest = path.slice((layer.path ?? '').length) || '/';
+      const rest = path.slice(matchedPath.length) || '/';
       if (stackClaims(sub as Layer[], method, rest.startsWith('/') ? rest : `/${rest}`, depth + 1)) return true;
     }
   }

@@ -200,13 +200,18 @@ for (const { name, express: expressOf } of EXPRESS_VERSIONS) {
       static_files: [{ directory: dir, route_prefix: '/assets' }],
     });
     keel.get('/api/me', () => ({ me: true }));
-    const merged = express.Router();
+    // The merged router is of the legacy app's version, with a sub-router of its own.
+    const merged = expressOf.Router();
     merged.get('/merged', (_req, res) => void res.json({ from: 'merged' }));
-    keel.mergeRouter(merged);
+    const nested = expressOf.Router();
+    nested.get('/deep/:id', (_req, res) => void res.json({ from: 'nested' }));
+    merged.use('/nested', nested);
+    keel.mergeRouter(merged, { express: expressOf });
     const legacy = expressOf();
     legacy.use(keel.intoRouter());
     legacy.get('/legacy', (_req, res) => void res.json({ from: 'legacy' }));
     legacy.get('/assets/legacy.txt', (_req, res) => void res.send('legacy asset'));
+    legacy.get('/nested/legacy', (_req, res) => void res.send('legacy nested'));
     legacy.use((_req: express.Request, res: express.Response) => void res.status(404).json({ from: 'legacy-404' }));
 
     it("should leave the legacy app's routes untouched: no 401, no rate limit, no request id, no CSP", async () => {
@@ -225,6 +230,12 @@ for (const { name, express: expressOf } of EXPRESS_VERSIONS) {
       assert.equal(res.headers['x-request-id'], undefined);
     });
 
+    it("should leave a legacy route under a merged sub-router's prefix untouched", async () => {
+      const res = await request(legacy).get('/nested/legacy');
+      assert.equal(res.text, 'legacy nested');
+      assert.equal(res.headers['x-request-id'], undefined);
+    });
+
     it("should leave a legacy route under a static prefix untouched when no file is there", async () => {
       const res = await request(legacy).get('/assets/legacy.txt');
       assert.equal(res.text, 'legacy asset');
@@ -239,7 +250,7 @@ for (const { name, express: expressOf } of EXPRESS_VERSIONS) {
     });
 
     it("should apply keel's server features to the merged router's routes and to static files", async () => {
-      for (const path of ['/merged', '/assets/hello.txt']) {
+      for (const path of ['/merged', '/nested/deep/1', '/assets/hello.txt']) {
         const res = await request(legacy).get(path);
         assert.equal(res.status, 401, path);
         assert.ok(res.headers['x-request-id'], path);
