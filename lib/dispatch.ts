@@ -136,8 +136,8 @@ export function buildRouter(app: App, parts: RouterParts): KeelRouter {
   function runFallback(req: KeelRequest, res: ServerResponse, path: string, next?: NextFunction): void {
     const done = (err?: unknown) => {
       if (err) {
-        // An error out of a merged Express router (or a throwing feature): answered as a problem,
-        // and a server error is logged with what identifies the request; its internals stay here.
+        // An error out of a merged Express router: answered as a problem, and a server error is
+        // logged with what identifies the request; its internals stay here.
         if (toProblem(err).problem.status >= 500) {
           app.logger.error({ err, requestId: req.requestId, method: req.method, url: req.url }, 'unhandled error in a merged Express router');
         }
