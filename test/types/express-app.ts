@@ -3,6 +3,7 @@
  * and problemHandler(), reading the properties keel sets on `req` without a cast.
  */
 import express from 'express';
+import { App, HttpError, type OnReject } from 'keel';
 import { apiKeyAuth } from 'keel/middleware/api-key-auth';
 import { authorization } from 'keel/middleware/authorization';
 import { bodyLimit } from 'keel/middleware/body-limit';
@@ -61,5 +62,17 @@ app.get('/nope', (req, res) => {
   // @ts-expect-error -- not a property keel (or Express) sets
   res.json(req.notAKeelProperty);
 });
+
+// A router of this Express merged into a keel App, run on this Express.
+const legacyRoutes = express.Router();
+legacyRoutes.get('/legacy', (req, res) => void res.json({ id: req.requestId }));
+const keel = new App().mergeRouter(legacyRoutes, { express });
+app.use(keel.intoRouter());
+
+const custom: OnReject = (err, _req, res) => {
+  const status: number = err instanceof HttpError ? err.status : 500;
+  res.writeHead(status).end();
+};
+app.use(rateLimit({ onReject: custom }));
 
 export { app };
