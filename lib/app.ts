@@ -5,7 +5,6 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { jsonPoisoningOf } from './json-parse.js';
 import type { Duplex } from 'node:stream';
-import type express from 'express';
 import { pino, type Logger } from 'pino';
 import { AppError, ConfigError } from './errors.js';
 import { HookRegistry, type Hook, type HookPhase } from './hooks.js';
@@ -19,6 +18,7 @@ import type { ServerHandle, ListenOptions, ServerFactory } from './server.js';
 import { listen } from './server.js';
 import { BUILTIN_INSTALLERS, loadProtocol } from './builtins.js';
 import { mountFeatures } from './features.js';
+import { prepareMergedRouter, type ExpressRouterLike, type MergedRouter, type MergeRouterOptions } from './merge.js';
 import type { GraphQlRouteConfig } from './records/graphql.js';
 // Protocol modules are loaded on first use (lib/builtins.ts): types only here.
 import type { GrpcProtoSource, GrpcServiceHandlers, GrpcServiceOptions } from './grpc/router.js';
@@ -95,7 +95,7 @@ export class App {
   readonly #mounts: Mount[] = [];
   readonly #upgrades = new Map<string, UpgradeHandler>();
   readonly #uses: Middleware[] = [];
-  readonly #routers: express.Router[] = [];
+  readonly #routers: MergedRouter[] = [];
   readonly #onStart: ((handle: ServerHandle, app: App) => void | Promise<void>)[] = [];
   readonly #onShutdown: (() => void | Promise<void>)[] = [];
   /** Protocol modules keep their state here (keyed by module name). */
@@ -247,17 +247,21 @@ export class App {
     return this;
   }
 
-  /** spec: merge_axum_router → an Express router consulted after keel's own routes. Returns the App. */
-  mergeRouter(router: express.Router | express.Express): this {
+  /**
+   * spec: merge_axum_router → an Express router (or app) consulted after keel's own routes. Returns
+   * the App. It keeps the semantics of its Express major version (lib/merge.ts): a whole app runs as
+   * itself; a bare Router runs on `options.express`, or on the project's Express when that is the
+   * router's major version. An Express 4 Router with no Express 4 to run it is an AppError now.
+   */
+  mergeRouter(router: ExpressRouterLike, options?: MergeRouterOptions): this {
     this.#assertOpen('merge a router');
-    if (typeof router !== 'function') throw new AppError('Route', 'mergeRouter() expects an Express Router or app');
-    this.#routers.push(router as express.Router);
+    this.#routers.push(prepareMergedRouter(router, options));
     return this;
   }
 
   /** spec: attach_axum_router → the same, as an incremental mutation. */
-  attachRouter(router: express.Router | express.Express): void {
-    this.mergeRouter(router);
+  attachRouter(router: ExpressRouterLike, options?: MergeRouterOptions): void {
+    this.mergeRouter(router, options);
   }
 
   onStart(fn: (handle: ServerHandle, app: App) => void | Promise<void>): this {

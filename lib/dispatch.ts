@@ -4,8 +4,8 @@
  */
 import type { ServerResponse } from 'node:http';
 import type { Duplex } from 'node:stream';
-import { createRequire } from 'node:module';
-import type express from 'express';
+import { promises as fsp } from 'node:fs';
+import { join } from 'node:path';
 import FindMyWay, { type HTTPMethod } from 'find-my-way';
 import type { App, Mount } from './app.js';
 import { readRawBodyThen } from './body.js';
@@ -15,7 +15,8 @@ import { fallbackFeatures, routeFeatures, mountFeatures, preflightFeatures, stat
 import { runChain, withMiddleware } from './chain.js';
 import { isThenable } from './handler.js';
 import { compileCore, type RouteHandler } from './pipeline.js';
-import { problemFor, sendProblem } from './problem.js';
+import { problemFor, sendProblem, toProblem } from './problem.js';
+import type { MergedRouter } from './merge.js';
 import type { KeelRequest, Middleware, NextFunction } from './request.js';
 import type { RouteDefinition } from './route-definition.js';
 import { compilePattern } from './router.js';
@@ -34,7 +35,7 @@ export interface RouterParts {
   routes: readonly RouteDefinition[];
   mounts: readonly Mount[];
   uses: readonly Middleware[];
-  routers: readonly express.Router[];
+  routers: readonly MergedRouter[];
 }
 
 function mountHandler(app: App, mount: Mount): RouteHandler {
@@ -102,14 +103,19 @@ export function buildRouter(app: App, parts: RouterParts): KeelRouter {
     for (const m of list) if (!fmw.hasRoute(m as HTTPMethod, pattern)) add(m, pattern, handler, mount.path);
   }
 
-  // Express routers merged with mergeRouter(): entered only for what keel's own routes do not match.
-  let expressApp: express.Express | undefined;
-  if (parts.routers.length) {
-    // Loaded only when a router was merged: an app without one never pays for Express.
-    const createExpress = createRequire(import.meta.url)('express') as typeof express;
-    expressApp = createExpress();
-    expressApp.disable('x-powered-by');
-    for (const r of parts.routers) expressApp.use(r);
+  // Express routers merged with mergeRouter() (lib/merge.ts), each on its own Express: entered only
+  // for what keel's own routes do not match, in the order they were merged.
+  const merged = parts.routers;
+  function runMerged(req: KeelRequest, res: ServerResponse, done: NextFunction): void {
+    let i = 0;
+    const step = (err?: unknown): void => {
+      if (err !== undefined && err !== null && err !== 'route' && err !== 'router') return done(err);
+      if (res.writableEnded) return;
+      const m = merged[i++];
+      if (!m) return done();
+      m.run(req, res, step);
+    };
+    step();
   }
 
   /** RFC 9110 §15.5.6: 405 with Allow when the path exists under other methods; else 404. */
@@ -126,20 +132,56 @@ export function buildRouter(app: App, parts: RouterParts): KeelRouter {
   // then static files and merged routers. With no server feature on, a miss costs nothing extra.
   const statics = staticFeature(app);
   const fallbackList = [...fallbackFeatures(app, parts.uses), ...(statics ? [statics] : [])];
-  const fallback = fallbackList.length || expressApp ? fallbackList : undefined;
+  const fallback = fallbackList.length || merged.length ? fallbackList : undefined;
+  const staticMounts = app.config.static_files.map((m) => ({ prefix: m.route_prefix.replace(/\/+$/, ''), directory: m.directory }));
 
-  function notFound(req: KeelRequest, res: ServerResponse, path: string, next?: NextFunction): void {
+  function runFallback(req: KeelRequest, res: ServerResponse, path: string, next?: NextFunction): void {
     const done = (err?: unknown) => {
-      if (err) return sendProblem(res, err);
+      if (err) {
+        // An error out of a merged Express router: answered as a problem, and a server error is
+        // logged with what identifies the request; its internals stay here.
+        if (toProblem(err).problem.status >= 500) {
+          app.logger.error({ err, requestId: req.requestId, method: req.method, url: req.url }, 'unhandled error in a merged Express router');
+        }
+        return sendProblem(res, err);
+      }
       if (next) return next();
       if (!res.writableEnded) miss(req, res, path);
     };
-    if (fallback) {
-      const ex = expressApp;
-      runChain(fallback, req, res, ex ? () => ex(req as never, res as never, done) : () => done());
-      return;
+    runChain(fallback!, req, res, merged.length ? () => runMerged(req, res, done) : () => done());
+  }
+
+  /** Under Express (`next` given): does a static file exist at `path`? Then keel answers it. */
+  async function staticFileAt(path: string): Promise<boolean> {
+    for (const m of staticMounts) {
+      if (path !== m.prefix && !path.startsWith(`${m.prefix}/`)) continue;
+      let rest: string;
+      try {
+        rest = decodeURIComponent(path.slice(m.prefix.length));
+      } catch {
+        continue;
+      }
+      if (await fsp.stat(join(m.directory, rest)).then(() => true, () => false)) return true;
     }
-    done();
+    return false;
+  }
+
+  /**
+   * A request no keel route or mount matched. Standalone, it runs the fallback chain (server
+   * features, static files, merged routers) and ends in a 405/404 problem. Embedded in Express
+   * (`next` given), keel's server features are only for what keel answers: the request goes on to
+   * the rest of the Express app untouched unless a merged router has a route for it or a static
+   * file exists at its path (docs/error-handling.md, "Embedding").
+   */
+  function notFound(req: KeelRequest, res: ServerResponse, path: string, next?: NextFunction): void {
+    if (!next) {
+      if (fallback) return runFallback(req, res, path);
+      return miss(req, res, path);
+    }
+    if (!fallback) return next();
+    if (merged.some((m) => m.claims(req.method ?? 'GET', path))) return runFallback(req, res, path, next);
+    if (staticMounts.length === 0) return next();
+    staticFileAt(path).then((found) => (found ? runFallback(req, res, path, next) : next()), () => next());
   }
 
   const router = function keelRouter(req: KeelRequest, res: ServerResponse, next?: NextFunction): void {

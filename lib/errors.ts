@@ -86,18 +86,21 @@ export const ERROR_CODES = Object.freeze({
 
 export type ErrorCode = keyof typeof ERROR_CODES;
 
-/** Base class: a stable `code`, the `status` and `class` from ERROR_CODES. */
-export class KeelError extends Error {
-  readonly code: ErrorCode;
+/**
+ * Base class: a stable `code`, the `status` and `class` from ERROR_CODES. `C` widens the code's type
+ * only for HttpError, whose express-jwt-compatible subclass carries express-jwt's codes.
+ */
+export class KeelError<C extends string = ErrorCode> extends Error {
+  readonly code: C;
   readonly status: number;
-  constructor(code: ErrorCode, message: string, options?: { cause?: unknown }) {
+  constructor(code: C, message: string, options?: { cause?: unknown }) {
     super(message, options);
     this.code = code;
-    this.status = ERROR_CODES[code].status;
+    this.status = (ERROR_CODES as Record<string, CodeInfo>)[code]?.status ?? 500;
     this.name = new.target.name;
   }
   get errorClass(): ErrorClass {
-    return ERROR_CODES[this.code].class;
+    return (ERROR_CODES as Record<string, CodeInfo>)[this.code]?.class ?? 'request';
   }
 }
 
@@ -180,10 +183,20 @@ export class GraphQlError extends KeelError {
 }
 
 /**
- * A request error that reaches the client as problem details. Handlers throw it (or return
- * `handlerError(status, message)`); middleware uses it through `sendProblem`.
+ * The codes of express-jwt's `UnauthorizedError` (express-jwt 8, dist/index.js), which keel's JWT
+ * rejections carry when they are handed to `next(err)` (see UnauthorizedError).
  */
-export class HttpError extends KeelError {
+export const EXPRESS_JWT_ERROR_CODES = ['credentials_required', 'credentials_bad_scheme', 'credentials_bad_format', 'invalid_token', 'revoked_token'] as const;
+export type ExpressJwtErrorCode = (typeof EXPRESS_JWT_ERROR_CODES)[number];
+
+/**
+ * A request error that reaches the client as problem details. Handlers throw it (or return
+ * `handlerError(status, message)`); middleware uses it through `sendProblem`, or hands it to
+ * `next(err)` with `onReject: 'next'` (lib/reject.ts), so it carries everything the problem needs:
+ * `status`, `type`, `title`, `detail`, `extensions` and the `headers` the answer must carry.
+ * `statusCode` and `expose` are the http-errors names Express error handlers read.
+ */
+export class HttpError extends KeelError<ErrorCode | ExpressJwtErrorCode> {
   override readonly status: number;
   readonly title: string;
   readonly type: string;
@@ -206,6 +219,34 @@ export class HttpError extends KeelError {
     this.detail = detail;
     this.extensions = options.extensions ?? {};
     this.headers = options.headers ?? {};
+  }
+  /** http-errors' name for `status` (Express's finalhandler reads either). */
+  get statusCode(): number {
+    return this.status;
+  }
+  /** http-errors' convention: the message of a 4xx may be shown to the client, a 5xx's may not. */
+  get expose(): boolean {
+    return this.status < 500;
+  }
+}
+
+/**
+ * A refused JWT (jwtAuth, or authorization without `req.auth`), shaped like express-jwt's
+ * `UnauthorizedError` so that existing Express error handlers keep working: `name` is
+ * `'UnauthorizedError'`, `code` is express-jwt's code (`credentials_required`, `invalid_token`, …),
+ * `status` 401 and `inner` an Error whose `name` follows jsonwebtoken's (`TokenExpiredError`,
+ * `NotBeforeError`, `JsonWebTokenError`). It is still an HttpError (problem members, headers).
+ */
+export class UnauthorizedError extends HttpError {
+  /** What went wrong below the surface, named as jsonwebtoken names its errors (express-jwt's `inner`). */
+  readonly inner: Error;
+  constructor(jwtCode: ExpressJwtErrorCode, detail: string, options: { title?: string; type?: string; extensions?: Record<string, unknown>; headers?: Record<string, string>; innerName?: string } = {}) {
+    super(401, detail, { code: 'KEEL_UNAUTHORIZED', title: options.title, type: options.type, extensions: options.extensions, headers: options.headers });
+    // express-jwt's code replaces keel's KEEL_UNAUTHORIZED: handlers test `err.code === 'invalid_token'`.
+    (this as { code: ErrorCode | ExpressJwtErrorCode }).code = jwtCode;
+    const inner = new Error(detail);
+    inner.name = options.innerName ?? (jwtCode === 'invalid_token' ? 'JsonWebTokenError' : 'Error');
+    this.inner = inner;
   }
 }
 

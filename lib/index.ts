@@ -5,6 +5,8 @@ export * from './records/index.js';
 export * from './errors.js';
 export * from './problem.js';
 export type { KeelRequest, KeelRequestExtensions, Middleware, NextFunction } from './request.js';
+export { DEFAULT_ON_REJECT, type OnReject, type OnRejectOption, type RejectHandler } from './reject.js';
+export type { ExpressRouterLike, ExpressFactoryLike, MergeRouterOptions } from './merge.js';
 export { App, createApp, type AppOptions, type MountOptions, type RawHandler, type UpgradeHandler, type ServerConfigInput } from './app.js';
 export type { KeelRouter } from './dispatch.js';
 export type { ServerHandle, ListenOptions, ServerFactory } from './server.js';

@@ -21,6 +21,23 @@ export interface KeelRequestExtensions {
   traceContext?: { traceId: string; spanId: string; parentSpanId?: string; flags: string; tracestate?: string };
   /** Per-request scratch space shared by hooks and handlers. */
   state?: Record<string, unknown>;
+  /** Set by timeout when its 408 was delivered (connect-timeout's flag): a late handler can skip its answer. */
+  timedout?: boolean;
+}
+
+/*
+ * The same properties on Express's `Request`, for apps written against @types/express (4 or 5):
+ * `req.auth`, `req.requestId`, `req.traceContext`, `req.apiKey` type-check without casts.
+ *
+ * Express's types build their Request on the global `Express.Request` interface, which exists for
+ * this purpose (passport augments it the same way). A global namespace needs no module to resolve,
+ * so a project without @types/express compiles unchanged (strict, without skipLibCheck). It is in
+ * this file because every factory's declarations import it.
+ */
+declare global {
+  namespace Express {
+    interface Request extends KeelRequestExtensions {}
+  }
 }
 
 export type KeelRequest = IncomingMessage & KeelRequestExtensions;

@@ -1,12 +1,16 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { readdirSync, readFileSync } from 'node:fs';
-import express from 'express';
+import type express from 'express';
+import { EXPRESS_VERSIONS } from '../../test/helpers/express-versions.js';
 import request from 'supertest';
 import { ConfigError } from '../../lib/errors.js';
 import type { KeelRequest } from '../../lib/request.js';
 import { apiKeyAuth, type ApiKeyAuthOptions } from './index.js';
+import { describeOnReject, describeOnRejectConfig } from '../../test/helpers/on-reject.js';
 
+// Every test in this block runs under Express 4 and under Express 5 (test/helpers/express-versions.ts).
+for (const { name: expressVersion, express } of EXPRESS_VERSIONS) describe(`under ${expressVersion}`, () => {
 function appWith(options: ApiKeyAuthOptions): express.Express {
   const app = express();
   app.use(apiKeyAuth(options));
@@ -181,3 +185,19 @@ describe('apiKeyAuth against the conformance corpus', () => {
     });
   }
 });
+});
+
+describeOnReject('apiKeyAuth, a missing key', {
+  make: (onReject) => apiKeyAuth({ keys: ['k-1234567890'], onReject }),
+  send: (agent) => agent.get('/'),
+  status: 401,
+  headers: ['WWW-Authenticate'],
+});
+describeOnReject('apiKeyAuth, a wrong key', {
+  make: (onReject) => apiKeyAuth({ keys: ['k-1234567890'], onReject }),
+  send: (agent) => agent.get('/').set('X-API-Key', 'nope'),
+  status: 401,
+  headers: ['WWW-Authenticate'],
+});
+describeOnRejectConfig('apiKeyAuth', (o) => apiKeyAuth({ keys: ['k-1234567890'], ...o }), /ApiKeyConfig/);
+describeOnRejectConfig('apiKeyAuth per route', (o) => apiKeyAuth({ enabled: true, keys: ['k-1234567890'], ...o }), /ApiKeyAuthConfig/);

@@ -8,11 +8,13 @@
  */
 import { createHash, timingSafeEqual } from 'node:crypto';
 import type { ServerResponse } from 'node:http';
-import { problemFor, sendProblem } from '../../lib/problem.js';
+import { problemFor } from '../../lib/problem.js';
+import { rejecter, takeOnReject, type OnRejectOption } from '../../lib/reject.js';
 import { ApiKeyAuthConfig, ApiKeyConfig, assertApiKeysPresent, fail } from '../../lib/records/index.js';
 import type { KeelRequest, Middleware, NextFunction } from '../../lib/request.js';
 
 export { DEFAULT_API_KEY_HEADER } from '../../lib/records/index.js';
+export { DEFAULT_ON_REJECT } from '../../lib/reject.js';
 
 /** Default query parameter read when `allow_query` is on. */
 export const DEFAULT_API_KEY_QUERY_PARAM = 'api_key';
@@ -29,7 +31,7 @@ export const API_KEY_AUTH_SCHEME = 'ApiKey';
  * A server ApiKeyConfig (`keys`, `header_name`) or a per-route ApiKeyAuthConfig (plus `enabled`), in
  * snake_case or camelCase, plus keel's query-parameter extension.
  */
-export interface ApiKeyAuthOptions {
+export interface ApiKeyAuthOptions extends OnRejectOption {
   /** ApiKeyAuthConfig only: `false` turns the requirement off. Default true. */
   enabled?: boolean;
   /** Accepted keys; an enabled requirement without keys is a ConfigError, never an open gate. */
@@ -74,11 +76,15 @@ function extension<T>(options: Record<string, unknown>, record: string, snake: s
  * const app = express();
  * app.use(apiKeyAuth({ keys: [process.env.API_KEY!], header_name: 'X-API-Key' }));
  * app.get('/data', (_req, res) => res.json({ ok: true }));
+ *
+ * With `onReject: 'next'` the 401 goes to `next(err)` as an HttpError carrying the challenge in `headers`.
  */
 export function apiKeyAuth(options: ApiKeyAuthOptions): Middleware {
-  const raw: Record<string, unknown> = { ...(options as Record<string, unknown>) };
-  const routeLevel = 'enabled' in raw;
+  const routeLevel = typeof options === 'object' && options !== null && 'enabled' in options;
   const record = routeLevel ? 'ApiKeyAuthConfig' : 'ApiKeyConfig';
+  const { onReject, rest } = takeOnReject(options, record);
+  const reject = rejecter(onReject);
+  const raw: Record<string, unknown> = { ...(rest as Record<string, unknown>) };
   const allowQuery = extension(raw, record, 'allow_query', 'allowQuery', DEFAULT_API_KEY_ALLOW_QUERY, (v) => typeof v === 'boolean', 'true or false');
   const queryParam = extension(raw, record, 'query_param', 'queryParam', DEFAULT_API_KEY_QUERY_PARAM, (v) => typeof v === 'string' && TOKEN.test(v), 'a non-empty parameter name');
   for (const k of ['allow_query', 'allowQuery', 'query_param', 'queryParam']) delete raw[k];
@@ -126,13 +132,13 @@ export function apiKeyAuth(options: ApiKeyAuthOptions): Middleware {
     let source: 'header' | 'query' = 'header';
     if ((presented === undefined || presented === '') && allowQuery) {
       const values = queryValues(req.url);
-      if (values.length > 1) return sendProblem(res, ambiguous, challenge);
+      if (values.length > 1) return reject.refuse(req, res, next, ambiguous, challenge);
       presented = values[0];
       source = 'query';
     }
-    if (presented === undefined || presented === '') return sendProblem(res, missing, challenge);
+    if (presented === undefined || presented === '') return reject.refuse(req, res, next, missing, challenge);
     const index = match(presented);
-    if (index < 0) return sendProblem(res, invalid, challenge);
+    if (index < 0) return reject.refuse(req, res, next, invalid, challenge);
     req.apiKey = { source, index };
     next();
   };

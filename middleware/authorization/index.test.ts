@@ -1,14 +1,18 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import express from 'express';
+import type express from 'express';
+import { EXPRESS_VERSIONS } from '../../test/helpers/express-versions.js';
 import request from 'supertest';
 import { SignJWT } from 'jose';
 import { ConfigError } from '../../lib/errors.js';
 import type { KeelRequest } from '../../lib/request.js';
 import { jwtAuth } from '../jwt-auth/index.js';
 import { authorization, grantsOf, type AuthorizationConfigInput } from './index.js';
+import { describeOnReject, describeOnRejectConfig } from '../../test/helpers/on-reject.js';
 
 /** The app under test takes its claims from a test header, standing in for an authenticator. */
+// Every test in this block runs under Express 4 and under Express 5 (test/helpers/express-versions.ts).
+for (const { name: expressVersion, express } of EXPRESS_VERSIONS) describe(`under ${expressVersion}`, () => {
 function appWith(options: AuthorizationConfigInput): express.Express {
   const app = express();
   app.use((req, _res, next) => {
@@ -163,3 +167,30 @@ describe('authorization', () => {
     });
   });
 });
+});
+
+const setClaims = (req: KeelRequest, _res: unknown, next: () => void) => {
+  const claims = req.headers['x-test-claims'];
+  if (typeof claims === 'string') req.auth = JSON.parse(claims);
+  next();
+};
+
+describeOnReject('authorization, no verified token', {
+  make: (onReject) => [setClaims, authorization({ required_roles: ['admin'], onReject })],
+  send: (agent) => agent.get('/'),
+  status: 401,
+  headers: ['WWW-Authenticate'],
+  check: (err) => {
+    // What express-jwt with credentialsRequired: false, then a missing token, would have said.
+    assert.equal(err.name, 'UnauthorizedError');
+    assert.equal(err.code, 'credentials_required');
+  },
+});
+describeOnReject('authorization, a lacking scope', {
+  make: (onReject) => [setClaims, authorization({ required_scopes: ['users:write'], onReject })],
+  send: (agent) => agent.get('/').set('X-Test-Claims', JSON.stringify({ scope: 'users:read' })),
+  status: 403,
+  headers: ['WWW-Authenticate'],
+  check: (err) => assert.deepEqual(err.extensions.missing, { scopes: ['users:write'] }),
+});
+describeOnRejectConfig('authorization', (o) => authorization(o), /AuthorizationConfig/);

@@ -9,7 +9,9 @@
  * Values that are not strings are ignored. Matching is exact and case-sensitive.
  */
 import type { ServerResponse } from 'node:http';
-import { problemFor, sendProblem } from '../../lib/problem.js';
+import { UnauthorizedError } from '../../lib/errors.js';
+import { problemFor } from '../../lib/problem.js';
+import { rejecter, takeOnReject, type OnRejectOption } from '../../lib/reject.js';
 import { AuthorizationConfig, fail } from '../../lib/records/index.js';
 import type { KeelRequest, Middleware, NextFunction } from '../../lib/request.js';
 
@@ -17,7 +19,7 @@ import type { KeelRequest, Middleware, NextFunction } from '../../lib/request.js
  * AuthorizationConfig input, snake_case or camelCase. The singular `required_role` is accepted and
  * fills `required_roles`.
  */
-export interface AuthorizationConfigInput {
+export interface AuthorizationConfigInput extends OnRejectOption {
   required_roles?: readonly string[];
   requiredRoles?: readonly string[];
   /** Alias: one role or a list; fills `required_roles`. */
@@ -31,6 +33,8 @@ export interface AuthorizationConfigInput {
   require_all?: boolean;
   requireAll?: boolean;
 }
+
+export { DEFAULT_ON_REJECT } from '../../lib/reject.js';
 
 /** What the caller lacks, per kind; only non-empty kinds are present. */
 export interface MissingGrants {
@@ -56,6 +60,7 @@ export function grantsOf(claims: Readonly<Record<string, unknown>>): { roles: Se
 }
 
 const KINDS = ['roles', 'scopes', 'permissions'] as const;
+const BEARER_CHALLENGE = Object.freeze({ 'WWW-Authenticate': 'Bearer' });
 
 /** RFC 6749 §3.3: scope-token = 1*( %x21 / %x23-5B / %x5D-7E ). */
 const SCOPE_TOKEN = /^[\x21\x23-\x5b\x5d-\x7e]+$/;
@@ -88,9 +93,15 @@ function describeMissing(missing: MissingGrants, requireAll: boolean): string {
  *   jwtAuth({ secret: process.env.JWT_SECRET! }),
  *   authorization({ required_roles: ['admin'], required_scopes: ['users:write'] }),
  *   (_req, res) => res.status(204).end());
+ *
+ * With `onReject: 'next'` the 401 goes to `next(err)` as an express-jwt-shaped UnauthorizedError
+ * (`code: 'credentials_required'`) and the 403 as an HttpError with `extensions.missing` and the
+ * `WWW-Authenticate` challenge (when scopes are lacking) in `headers`.
  */
 export function authorization(options: AuthorizationConfigInput = {}): Middleware {
-  const config = AuthorizationConfig.parse(options, 'AuthorizationConfig');
+  const { onReject, rest } = takeOnReject(options, 'AuthorizationConfig');
+  const reject = rejecter(onReject);
+  const config = AuthorizationConfig.parse(rest, 'AuthorizationConfig');
   config.required_scopes.forEach((scope, i) => {
     // RFC 6749 §3.3 scope-token; anything else (a space, a quote) could never match a granted scope.
     if (!SCOPE_TOKEN.test(scope)) fail('AuthorizationConfig', 'AuthorizationConfig', `required_scopes[${i}]`, scope, 'a scope token (RFC 6749 §3.3: no spaces, quotes or backslashes)');
@@ -103,7 +114,8 @@ export function authorization(options: AuthorizationConfigInput = {}): Middlewar
   return function authorizationMiddleware(req: KeelRequest, res: ServerResponse, next: NextFunction): void {
     const claims = req.auth;
     if (claims === undefined || claims === null || typeof claims !== 'object') {
-      return sendProblem(res, unauthenticated, { 'WWW-Authenticate': 'Bearer' });
+      // express-jwt with credentialsRequired: false lets such a request through; its error is this one.
+      return reject.refuse(req, res, next, unauthenticated, BEARER_CHALLENGE, (p, h) => new UnauthorizedError('credentials_required', p.detail!, { headers: { ...h } }));
     }
     if (nothingRequired) return next();
     const held = grantsOf(claims);
@@ -120,6 +132,6 @@ export function authorization(options: AuthorizationConfigInput = {}): Middlewar
     const report: MissingGrants = requireAll ? missing : Object.fromEntries(KINDS.filter((k) => required[k].length).map((k) => [k, required[k]]));
     const headers: Record<string, string> = {};
     if (report.scopes) headers['WWW-Authenticate'] = `Bearer error="insufficient_scope", scope="${required.scopes.join(' ')}"`;
-    sendProblem(res, problemFor('KEEL_FORBIDDEN', describeMissing(report, requireAll), { missing: report }), headers);
+    reject.refuse(req, res, next, problemFor('KEEL_FORBIDDEN', describeMissing(report, requireAll), { missing: report }), headers);
   };
 }

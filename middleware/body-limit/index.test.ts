@@ -4,14 +4,18 @@ import { once } from 'node:events';
 import http from 'node:http';
 import net from 'node:net';
 import type { AddressInfo } from 'node:net';
-import express from 'express';
+import type express from 'express';
+import { EXPRESS_VERSIONS } from '../../test/helpers/express-versions.js';
 import request from 'supertest';
 import { bodyLimit, DEFAULT_MAX_BODY_SIZE, type BodyLimitOptions } from './index.js';
 import { readRawBody } from '../../lib/body.js';
 import { ConfigError } from '../../lib/errors.js';
 import type { KeelRequest } from '../../lib/request.js';
+import { describeOnReject, describeOnRejectConfig } from '../../test/helpers/on-reject.js';
 
 /** Express app: bodyLimit, then express.json(); the handler echoes what it got. */
+// Every test in this block runs under Express 4 and under Express 5 (test/helpers/express-versions.ts).
+for (const { name: expressVersion, express } of EXPRESS_VERSIONS) describe(`under ${expressVersion}`, () => {
 function appWith(options?: BodyLimitOptions) {
   const app = express();
   app.use(bodyLimit(options));
@@ -250,3 +254,20 @@ describe('bodyLimit: when the options are invalid', () => {
     });
   }
 });
+});
+
+describeOnReject('bodyLimit, declared Content-Length over the cap', {
+  make: (onReject) => bodyLimit({ max_body_size: 8, onReject }),
+  send: (agent) => agent.post('/').set('Content-Type', 'text/plain').send('x'.repeat(64)),
+  status: 413,
+});
+describeOnReject('bodyLimit, a chunked body over the cap', {
+  make: (onReject) => bodyLimit({ max_body_size: 8, onReject }),
+  send: (agent) => {
+    const t = agent.post('/').set('Content-Type', 'text/plain').set('Transfer-Encoding', 'chunked');
+    t.write('x'.repeat(32));
+    return t;
+  },
+  status: 413,
+});
+describeOnRejectConfig('bodyLimit', (o) => bodyLimit(o), /BodyLimitOptions/);

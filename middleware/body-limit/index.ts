@@ -21,15 +21,17 @@
 import type { ServerResponse } from 'node:http';
 import { DRAIN_LIMIT, checkDeclaredLength, drain, hasRequestBody, payloadTooLarge } from '../../lib/body.js';
 import { HttpError } from '../../lib/errors.js';
-import { sendProblem } from '../../lib/problem.js';
+import { rejecter, takeOnReject, type OnRejectOption } from '../../lib/reject.js';
 import { defineRecord, t } from '../../lib/records/define.js';
 import { DEFAULT_MAX_BODY_SIZE } from '../../lib/records/server.js';
 import type { KeelRequest, Middleware, NextFunction } from '../../lib/request.js';
 
 export { DEFAULT_MAX_BODY_SIZE };
 
-/** Options: ServerConfig's `max_body_size`, snake_case or camelCase. */
-export interface BodyLimitOptions {
+export { DEFAULT_ON_REJECT } from '../../lib/reject.js';
+
+/** Options: ServerConfig's `max_body_size`, snake_case or camelCase, and `onReject` (lib/reject.ts). */
+export interface BodyLimitOptions extends OnRejectOption {
   /** Largest accepted body in bytes; `null` = unlimited. Default {@link DEFAULT_MAX_BODY_SIZE} (10 MiB). */
   max_body_size?: number | null;
   maxBodySize?: number | null;
@@ -101,9 +103,14 @@ export function bufferAndRestore(req: KeelRequest, limit: number): Promise<Buffe
  * app.use(express.json({ limit: '1mb' }));
  * app.post('/items', (req, res) => res.status(201).json(req.body));
  * app.listen(8000);
+ *
+ * With `onReject: 'next'` the 413 (and the 400 for a bad Content-Length) is handed to `next(err)`
+ * as an HttpError (headers included) for the Express error handler after it, e.g. `problemHandler()`.
  */
 export function bodyLimit(options: BodyLimitOptions = {}): Middleware {
-  const limit = BodyLimitRecord.parse(options, 'BodyLimitOptions').max_body_size;
+  const { onReject, rest } = takeOnReject(options, 'BodyLimitOptions');
+  const limit = BodyLimitRecord.parse(rest, 'BodyLimitOptions').max_body_size;
+  const reject = rejecter(onReject);
   if (limit === null) {
     // Unlimited: nothing to count, and nothing is buffered here.
     return function bodyLimitDisabled(_req: KeelRequest, _res: ServerResponse, next: NextFunction): void {
@@ -113,7 +120,7 @@ export function bodyLimit(options: BodyLimitOptions = {}): Middleware {
 
   return function bodyLimit(req: KeelRequest, res: ServerResponse, next: NextFunction): void {
     if (req.rawBody) {
-      if (req.rawBody.length > limit) return sendProblem(res, payloadTooLarge(limit));
+      if (req.rawBody.length > limit) return reject.refuse(req, res, next, payloadTooLarge(limit));
       return next();
     }
     if (!hasRequestBody(req) || req.readableEnded) return next();
@@ -122,7 +129,7 @@ export function bodyLimit(options: BodyLimitOptions = {}): Middleware {
       const declared = Number(req.headers['content-length']);
       drain(req);
       // More than we are willing to drain: say so, rather than reset a connection the client expects to reuse.
-      sendProblem(res, declaredError, declared > DRAIN_LIMIT ? { Connection: 'close' } : undefined);
+      reject.refuse(req, res, next, declaredError, declared > DRAIN_LIMIT ? { Connection: 'close' } : undefined);
       return;
     }
     if (req.headers['content-length'] !== undefined) return next();
@@ -131,7 +138,7 @@ export function bodyLimit(options: BodyLimitOptions = {}): Middleware {
         req.rawBody = body;
         next();
       },
-      (err: unknown) => sendProblem(res, err),
+      (err: unknown) => reject.refuse(req, res, next, err as HttpError),
     );
   };
 }

@@ -6,7 +6,8 @@ import type { AddressInfo } from 'node:net';
 import { Readable } from 'node:stream';
 import zlib from 'node:zlib';
 import { randomBytes } from 'node:crypto';
-import express from 'express';
+import type express from 'express';
+import { EXPRESS_VERSIONS } from '../../test/helpers/express-versions.js';
 import { compression, type CompressionConfigInput } from './index.js';
 import { CompressionConfig } from '../../lib/records/server.js';
 
@@ -16,6 +17,8 @@ const PAYLOAD_TEXT = JSON.stringify(PAYLOAD);
 const LARGE = Buffer.from(randomBytes(6 * 1024 * 1024).toString('base64'));
 
 /** Routes shared by the suites; `signals` lets a test release a streaming handler. */
+// Every test in this block runs under Express 4 and under Express 5 (test/helpers/express-versions.ts).
+for (const { name: expressVersion, express } of EXPRESS_VERSIONS) describe(`under ${expressVersion}`, () => {
 function routes(app: express.Express, signals: Map<string, () => void>) {
   app.get('/json', (_req, res) => res.json(PAYLOAD));
   app.get('/tiny', (_req, res) => res.json({ payload: 'tiny' }));
@@ -309,4 +312,5 @@ describe('compression: at the quality bounds', () => {
   it('should accept a parsed CompressionConfig', () => {
     assert.equal(typeof compression(CompressionConfig.parse({ quality: 3 })), 'function');
   });
+});
 });

@@ -1,11 +1,15 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import express from 'express';
+import type express from 'express';
+import { EXPRESS_VERSIONS } from '../../test/helpers/express-versions.js';
 import request from 'supertest';
 import { cors, type CorsOptions } from './index.js';
 import { ConfigError } from '../../lib/errors.js';
 import { CorsConfig } from '../../lib/records/route.js';
+import { describeOnReject, describeOnRejectConfig } from '../../test/helpers/on-reject.js';
 
+// Every test in this block runs under Express 4 and under Express 5 (test/helpers/express-versions.ts).
+for (const { name: expressVersion, express } of EXPRESS_VERSIONS) describe(`under ${expressVersion}`, () => {
 function appWith(options?: CorsOptions) {
   const app = express();
   app.use(cors(options));
@@ -264,3 +268,24 @@ describe('cors: when other middleware already set Vary', () => {
     assert.equal(res.headers.vary, 'Accept-Encoding, Origin');
   });
 });
+});
+
+const preflightOf = (agent: ReturnType<typeof request>, origin: string, method = 'PUT') =>
+  agent.options('/').set('Origin', origin).set('Access-Control-Request-Method', method);
+
+describeOnReject('cors, a preflight from a disallowed origin', {
+  make: (onReject) => cors({ allowed_origins: ['https://app.example.com'], onReject }),
+  send: (agent) => preflightOf(agent, 'https://evil.example'),
+  status: 403,
+});
+describeOnReject('cors, a preflight for a disallowed method', {
+  make: (onReject) => cors({ allowed_origins: ['https://app.example.com'], allowed_methods: ['GET'], onReject }),
+  send: (agent) => preflightOf(agent, 'https://app.example.com', 'DELETE'),
+  status: 403,
+});
+describeOnReject('cors, a simple request from a disallowed origin with rejectDisallowedOrigins', {
+  make: (onReject) => cors({ allowed_origins: ['https://app.example.com'], rejectDisallowedOrigins: true, onReject }),
+  send: (agent) => agent.post('/').set('Origin', 'https://evil.example'),
+  status: 403,
+});
+describeOnRejectConfig('cors', (o) => cors(o as CorsOptions), /CorsConfig/);

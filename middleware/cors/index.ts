@@ -9,7 +9,8 @@
 import type { ServerResponse } from 'node:http';
 import { CorsConfig, type CorsConfigData } from '../../lib/records/route.js';
 import { fail } from '../../lib/records/define.js';
-import { problemFor, sendProblem } from '../../lib/problem.js';
+import { problemFor } from '../../lib/problem.js';
+import { rejecter, takeOnReject, type OnRejectOption } from '../../lib/reject.js';
 import type { KeelRequest, Middleware, NextFunction } from '../../lib/request.js';
 
 type CamelCase<S extends string> = S extends `${infer H}_${infer T}` ? `${H}${Capitalize<CamelCase<T>>}` : S;
@@ -38,7 +39,9 @@ export interface CorsExtensions {
   allowPrivateNetwork?: boolean;
 }
 
-export type CorsOptions = CorsConfigInput & CorsExtensions;
+export type CorsOptions = CorsConfigInput & CorsExtensions & OnRejectOption;
+
+export { DEFAULT_ON_REJECT } from '../../lib/reject.js';
 
 /** Status of an answered preflight: 204 No Content. */
 export const DEFAULT_PREFLIGHT_STATUS = 204;
@@ -115,6 +118,7 @@ function appendVary(res: ServerResponse, value: string): void {
  * - `expose_headers` (default null), `max_age` seconds (default null: header not sent), `allow_credentials` (default null).
  * - Non-preflight requests from a disallowed origin get no CORS headers (the browser blocks the
  *   response) unless `rejectDisallowedOrigins` is true (then 403).
+ * - `onReject` (default `'respond'`): `'next'` hands each 403 to `next(err)` as an HttpError instead.
  *
  * @example
  * import express from 'express';
@@ -124,7 +128,9 @@ function appendVary(res: ServerResponse, value: string): void {
  * app.get('/api/data', (req, res) => res.json({ ok: true }));
  */
 export function cors(options: CorsOptions = {}): Middleware {
-  const input: Record<string, unknown> = options instanceof CorsConfig ? options.toJSON() as never : { ...(options as object) };
+  const { onReject, rest } = takeOnReject(options, 'CorsConfig');
+  const reject = rejecter(onReject);
+  const input: Record<string, unknown> = rest instanceof CorsConfig ? rest.toJSON() as never : { ...(rest as object) };
   const rejectDisallowed = takeFlag(input, 'reject_disallowed_origins', 'rejectDisallowedOrigins', DEFAULT_REJECT_DISALLOWED_ORIGINS);
   const allowPrivateNetwork = takeFlag(input, 'allow_private_network', 'allowPrivateNetwork', DEFAULT_ALLOW_PRIVATE_NETWORK);
   const cfg = checkConfig(CorsConfig.parse(input));
@@ -153,8 +159,8 @@ export function cors(options: CorsOptions = {}): Middleware {
     if (credentials) res.setHeader('Access-Control-Allow-Credentials', 'true');
   }
 
-  function forbid(res: ServerResponse, detail: string): void {
-    sendProblem(res, problemFor('KEEL_FORBIDDEN', detail));
+  function forbid(req: KeelRequest, res: ServerResponse, next: NextFunction, detail: string): void {
+    reject.refuse(req, res, next, problemFor('KEEL_FORBIDDEN', detail));
   }
 
   return function corsMiddleware(req: KeelRequest, res: ServerResponse, next: NextFunction): void {
@@ -170,7 +176,7 @@ export function cors(options: CorsOptions = {}): Middleware {
 
     if (!preflight) {
       if (!originAllowed) {
-        if (rejectDisallowed) forbid(res, `CORS request from origin '${origin}' not allowed`);
+        if (rejectDisallowed) forbid(req, res, next, `CORS request from origin '${origin}' not allowed`);
         else next();
         return;
       }
@@ -180,14 +186,14 @@ export function cors(options: CorsOptions = {}): Middleware {
       return;
     }
 
-    if (!originAllowed) return forbid(res, `CORS preflight from origin '${origin}' not allowed`);
+    if (!originAllowed) return forbid(req, res, next, `CORS preflight from origin '${origin}' not allowed`);
     const method = requestMethod.trim();
-    if (!cfg.isMethodAllowed(method)) return forbid(res, `CORS preflight for method '${method}' not allowed`);
+    if (!cfg.isMethodAllowed(method)) return forbid(req, res, next, `CORS preflight for method '${method}' not allowed`);
     const rawHeaders = req.headers['access-control-request-headers'];
     const requested = typeof rawHeaders === 'string' ? rawHeaders.split(',').map((h) => h.trim()).filter(Boolean) : [];
     if (!reflectHeaders) {
       const refused = requested.filter((h) => !allowedHeaders.has(h.toLowerCase()));
-      if (refused.length > 0) return forbid(res, `CORS preflight for header(s) ${refused.map((h) => `'${h}'`).join(', ')} not allowed`);
+      if (refused.length > 0) return forbid(req, res, next, `CORS preflight for header(s) ${refused.map((h) => `'${h}'`).join(', ')} not allowed`);
     }
 
     allowOrigin(res, origin);

@@ -2,7 +2,8 @@ import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import { request as httpRequest } from 'node:http';
-import express from 'express';
+import type express from 'express';
+import { EXPRESS_VERSIONS } from '../../test/helpers/express-versions.js';
 import request from 'supertest';
 import { httpTrace, HTTP_TRACE_MESSAGE, newSpanId, newTraceId, parseTraceparent, type HttpTraceOptions } from './index.js';
 import { TRACE_ENTROPY_POOL_BYTES } from './traceparent.js';
@@ -12,6 +13,8 @@ import { captureLogs } from '../../test/helpers/log-capture.js';
 
 const capture = () => captureLogs();
 
+// Every test in this block runs under Express 4 and under Express 5 (test/helpers/express-versions.ts).
+for (const { name: expressVersion, express } of EXPRESS_VERSIONS) describe(`under ${expressVersion}`, () => {
 function appWith(options: HttpTraceOptions) {
   const app = express();
   app.use((req, _res, next) => {
@@ -214,4 +217,5 @@ describe('httpTrace: when the options are invalid', () => {
       assert.throws(() => httpTrace(options as unknown as HttpTraceOptions), (e: unknown) => e instanceof ConfigError && key.test(e.message));
     });
   }
+});
 });

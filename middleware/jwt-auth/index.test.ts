@@ -2,24 +2,19 @@ import { describe, it, before } from 'node:test';
 import assert from 'node:assert/strict';
 import { generateKeyPairSync } from 'node:crypto';
 import { readdirSync, readFileSync } from 'node:fs';
-import express from 'express';
+import type express from 'express';
 import request from 'supertest';
 import { CompactSign, SignJWT, exportJWK, exportSPKI, generateKeyPair, type CryptoKey, type JWTPayload } from 'jose';
 import { ConfigError } from '../../lib/errors.js';
 import type { KeelRequest } from '../../lib/request.js';
 import { jwtAuth, type JwtAuthOptions } from './index.js';
+import { expressjwt } from 'express-jwt';
+import { HttpError } from '../../lib/errors.js';
+import { describeOnReject, describeOnRejectConfig } from '../../test/helpers/on-reject.js';
+import { EXPRESS_VERSIONS } from '../../test/helpers/express-versions.js';
 
 const SECRET = 'a-test-secret-that-is-32-bytes!!';
 const NOW = () => Math.floor(Date.now() / 1000);
-
-function appWith(options: JwtAuthOptions): express.Express {
-  const app = express();
-  app.use(jwtAuth(options));
-  app.get('/', (req, res) => {
-    res.json({ auth: (req as KeelRequest).auth ?? null });
-  });
-  return app;
-}
 
 async function hs(claims: JWTPayload, alg = 'HS256', secret: string | Uint8Array = SECRET): Promise<string> {
   const key = typeof secret === 'string' ? new TextEncoder().encode(secret) : secret;
@@ -29,6 +24,17 @@ async function hs(claims: JWTPayload, alg = 'HS256', secret: string | Uint8Array
 function unsigned(claims: JWTPayload): string {
   const enc = (o: object) => Buffer.from(JSON.stringify(o)).toString('base64url');
   return `${enc({ alg: 'none', typ: 'JWT' })}.${enc(claims)}.`;
+}
+
+// Every test in this block runs under Express 4 and under Express 5 (test/helpers/express-versions.ts).
+for (const { name: expressVersion, express } of EXPRESS_VERSIONS) describe(`under ${expressVersion}`, () => {
+function appWith(options: JwtAuthOptions): express.Express {
+  const app = express();
+  app.use(jwtAuth(options));
+  app.get('/', (req, res) => {
+    res.json({ auth: (req as KeelRequest).auth ?? null });
+  });
+  return app;
 }
 
 async function expect401(app: express.Express, authorization: string | undefined, detail: string, title = 'JWT validation failed') {
@@ -296,3 +302,91 @@ describe('jwtAuth against the conformance corpus', () => {
     });
   }
 });
+});
+
+describeOnReject('jwtAuth, a missing Authorization header', {
+  make: (onReject) => jwtAuth({ secret: SECRET, onReject }),
+  send: (agent) => agent.get('/'),
+  status: 401,
+  headers: ['WWW-Authenticate'],
+  check: (err) => {
+    assert.equal(err.name, 'UnauthorizedError');
+    assert.equal(err.code, 'credentials_required');
+  },
+});
+describeOnReject('jwtAuth, an expired token', {
+  make: (onReject) => jwtAuth({ secret: SECRET, onReject }),
+  send: (agent) => agent.get('/').set('Authorization', `Bearer ${EXPIRED}`),
+  status: 401,
+  headers: ['WWW-Authenticate'],
+  check: (err) => {
+    assert.equal(err.code, 'invalid_token');
+    assert.equal((err as HttpError & { inner: Error }).inner.name, 'TokenExpiredError');
+  },
+});
+describeOnRejectConfig('jwtAuth', (o) => jwtAuth({ secret: SECRET, ...o }), /JwtConfig/);
+describeOnRejectConfig('jwtAuth per route', (o) => jwtAuth({ enabled: true, secret: SECRET, ...o }), /JwtAuthConfig/);
+
+/** A token that expired an hour ago, signed with SECRET (HS256). */
+let EXPIRED = '';
+before(async () => {
+  EXPIRED = await hs({ sub: 'u1', exp: NOW() - 3600 });
+});
+
+/** What an express-jwt error handler sees of an error: the members express-jwt's docs tell it to read. */
+interface JwtErrorView {
+  name: unknown;
+  code: unknown;
+  status: unknown;
+  inner: unknown;
+}
+
+for (const { name, express: expressOf } of EXPRESS_VERSIONS) {
+  describe(`jwtAuth under ${name}: when an express-jwt error handler follows it with onReject 'next'`, () => {
+    /** The same app on express-jwt or on keel's jwtAuth, with express-jwt's documented error handler. */
+    function appOn(auth: 'express-jwt' | 'keel', seen: JwtErrorView[]) {
+      const app = expressOf();
+      app.use(auth === 'keel' ? jwtAuth({ secret: SECRET, onReject: 'next' }) : expressjwt({ secret: SECRET, algorithms: ['HS256'] }));
+      app.get('/', (_req, res) => res.send('ok'));
+      app.use((err: { name?: string; code?: string; status?: number; inner?: { name?: string } }, _req: express.Request, res: express.Response, next: express.NextFunction) => {
+        seen.push({ name: err.name, code: err.code, status: err.status, inner: err.inner?.name });
+        if (err.name === 'UnauthorizedError') res.status(401).send('invalid token...');
+        else next(err);
+      });
+      return app;
+    }
+
+    const cases: [string, () => string | undefined, string][] = [
+      ['no Authorization header', () => undefined, 'credentials_required'],
+      ['another scheme', () => 'Basic dXNlcjpwYXNz', 'credentials_bad_scheme'],
+      ['Bearer without a token', () => 'Bearer', 'credentials_bad_format'],
+      ['a token that is not a JWT', () => 'Bearer abc', 'invalid_token'],
+      ['an expired token', () => `Bearer ${EXPIRED}`, 'invalid_token'],
+      ['a token signed with another secret', () => 'Bearer ' + EXPIRED.slice(0, EXPIRED.lastIndexOf('.') + 1) + 'x'.repeat(43), 'invalid_token'],
+    ];
+    for (const [label, header, code] of cases) {
+      it(`should give it the name, code and status express-jwt gives for ${label}`, async () => {
+        const keel: JwtErrorView[] = [];
+        const original: JwtErrorView[] = [];
+        for (const [auth, seen] of [['keel', keel], ['express-jwt', original]] as const) {
+          const h = header();
+          const t = request(appOn(auth, seen)).get('/');
+          const res = await (h === undefined ? t : t.set('Authorization', h));
+          assert.equal(res.status, 401);
+          assert.equal(res.text, 'invalid token...');
+        }
+        assert.equal(keel[0]!.code, code);
+        // `inner` is compared by name only where express-jwt has a jsonwebtoken error (invalid_token).
+        assert.deepEqual({ ...keel[0], inner: code === 'invalid_token' ? keel[0]!.inner : undefined }, { ...original[0], inner: code === 'invalid_token' ? original[0]!.inner : undefined });
+      });
+    }
+
+    it('should give requests with a valid token to the route', async () => {
+      const token = await hs({ sub: 'u1', exp: NOW() + 60 });
+      const seen: JwtErrorView[] = [];
+      const res = await request(appOn('keel', seen)).get('/').set('Authorization', `Bearer ${token}`);
+      assert.equal(res.status, 200);
+      assert.equal(seen.length, 0);
+    });
+  });
+}

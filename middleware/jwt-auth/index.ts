@@ -8,8 +8,9 @@
  */
 import type { ServerResponse } from 'node:http';
 import { decodeProtectedHeader, errors as joseErrors, jwtVerify, type JWTVerifyOptions } from 'jose';
-import { problemType } from '../../lib/errors.js';
+import { UnauthorizedError, problemType, type ExpressJwtErrorCode } from '../../lib/errors.js';
 import { problem, sendProblem, type ProblemDetails } from '../../lib/problem.js';
+import { rejecter, takeOnReject, type OnRejectOption } from '../../lib/reject.js';
 import { JwtAuthConfig, JwtConfig, checkJwtKeys, type JwtAlgorithm } from '../../lib/records/index.js';
 import type { KeelRequest, Middleware, NextFunction } from '../../lib/request.js';
 import { hmacFailureReason, hmacVerifier, type FailureReason } from './hmac.js';
@@ -17,12 +18,14 @@ import { importVerificationKey } from './keys.js';
 
 export { MIN_HMAC_SECRET_BYTES, MIN_RSA_MODULUS_BITS } from './keys.js';
 export { DEFAULT_JWT_ALGORITHM, JWT_ALGORITHMS } from '../../lib/records/index.js';
+export { DEFAULT_ON_REJECT } from '../../lib/reject.js';
+export { UnauthorizedError, EXPRESS_JWT_ERROR_CODES, type ExpressJwtErrorCode } from '../../lib/errors.js';
 
 /**
  * Options: a server-level JwtConfig or a per-route JwtAuthConfig (the same keys plus `enabled`),
  * in snake_case or camelCase. A config carrying `enabled` is read as a JwtAuthConfig.
  */
-export interface JwtAuthOptions {
+export interface JwtAuthOptions extends OnRejectOption {
   /** JwtAuthConfig only: `false` turns the requirement off (the middleware passes every request). Default true. */
   enabled?: boolean;
   /** HS256/384/512 shared secret, at least 32/48/64 bytes (RFC 7518 §3.2). */
@@ -57,26 +60,40 @@ function quoteDescription(text: string): string {
 interface Failure {
   readonly problem: ProblemDetails;
   readonly headers: Record<string, string>;
+  /** express-jwt's code for the same failure (carried by the UnauthorizedError under `onReject`). */
+  readonly code: ExpressJwtErrorCode;
+  /** jsonwebtoken's error name, express-jwt's `err.inner.name`. */
+  readonly innerName?: string;
 }
 
 /** A request without usable Bearer credentials: RFC 6750 §3.1 says no error code then. */
-function challengeOnly(title: string, detail: string): Failure {
+function challengeOnly(title: string, detail: string, code: ExpressJwtErrorCode): Failure {
   return Object.freeze({
     problem: Object.freeze(problem(401, detail, { title, type: UNAUTHORIZED_TYPE })),
     headers: Object.freeze({ 'WWW-Authenticate': 'Bearer' }),
+    code,
   });
 }
 
 /** A token was presented and rejected: `error="invalid_token"` plus a description (RFC 6750 §3, §3.1). */
-function invalidToken(detail: string, title = JWT_INVALID_TITLE): Failure {
+function invalidToken(detail: string, title = JWT_INVALID_TITLE, innerName = 'JsonWebTokenError'): Failure {
   return {
     problem: problem(401, detail, { title, type: UNAUTHORIZED_TYPE }),
     headers: { 'WWW-Authenticate': `Bearer error="invalid_token", error_description="${quoteDescription(detail)}"` },
+    code: 'invalid_token',
+    innerName,
   };
 }
 
-const MISSING = challengeOnly('Unauthorized', "Authorization header is missing; send 'Authorization: Bearer <token>'");
-const NOT_BEARER = challengeOnly(JWT_HEADER_FORMAT_TITLE, "Authorization header must use Bearer scheme: 'Bearer <token>'");
+const MISSING = challengeOnly('Unauthorized', "Authorization header is missing; send 'Authorization: Bearer <token>'", 'credentials_required');
+const NOT_BEARER = challengeOnly(JWT_HEADER_FORMAT_TITLE, "Authorization header must use Bearer scheme: 'Bearer <token>'", 'credentials_bad_scheme');
+const NO_TOKEN = challengeOnly(JWT_HEADER_FORMAT_TITLE, "Authorization header must use Bearer scheme: 'Bearer <token>'", 'credentials_bad_format');
+
+/** The express-jwt-shaped error for a failure (only built when it is handed on). */
+function unauthorizedError(failure: Failure): UnauthorizedError {
+  const { type, title, detail } = failure.problem;
+  return new UnauthorizedError(failure.code, detail ?? title, { type, title, headers: { ...failure.headers }, innerName: failure.innerName });
+}
 
 /** RFC 6750 §2.1 b64token; anything else cannot be a compact JWS. */
 const B64TOKEN = /^[A-Za-z0-9\-._~+/]+=*$/;
@@ -96,7 +113,7 @@ function joseFailureReason(err: unknown): FailureReason {
 function describeFailure(reason: FailureReason, algorithm: string, issuer: string | null): Failure {
   switch (reason.kind) {
     case 'expired':
-      return invalidToken('Token has expired');
+      return invalidToken('Token has expired', JWT_INVALID_TITLE, 'TokenExpiredError');
     case 'algorithm':
       return invalidToken(`Token algorithm is not allowed, expected '${algorithm}'`);
     case 'signature':
@@ -109,7 +126,7 @@ function describeFailure(reason: FailureReason, algorithm: string, issuer: strin
     case 'claim':
       switch (reason.claim) {
         case 'nbf':
-          return invalidToken('JWT not valid yet, not before claim is in the future');
+          return invalidToken('JWT not valid yet, not before claim is in the future', JWT_INVALID_TITLE, 'NotBeforeError');
         case 'aud':
           return invalidToken(reason.missing ? 'Token audience is missing' : 'Token audience is invalid');
         case 'iss':
@@ -149,10 +166,17 @@ function parseOptions(options: JwtAuthOptions): { record: 'JwtConfig' | 'JwtAuth
  *
  * const app = express();
  * app.use(jwtAuth({ secret: process.env.JWT_SECRET!, issuer: 'https://auth.example.com', audience: ['https://api.example.com'] }));
- * app.get('/me', (req, res) => res.json({ sub: (req as { auth?: { sub?: string } }).auth?.sub }));
+ * app.get('/me', (req, res) => res.json({ sub: req.auth?.sub })); // req.auth is typed by keel's declarations
+ *
+ * With `onReject: 'next'` a refusal goes to `next(err)` as an {@link UnauthorizedError}: an HttpError
+ * (problem members, `WWW-Authenticate` in `headers`) with express-jwt's `name: 'UnauthorizedError'`,
+ * `code` (`credentials_required`, `credentials_bad_scheme`, `credentials_bad_format`,
+ * `invalid_token`), `status: 401` and `inner`, so express-jwt error handlers keep working.
  */
 export function jwtAuth(options: JwtAuthOptions): Middleware {
-  const { record, config } = parseOptions(options);
+  const { onReject, rest } = takeOnReject(options, typeof options === 'object' && options !== null && 'enabled' in options ? 'JwtAuthConfig' : 'JwtConfig');
+  const rejection = rejecter(onReject);
+  const { record, config } = parseOptions(rest);
   if (!config.enabled) {
     return function jwtAuthDisabled(_req: KeelRequest, _res: ServerResponse, next: NextFunction): void {
       next();
@@ -182,23 +206,25 @@ export function jwtAuth(options: JwtAuthOptions): Middleware {
     return alg === algorithm ? null : wrongAlgorithm;
   }
 
-  function reject(res: ServerResponse, failure: Failure): void {
-    sendProblem(res, failure.problem, failure.headers);
+  function reject(req: KeelRequest, res: ServerResponse, next: NextFunction, failure: Failure): void {
+    if (rejection.mode === 'respond') return sendProblem(res, failure.problem, failure.headers);
+    rejection.refuse(req, res, next, failure.problem, failure.headers, () => unauthorizedError(failure));
   }
 
   return function jwtAuthMiddleware(req: KeelRequest, res: ServerResponse, next: NextFunction): void {
     const header = req.headers.authorization;
-    if (header === undefined || header.trim() === '') return reject(res, MISSING);
+    if (header === undefined || header.trim() === '') return reject(req, res, next, MISSING);
     const space = header.indexOf(' ');
     // The scheme is case-insensitive (RFC 9110 §11.1); the token follows one or more spaces.
-    if (space < 0 || header.slice(0, space).toLowerCase() !== 'bearer') return reject(res, NOT_BEARER);
+    if (space < 0) return reject(req, res, next, header.toLowerCase() === 'bearer' ? NO_TOKEN : NOT_BEARER);
+    if (header.slice(0, space).toLowerCase() !== 'bearer') return reject(req, res, next, NOT_BEARER);
     const token = header.slice(space + 1).trim();
-    if (token === '') return reject(res, NOT_BEARER);
+    if (token === '') return reject(req, res, next, NO_TOKEN);
     const parts = token.split('.').length;
     if (parts !== 3) {
-      return reject(res, invalidToken(`Malformed JWT token: expected 3 parts separated by dots, found ${parts}`, JWT_MALFORMED_TITLE));
+      return reject(req, res, next, invalidToken(`Malformed JWT token: expected 3 parts separated by dots, found ${parts}`, JWT_MALFORMED_TITLE));
     }
-    if (!B64TOKEN.test(token)) return reject(res, invalidToken('Malformed JWT token: it contains characters outside base64url', JWT_MALFORMED_TITLE));
+    if (!B64TOKEN.test(token)) return reject(req, res, next, invalidToken('Malformed JWT token: it contains characters outside base64url', JWT_MALFORMED_TITLE));
     if (verifyHmac !== null) {
       let claims: Record<string, unknown>;
       try {
@@ -207,7 +233,7 @@ export function jwtAuth(options: JwtAuthOptions): Middleware {
         claims = verifyHmac(token);
       } catch (err) {
         // A refused token: the same checks, in the same order, as for the asymmetric algorithms.
-        return reject(res, headerFailure(token) ?? describeFailure(hmacFailureReason(err), algorithm, issuer));
+        return reject(req, res, next, headerFailure(token) ?? describeFailure(hmacFailureReason(err), algorithm, issuer));
       }
       // Outside the try: an error further down the chain is not a token failure.
       req.auth = claims;
@@ -215,14 +241,14 @@ export function jwtAuth(options: JwtAuthOptions): Middleware {
     }
     // Checked before the signature so that `none` and HS/RS confusion never reach a verifier.
     const failure = headerFailure(token);
-    if (failure !== null) return reject(res, failure);
+    if (failure !== null) return reject(req, res, next, failure);
     jwtVerify(token, key, verifyOptions)
       .then(
         ({ payload }) => {
           req.auth = payload as Record<string, unknown>;
           next();
         },
-        (err: unknown) => reject(res, describeFailure(joseFailureReason(err), algorithm, issuer)),
+        (err: unknown) => reject(req, res, next, describeFailure(joseFailureReason(err), algorithm, issuer)),
       )
       // An error thrown further down the chain must not become an unhandled rejection (which ends
       // the process); it is answered as a 500 without internals.

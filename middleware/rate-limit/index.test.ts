@@ -4,11 +4,15 @@ import { readFileSync } from 'node:fs';
 import http, { IncomingMessage, ServerResponse } from 'node:http';
 import { Socket, type AddressInfo } from 'node:net';
 import { setTimeout as sleep } from 'node:timers/promises';
-import express from 'express';
+import type express from 'express';
+import { EXPRESS_VERSIONS } from '../../test/helpers/express-versions.js';
 import request from 'supertest';
 import { ConfigError } from '../../lib/errors.js';
 import { IPV6_KEY_MEMO_SIZE, MemoryStore, rateLimit, type RateLimitExtensions, type RateLimitOptions } from './index.js';
+import { describeOnReject, describeOnRejectConfig } from '../../test/helpers/on-reject.js';
 
+// Every test in this block runs under Express 4 and under Express 5 (test/helpers/express-versions.ts).
+for (const { name: expressVersion, express } of EXPRESS_VERSIONS) describe(`under ${expressVersion}`, () => {
 function appWith(options: RateLimitOptions, extensions?: RateLimitExtensions): express.Express {
   const app = express();
   app.use(rateLimit(options, extensions));
@@ -220,3 +224,41 @@ describe('rateLimit against the conformance corpus', () => {
     });
   }
 });
+
+/** A limiter whose one global bucket is already empty: the next request is refused. */
+});
+function exhausted(onReject: RateLimitOptions['onReject']) {
+  const store = new MemoryStore();
+  store.take('global', { burst: 1, perSecond: 1 });
+  return rateLimit({ per_second: 1, burst: 1, ip_based: false, onReject }, { store });
+}
+
+describeOnReject('rateLimit, an empty bucket', {
+  make: exhausted,
+  send: (agent) => agent.get('/'),
+  status: 429,
+  headers: ['Retry-After', 'RateLimit', 'RateLimit-Policy'],
+});
+describeOnReject('rateLimit, a failed store', {
+  make: (onReject) => rateLimit({ onReject }, { store: { take: () => Promise.reject(new Error('redis down')) } }),
+  send: (agent) => agent.get('/'),
+  status: 503,
+});
+describeOnRejectConfig('rateLimit', (o) => rateLimit(o), /RateLimitConfig/);
+
+for (const { name: expressVersion, express } of EXPRESS_VERSIONS) {
+  describe(`rateLimit: when onReject is 'next' and the key function throws under ${expressVersion}`, () => {
+    it('should hand the thrown error itself to next(err)', async () => {
+      const app = express();
+      const bug = new Error('key bug');
+      let seen: unknown;
+      app.use(rateLimit({ onReject: 'next' }, { key: () => { throw bug; } }));
+      app.use((err: unknown, _req: express.Request, res: express.Response, _next: express.NextFunction) => {
+        seen = err;
+        res.status(500).end();
+      });
+      await request(app).get('/');
+      assert.equal(seen, bug);
+    });
+  });
+}

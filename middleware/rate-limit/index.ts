@@ -7,6 +7,7 @@
 import type { ServerResponse } from 'node:http';
 import { ipKeyGenerator } from 'express-rate-limit';
 import { problemFor, sendProblem } from '../../lib/problem.js';
+import { rejecter, takeOnReject, type OnRejectOption } from '../../lib/reject.js';
 import { RateLimitConfig, fail } from '../../lib/records/index.js';
 import type { KeelRequest, Middleware, NextFunction } from '../../lib/request.js';
 import { MemoryStore, type BucketPolicy, type RateLimitStore, type TakeResult } from './store.js';
@@ -14,14 +15,15 @@ import { MemoryStore, type BucketPolicy, type RateLimitStore, type TakeResult } 
 export { DEFAULT_RATE_BURST, DEFAULT_RATE_PER_SECOND } from '../../lib/records/index.js';
 export { MemoryStore, DEFAULT_MEMORY_STORE_MAX_KEYS, gcraTake, type BucketPolicy, type MemoryStoreOptions, type RateLimitStore, type TakeResult } from './store.js';
 export { RedisStore, DEFAULT_REDIS_PREFIX, type RedisStoreOptions } from './redis.js';
+export { DEFAULT_ON_REJECT } from '../../lib/reject.js';
 
 /** Default IPv6 prefix length that counts as one client: one /56 is what a single site is usually given (express-rate-limit's default). */
 export const DEFAULT_IPV6_SUBNET = 56;
 /** Key of the single bucket when `ip_based` is false. */
 export const GLOBAL_KEY = 'global';
 
-/** RateLimitConfig, snake_case or camelCase. */
-export interface RateLimitOptions {
+/** RateLimitConfig, snake_case or camelCase, and `onReject` (lib/reject.ts). */
+export interface RateLimitOptions extends OnRejectOption {
   /** Sustained rate: tokens added per second. Default `DEFAULT_RATE_PER_SECOND` (100). */
   per_second?: number;
   perSecond?: number;
@@ -115,9 +117,14 @@ const isPromise = <T>(v: T | Promise<T>): v is Promise<T> => typeof (v as Promis
  * const app = express();
  * app.use(rateLimit({ per_second: 5, burst: 10 }));
  * app.get('/', (_req, res) => res.send('ok'));
+ *
+ * With `onReject: 'next'` the 429 (and the 503 of a failed store) goes to `next(err)` as an
+ * HttpError whose `headers` hold `Retry-After`, `RateLimit` and `RateLimit-Policy`.
  */
 export function rateLimit(options: RateLimitOptions = {}, extensions: RateLimitExtensions = {}): Middleware {
-  const config = RateLimitConfig.parse(options, 'RateLimitConfig');
+  const { onReject, rest } = takeOnReject(options, 'RateLimitConfig');
+  const reject = rejecter(onReject);
+  const config = RateLimitConfig.parse(rest, 'RateLimitConfig');
   checkExtensions(extensions);
   const policy: BucketPolicy = Object.freeze({ burst: config.burst, perSecond: config.per_second });
   const store = extensions.store ?? new MemoryStore();
@@ -131,19 +138,24 @@ export function rateLimit(options: RateLimitOptions = {}, extensions: RateLimitE
   const exceeded = `Rate limit exceeded: ${policy.burst} requests at once, refilled at ${policy.perSecond} per second`;
   const unavailable = Object.freeze(problemFor('KEEL_SERVICE_UNAVAILABLE', 'The rate limiter is unavailable'));
 
-  function answer(res: ServerResponse, next: NextFunction, result: TakeResult): void {
+  function answer(req: KeelRequest, res: ServerResponse, next: NextFunction, result: TakeResult): void {
+    const state = `limit=${policy.burst}, remaining=${result.remaining}, reset=${Math.ceil(result.resetMs / 1000)}`;
     if (!res.headersSent) {
       res.setHeader('RateLimit-Policy', policyHeader);
-      res.setHeader('RateLimit', `limit=${policy.burst}, remaining=${result.remaining}, reset=${Math.ceil(result.resetMs / 1000)}`);
+      res.setHeader('RateLimit', state);
     }
     if (result.allowed) return next();
     const retryAfter = Math.max(1, Math.ceil(result.retryAfterMs / 1000));
-    sendProblem(res, problemFor('KEEL_RATE_LIMITED', `${exceeded}; retry in ${retryAfter} s`), { 'Retry-After': String(retryAfter) });
+    const headers: Record<string, string> = reject.mode === 'respond'
+      ? { 'Retry-After': String(retryAfter) }
+      // Handed on, the error carries every header its answer needs, not only those already on `res`.
+      : { 'Retry-After': String(retryAfter), 'RateLimit-Policy': policyHeader, RateLimit: state };
+    reject.refuse(req, res, next, problemFor('KEEL_RATE_LIMITED', `${exceeded}; retry in ${retryAfter} s`), headers);
   }
 
-  function storeFailed(res: ServerResponse, next: NextFunction): void {
+  function storeFailed(req: KeelRequest, res: ServerResponse, next: NextFunction): void {
     if (passOnStoreError) return next();
-    sendProblem(res, unavailable);
+    reject.refuse(req, res, next, unavailable);
   }
 
   return function rateLimitMiddleware(req: KeelRequest, res: ServerResponse, next: NextFunction): void {
@@ -151,21 +163,21 @@ export function rateLimit(options: RateLimitOptions = {}, extensions: RateLimitE
     try {
       key = keyOf(req);
     } catch (err) {
-      // A throwing key function is a bug in the application: a 500 without internals.
-      return sendProblem(res, err);
+      // A throwing key function is a bug in the application: a 500 without internals (or next(err)).
+      return reject.fail(req, res, next, err);
     }
     let taken: TakeResult | Promise<TakeResult>;
     try {
       taken = store.take(key, policy);
     } catch {
-      return storeFailed(res, next);
+      return storeFailed(req, res, next);
     }
     // The memory store answers synchronously: no promise, no extra tick per request.
-    if (!isPromise(taken)) return answer(res, next, taken);
+    if (!isPromise(taken)) return answer(req, res, next, taken);
     taken
       .then(
-        (result) => answer(res, next, result),
-        () => storeFailed(res, next),
+        (result) => answer(req, res, next, result),
+        () => storeFailed(req, res, next),
       )
       // An error thrown further down the chain must not become an unhandled rejection.
       .catch((err: unknown) => sendProblem(res, err));

@@ -1,6 +1,7 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import express from 'express';
+import type express from 'express';
+import { EXPRESS_VERSIONS } from '../../test/helpers/express-versions.js';
 import request from 'supertest';
 import { requestId, isValidRequestId, DEFAULT_REQUEST_ID_HEADER, MAX_REQUEST_ID_LENGTH, type RequestIdOptions } from './index.js';
 import { ConfigError } from '../../lib/errors.js';
@@ -9,6 +10,8 @@ import type { KeelRequest } from '../../lib/request.js';
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/;
 
+// Every test in this block runs under Express 4 and under Express 5 (test/helpers/express-versions.ts).
+for (const { name: expressVersion, express } of EXPRESS_VERSIONS) describe(`under ${expressVersion}`, () => {
 function appWith(...layers: express.RequestHandler[]) {
   const app = express();
   for (const layer of layers) app.use(layer);
@@ -174,4 +177,5 @@ describe('isValidRequestId', () => {
   it('should name the default header X-Request-ID', () => {
     assert.equal(DEFAULT_REQUEST_ID_HEADER, 'X-Request-ID');
   });
+});
 });

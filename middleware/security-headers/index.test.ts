@@ -1,10 +1,13 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import express from 'express';
+import type express from 'express';
+import { EXPRESS_VERSIONS } from '../../test/helpers/express-versions.js';
 import request from 'supertest';
 import { securityHeaders, docsPageCsp, DEFAULT_API_CSP, type SecurityHeadersOptions } from './index.js';
 import { ConfigError } from '../../lib/errors.js';
 
+// Every test in this block runs under Express 4 and under Express 5 (test/helpers/express-versions.ts).
+for (const { name: expressVersion, express } of EXPRESS_VERSIONS) describe(`under ${expressVersion}`, () => {
 function appWith(...layers: express.RequestHandler[]) {
   const app = express();
   for (const layer of layers) app.use(layer);
@@ -157,4 +160,5 @@ describe('securityHeaders: when the options are invalid', () => {
   it('should throw a ConfigError for a docsPageCsp source that would break the policy', () => {
     assert.throws(() => docsPageCsp(['https://cdn.test; script-src *']), ConfigError);
   });
+});
 });

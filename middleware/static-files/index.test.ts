@@ -4,10 +4,12 @@ import { mkdtempSync, mkdirSync, rmSync, symlinkSync, writeFileSync } from 'node
 import { request as httpRequest, type Server } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import express from 'express';
+import type express from 'express';
+import { EXPRESS_VERSIONS } from '../../test/helpers/express-versions.js';
 import request from 'supertest';
 import { staticFiles, type StaticFilesConfigInput } from './index.js';
 import { ConfigError } from '../../lib/errors.js';
+import { describeOnReject, describeOnRejectConfig } from '../../test/helpers/on-reject.js';
 
 const base = mkdtempSync(join(tmpdir(), 'keel-static-'));
 const pub = join(base, 'public');
@@ -39,6 +41,8 @@ function tree(): void {
 tree();
 after(() => rmSync(base, { recursive: true, force: true }));
 
+// Every test in this block runs under Express 4 and under Express 5 (test/helpers/express-versions.ts).
+for (const { name: expressVersion, express } of EXPRESS_VERSIONS) describe(`under ${expressVersion}`, () => {
 function appWith(options: StaticFilesConfigInput | StaticFilesConfigInput[]) {
   const app = express();
   app.use(staticFiles(options));
@@ -255,3 +259,22 @@ describe('staticFiles: when the configuration is invalid', () => {
     );
   });
 });
+});
+
+describeOnReject('staticFiles, a path that leaves the directory', {
+  make: (onReject) => staticFiles({ directory: pub, route_prefix: '/public', onReject }),
+  send: (agent) => agent.get('/public/%2e%2e/secret.txt'),
+  status: 403,
+});
+describeOnReject('staticFiles, bad percent-encoding', {
+  make: (onReject) => staticFiles({ directory: pub, route_prefix: '/public', onReject }),
+  send: (agent) => agent.get('/public/%E0%A4%A'),
+  status: 400,
+});
+describeOnReject('staticFiles, a range that cannot be satisfied', {
+  make: (onReject) => staticFiles({ directory: pub, route_prefix: '/public', onReject }),
+  send: (agent) => agent.get('/public/hello.txt').set('Range', 'bytes=9999-'),
+  status: 416,
+  headers: ['Content-Range'],
+});
+describeOnRejectConfig('staticFiles', (o) => staticFiles({ directory: pub, route_prefix: '/', ...o }), /StaticFilesConfig/);

@@ -16,10 +16,11 @@ import { StaticFilesConfig } from '../../lib/records/server.js';
 import { fail } from '../../lib/records/define.js';
 import { ERROR_CODES, codeForStatus } from '../../lib/errors.js';
 import { problem, problemFor, sendProblem } from '../../lib/problem.js';
+import { rejecter, takeOnReject, type OnRejectOption, type Rejecter } from '../../lib/reject.js';
 import type { KeelRequest, Middleware, NextFunction } from '../../lib/request.js';
 
 /** StaticFilesConfig input, snake_case or camelCase. */
-export interface StaticFilesConfigInput {
+export interface StaticFilesConfigInput extends OnRejectOption {
   directory?: string;
   route_prefix?: string;
   routePrefix?: string;
@@ -28,6 +29,8 @@ export interface StaticFilesConfigInput {
   cache_control?: string | null;
   cacheControl?: string | null;
 }
+
+export { DEFAULT_ON_REJECT } from '../../lib/reject.js';
 
 /** The page served for a directory request when `index_file` is true (the default). */
 export const DEFAULT_INDEX_FILE_NAME = 'index.html';
@@ -40,9 +43,11 @@ interface Mount {
   index: boolean;
   cacheControl: string | null;
   sendOptions: send.SendOptions;
+  reject: Rejecter;
 }
 
-function compile(input: StaticFilesConfigInput, path: string): Mount {
+function compile(options: StaticFilesConfigInput, path: string): Mount {
+  const { onReject, rest: input } = takeOnReject(options, path);
   const cfg = StaticFilesConfig.parse(input, path);
   let root: string;
   try {
@@ -62,6 +67,7 @@ function compile(input: StaticFilesConfigInput, path: string): Mount {
     // Dotfiles are filtered below on both the requested and the resolved path; `send` opens only
     // paths keel has already resolved. Cache-Control is keel's (the spec: sent only when set).
     sendOptions: { root, index: false, dotfiles: 'allow', cacheControl: false, etag: true, lastModified: true, acceptRanges: true },
+    reject: rejecter(onReject),
   };
 }
 
@@ -84,7 +90,7 @@ async function unlessMissing<T>(op: Promise<T>): Promise<T | undefined> {
 }
 
 class Refused extends Error {
-  constructor(readonly status: 400 | 403, detail: string) {
+  constructor(readonly status: 400 | 403, detail: string, readonly mount: Mount) {
     super(detail);
   }
 }
@@ -94,19 +100,19 @@ async function resolve(mount: Mount, rest: string, pathname: string, search: str
   try {
     decoded = decodeURIComponent(rest);
   } catch {
-    throw new Refused(400, 'The path is not valid percent-encoding');
+    throw new Refused(400, 'The path is not valid percent-encoding', mount);
   }
-  if (decoded.includes('\0')) throw new Refused(400, 'The path contains a NUL byte');
+  if (decoded.includes('\0')) throw new Refused(400, 'The path contains a NUL byte', mount);
   const segments = decoded.split('/');
   // `%2e%2e` and `..%2f` arrive here decoded, so one check covers every spelling of a parent segment.
-  if (segments.includes('..') || segments.some((s) => s.includes('\\'))) throw new Refused(403, 'The path leaves the static directory');
+  if (segments.includes('..') || segments.some((s) => s.includes('\\'))) throw new Refused(403, 'The path leaves the static directory', mount);
   const parts = segments.filter((s) => s !== '' && s !== '.');
   if (hasDotSegment(parts)) return NOT_FOUND;
 
   const found = await locate(mount.root, parts);
   if (found === undefined) return NOT_FOUND;
   const { real, stat } = found;
-  if (!contained(mount.root, real)) throw new Refused(403, 'The path leaves the static directory');
+  if (!contained(mount.root, real)) throw new Refused(403, 'The path leaves the static directory', mount);
   if (hasDotSegment(relative(mount.root, real).split(sep))) return NOT_FOUND;
   // `file.txt/` names a directory that does not exist (relative links would resolve wrongly).
   if (stat.isFile()) return pathname.endsWith('/') ? NOT_FOUND : { file: real };
@@ -116,7 +122,7 @@ async function resolve(mount: Mount, rest: string, pathname: string, search: str
   if (!pathname.endsWith('/')) return { redirect: `/${pathname.replace(/^\/+/, '')}/${search}` };
   const index = await locate(real, [DEFAULT_INDEX_FILE_NAME]);
   if (index === undefined) return NOT_FOUND;
-  if (!contained(mount.root, index.real)) throw new Refused(403, 'The index page leaves the static directory');
+  if (!contained(mount.root, index.real)) throw new Refused(403, 'The index page leaves the static directory', mount);
   return index.stat.isFile() ? { file: index.real } : NOT_FOUND;
 }
 
@@ -142,14 +148,14 @@ async function locate(dir: string, parts: readonly string[]): Promise<{ real: st
   return stat === undefined ? undefined : { real, stat };
 }
 
-function sendFailure(res: ServerResponse, err: { status?: number; headers?: Record<string, string> }): void {
+function sendFailure(req: KeelRequest, res: ServerResponse, next: NextFunction, mount: Mount, err: { status?: number; headers?: Record<string, string> }): void {
   const status = typeof err.status === 'number' && err.status >= 400 && err.status < 500 ? err.status : 500;
   // `send` has already set validators for the file; they do not describe a problem document.
   for (const h of ['ETag', 'Last-Modified', 'Accept-Ranges', 'Content-Range', 'Cache-Control']) res.removeHeader(h);
   const code = codeForStatus(status);
   const p = ERROR_CODES[code].status === status ? problemFor(code) : problem(status);
   // 416 carries `Content-Range: bytes */<length>` (RFC 9110 §15.5.17).
-  sendProblem(res, p, status === 500 ? undefined : err.headers);
+  mount.reject.refuse(req, res, next, p, status === 500 ? undefined : err.headers);
 }
 
 /**
@@ -163,6 +169,8 @@ function sendFailure(res: ServerResponse, err: { status?: number; headers?: Reco
  *   path (symlinks included) whose real location is outside `directory`. Bad percent-encoding and
  *   NUL bytes are 400 problems.
  * - `directory` must exist when the factory runs (ConfigError otherwise).
+ * - `onReject` (default `'respond'`, per mount): `'next'` hands these 400/403/416 refusals to
+ *   `next(err)` as HttpErrors (a 416 carries its `Content-Range` in `headers`).
  *
  * @example
  * import express from 'express';
@@ -200,7 +208,7 @@ export function staticFiles(options: StaticFilesConfigInput | readonly StaticFil
       stream.on('error', (err: { status?: number; headers?: Record<string, string> }) => {
         // The file vanished between resolving and opening: let the next handler answer.
         if (err.status === 404) next();
-        else sendFailure(res, err);
+        else sendFailure(req, res, next, mount, err);
       });
       stream.pipe(res);
       return;
@@ -214,8 +222,9 @@ export function staticFiles(options: StaticFilesConfigInput | readonly StaticFil
       return;
     }
     serve(req, res, next).catch((err: unknown) => {
-      if (err instanceof Refused) sendProblem(res, err.status === 400 ? problemFor('KEEL_BAD_REQUEST', err.message) : problemFor('KEEL_FORBIDDEN', err.message));
-      else sendProblem(res, err); // an unexpected fs error: a bare 500, nothing internal leaks
+      if (err instanceof Refused) err.mount.reject.refuse(req, res, next, err.status === 400 ? problemFor('KEEL_BAD_REQUEST', err.message) : problemFor('KEEL_FORBIDDEN', err.message));
+      // An unexpected fs error: a bare 500, nothing internal leaks.
+      else sendProblem(res, err);
     });
   };
 }

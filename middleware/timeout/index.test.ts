@@ -3,14 +3,18 @@ import assert from 'node:assert/strict';
 import { once } from 'node:events';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
-import express from 'express';
+import type express from 'express';
+import { EXPRESS_VERSIONS } from '../../test/helpers/express-versions.js';
 import request from 'supertest';
 import { timeout, DEFAULT_REQUEST_TIMEOUT, type TimeoutOptions } from './index.js';
 import { ConfigError } from '../../lib/errors.js';
+import { describeOnReject, describeOnRejectConfig } from '../../test/helpers/on-reject.js';
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 /** An Express app whose routes answer after a delay; `late` records what happened to late output. */
+// Every test in this block runs under Express 4 and under Express 5 (test/helpers/express-versions.ts).
+for (const { name: expressVersion, express } of EXPRESS_VERSIONS) describe(`under ${expressVersion}`, () => {
 function appWith(options: TimeoutOptions) {
   const late: { error?: unknown; done?: boolean; writeResult?: unknown } = {};
   const app = express();
@@ -192,3 +196,52 @@ describe('timeout: when the options are invalid', () => {
     });
   }
 });
+});
+
+describeOnReject('timeout, a handler that does not answer in time', {
+  make: (onReject) => timeout({ request_timeout: 1, onReject }),
+  route: (app) => {
+    app.get('/', (_req, res) => {
+      setTimeout(() => {
+        if (!res.headersSent) res.json({ late: true });
+      }, 1400);
+    });
+  },
+  send: (agent) => agent.get('/'),
+  status: 408,
+  headers: ['Connection'],
+  noPassOn: true,
+  check: (err) => assert.equal(err.extensions.timeout, 1),
+});
+describeOnRejectConfig('timeout', (o) => timeout({ request_timeout: 1, ...o }), /TimeoutOptions/);
+
+for (const { name: expressVersion, express } of EXPRESS_VERSIONS) {
+  describe(`timeout: when onReject is 'next'under ${expressVersion}`, () => {
+    it('should set req.timedout and discard what the late handler writes after the error handler answered', async () => {
+      const app = express();
+      let lateThrew: unknown = 'not run';
+      let timedout: unknown;
+      app.use(timeout({ request_timeout: 1, onReject: 'next' }));
+      app.get('/', (req, res) => {
+        setTimeout(() => {
+          timedout = (req as { timedout?: boolean }).timedout;
+          try {
+            res.status(200).json({ late: true });
+            lateThrew = undefined;
+          } catch (e) {
+            lateThrew = e;
+          }
+        }, 1200);
+      });
+      app.use((err: { status: number }, _req: express.Request, res: express.Response, _next: express.NextFunction) => {
+        res.status(err.status).json({ mine: true });
+      });
+      const res = await request(app).get('/');
+      assert.equal(res.status, 408);
+      assert.deepEqual(res.body, { mine: true });
+      await sleep(400);
+      assert.equal(timedout, true);
+      assert.equal(lateThrew, undefined, 'the late write neither throws nor reaches the client');
+    });
+  });
+}

@@ -12,14 +12,18 @@
  */
 import type { ServerResponse } from 'node:http';
 import { defineRecord, t } from '../../lib/records/define.js';
-import { problemFor, sendProblem } from '../../lib/problem.js';
+import { problemFor, type ProblemDetails } from '../../lib/problem.js';
+import { rejecter, takeOnReject, type OnRejectOption, type Rejecter } from '../../lib/reject.js';
 import type { KeelRequest, Middleware, NextFunction } from '../../lib/request.js';
+
+export { DEFAULT_ON_REJECT } from '../../lib/reject.js';
 
 /**
  * Options: `request_timeout` (ServerConfig's key), snake_case or camelCase. Seconds, an integer >= 1;
- * `null` means no timeout (the spec's default) and the factory returns a pass-through.
+ * `null` means no timeout (the spec's default) and the factory returns a pass-through. `onReject`:
+ * see lib/reject.ts.
  */
-export interface TimeoutOptions {
+export interface TimeoutOptions extends OnRejectOption {
   request_timeout?: number | null;
   requestTimeout?: number | null;
 }
@@ -50,15 +54,23 @@ function silence(res: ServerResponse): void {
 
 interface Deadline {
   readonly seconds: number;
-  readonly detail: string;
+  readonly problem: ProblemDetails;
+  readonly reject: Rejecter;
 }
 
-function onTimeout(req: KeelRequest, res: ServerResponse, deadline: Deadline): void {
+const CLOSE = Object.freeze({ Connection: 'close' });
+
+function onTimeout(req: KeelRequest & { timedout?: boolean }, res: ServerResponse, deadline: Deadline, next: NextFunction): void {
   if (res.headersSent || res.writableEnded) return;
-  sendProblem(res, problemFor('KEEL_REQUEST_TIMEOUT', deadline.detail, { timeout: deadline.seconds }), { Connection: 'close' });
-  silence(res);
+  // connect-timeout's flag: a handler that finishes late can test it and skip its answer.
+  req.timedout = true;
   // Whatever of the request body is still unread is not needed any more.
   if (!req.readableEnded) req.resume();
+  deadline.reject.refuse(req, res, next, deadline.problem, CLOSE);
+  // Under 'next' (or a handler) the error handler writes the answer; what it wrote synchronously is
+  // out, and the late handler's output is discarded from then on. An error handler that answers
+  // asynchronously races the late handler (as with connect-timeout): test `req.timedout` there.
+  if (res.headersSent || res.writableEnded) silence(res);
 }
 
 /**
@@ -76,9 +88,13 @@ function onTimeout(req: KeelRequest, res: ServerResponse, deadline: Deadline): v
  *   res.json({ late: true }); // discarded: the client already has its 408
  * });
  * app.listen(8000);
+ *
+ * With `onReject: 'next'` the 408 is handed to `next(err)` (an HttpError with `Connection: close`
+ * in its headers) when the timer fires, and `req.timedout` is set, as connect-timeout does.
  */
 export function timeout(options: TimeoutOptions): Middleware {
-  const seconds = TimeoutRecord.parse(options, 'TimeoutOptions').request_timeout;
+  const { onReject, rest } = takeOnReject(options, 'TimeoutOptions');
+  const seconds = TimeoutRecord.parse(rest, 'TimeoutOptions').request_timeout;
   if (seconds === null) {
     return function timeoutDisabled(_req: KeelRequest, _res: ServerResponse, next: NextFunction): void {
       next();
@@ -87,7 +103,8 @@ export function timeout(options: TimeoutOptions): Middleware {
   const ms = seconds * 1000;
   const deadline: Deadline = Object.freeze({
     seconds,
-    detail: `The server did not answer within ${seconds} second${seconds === 1 ? '' : 's'}`,
+    problem: Object.freeze(problemFor('KEEL_REQUEST_TIMEOUT', `The server did not answer within ${seconds} second${seconds === 1 ? '' : 's'}`, { timeout: seconds })),
+    reject: rejecter(onReject),
   });
 
   // The response's pending timer, under this instance's own key (two instances on one response each
@@ -104,7 +121,7 @@ export function timeout(options: TimeoutOptions): Middleware {
   return function timeout(req: KeelRequest, res: ServerResponse, next: NextFunction): void {
     // Callback and listener made once per instance, the request's own objects as arguments: a
     // timer per request, but no closures and no once() wrappers.
-    const timer = setTimeout(onTimeout, ms, req, res, deadline);
+    const timer = setTimeout(onTimeout, ms, req, res, deadline, next);
     // A pending timer must not keep a shutting-down process alive.
     timer.unref();
     (res as TimedResponse)[kTimer] = timer;

@@ -1,0 +1,83 @@
+/**
+ * keel's published declarations in strict TypeScript projects (tsc --noEmit, no skipLibCheck):
+ * an Express 4 app and an Express 5 app (the `express` module mapped to @types/express 4 or 5)
+ * read `req.auth`, `req.requestId`, `req.traceContext`, `req.apiKey` without casts and use the
+ * factories' `onReject` and problemHandler(); a project without Express's types compiles too.
+ *
+ * The declarations are emitted from the sources first (as `npm pack` would ship them in dist/),
+ * into test-output/, so the test never reads a stale dist/.
+ */
+import { describe, it, before } from 'node:test';
+import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { join, resolve } from 'node:path';
+
+const ROOT = resolve(import.meta.dirname, '..');
+const OUT = join(ROOT, 'test-output', 'types-dist');
+const TSC = join(ROOT, 'node_modules', '.bin', 'tsc');
+
+function tsc(args: string[]): { status: number | null; output: string } {
+  const r = spawnSync(TSC, args, { cwd: ROOT, encoding: 'utf8' });
+  return { status: r.status, output: `${r.stdout}${r.stderr}` };
+}
+
+/** Type-check one fixture in a strict project of its own; `express` maps to the given types package. */
+function check(fixture: string, express: '@types/express' | '@types/express4' | null): { status: number | null; output: string } {
+  const dir = join(ROOT, 'test-output', 'types-projects', `${fixture.replace(/\W/g, '-')}-${express?.replace(/\W/g, '') ?? 'none'}`);
+  mkdirSync(dir, { recursive: true });
+  const paths: Record<string, string[]> = {
+    keel: [join(OUT, 'lib', 'index.d.ts')],
+    'keel/middleware/*': [join(OUT, 'middleware', '*', 'index.d.ts')],
+  };
+  if (express) paths.express = [join(ROOT, 'node_modules', express, 'index.d.ts')];
+  const config = {
+    compilerOptions: {
+      strict: true,
+      noEmit: true,
+      skipLibCheck: false,
+      target: 'ES2022',
+      module: 'NodeNext',
+      moduleResolution: 'NodeNext',
+      lib: ['ES2023'],
+      types: ['node'],
+      paths,
+    },
+    files: [join(ROOT, 'test', 'types', fixture)],
+  };
+  writeFileSync(join(dir, 'tsconfig.json'), JSON.stringify(config, null, 2));
+  return tsc(['-p', join(dir, 'tsconfig.json')]);
+}
+
+/** Errors in keel's declarations or in the fixture (a dependency's own .d.ts is not ours to judge). */
+function ourErrors(output: string): string[] {
+  return output.split('\n').filter((l) => /error TS\d+/.test(l) && (l.includes('test-output/types-dist') || l.includes('test/types/')));
+}
+
+describe('when a strict TypeScript project uses keel', () => {
+  before(() => {
+    const r = tsc(['-p', 'tsconfig.build.json', '--emitDeclarationOnly', '--outDir', OUT]);
+    assert.equal(r.status, 0, r.output);
+  });
+
+  for (const types of ['@types/express', '@types/express4'] as const) {
+    const version = types === '@types/express' ? 'Express 5' : 'Express 4';
+    it(`should type-check a strict ${version} app using the factories, onReject and problemHandler() without casts`, () => {
+      const r = check('express-app.ts', types);
+      assert.deepEqual(ourErrors(r.output), [], r.output);
+    });
+
+    it(`should still report req.auth as unknown on ${version}'s Request without keel (the check can fail)`, () => {
+      const r = check('no-keel.ts', types);
+      const errors = ourErrors(r.output);
+      assert.equal(errors.length, 2, r.output);
+      assert.ok(errors.every((e) => e.includes('TS2339')), r.output);
+    });
+  }
+
+  it('should type-check a project on node:http alone, without Express types', () => {
+    const r = check('no-express-types.ts', null);
+    assert.deepEqual(ourErrors(r.output), [], r.output);
+    assert.doesNotMatch(r.output, /express-serve-static-core|@types\/express/);
+  });
+});
