@@ -13,9 +13,10 @@
  * values stay strings (their coerced values are in `validatedParams`).
  */
 import type { FromSchema, JSONSchema } from 'json-schema-to-ts';
-import type { HandlerResult, KeelResponse, RequestData } from './handler.js';
+import type { Handler, HandlerResult, KeelResponse, RequestData } from './handler.js';
 import type { HttpError } from './errors.js';
 import type { KeelRequest } from './request.js';
+import type { RouteOptionsInput } from './route-definition.js';
 
 // ---------------------------------------------------------------- path parameters
 
@@ -39,7 +40,7 @@ export type PathParamsOf<P extends string> = string extends P ? Record<string, u
 type Flatten<T> = { [K in keyof T]: T[K] } & {};
 
 /** `FromSchema` for anything that is a JSON Schema; `unknown` otherwise (e.g. keel's form-body shorthand). */
-export type SchemaType<S> = S extends JSONSchema ? FromSchema<S> : unknown;
+export type SchemaType<S> = object extends S ? unknown : S extends JSONSchema ? FromSchema<S> : unknown;
 
 /** keel's per-parameter keywords (lib/validation.ts PARAM_META), removed before `FromSchema`. */
 type ParamMeta = 'required' | 'optional' | 'annotation' | 'separator' | 'description' | 'source' | 'alias';
@@ -53,6 +54,8 @@ type OptionalParam<E> = E extends { optional: true } ? true : E extends { requir
  */
 export type ParamValues<M> = [M] extends [undefined]
   ? {}
+  : object extends M
+    ? Record<string, unknown>
   : M extends { type: 'object'; properties: object }
     ? SchemaType<M>
     : Flatten<
@@ -92,3 +95,23 @@ export type RouteOutcome<R> = [R] extends [undefined] ? unknown : SchemaType<R> 
 
 /** A handler whose `data` and return value are typed from its route. */
 export type RouteHandler<P extends string, Pm, B, R> = (data: RouteData<P, Pm, B>, request: KeelRequest) => RouteOutcome<R> | Promise<RouteOutcome<R>>;
+
+/**
+ * Route options whose schemas are kept as written (`parameters` `Pm`, `body` `B`, `response` `R`), so the
+ * handler's types can be read from them; every other option is the generated record input type.
+ */
+export type TypedRouteOptions<Pm, B, R> = Omit<RouteOptionsInput, 'parameters' | 'body' | 'body_schema' | 'response'> & {
+  parameters?: Pm;
+  /** JSON Schema of the request body (alias `body_schema`): types `data.body`. */
+  body?: B;
+  body_schema?: B;
+  /** JSON Schema of the successful response: types the handler's return value. */
+  response?: R;
+};
+
+/**
+ * A handler object (`{ call(request, data) }`, e.g. from `intoHandler`). Every function also has a
+ * `call` member (Function.prototype.call), so without `apply?: never` a plain function would match
+ * this member of the union and escape the typed signature.
+ */
+export type HandlerObject = Handler & { apply?: never };
