@@ -17,20 +17,8 @@ import type { KeelRequest, Middleware, NextFunction } from '../../lib/request.js
  * AuthorizationConfig input, snake_case or camelCase. The singular `required_role` is accepted and
  * fills `required_roles`.
  */
-export interface AuthorizationConfigInput {
-  required_roles?: readonly string[];
-  requiredRoles?: readonly string[];
-  /** Alias: one role or a list; fills `required_roles`. */
-  required_role?: string | readonly string[];
-  requiredRole?: string | readonly string[];
-  required_scopes?: readonly string[];
-  requiredScopes?: readonly string[];
-  required_permissions?: readonly string[];
-  requiredPermissions?: readonly string[];
-  /** true (default): every listed requirement must hold; false: any one suffices. */
-  require_all?: boolean;
-  requireAll?: boolean;
-}
+export type { AuthorizationConfigInput } from '../../lib/records/route.js';
+import type { AuthorizationConfigInput } from '../../lib/records/route.js';
 
 /** What the caller lacks, per kind; only non-empty kinds are present. */
 export interface MissingGrants {

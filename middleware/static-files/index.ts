@@ -19,15 +19,8 @@ import { problem, problemFor, sendProblem } from '../../lib/problem.js';
 import type { KeelRequest, Middleware, NextFunction } from '../../lib/request.js';
 
 /** StaticFilesConfig input, snake_case or camelCase. */
-export interface StaticFilesConfigInput {
-  directory?: string;
-  route_prefix?: string;
-  routePrefix?: string;
-  index_file?: boolean;
-  indexFile?: boolean;
-  cache_control?: string | null;
-  cacheControl?: string | null;
-}
+export type { StaticFilesConfigInput } from '../../lib/records/server.js';
+import type { StaticFilesConfigInput } from '../../lib/records/server.js';
 
 /** The page served for a directory request when `index_file` is true (the default). */
 export const DEFAULT_INDEX_FILE_NAME = 'index.html';
