@@ -59,8 +59,8 @@ export type ParamValues<M> = [M] extends [undefined]
   : M extends { type: 'object'; properties: object }
     ? SchemaType<M>
     : Flatten<
-        { [K in keyof M as OptionalParam<M[K]> extends true ? never : K]: ParamSchemaType<M[K]> } & {
-          [K in keyof M as OptionalParam<M[K]> extends true ? K : never]?: ParamSchemaType<M[K]>;
+        { -readonly [K in keyof M as OptionalParam<M[K]> extends true ? never : K]: ParamSchemaType<M[K]> } & {
+          -readonly [K in keyof M as OptionalParam<M[K]> extends true ? K : never]?: ParamSchemaType<M[K]>;
         }
       >;
 
