@@ -13,6 +13,7 @@ import { pino, type Logger } from 'pino';
 import { requestId } from '../middleware/request-id/index.js';
 import { httpTrace } from '../middleware/http-trace/index.js';
 import { cors } from '../middleware/cors/index.js';
+import type { KeelRequestExtensions } from '../lib/index.js';
 
 export interface LegacyAppOptions {
   /** Where the per-request trace records go (default: pino at info to stdout). */
@@ -48,7 +49,7 @@ export function buildLegacyApp(options: LegacyAppOptions = {}): express.Express 
     res.json(orders);
   });
   app.post('/api/orders', (req, res) => {
-    const item = (req.body as { item?: unknown } | undefined)?.item;
+    const { item }: { item?: unknown } = req.body ?? {};
     if (typeof item !== 'string' || item === '') {
       res.status(400).json({ error: 'item is required' });
       return;
@@ -59,7 +60,7 @@ export function buildLegacyApp(options: LegacyAppOptions = {}): express.Express 
   });
   app.get('/api/whoami', (req, res) => {
     // keel's middleware write plain properties on the request, readable from any Express handler.
-    const { requestId: id, traceContext } = req as typeof req & { requestId?: string; traceContext?: { traceId: string } };
+    const { requestId: id, traceContext }: KeelRequestExtensions = req;
     res.json({ requestId: id, traceId: traceContext?.traceId });
   });
   const onError: ErrorRequestHandler = (_err, _req, res, _next) => {
