@@ -3,7 +3,7 @@
  *
  *   npm install && npm start
  *
- * The README lists curl lines for each feature. `buildExampleApp()` is exported for the tests.
+ * The README and docs/protocols.md list curl lines for each feature. `buildExampleApp()` is exported for the tests.
  */
 import { fileURLToPath } from 'node:url';
 import { dirname, join } from 'node:path';
