@@ -22,20 +22,19 @@ import type { ServerResponse } from 'node:http';
 import { DRAIN_LIMIT, checkDeclaredLength, drain, hasRequestBody, payloadTooLarge } from '../../lib/body.js';
 import { HttpError } from '../../lib/errors.js';
 import { sendProblem } from '../../lib/problem.js';
-import { defineRecord, t } from '../../lib/records/define.js';
+import { defineRecord, t, type InputOf } from '../../lib/records/define.js';
 import { DEFAULT_MAX_BODY_SIZE } from '../../lib/records/server.js';
 import type { KeelRequest, Middleware, NextFunction } from '../../lib/request.js';
 
 export { DEFAULT_MAX_BODY_SIZE };
 
-/** Options: ServerConfig's `max_body_size`, snake_case or camelCase. */
-export interface BodyLimitOptions {
-  /** Largest accepted body in bytes; `null` = unlimited. Default {@link DEFAULT_MAX_BODY_SIZE} (10 MiB). */
-  max_body_size?: number | null;
-  maxBodySize?: number | null;
-}
+/**
+ * Options: ServerConfig's `max_body_size`, snake_case or camelCase (type generated from the record below): largest
+ * accepted body in bytes, `null` = unlimited. Default {@link DEFAULT_MAX_BODY_SIZE} (10 MiB).
+ */
+export type BodyLimitOptions = InputOf<typeof BodyLimitRecord>;
 
-const BodyLimitRecord = defineRecord<{ max_body_size: number | null }>('BodyLimitOptions', {
+const BodyLimitRecord = defineRecord<{ max_body_size: number | null }>()('BodyLimitOptions', {
   max_body_size: { type: t.integer(0), nullable: true, default: DEFAULT_MAX_BODY_SIZE, doc: 'Maximum request body, bytes; null = unlimited' },
 });
 

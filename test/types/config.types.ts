@@ -10,6 +10,9 @@ import { cors } from '../../middleware/cors/index.js';
 import { authorization } from '../../middleware/authorization/index.js';
 import { staticFiles } from '../../middleware/static-files/index.js';
 import { apiKeyAuth } from '../../middleware/api-key-auth/index.js';
+import { bodyLimit } from '../../middleware/body-limit/index.js';
+import { timeout } from '../../middleware/timeout/index.js';
+import { requestId } from '../../middleware/request-id/index.js';
 import { expectType, type Equal } from './expect.js';
 
 const secret = 'a-secret-of-at-least-32-bytes-for-HS256!';
@@ -82,3 +85,14 @@ rateLimit({ burst: '10' });
 jwtAuth({ secret, algorithm: 'none' });
 // @ts-expect-error typo
 cors({ allowed_origin: ['*'] });
+bodyLimit({ maxBodySize: null });
+bodyLimit({ max_body_size: 1024 });
+timeout({ request_timeout: 5 });
+timeout({ requestTimeout: null });
+requestId({ enabled: true, headerName: 'X-Correlation-ID' });
+// @ts-expect-error timeout needs request_timeout (null for none)
+timeout({});
+// @ts-expect-error a size is a number
+bodyLimit({ max_body_size: '10mb' });
+// @ts-expect-error typo
+requestId({ header: 'X-Id' });
