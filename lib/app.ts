@@ -18,7 +18,7 @@ import type { ServerHandle, ListenOptions, ServerFactory } from './server.js';
 import { listen } from './server.js';
 import { BUILTIN_INSTALLERS, loadProtocol } from './builtins.js';
 import { mountFeatures } from './features.js';
-import type { GraphQlRouteConfig } from './records/graphql.js';
+import type { DynamicSchemaConfigInput, GraphQlRouteConfig, SchemaConfigInput } from './records/graphql.js';
 // Protocol modules are loaded on first use (lib/builtins.ts): types only here.
 import type { GrpcProtoSource, GrpcServiceHandlers, GrpcServiceOptions } from './grpc/router.js';
 import type { JsonRpcMethodInfoInput, RpcHandler } from './jsonrpc/registry.js';
@@ -261,7 +261,7 @@ export class App {
    * spec: register_graphql_route: built-in schema `query_only` | `query_mutation` | `full` at `path`
    * (GraphQL over HTTP + graphql-transport-ws; lib/graphql, docs/graphql.md). Unknown schema_type: AppError GraphQl.
    */
-  registerGraphqlRoute(path: string, method: string, schemaType: string, config: unknown = {}, route?: GraphQlRouteConfig | GraphqlRouteOptions): this {
+  registerGraphqlRoute(path: string, method: string, schemaType: 'query_only' | 'query_mutation' | 'full' | (string & {}), config: SchemaConfigInput = {}, route?: GraphQlRouteConfig | GraphqlRouteOptions): this {
     this.#assertOpen('add a GraphQL route');
     const graphql = loadProtocol('graphql');
     graphql.installGraphqlRoute(this, graphql.graphqlRoute(path, method, schemaType, config, { ...graphql.routeOptions(route), guards: [this.#upgradeGuard()] }));
@@ -269,7 +269,7 @@ export class App {
   }
 
   /** spec: register_graphql_sdl_route: an SDL schema whose resolvers serve `responseData`. Bad SDL: AppError GraphQl. */
-  registerGraphqlSdlRoute(path: string, method: string, sdl: string, responseData: unknown, config: unknown, route?: GraphQlRouteConfig | GraphqlRouteOptions): this {
+  registerGraphqlSdlRoute(path: string, method: string, sdl: string, responseData: unknown, config: DynamicSchemaConfigInput, route?: GraphQlRouteConfig | GraphqlRouteOptions): this {
     this.#assertOpen('add a GraphQL route');
     const graphql = loadProtocol('graphql');
     graphql.installGraphqlRoute(this, graphql.graphqlSdlRoute(path, method, sdl, responseData, config, { ...graphql.routeOptions(route), guards: [this.#upgradeGuard()] }));
