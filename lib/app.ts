@@ -73,10 +73,10 @@ export interface AppOptions {
  * `app.route({...})`: the route options plus method, path and handler; the handler's `data` is typed
  * from `path` and the schemas (lib/typed-route.ts).
  */
-export type TypedRouteDefinition<P extends string, Pm, B, R> = TypedRouteOptions<Pm, B, R> & {
+export type TypedRouteDefinition<P extends string, Pm, B, R, BR = undefined> = TypedRouteOptions<Pm, B, R, BR> & {
   method: string | readonly string[];
   path: P;
-  handler: RouteHandler<P, Pm, B, R> | HandlerObject;
+  handler: RouteHandler<P, Pm, B, R, BR> | HandlerObject;
 };
 
 function defaultLogger(): Logger {
@@ -134,8 +134,8 @@ export class App {
    * `data.pathParams` is typed from `path`, `data.body` / `query` / `headers` / `cookies` from the
    * schemas, its return value from `response`.
    */
-  route<const P extends string, const Pm extends RouteParameters | undefined = undefined, const B extends object | undefined = undefined, const R extends object | undefined = undefined>(
-    def: TypedRouteDefinition<P, Pm, B, R>,
+  route<const P extends string, const Pm extends RouteParameters | undefined = undefined, const B extends object | undefined = undefined, const R extends object | undefined = undefined, const BR extends boolean | undefined = undefined>(
+    def: TypedRouteDefinition<P, Pm, B, R, BR>,
   ): this {
     this.#assertOpen('add a route');
     const parsed = parseRouteDefinition(def as RouteDefinitionInput);
@@ -152,39 +152,39 @@ export class App {
   }
 
   /** `app.get('/users/{id:int}', (data) => data.pathParams.id /* number *\/, { parameters, response })`. */
-  get<const P extends string, const Pm extends RouteParameters | undefined = undefined, const B extends object | undefined = undefined, const R extends object | undefined = undefined>(
-    path: P, handler: RouteHandler<P, Pm, B, R> | HandlerObject, options?: TypedRouteOptions<Pm, B, R>,
+  get<const P extends string, const Pm extends RouteParameters | undefined = undefined, const B extends object | undefined = undefined, const R extends object | undefined = undefined, const BR extends boolean | undefined = undefined>(
+    path: P, handler: RouteHandler<P, Pm, B, R, BR> | HandlerObject, options?: TypedRouteOptions<Pm, B, R, BR>,
   ): this {
     return this.#add('GET', path, handler, options);
   }
   /** `app.post('/users', (data) => data.body.email /* string *\/, { body: { type: 'object', ... } })`. */
-  post<const P extends string, const Pm extends RouteParameters | undefined = undefined, const B extends object | undefined = undefined, const R extends object | undefined = undefined>(
-    path: P, handler: RouteHandler<P, Pm, B, R> | HandlerObject, options?: TypedRouteOptions<Pm, B, R>,
+  post<const P extends string, const Pm extends RouteParameters | undefined = undefined, const B extends object | undefined = undefined, const R extends object | undefined = undefined, const BR extends boolean | undefined = undefined>(
+    path: P, handler: RouteHandler<P, Pm, B, R, BR> | HandlerObject, options?: TypedRouteOptions<Pm, B, R, BR>,
   ): this {
     return this.#add('POST', path, handler, options);
   }
-  put<const P extends string, const Pm extends RouteParameters | undefined = undefined, const B extends object | undefined = undefined, const R extends object | undefined = undefined>(
-    path: P, handler: RouteHandler<P, Pm, B, R> | HandlerObject, options?: TypedRouteOptions<Pm, B, R>,
+  put<const P extends string, const Pm extends RouteParameters | undefined = undefined, const B extends object | undefined = undefined, const R extends object | undefined = undefined, const BR extends boolean | undefined = undefined>(
+    path: P, handler: RouteHandler<P, Pm, B, R, BR> | HandlerObject, options?: TypedRouteOptions<Pm, B, R, BR>,
   ): this {
     return this.#add('PUT', path, handler, options);
   }
-  patch<const P extends string, const Pm extends RouteParameters | undefined = undefined, const B extends object | undefined = undefined, const R extends object | undefined = undefined>(
-    path: P, handler: RouteHandler<P, Pm, B, R> | HandlerObject, options?: TypedRouteOptions<Pm, B, R>,
+  patch<const P extends string, const Pm extends RouteParameters | undefined = undefined, const B extends object | undefined = undefined, const R extends object | undefined = undefined, const BR extends boolean | undefined = undefined>(
+    path: P, handler: RouteHandler<P, Pm, B, R, BR> | HandlerObject, options?: TypedRouteOptions<Pm, B, R, BR>,
   ): this {
     return this.#add('PATCH', path, handler, options);
   }
-  delete<const P extends string, const Pm extends RouteParameters | undefined = undefined, const B extends object | undefined = undefined, const R extends object | undefined = undefined>(
-    path: P, handler: RouteHandler<P, Pm, B, R> | HandlerObject, options?: TypedRouteOptions<Pm, B, R>,
+  delete<const P extends string, const Pm extends RouteParameters | undefined = undefined, const B extends object | undefined = undefined, const R extends object | undefined = undefined, const BR extends boolean | undefined = undefined>(
+    path: P, handler: RouteHandler<P, Pm, B, R, BR> | HandlerObject, options?: TypedRouteOptions<Pm, B, R, BR>,
   ): this {
     return this.#add('DELETE', path, handler, options);
   }
-  head<const P extends string, const Pm extends RouteParameters | undefined = undefined, const B extends object | undefined = undefined, const R extends object | undefined = undefined>(
-    path: P, handler: RouteHandler<P, Pm, B, R> | HandlerObject, options?: TypedRouteOptions<Pm, B, R>,
+  head<const P extends string, const Pm extends RouteParameters | undefined = undefined, const B extends object | undefined = undefined, const R extends object | undefined = undefined, const BR extends boolean | undefined = undefined>(
+    path: P, handler: RouteHandler<P, Pm, B, R, BR> | HandlerObject, options?: TypedRouteOptions<Pm, B, R, BR>,
   ): this {
     return this.#add('HEAD', path, handler, options);
   }
-  options<const P extends string, const Pm extends RouteParameters | undefined = undefined, const B extends object | undefined = undefined, const R extends object | undefined = undefined>(
-    path: P, handler: RouteHandler<P, Pm, B, R> | HandlerObject, options?: TypedRouteOptions<Pm, B, R>,
+  options<const P extends string, const Pm extends RouteParameters | undefined = undefined, const B extends object | undefined = undefined, const R extends object | undefined = undefined, const BR extends boolean | undefined = undefined>(
+    path: P, handler: RouteHandler<P, Pm, B, R, BR> | HandlerObject, options?: TypedRouteOptions<Pm, B, R, BR>,
   ): this {
     return this.#add('OPTIONS', path, handler, options);
   }

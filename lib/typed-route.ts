@@ -81,30 +81,37 @@ export interface RouteParameters {
 
 type Source<Pm, K extends keyof RouteParameters> = Pm extends { [P in K]?: infer M } ? M : undefined;
 
-/** The handler's `data`, inferred from the path `P`, `parameters` `Pm` and body schema `B`. */
-export type RouteData<P extends string, Pm, B> = RequestData<
+/** `data.body`: the body schema's type; `| undefined` when the route says `body_required: false`. */
+type BodyOf<Pm, B, BR> = [B] extends [undefined]
+  ? ([Source<Pm, 'body'>] extends [undefined] ? unknown : Record<string, unknown>)
+  : SchemaType<B> | (BR extends false ? undefined : never);
+
+/** The handler's `data`, inferred from the path `P`, `parameters` `Pm`, body schema `B` and `body_required` `BR`. */
+export type RouteData<P extends string, Pm, B, BR = undefined> = RequestData<
   Flatten<Omit<PathParamsOf<P>, keyof ParamValues<Source<Pm, 'path'>>> & ParamValues<Source<Pm, 'path'>>>,
   ParamValues<Source<Pm, 'query'>> & Record<string, unknown>,
   StringValues<LowerKeys<ParamValues<Source<Pm, 'headers'>>>> & Record<string, string>,
   StringValues<ParamValues<Source<Pm, 'cookies'>>> & Record<string, string>,
-  [B] extends [undefined] ? ([Source<Pm, 'body'>] extends [undefined] ? unknown : Record<string, unknown>) : SchemaType<B>
+  BodyOf<Pm, B, BR>
 >;
 
 /** What a handler may return: anything, or with a `response` schema, that type (or a Response / an error). */
 export type RouteOutcome<R> = [R] extends [undefined] ? unknown : SchemaType<R> | KeelResponse | HandlerResult | HttpError;
 
 /** A handler whose `data` and return value are typed from its route. */
-export type RouteHandler<P extends string, Pm, B, R> = (data: RouteData<P, Pm, B>, request: KeelRequest) => RouteOutcome<R> | Promise<RouteOutcome<R>>;
+export type RouteHandler<P extends string, Pm, B, R, BR = undefined> = (data: RouteData<P, Pm, B, BR>, request: KeelRequest) => RouteOutcome<R> | Promise<RouteOutcome<R>>;
 
 /**
  * Route options whose schemas are kept as written (`parameters` `Pm`, `body` `B`, `response` `R`), so the
  * handler's types can be read from them; every other option is the generated record input type.
  */
-export type TypedRouteOptions<Pm, B, R> = Omit<RouteOptionsInput, 'parameters' | 'body' | 'body_schema' | 'response'> & {
+export type TypedRouteOptions<Pm, B, R, BR = undefined> = Omit<RouteOptionsInput, 'parameters' | 'body' | 'body_schema' | 'body_required' | 'response'> & {
   parameters?: Pm;
   /** JSON Schema of the request body (alias `body_schema`): types `data.body`. */
   body?: B;
   body_schema?: B;
+  /** Whether a body is required when `body` is set (default true); `false` makes `data.body` possibly undefined. */
+  body_required?: BR;
   /** JSON Schema of the successful response: types the handler's return value. */
   response?: R;
 };

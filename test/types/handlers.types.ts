@@ -55,6 +55,10 @@ createApp({}, (app) => {
     expectType<Equal<typeof d.body, { email: string; age?: number }>>(true);
     return null;
   }, { body_schema: user });
+  app.post('/optional-body', (d) => {
+    expectType<Equal<typeof d.body, { email: string; age?: number } | undefined>>(true); // body_required: false
+    return d.body?.email ?? null;
+  }, { body: user, body_required: false });
   app.post('/nobody', (d) => {
     expectType<Equal<typeof d.body, unknown>>(true);
     return null;
