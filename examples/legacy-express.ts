@@ -76,7 +76,7 @@ export function buildLegacyApp(options: LegacyAppOptions = {}): express.Express 
     res.json(orders);
   });
   app.post('/api/orders', requireToken, (req, res) => {
-    const item = (req.body as { item?: unknown } | undefined)?.item;
+    const { item }: { item?: unknown } = req.body ?? {};
     if (typeof item !== 'string' || item === '') {
       res.status(400).json({ error: 'item is required' });
       return;

@@ -3,7 +3,7 @@
  *
  *   npm install && npm start
  *
- * The README lists curl lines for each feature. `buildExampleApp()` is exported for the tests.
+ * The README and docs/protocols.md list curl lines for each feature. `buildExampleApp()` is exported for the tests.
  */
 import { fileURLToPath } from 'node:url';
 import { dirname, join } from 'node:path';
@@ -56,17 +56,14 @@ export function buildExampleApp(overrides: { port?: number } = {}): App {
     (app) => {
       // Routes with validated parameters and bodies (422 problem details on bad input).
       app.get('/health', () => ({ status: 'ok' }));
-      app.get('/items', (d) => {
-        const limit = d.query.limit as number;
-        return [...items.values()].slice(0, limit);
-      }, { parameters: { query: { limit: { type: 'integer', minimum: 1, maximum: 100, default: 10 } } } });
+      app.get('/items', (d) => [...items.values()].slice(0, d.query.limit), { parameters: { query: { limit: { type: 'integer', minimum: 1, maximum: 100, default: 10 } } } });
       app.get('/items/{id:int}', (d) => {
-        const item = items.get(d.pathParams.id as number);
+        const item = items.get(d.pathParams.id); // {id:int}: a number
         return item ?? response({ detail: 'no such item' }, { status: 404 });
       });
       app.post('/items', (d) => {
-        const body = d.body as Omit<Item, 'id'>;
-        const item = { id: nextId++, ...body, tags: body.tags ?? [] };
+        // d.body is typed from the schema below: { name: string; price: number; tags?: string[] }.
+        const item: Item = { id: nextId++, ...d.body, tags: d.body.tags ?? [] };
         items.set(item.id, item);
         return response(item, { status: 201, headers: { Location: `/items/${item.id}` } });
       }, {

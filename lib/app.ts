@@ -8,8 +8,8 @@ import type { Duplex } from 'node:stream';
 import { pino, type Logger } from 'pino';
 import { AppError, ConfigError } from './errors.js';
 import { HookRegistry, type Hook, type HookPhase } from './hooks.js';
-import type { RequestData, HandlerFunction, Handler } from './handler.js';
-import { ServerConfig } from './records/server.js';
+import type { RequestData, Handler } from './handler.js';
+import { ServerConfig, type ServerConfigInput } from './records/server.js';
 import { parseMethod, type HttpMethod } from './records/protocol.js';
 import { parseRouteDefinition, type RouteDefinition, type RouteDefinitionInput } from './route-definition.js';
 import type { KeelRequest, Middleware } from './request.js';
@@ -19,7 +19,7 @@ import { listen } from './server.js';
 import { BUILTIN_INSTALLERS, loadProtocol } from './builtins.js';
 import { mountFeatures } from './features.js';
 import { prepareMergedRouter, type ExpressRouterLike, type MergedRouter, type MergeRouterOptions } from './merge.js';
-import type { GraphQlRouteConfig } from './records/graphql.js';
+import type { DynamicSchemaConfigInput, GraphQlRouteConfig, SchemaConfigInput } from './records/graphql.js';
 // Protocol modules are loaded on first use (lib/builtins.ts): types only here.
 import type { GrpcProtoSource, GrpcServiceHandlers, GrpcServiceOptions } from './grpc/router.js';
 import type { JsonRpcMethodInfoInput, RpcHandler } from './jsonrpc/registry.js';
@@ -30,7 +30,10 @@ import type { WebSocketHandler } from './ws/upgrade.js';
 import type { SecurityHeadersOptions } from '../middleware/security-headers/index.js';
 import type { RateLimitExtensions } from '../middleware/rate-limit/index.js';
 
-export type ServerConfigInput = Parameters<typeof ServerConfig.parse>[0];
+import type { HandlerObject, RouteHandler, RouteParameters, TypedRouteOptions } from './typed-route.js';
+
+/** What `createApp(config)` / `new App(config)` accept (generated from the ServerConfig record). */
+export type { ServerConfigInput };
 
 /** A node-level handler behind the server-level middleware (used by protocol modules). */
 export type RawHandler = (req: KeelRequest, res: ServerResponse) => void | Promise<void>;
@@ -67,7 +70,15 @@ export interface AppOptions {
   rateLimit?: RateLimitExtensions;
 }
 
-type RouteShorthandOptions = Omit<RouteDefinitionInput, 'method' | 'path' | 'handler'>;
+/**
+ * `app.route({...})`: the route options plus method, path and handler; the handler's `data` is typed
+ * from `path` and the schemas (lib/typed-route.ts).
+ */
+export type TypedRouteDefinition<P extends string, Pm, B, R, BR = undefined> = TypedRouteOptions<Pm, B, R, BR> & {
+  method: string | readonly string[];
+  path: P;
+  handler: RouteHandler<P, Pm, B, R, BR> | HandlerObject;
+};
 
 function defaultLogger(): Logger {
   const level = process.env.KEEL_LOG_LEVEL ?? (process.env.NODE_ENV === 'test' ? 'silent' : 'info');
@@ -119,10 +130,16 @@ export class App {
     if (this.#built) throw new AppError('Route', `Cannot ${what} after the router was built`);
   }
 
-  /** Register a route. Records are parsed now; a bad route throws AppError('Route'). */
-  route(def: RouteDefinitionInput): this {
+  /**
+   * Register a route. Records are parsed now; a bad route throws AppError('Route'). The handler's
+   * `data.pathParams` is typed from `path`, `data.body` / `query` / `headers` / `cookies` from the
+   * schemas, its return value from `response`.
+   */
+  route<const P extends string, const Pm extends RouteParameters | undefined = undefined, const B extends object | undefined = undefined, const R extends object | undefined = undefined, const BR extends boolean | undefined = undefined>(
+    def: TypedRouteDefinition<P, Pm, B, R, BR>,
+  ): this {
     this.#assertOpen('add a route');
-    const parsed = parseRouteDefinition(def);
+    const parsed = parseRouteDefinition(def as RouteDefinitionInput);
     for (const m of parsed.methods) {
       const dup = this.#routes.find((r) => r.methods.includes(m) && r.compiled.pattern === parsed.compiled.pattern);
       if (dup) throw new AppError('Route', `Route ${m} ${parsed.path} is already registered (as ${dup.path})`);
@@ -131,26 +148,46 @@ export class App {
     return this;
   }
 
-  get(path: string, handler: HandlerFunction | Handler, options: RouteShorthandOptions = {}): this {
-    return this.route({ ...options, method: 'GET', path, handler });
+  #add(method: string, path: string, handler: unknown, options: object = {}): this {
+    return this.route({ ...options, method, path, handler } as RouteDefinitionInput);
   }
-  post(path: string, handler: HandlerFunction | Handler, options: RouteShorthandOptions = {}): this {
-    return this.route({ ...options, method: 'POST', path, handler });
+
+  /** `app.get('/users/{id:int}', (data) => data.pathParams.id /* number *\/, { parameters, response })`. */
+  get<const P extends string, const Pm extends RouteParameters | undefined = undefined, const B extends object | undefined = undefined, const R extends object | undefined = undefined, const BR extends boolean | undefined = undefined>(
+    path: P, handler: RouteHandler<P, Pm, B, R, BR> | HandlerObject, options?: TypedRouteOptions<Pm, B, R, BR>,
+  ): this {
+    return this.#add('GET', path, handler, options);
   }
-  put(path: string, handler: HandlerFunction | Handler, options: RouteShorthandOptions = {}): this {
-    return this.route({ ...options, method: 'PUT', path, handler });
+  /** `app.post('/users', (data) => data.body.email /* string *\/, { body: { type: 'object', ... } })`. */
+  post<const P extends string, const Pm extends RouteParameters | undefined = undefined, const B extends object | undefined = undefined, const R extends object | undefined = undefined, const BR extends boolean | undefined = undefined>(
+    path: P, handler: RouteHandler<P, Pm, B, R, BR> | HandlerObject, options?: TypedRouteOptions<Pm, B, R, BR>,
+  ): this {
+    return this.#add('POST', path, handler, options);
   }
-  patch(path: string, handler: HandlerFunction | Handler, options: RouteShorthandOptions = {}): this {
-    return this.route({ ...options, method: 'PATCH', path, handler });
+  put<const P extends string, const Pm extends RouteParameters | undefined = undefined, const B extends object | undefined = undefined, const R extends object | undefined = undefined, const BR extends boolean | undefined = undefined>(
+    path: P, handler: RouteHandler<P, Pm, B, R, BR> | HandlerObject, options?: TypedRouteOptions<Pm, B, R, BR>,
+  ): this {
+    return this.#add('PUT', path, handler, options);
   }
-  delete(path: string, handler: HandlerFunction | Handler, options: RouteShorthandOptions = {}): this {
-    return this.route({ ...options, method: 'DELETE', path, handler });
+  patch<const P extends string, const Pm extends RouteParameters | undefined = undefined, const B extends object | undefined = undefined, const R extends object | undefined = undefined, const BR extends boolean | undefined = undefined>(
+    path: P, handler: RouteHandler<P, Pm, B, R, BR> | HandlerObject, options?: TypedRouteOptions<Pm, B, R, BR>,
+  ): this {
+    return this.#add('PATCH', path, handler, options);
   }
-  head(path: string, handler: HandlerFunction | Handler, options: RouteShorthandOptions = {}): this {
-    return this.route({ ...options, method: 'HEAD', path, handler });
+  delete<const P extends string, const Pm extends RouteParameters | undefined = undefined, const B extends object | undefined = undefined, const R extends object | undefined = undefined, const BR extends boolean | undefined = undefined>(
+    path: P, handler: RouteHandler<P, Pm, B, R, BR> | HandlerObject, options?: TypedRouteOptions<Pm, B, R, BR>,
+  ): this {
+    return this.#add('DELETE', path, handler, options);
   }
-  options(path: string, handler: HandlerFunction | Handler, options: RouteShorthandOptions = {}): this {
-    return this.route({ ...options, method: 'OPTIONS', path, handler });
+  head<const P extends string, const Pm extends RouteParameters | undefined = undefined, const B extends object | undefined = undefined, const R extends object | undefined = undefined, const BR extends boolean | undefined = undefined>(
+    path: P, handler: RouteHandler<P, Pm, B, R, BR> | HandlerObject, options?: TypedRouteOptions<Pm, B, R, BR>,
+  ): this {
+    return this.#add('HEAD', path, handler, options);
+  }
+  options<const P extends string, const Pm extends RouteParameters | undefined = undefined, const B extends object | undefined = undefined, const R extends object | undefined = undefined, const BR extends boolean | undefined = undefined>(
+    path: P, handler: RouteHandler<P, Pm, B, R, BR> | HandlerObject, options?: TypedRouteOptions<Pm, B, R, BR>,
+  ): this {
+    return this.#add('OPTIONS', path, handler, options);
   }
 
   /** Hooks for every route, in the spec's phase order. */
@@ -225,7 +262,7 @@ export class App {
    * spec: register_graphql_route: built-in schema `query_only` | `query_mutation` | `full` at `path`
    * (GraphQL over HTTP + graphql-transport-ws; lib/graphql, docs/graphql.md). Unknown schema_type: AppError GraphQl.
    */
-  registerGraphqlRoute(path: string, method: string, schemaType: string, config: unknown = {}, route?: GraphQlRouteConfig | GraphqlRouteOptions): this {
+  registerGraphqlRoute(path: string, method: string, schemaType: 'query_only' | 'query_mutation' | 'full' | (string & {}), config: SchemaConfigInput = {}, route?: GraphQlRouteConfig | GraphqlRouteOptions): this {
     this.#assertOpen('add a GraphQL route');
     const graphql = loadProtocol('graphql');
     graphql.installGraphqlRoute(this, graphql.graphqlRoute(path, method, schemaType, config, { ...graphql.routeOptions(route), guards: [this.#upgradeGuard()], jsonPoisoning: jsonPoisoningOf(this.config) }));
@@ -233,7 +270,7 @@ export class App {
   }
 
   /** spec: register_graphql_sdl_route: an SDL schema whose resolvers serve `responseData`. Bad SDL: AppError GraphQl. */
-  registerGraphqlSdlRoute(path: string, method: string, sdl: string, responseData: unknown, config: unknown, route?: GraphQlRouteConfig | GraphqlRouteOptions): this {
+  registerGraphqlSdlRoute(path: string, method: string, sdl: string, responseData: unknown, config: DynamicSchemaConfigInput, route?: GraphQlRouteConfig | GraphqlRouteOptions): this {
     this.#assertOpen('add a GraphQL route');
     const graphql = loadProtocol('graphql');
     graphql.installGraphqlRoute(this, graphql.graphqlSdlRoute(path, method, sdl, responseData, config, { ...graphql.routeOptions(route), guards: [this.#upgradeGuard()], jsonPoisoning: jsonPoisoningOf(this.config) }));

@@ -78,20 +78,30 @@ export function handlerError(status: number, message: string): HttpError {
   return new HttpError(status, message);
 }
 
-/** Extracted request data given to handlers (spec: raw_body, body, headers, cookies, validated_params). */
-export interface RequestData {
+/**
+ * Extracted request data given to handlers (spec: raw_body, body, headers, cookies, validated_params).
+ * The type parameters are filled from the route (path pattern and schemas) by `app.get/post/.../route`;
+ * see lib/typed-route.ts.
+ */
+export interface RequestData<
+  PathParams = Record<string, unknown>,
+  Query = Record<string, unknown>,
+  Headers = Record<string, string>,
+  Cookies = Record<string, string>,
+  Body = unknown,
+> {
   method: string;
   /** Path without the query string. */
   path: string;
   /** Path parameters (coerced to their schema types after validation). */
-  pathParams: Record<string, unknown>;
+  pathParams: PathParams;
   /** Query parameters; repeated keys become arrays. Coerced after validation. */
-  query: Record<string, unknown>;
+  query: Query;
   /** Lower-case header names. Empty when the handler says it does not want them. */
-  headers: Record<string, string>;
-  cookies: Record<string, string>;
+  headers: Headers;
+  cookies: Cookies;
   /** Parsed body: JSON value, urlencoded / multipart fields, or undefined. */
-  body: unknown;
+  body: Body;
   rawBody: Buffer | null;
   /** Multipart files by field name (arrays when a field repeats). */
   files: Record<string, UploadFile | UploadFile[]>;

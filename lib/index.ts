@@ -16,7 +16,9 @@ export {
 } from './handler.js';
 export { UploadFile } from './multipart.js';
 export { HOOK_PHASES, HookRegistry, type Hook, type HookContext } from './hooks.js';
-export type { RouteDefinitionInput, RouteDefinition, OperationInfo } from './route-definition.js';
+export type { RouteDefinitionInput, RouteOptionsInput, RouteDefinition, OperationInfo } from './route-definition.js';
+export type { RouteData, RouteHandler, RouteOutcome, PathParamsOf, ParamValues, SchemaType, TypedRouteOptions, RouteParameters, HandlerObject } from './typed-route.js';
+export type { TypedRouteDefinition } from './app.js';
 export { readRawBody } from './body.js';
 export { ACCEPTED_CONTENT_CODINGS } from './content-encoding.js';
 export {

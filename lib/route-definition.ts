@@ -7,8 +7,9 @@ import { defineRecord, t } from './records/define.js';
 import {
   ApiKeyAuthConfig, AuthorizationConfig, CorsConfig, JwtAuthConfig, LifecycleHooksConfig, RequestIdConfig,
 } from './records/route.js';
-import { CompressionConfig, RateLimitConfig } from './records/server.js';
-import { JsonRpcMethodInfo, parseMethod, type HttpMethod } from './records/protocol.js';
+import type { CorsConfigInput, RequestIdConfigInput, JwtAuthConfigInput, ApiKeyAuthConfigInput, AuthorizationConfigInput, LifecycleHooksConfigInput } from './records/route.js';
+import { CompressionConfig, RateLimitConfig, type CompressionConfigInput, type RateLimitConfigInput } from './records/server.js';
+import { JsonRpcMethodInfo, parseMethod, type HttpMethod, type JsonRpcMethodInfoInput } from './records/protocol.js';
 import { intoHandler, type Handler, type HandlerFunction } from './handler.js';
 import type { Middleware } from './request.js';
 import { compilePattern, type CompiledPattern } from './router.js';
@@ -22,42 +23,45 @@ export interface OperationInfo {
   operationId?: string;
   summary?: string;
   description?: string;
-  tags?: string[];
+  tags?: readonly string[];
   deprecated?: boolean;
   /** Response schemas by status code. */
-  responses?: Record<string, { description?: string; schema?: Record<string, unknown>; contentType?: string }>;
+  responses?: Readonly<Record<string, { description?: string; schema?: object; contentType?: string }>>;
 }
 
 type Schema = Record<string, unknown>;
-type ParamMap = Record<string, Record<string, unknown>>;
+/** A schema as written by the user (an `as const` literal is readonly). */
+type SchemaInput = object;
+type ParamMap = Readonly<Record<string, object>>;
 
-/** What `app.route()` accepts. Record keys may be snake_case or camelCase. */
-export interface RouteDefinitionInput {
-  method: string | string[];
-  path: string;
-  handler: Handler | HandlerFunction;
+/**
+ * The per-route options (everything but method, path and handler). Record keys may be snake_case or
+ * camelCase; each record's type is generated from its definition (lib/records), so a typo or a wrong
+ * value type is a compile error as well as a start-up AppError.
+ */
+export interface RouteOptionsInput {
   /**
    * Fixture-style parameters: `{ query: { limit: { type: 'integer' } } }`. A parameter is required
    * unless it says `optional: true` or `required: false`, or has a `default` (FastAPI semantics).
    * `files: { image: { content_type: ['image/png'], validate_magic_numbers: true } }` checks uploads;
    * `body: { type: 'multipart/form-data', properties: { file: { type: 'file' } } }` describes a form body.
    */
-  parameters?: Partial<Record<'path' | 'query' | 'headers' | 'cookies' | 'files' | 'body', ParamMap | Schema>>;
+  parameters?: Partial<Record<'path' | 'query' | 'headers' | 'cookies' | 'files' | 'body', ParamMap | SchemaInput>>;
   /** JSON Schema of the request body (alias `body_schema`). */
-  body?: Schema;
-  body_schema?: Schema;
+  body?: SchemaInput;
+  body_schema?: SchemaInput;
   /** Whether a body is required when `body` is set (default true). */
   body_required?: boolean;
   /** JSON Schema of the successful response (documentation; checked outside production). */
-  response?: Schema;
-  cors?: unknown;
-  request_id?: unknown;
-  jwt_auth?: unknown;
-  api_key_auth?: unknown;
-  authorization?: unknown;
-  lifecycle_hooks?: unknown;
-  compression?: unknown;
-  rate_limit?: unknown;
+  response?: SchemaInput;
+  cors?: CorsConfigInput | null;
+  request_id?: RequestIdConfigInput | null;
+  jwt_auth?: JwtAuthConfigInput | null;
+  api_key_auth?: ApiKeyAuthConfigInput | null;
+  authorization?: AuthorizationConfigInput | null;
+  lifecycle_hooks?: LifecycleHooksConfigInput | null;
+  compression?: CompressionConfigInput | null;
+  rate_limit?: RateLimitConfigInput | null;
   /** Per-route body cap (bytes; null = unlimited); overrides ServerConfig.max_body_size. */
   max_body_size?: number | null;
   /** Per-route timeout (seconds; null = none); overrides ServerConfig.request_timeout. */
@@ -67,9 +71,16 @@ export interface RouteDefinitionInput {
   /** JSON bodies with `constructor: {prototype}`: 'error' (400), 'remove', 'ignore'; overrides ServerConfig.on_constructor_poisoning. */
   on_constructor_poisoning?: PoisoningAction;
   /** Extra Connect-style middleware for this route, after keel's own. */
-  middleware?: Middleware[];
+  middleware?: readonly Middleware[];
   openapi?: OperationInfo;
-  jsonrpc?: unknown;
+  jsonrpc?: JsonRpcMethodInfoInput | null;
+}
+
+/** What `app.route()` accepts. */
+export interface RouteDefinitionInput extends RouteOptionsInput {
+  method: string | readonly string[];
+  path: string;
+  handler: Handler | HandlerFunction;
 }
 
 const RouteRecord = defineRecord<Record<string, unknown>>('Route', {
@@ -148,7 +159,7 @@ export function parseRouteDefinition(input: RouteDefinitionInput): RouteDefiniti
     const compiled = compilePattern(r.path as string);
     const handler = typeof r.handler === 'function' ? intoHandler(r.handler as HandlerFunction) : (r.handler as Handler);
     if (!handler || typeof handler.call !== 'function') throw new AppError('Route', `${where}: handler must be a function or an object with call(request, data)`);
-    const parameters = (r.parameters ?? {}) as Record<string, ParamMap>;
+    const parameters = (r.parameters ?? {}) as Record<string, Record<string, Record<string, unknown>>>;
     for (const k of Object.keys(parameters)) {
       if (!['path', 'query', 'headers', 'cookies', 'files', 'body'].includes(k)) throw new AppError('Route', `${where}.parameters: unknown source "${k}" (use path, query, headers, cookies, files, body)`);
     }

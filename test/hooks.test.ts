@@ -9,6 +9,7 @@ import { App } from '../lib/app.js';
 import { AppError, HttpError } from '../lib/errors.js';
 import { response } from '../lib/handler.js';
 import { HOOK_PHASES, type HookContext, type HookPhase } from '../lib/hooks.js';
+import type { LifecycleHooksConfigInput } from '../lib/records/route.js';
 
 /** An app whose hooks and handler append to `log` (reset per request through on_request). */
 function tracingApp(shortCircuitAt?: HookPhase) {
@@ -139,7 +140,7 @@ describe('when global hooks are registered for every phase', () => {
 });
 
 describe('when routes reference named hooks through lifecycle_hooks', () => {
-  function namedApp(hooks: unknown) {
+  function namedApp(hooks: LifecycleHooksConfigInput | undefined) {
     const log: string[] = [];
     const configs: Record<string, unknown> = {};
     const app = new App({ port: 0 });
@@ -232,7 +233,9 @@ describe('when routes reference named hooks through lifecycle_hooks', () => {
 
   it('should refuse a bad LifecycleHooksConfig when the route is registered', () => {
     const app = new App();
+    // @ts-expect-error a hook reference without `handler` (refused by the compiler and at run time)
     assert.throws(() => app.get('/x', () => ({}), { lifecycle_hooks: { pre_handler: [{ name: 'a' }] } }), AppError);
+    // @ts-expect-error `before` is not a phase
     assert.throws(() => app.get('/y', () => ({}), { lifecycle_hooks: { before: [] } }), AppError);
   });
 

@@ -153,7 +153,9 @@ describe('when routes are registered wrongly', () => {
     ['an unknown route key', (a) => a.route({ method: 'GET', path: '/x', handler: () => ({}), bodySchema: {}, shema: {} } as never)],
     ['an unknown parameter source', (a) => a.get('/x', () => ({}), { parameters: { form: {} } as never })],
     ['a path parameter schema for a name not in the path', (a) => a.get('/x/{id}', () => ({}), { parameters: { path: { other: { type: 'string' } } } })],
+    // @ts-expect-error a typo in a record key is a compile error too
     ['a bad per-route record', (a) => a.get('/x', () => ({}), { cors: { allowed_origin: ['*'] } })],
+    // @ts-expect-error so is a wrong value type
     ['a bare boolean request_id', (a) => a.get('/x', () => ({}), { request_id: false })],
     ['middleware that is not a function', (a) => a.get('/x', () => ({}), { middleware: ['nope' as never] })],
   ];

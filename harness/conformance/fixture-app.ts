@@ -19,7 +19,7 @@ import { tmpdir } from 'node:os';
 import { dirname, join, resolve, sep } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { pino } from 'pino';
-import { App } from '../../lib/app.js';
+import { App, type ServerConfigInput } from '../../lib/app.js';
 import type { KeelRouter } from '../../lib/dispatch.js';
 import { HttpError } from '../../lib/errors.js';
 import { response, type HandlerFunction, type ResponseCookie } from '../../lib/handler.js';
@@ -194,7 +194,8 @@ export function buildFixtureApp(cases: readonly ConformanceCase[]): FixtureApp {
     }
     // shutdown_timeout 0: a case's connections are done when its response arrived; don't wait on them.
     const app = new App(
-      { host: '127.0.0.1', port: 0, graceful_shutdown: false, shutdown_timeout: 0, static_files: statics },
+      // `statics` is corpus data (JSON): the App's runtime parse checks it.
+      { host: '127.0.0.1', port: 0, graceful_shutdown: false, shutdown_timeout: 0, static_files: statics as unknown as ServerConfigInput['static_files'] },
       // Handler failures are expected here (500 cases); logs only on request (KEEL_LOG_LEVEL).
       { logger: pino({ level: process.env.KEEL_LOG_LEVEL ?? 'silent' }) },
     );

@@ -14,16 +14,9 @@ import { acquireRejectionGuard, jobContext, releaseRejectionGuard, type JobConte
 /** Work to run after the response. `signal` aborts when shutdown gives up on the job (drain timeout). */
 export type BackgroundTask = (signal: AbortSignal) => Promise<void> | void;
 
-/** BackgroundTaskConfig input, snake_case or camelCase. `enabled` is the App's switch; the executor ignores it. */
-export interface BackgroundTaskConfigInput {
-  enabled?: boolean;
-  max_queue_size?: number;
-  maxQueueSize?: number;
-  max_concurrent_tasks?: number;
-  maxConcurrentTasks?: number;
-  drain_timeout_secs?: number;
-  drainTimeoutSecs?: number;
-}
+/** BackgroundTaskConfig input, snake_case or camelCase (generated from the record). `enabled` is the App's switch; the executor ignores it. */
+export type { BackgroundTaskConfigInput } from '../records/protocol.js';
+import type { BackgroundTaskConfigInput } from '../records/protocol.js';
 
 /** BackgroundJobMetadata input: `name` (default "background_task") and the request id. */
 export interface BackgroundJobMetadataInput {

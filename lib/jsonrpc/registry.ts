@@ -29,18 +29,9 @@ export interface RpcContext {
 /** `(params, ctx) => result`; throw `JsonRpcError` to answer with a chosen error code. */
 export type RpcHandler<P = any, R = unknown> = (params: P, ctx: RpcContext) => R | Promise<R>;
 
-/** JsonRpcMethodInfo as accepted from code: snake_case or camelCase keys. */
-export interface JsonRpcMethodInfoInput {
-  method_name?: string;
-  methodName?: string;
-  description?: string | null;
-  params_schema?: unknown;
-  paramsSchema?: unknown;
-  result_schema?: unknown;
-  resultSchema?: unknown;
-  deprecated?: boolean;
-  tags?: readonly string[];
-}
+/** JsonRpcMethodInfo as accepted from code: snake_case or camelCase keys (generated from the record). */
+export type { JsonRpcMethodInfoInput } from '../records/protocol.js';
+import type { JsonRpcMethodInfoInput } from '../records/protocol.js';
 
 export interface RegisteredRpcMethod {
   readonly info: Readonly<JsonRpcMethodInfo>;

@@ -42,8 +42,13 @@ export interface RecordOptions<T> {
   doc?: string;
 }
 
-export interface RecordDef<T> {
+export interface RecordDef<T, I = unknown> {
   readonly name: string;
+  /**
+   * Type only (never set): what `parse` accepts, generated from the fields by `RecordInput`. Read it
+   * with `InputOf<typeof X>`; `parse` itself takes `unknown` because configuration also comes from files.
+   */
+  readonly $input?: I;
   readonly fields: Readonly<Record<string, FieldSpec>>;
   /** Parse and validate `input` (snake_case or camelCase); fills defaults, returns a deep-frozen value. */
   parse(input: unknown, path?: string): Readonly<T>;
@@ -215,12 +220,29 @@ function resolveDefault(spec: FieldSpec): unknown {
 }
 
 /**
- * Describe a record once; get a parser, its defaults and its JSON Schema.
+ * Describe a record once; get a parser, its defaults, its JSON Schema and (through the curried form)
+ * its TypeScript input type.
  *
  * Fields are written in snake_case (the spec's canonical form); the parser also accepts the
  * camelCase spelling of every key, but not both at once.
+ *
+ * `defineRecord<Out>()(name, fields)` infers the fields, so `InputOf<typeof X>` is generated from
+ * the very description the parser runs on (the types cannot drift from the runtime check);
+ * `Extra` adds input keys a `rewrite` accepts. `defineRecord<Out>(name, fields)` gives a record
+ * whose input type is `unknown`.
+ *
+ * @example
+ * const Limits = defineRecord<{ max_items: number }>()('Limits', { max_items: { type: t.integer(1), default: 10 } });
+ * type LimitsInput = InputOf<typeof Limits>; // { max_items?: number; maxItems?: number }
  */
-export function defineRecord<T>(name: string, fields: Record<string, FieldSpec>, options: RecordOptions<T> = {}): RecordDef<T> {
+export function defineRecord<T, Extra = {}>(): <const F extends Record<string, FieldSpec>>(name: string, fields: F, options?: RecordOptions<T>) => RecordDef<T, RecordInput<F> & Extra>;
+export function defineRecord<T>(name: string, fields: Record<string, FieldSpec>, options?: RecordOptions<T>): RecordDef<T>;
+export function defineRecord<T>(...args: [] | [string, Record<string, FieldSpec>, RecordOptions<T>?]): unknown {
+  if (args.length === 0) return (name: string, fields: Record<string, FieldSpec>, options?: RecordOptions<T>) => makeRecord<T>(name, fields, options);
+  return makeRecord<T>(args[0], args[1], args[2]);
+}
+
+function makeRecord<T>(name: string, fields: Record<string, FieldSpec>, options: RecordOptions<T> = {}): RecordDef<T> {
   const keys = Object.keys(fields);
   const byCamel = new Map<string, string>();
   for (const k of keys) byCamel.set(camelCase(k), k);
@@ -351,14 +373,61 @@ function recordSchema(def: RecordDef<any>, options: RecordOptions<any>): Record<
   };
 }
 
-/** Field helpers keep record definitions short and uniform. */
+type StringType = Extract<FieldType, { kind: 'string' }>;
+
+/**
+ * Field helpers keep record definitions short and uniform. Each returns its exact field type (an
+ * enum's literal values, the nested record, the list's item type) so `RecordInput` can read it.
+ */
 export const t = {
-  string: (extra: Omit<Extract<FieldType, { kind: 'string' }>, 'kind'> = {}): FieldType => ({ kind: 'string', ...extra }),
-  integer: (min?: number, max?: number): FieldType => ({ kind: 'integer', min, max }),
-  number: (min?: number, max?: number): FieldType => ({ kind: 'number', min, max }),
-  boolean: (): FieldType => ({ kind: 'boolean' }),
-  json: (): FieldType => ({ kind: 'json' }),
-  list: (of: FieldType, minItems?: number): FieldType => ({ kind: 'list', of, minItems }),
-  map: (of: FieldType): FieldType => ({ kind: 'map', of }),
-  record: (record: RecordDef<any>): FieldType => ({ kind: 'record', record }),
+  string: <const E extends readonly string[] = readonly string[]>(extra: Omit<StringType, 'kind' | 'enum'> & { enum?: E } = {}): { kind: 'string'; enum?: E } & Omit<StringType, 'kind' | 'enum'> =>
+    ({ kind: 'string', ...extra }),
+  integer: (min?: number, max?: number): { kind: 'integer'; min?: number; max?: number } => ({ kind: 'integer', min, max }),
+  number: (min?: number, max?: number): { kind: 'number'; min?: number; max?: number } => ({ kind: 'number', min, max }),
+  boolean: (): { kind: 'boolean' } => ({ kind: 'boolean' }),
+  json: (): { kind: 'json' } => ({ kind: 'json' }),
+  list: <const O extends FieldType>(of: O, minItems?: number): { kind: 'list'; of: O; minItems?: number } => ({ kind: 'list', of, minItems }),
+  map: <const O extends FieldType>(of: O): { kind: 'map'; of: O } => ({ kind: 'map', of }),
+  record: <R extends RecordDef<any, any>>(record: R): { kind: 'record'; record: R } => ({ kind: 'record', record }),
 };
+
+// ---------------------------------------------------------------- input types, generated from the fields
+
+/** `per_second` → `perSecond` at the type level: the same rule as `camelCase()`. */
+export type CamelCase<S extends string> = S extends `${infer H}_${infer R}` ? `${H}${Capitalize<CamelCase<R>>}` : S;
+
+/** What a record's `parse` accepts (snake_case or camelCase keys), e.g. `InputOf<typeof ServerConfig>`. */
+export type InputOf<R> = R extends { readonly $input?: infer I } ? Exclude<I, undefined> : never;
+
+/** The input value of one field type: enums as literal unions, nested records as their input. */
+export type FieldValue<F> =
+  F extends { kind: 'string'; enum?: readonly (infer L)[] } ? L
+  : F extends { kind: 'integer' | 'number' } ? number
+  : F extends { kind: 'boolean' } ? boolean
+  : F extends { kind: 'json' } ? unknown
+  : F extends { kind: 'list'; of: infer O } ? readonly FieldValue<O>[]
+  : F extends { kind: 'map'; of: infer O } ? Readonly<Record<string, FieldValue<O>>>
+  : F extends { kind: 'record'; record: infer R } ? InputOf<R>
+  : F extends { kind: 'tagged'; tag: infer G extends string; variants: infer V } ? { [K in keyof V & string]: { [P in G]: K } & InputOf<V[K]> }[keyof V & string]
+  : never;
+
+// `nullable: boolean` (a fields object written without `as const`) still admits null: the parser decides.
+type SpecValue<S> = S extends { type: infer F } ? FieldValue<F> | (S extends { nullable: infer N } ? (true extends N ? null : never) : never) : never;
+type RequiredKeys<F> = { [K in keyof F & string]: F[K] extends { required: true } ? K : never }[keyof F & string];
+type OptionalKeys<F> = Exclude<keyof F & string, RequiredKeys<F>>;
+type Flatten<T> = { [K in keyof T]: T[K] } & {};
+type UnionToIntersection<U> = (U extends unknown ? (x: U) => void : never) extends (x: infer I) => void ? I : never;
+/** A required key: in snake_case or in camelCase, not both. */
+type EitherSpelling<K extends string, V> = K extends CamelCase<K>
+  ? { [P in K]: V }
+  : ({ [P in K]: V } & { [P in CamelCase<K>]?: never }) | ({ [P in CamelCase<K>]: V } & { [P in K]?: never });
+type RequiredInput<F> = UnionToIntersection<{ [K in RequiredKeys<F>]: { box: EitherSpelling<K, SpecValue<F[K]>> } }[RequiredKeys<F>]> extends { box: infer B } ? B : unknown;
+
+/**
+ * The input type of a record with fields `F`: every optional key in snake_case and camelCase,
+ * required keys in one spelling, `null` where the field is nullable. Unknown keys are excess
+ * properties, so a typo is a compile error as well as a start-up ConfigError.
+ */
+export type RecordInput<F> = Flatten<
+  { [K in OptionalKeys<F>]?: SpecValue<F[K]> } & { [K in OptionalKeys<F> as CamelCase<K>]?: SpecValue<F[K]> }
+> & RequiredInput<F>;

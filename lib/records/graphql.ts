@@ -1,7 +1,7 @@
 /**
  * GraphQL records: schema configs, SDL route config, field-error injection, the route builder.
  */
-import { defineRecord, fail, t } from './define.js';
+import { defineRecord, fail, t, type InputOf } from './define.js';
 import { parseMethod, type HttpMethod } from './protocol.js';
 
 export interface SchemaConfig {
@@ -18,10 +18,10 @@ const schemaFields = {
   complexity_limit: { type: t.integer(1), nullable: true, doc: 'null = unlimited' },
   depth_limit: { type: t.integer(1), nullable: true, doc: 'null = unlimited' },
 };
-export const SchemaConfig = defineRecord<SchemaConfig>('SchemaConfig', schemaFields);
-export const QueryOnlyConfig = defineRecord<QueryOnlyConfig>('QueryOnlyConfig', schemaFields);
-export const QueryMutationConfig = defineRecord<QueryMutationConfig>('QueryMutationConfig', schemaFields);
-export const FullSchemaConfig = defineRecord<FullSchemaConfig>('FullSchemaConfig', schemaFields);
+export const SchemaConfig = defineRecord<SchemaConfig>()('SchemaConfig', schemaFields);
+export const QueryOnlyConfig = defineRecord<QueryOnlyConfig>()('QueryOnlyConfig', schemaFields);
+export const QueryMutationConfig = defineRecord<QueryMutationConfig>()('QueryMutationConfig', schemaFields);
+export const FullSchemaConfig = defineRecord<FullSchemaConfig>()('FullSchemaConfig', schemaFields);
 
 /** QueryOnlyConfig with defaults. */
 export function schemaQueryOnly(): Readonly<QueryOnlyConfig> {
@@ -37,7 +37,7 @@ export function schemaFull(): Readonly<FullSchemaConfig> {
 }
 
 export interface FieldErrorSpec { path: string; message: string }
-export const FieldErrorSpec = defineRecord<FieldErrorSpec>('FieldErrorSpec', {
+export const FieldErrorSpec = defineRecord<FieldErrorSpec>()('FieldErrorSpec', {
   path: { type: t.string({ pattern: /^[_A-Za-z][_0-9A-Za-z]*(\.[_A-Za-z][_0-9A-Za-z]*)*$/, hint: 'a dot-separated field path such as "user.email"' }), required: true },
   message: { type: t.string({ minLength: 1 }), required: true },
 });
@@ -48,7 +48,7 @@ export interface DynamicSchemaConfig {
   max_depth: number | null;
   field_errors: readonly Readonly<FieldErrorSpec>[];
 }
-export const DynamicSchemaConfig = defineRecord<DynamicSchemaConfig>('DynamicSchemaConfig', {
+export const DynamicSchemaConfig = defineRecord<DynamicSchemaConfig>()('DynamicSchemaConfig', {
   introspection_enabled: { type: t.boolean(), required: true, doc: 'Controls __schema and __type queries' },
   max_complexity: { type: t.integer(1), nullable: true },
   max_depth: { type: t.integer(1), nullable: true },
@@ -69,7 +69,7 @@ export interface GraphQlRouteConfigData {
   enable_playground: boolean;
   description: string | null;
 }
-const GraphQlRouteRecord = defineRecord<GraphQlRouteConfigData>('GraphQlRouteConfig', {
+const GraphQlRouteRecord = defineRecord<GraphQlRouteConfigData>()('GraphQlRouteConfig', {
   path: { type: t.string({ pattern: /^\//, hint: 'a path starting with "/"' }), default: '/graphql' },
   method: { type: t.string(), default: 'POST' },
   enable_playground: { type: t.boolean(), default: false },
@@ -130,3 +130,8 @@ export class GraphQlRouteConfig {
     return { ...this.#data };
   }
 }
+
+// ---------------------------------------------------------------- input types (generated from the fields above)
+export type SchemaConfigInput = InputOf<typeof SchemaConfig>;
+export type DynamicSchemaConfigInput = InputOf<typeof DynamicSchemaConfig>;
+export type GraphQlRouteConfigInput = InputOf<typeof GraphQlRouteRecord>;

@@ -2,25 +2,25 @@
  * Records of the built-in protocols: OpenAPI, AsyncAPI, JSON-RPC, gRPC, background tasks,
  * plus Response and Method.
  */
-import { defineRecord, t, type RecordDef } from './define.js';
+import { defineRecord, t, type InputOf, type RecordDef } from './define.js';
 
 // ---------------------------------------------------------------- OpenAPI
 export interface ContactInfo { name: string | null; email: string | null; url: string | null }
-export const ContactInfo = defineRecord<ContactInfo>('ContactInfo', {
+export const ContactInfo = defineRecord<ContactInfo>()('ContactInfo', {
   name: { type: t.string(), nullable: true },
   email: { type: t.string(), nullable: true },
   url: { type: t.string(), nullable: true },
 });
 
 export interface LicenseInfo { name: string; url: string | null }
-export const LicenseInfo = defineRecord<LicenseInfo>('LicenseInfo', {
+export const LicenseInfo = defineRecord<LicenseInfo>()('LicenseInfo', {
   name: { type: t.string({ minLength: 1 }), required: true, doc: 'SPDX identifier or display name' },
   url: { type: t.string(), nullable: true },
 });
 
 /** The spec leaves ServerInfo's fields open; keel uses OpenAPI's Server Object members. */
 export interface ServerInfo { url: string; description: string | null }
-export const ServerInfo = defineRecord<ServerInfo>('ServerInfo', {
+export const ServerInfo = defineRecord<ServerInfo>()('ServerInfo', {
   url: { type: t.string({ minLength: 1 }), required: true },
   description: { type: t.string(), nullable: true },
 });
@@ -29,11 +29,11 @@ export interface HttpSecurityScheme { type: 'http'; scheme: string; bearer_forma
 export interface ApiKeySecurityScheme { type: 'apiKey'; location: string; name: string }
 /** Tagged choice on `type`: `http` or `apiKey`. */
 export type SecuritySchemeInfo = HttpSecurityScheme | ApiKeySecurityScheme;
-const HttpSchemeRecord = defineRecord<Omit<HttpSecurityScheme, 'type'>>('HttpSecurityScheme', {
+const HttpSchemeRecord = defineRecord<Omit<HttpSecurityScheme, 'type'>>()('HttpSecurityScheme', {
   scheme: { type: t.string({ minLength: 1 }), required: true, doc: 'e.g. "bearer"' },
   bearer_format: { type: t.string(), required: true, doc: 'e.g. "JWT"' },
 });
-const ApiKeySchemeRecord = defineRecord<Omit<ApiKeySecurityScheme, 'type'>>('ApiKeySecurityScheme', {
+const ApiKeySchemeRecord = defineRecord<Omit<ApiKeySecurityScheme, 'type'>>()('ApiKeySecurityScheme', {
   location: { type: t.string({ enum: ['header', 'query', 'cookie'] }), required: true },
   name: { type: t.string({ minLength: 1 }), required: true },
 });
@@ -56,7 +56,7 @@ export interface OpenApiConfig {
   security_schemes: Readonly<Record<string, SecuritySchemeInfo>>;
 }
 const path = (hint = 'a path starting with "/"') => t.string({ pattern: /^\//, hint });
-export const OpenApiConfig = defineRecord<OpenApiConfig>('OpenApiConfig', {
+export const OpenApiConfig = defineRecord<OpenApiConfig>()('OpenApiConfig', {
   enabled: { type: t.boolean(), default: false },
   title: { type: t.string(), default: 'API' },
   version: { type: t.string(), default: '1.0.0' },
@@ -72,13 +72,13 @@ export const OpenApiConfig = defineRecord<OpenApiConfig>('OpenApiConfig', {
 
 // ---------------------------------------------------------------- AsyncAPI
 export interface AsyncApiConfig { enabled: boolean; spec: unknown }
-export const AsyncApiConfig = defineRecord<AsyncApiConfig>('AsyncApiConfig', {
+export const AsyncApiConfig = defineRecord<AsyncApiConfig>()('AsyncApiConfig', {
   enabled: { type: t.boolean(), default: false },
   spec: { type: t.json(), nullable: true, doc: 'Served from GET /asyncapi.json' },
 });
 
 export interface ParseRequest { spec: unknown }
-export const ParseRequest = defineRecord<ParseRequest>('ParseRequest', { spec: { type: t.json(), required: true } });
+export const ParseRequest = defineRecord<ParseRequest>()('ParseRequest', { spec: { type: t.json(), required: true } });
 export interface ParsedChannel { name: string; address: string; messages: readonly string[]; bindings: unknown }
 export interface ParsedOperation { name: string; action: 'send' | 'receive'; channel: string }
 export interface ParsedMessage { name: string; schema: unknown }
@@ -91,7 +91,7 @@ export interface ParseResult {
   messages: readonly ParsedMessage[];
 }
 export interface ValidateRequest { spec: unknown; channel: string; message: string; payload: unknown }
-export const ValidateRequest = defineRecord<ValidateRequest>('ValidateRequest', {
+export const ValidateRequest = defineRecord<ValidateRequest>()('ValidateRequest', {
   spec: { type: t.json(), required: true },
   channel: { type: t.string(), required: true },
   message: { type: t.string(), required: true },
@@ -101,7 +101,7 @@ export interface ValidationResponse { valid: boolean; errors: readonly string[] 
 
 // ---------------------------------------------------------------- JSON-RPC
 export interface JsonRpcConfig { enabled: boolean; endpoint_path: string; enable_batch: boolean; max_batch_size: number }
-export const JsonRpcConfig = defineRecord<JsonRpcConfig>('JsonRpcConfig', {
+export const JsonRpcConfig = defineRecord<JsonRpcConfig>()('JsonRpcConfig', {
   enabled: { type: t.boolean(), default: true },
   endpoint_path: { type: path(), default: '/rpc' },
   enable_batch: { type: t.boolean(), default: true },
@@ -116,7 +116,7 @@ export interface JsonRpcMethodInfo {
   deprecated: boolean;
   tags: readonly string[];
 }
-export const JsonRpcMethodInfo = defineRecord<JsonRpcMethodInfo>('JsonRpcMethodInfo', {
+export const JsonRpcMethodInfo = defineRecord<JsonRpcMethodInfo>()('JsonRpcMethodInfo', {
   method_name: { type: t.string({ minLength: 1 }), required: true },
   description: { type: t.string(), nullable: true },
   params_schema: { type: t.json(), nullable: true },
@@ -137,7 +137,7 @@ export interface GrpcConfig {
   keepalive_timeout: number;
   max_stream_response_bytes: number | null;
 }
-export const GrpcConfig = defineRecord<GrpcConfig>('GrpcConfig', {
+export const GrpcConfig = defineRecord<GrpcConfig>()('GrpcConfig', {
   enabled: { type: t.boolean(), default: true },
   max_message_size: { type: t.integer(1), default: 4_194_304 },
   enable_compression: { type: t.boolean(), default: true },
@@ -151,7 +151,7 @@ export const GrpcConfig = defineRecord<GrpcConfig>('GrpcConfig', {
 
 // ---------------------------------------------------------------- background tasks
 export interface BackgroundTaskConfig { enabled: boolean; max_queue_size: number; max_concurrent_tasks: number; drain_timeout_secs: number }
-export const BackgroundTaskConfig = defineRecord<BackgroundTaskConfig>('BackgroundTaskConfig', {
+export const BackgroundTaskConfig = defineRecord<BackgroundTaskConfig>()('BackgroundTaskConfig', {
   enabled: { type: t.boolean(), default: false },
   max_queue_size: { type: t.integer(1), default: 1024 },
   max_concurrent_tasks: { type: t.integer(1), default: 128 },
@@ -159,7 +159,7 @@ export const BackgroundTaskConfig = defineRecord<BackgroundTaskConfig>('Backgrou
 });
 
 export interface BackgroundJobMetadata { name: string; request_id: string | null }
-export const BackgroundJobMetadata = defineRecord<BackgroundJobMetadata>('BackgroundJobMetadata', {
+export const BackgroundJobMetadata = defineRecord<BackgroundJobMetadata>()('BackgroundJobMetadata', {
   name: { type: t.string({ minLength: 1 }), default: 'background_task' },
   request_id: { type: t.string(), nullable: true },
 });
@@ -181,8 +181,16 @@ export function parseMethod(input: unknown, where = 'Method'): HttpMethod {
 const MethodRecord: RecordDef<{ method: string }> = defineRecord('Method', { method: { type: t.string({ enum: METHODS.map((m) => m.toUpperCase()) }), required: true } });
 
 export interface ResponseRecord { content: unknown; status_code: number; headers: Readonly<Record<string, string>> }
-export const ResponseRecord = defineRecord<ResponseRecord>('Response', {
+export const ResponseRecord = defineRecord<ResponseRecord>()('Response', {
   content: { type: t.json(), nullable: true },
   status_code: { type: t.integer(100, 599), default: 200 },
   headers: { type: t.map(t.string()), default: () => ({}) },
 });
+
+// ---------------------------------------------------------------- input types (generated from the fields above)
+export type OpenApiConfigInput = InputOf<typeof OpenApiConfig>;
+export type AsyncApiConfigInput = InputOf<typeof AsyncApiConfig>;
+export type JsonRpcConfigInput = InputOf<typeof JsonRpcConfig>;
+export type JsonRpcMethodInfoInput = InputOf<typeof JsonRpcMethodInfo>;
+export type GrpcConfigInput = InputOf<typeof GrpcConfig>;
+export type BackgroundTaskConfigInput = InputOf<typeof BackgroundTaskConfig>;

@@ -2,7 +2,7 @@
  * Per-route records: CORS, request-id override, JWT, API key, authorization, lifecycle hooks.
  */
 import { ConfigError } from '../errors.js';
-import { defineRecord, fail, t, type RecordDef } from './define.js';
+import { defineRecord, fail, t, type InputOf, type RecordDef } from './define.js';
 import { DEFAULT_API_KEY_HEADER, DEFAULT_JWT_ALGORITHM, JWT_ALGORITHMS, checkJwtKeys, jwtFields, rejectPlaceholder, secretString, type JwtAlgorithm } from './server.js';
 
 // ---------------------------------------------------------------- CORS
@@ -16,7 +16,7 @@ export interface CorsConfigData {
   allow_credentials: boolean | null;
 }
 
-const CorsRecord = defineRecord<CorsConfigData>('CorsConfig', {
+const CorsRecord = defineRecord<CorsConfigData>()('CorsConfig', {
   allowed_origins: { type: t.list(t.string({ minLength: 1 })), default: () => ['*'] },
   allowed_methods: { type: t.list(t.string({ minLength: 1 })), default: () => ['*'] },
   allowed_headers: { type: t.list(t.string({ minLength: 1 })), default: () => [] },
@@ -92,7 +92,7 @@ export class CorsConfig implements CorsConfigData {
 // ---------------------------------------------------------------- request id
 export interface RequestIdConfig { enabled: boolean }
 /** `{enabled}`; a bare boolean is rejected (the wire shape is always an object). */
-export const RequestIdConfig = defineRecord<RequestIdConfig>('RequestIdConfig', {
+export const RequestIdConfig = defineRecord<RequestIdConfig>()('RequestIdConfig', {
   enabled: { type: t.boolean(), required: true },
 });
 
@@ -110,7 +110,7 @@ export interface JwtAuthConfig {
  * The record itself does not insist on secret vs public_key (spec); the jwtAuth factory does, when
  * the route is enabled, so a bad route fails at start-up.
  */
-export const JwtAuthConfig = defineRecord<JwtAuthConfig>('JwtAuthConfig', {
+export const JwtAuthConfig = defineRecord<JwtAuthConfig>()('JwtAuthConfig', {
   enabled: { type: t.boolean(), default: true },
   secret: { type: secretString('secret') },
   public_key: { type: secretString('public key') },
@@ -120,7 +120,7 @@ export { DEFAULT_JWT_ALGORITHM, JWT_ALGORITHMS, checkJwtKeys };
 
 // ---------------------------------------------------------------- API key (per route)
 export interface ApiKeyAuthConfig { enabled: boolean; keys: readonly string[]; header_name: string }
-export const ApiKeyAuthConfig = defineRecord<ApiKeyAuthConfig>(
+export const ApiKeyAuthConfig = defineRecord<ApiKeyAuthConfig>()(
   'ApiKeyAuthConfig',
   {
     enabled: { type: t.boolean(), default: true },
@@ -144,7 +144,9 @@ export interface AuthorizationConfig {
   required_permissions: readonly string[];
   require_all: boolean;
 }
-export const AuthorizationConfig = defineRecord<AuthorizationConfig>(
+/** `required_role` (alias filling `required_roles`) is accepted by the record's rewrite. */
+type RequiredRoleAlias = { required_role?: string | readonly string[]; requiredRole?: string | readonly string[] };
+export const AuthorizationConfig = defineRecord<AuthorizationConfig, RequiredRoleAlias>()(
   'AuthorizationConfig',
   {
     required_roles: { type: t.list(t.string({ minLength: 1 })), default: () => [] },
@@ -187,7 +189,7 @@ export interface LifecycleHookRef {
   config: unknown;
   order: number | null;
 }
-export const LifecycleHookRef = defineRecord<LifecycleHookRef>('LifecycleHookRef', {
+export const LifecycleHookRef = defineRecord<LifecycleHookRef>()('LifecycleHookRef', {
   name: { type: t.string({ minLength: 1 }), required: true, doc: 'A hook name registered for this phase' },
   handler: { type: t.string({ minLength: 1 }), required: true },
   dependencies: { type: t.list(t.string()), default: () => [], doc: 'Hooks of the same phase that run before this one' },
@@ -201,7 +203,17 @@ export type HookPhase = (typeof HOOK_PHASES)[number];
 export const LIFECYCLE_HOOK_PHASES = ['OnRequest', 'PreValidation', 'PreHandler', 'OnResponse', 'OnError'] as const;
 
 export type LifecycleHooksConfig = { readonly [P in HookPhase]: readonly Readonly<LifecycleHookRef>[] };
-export const LifecycleHooksConfig = defineRecord<LifecycleHooksConfig>(
-  'LifecycleHooksConfig',
-  Object.fromEntries(HOOK_PHASES.map((p) => [p, { type: t.list(t.record(LifecycleHookRef)), default: () => [] }])),
-);
+const hookList = { type: t.list(t.record(LifecycleHookRef)), default: () => [] };
+// Written out (not built from HOOK_PHASES) so the input type names each phase.
+export const LifecycleHooksConfig = defineRecord<LifecycleHooksConfig>()('LifecycleHooksConfig', {
+  on_request: hookList, pre_validation: hookList, pre_handler: hookList, on_response: hookList, on_error: hookList,
+});
+
+// ---------------------------------------------------------------- input types (generated from the fields above)
+export type CorsConfigInput = InputOf<typeof CorsRecord>;
+export type RequestIdConfigInput = InputOf<typeof RequestIdConfig>;
+export type JwtAuthConfigInput = InputOf<typeof JwtAuthConfig>;
+export type ApiKeyAuthConfigInput = InputOf<typeof ApiKeyAuthConfig>;
+export type AuthorizationConfigInput = InputOf<typeof AuthorizationConfig>;
+export type LifecycleHookRefInput = InputOf<typeof LifecycleHookRef>;
+export type LifecycleHooksConfigInput = InputOf<typeof LifecycleHooksConfig>;

@@ -1,7 +1,7 @@
 /**
  * ServerConfig and the records it nests, with the specification's defaults (each stated once here).
  */
-import { defineRecord, fail, t, type FieldType } from './define.js';
+import { defineRecord, fail, t, type InputOf } from './define.js';
 import { OpenApiConfig, AsyncApiConfig, JsonRpcConfig, GrpcConfig, BackgroundTaskConfig } from './protocol.js';
 import type * as P from './protocol.js';
 import { DEFAULT_ON_CONSTRUCTOR_POISONING, DEFAULT_ON_PROTO_POISONING, POISONING_ACTIONS, type PoisoningAction } from '../json-parse.js';
@@ -35,7 +35,7 @@ export type JwtAlgorithm = (typeof JWT_ALGORITHMS)[number];
 
 /** `<JWT_SECRET>` / `<API_KEY>` are the spec's placeholders: shipping one is a configuration error. */
 const PLACEHOLDER = /^<[A-Z0-9_]+>$/;
-export const secretString = (what: string): FieldType => t.string({ minLength: 1, hint: `a non-empty ${what} (not a <PLACEHOLDER>)` });
+export const secretString = (what: string) => t.string({ minLength: 1, hint: `a non-empty ${what} (not a <PLACEHOLDER>)` });
 export function rejectPlaceholder(record: string, path: string, key: string, value: string | undefined): void {
   if (value !== undefined && PLACEHOLDER.test(value)) {
     fail(record, path, key, value, `a real ${key}`, `${value} is the documentation placeholder; load the real value from the environment.`);
@@ -48,7 +48,7 @@ export interface CompressionConfig {
   min_size: number;
   quality: number;
 }
-export const CompressionConfig = defineRecord<CompressionConfig>('CompressionConfig', {
+export const CompressionConfig = defineRecord<CompressionConfig>()('CompressionConfig', {
   gzip: { type: t.boolean(), default: true, doc: 'Enable gzip' },
   brotli: { type: t.boolean(), default: true, doc: 'Enable brotli' },
   min_size: { type: t.integer(0), default: DEFAULT_COMPRESSION_MIN_SIZE, doc: 'Minimum response size to compress, bytes' },
@@ -60,7 +60,7 @@ export interface RateLimitConfig {
   burst: number;
   ip_based: boolean;
 }
-export const RateLimitConfig = defineRecord<RateLimitConfig>('RateLimitConfig', {
+export const RateLimitConfig = defineRecord<RateLimitConfig>()('RateLimitConfig', {
   per_second: { type: t.integer(1), default: DEFAULT_RATE_PER_SECOND, doc: 'Sustained requests per second (token refill rate)' },
   burst: { type: t.integer(1), default: DEFAULT_RATE_BURST, doc: 'Bucket size: requests allowed at once' },
   ip_based: { type: t.boolean(), default: true, doc: 'Limit per client IP (false: one global limit)' },
@@ -88,7 +88,7 @@ export function checkJwtKeys(record: string, v: { secret?: string | null; public
   if (symmetric && !v.secret) fail(record, path, 'secret', v.secret, `a secret for ${v.algorithm}`, 'HS* algorithms verify with "secret".');
   if (!symmetric && !v.public_key) fail(record, path, 'public_key', v.public_key, `a public key for ${v.algorithm}`, 'RS*/PS*/ES*/EdDSA verify with "public_key".');
 }
-export const JwtConfig = defineRecord<JwtConfig>(
+export const JwtConfig = defineRecord<JwtConfig>()(
   'JwtConfig',
   {
     secret: { type: secretString('secret'), doc: 'Verification secret for HS* (placeholder <JWT_SECRET>)' },
@@ -102,7 +102,7 @@ export interface ApiKeyConfig {
   keys: readonly string[];
   header_name: string;
 }
-export const ApiKeyConfig = defineRecord<ApiKeyConfig>(
+export const ApiKeyConfig = defineRecord<ApiKeyConfig>()(
   'ApiKeyConfig',
   {
     keys: { type: t.list(secretString('key'), 1), required: true, doc: 'Valid API keys (placeholder <API_KEY>)' },
@@ -117,7 +117,7 @@ export interface StaticFilesConfig {
   index_file: boolean;
   cache_control: string | null;
 }
-export const StaticFilesConfig = defineRecord<StaticFilesConfig>('StaticFilesConfig', {
+export const StaticFilesConfig = defineRecord<StaticFilesConfig>()('StaticFilesConfig', {
   directory: { type: t.string({ minLength: 1 }), required: true, doc: 'Directory to serve' },
   route_prefix: { type: t.string({ pattern: /^\//, hint: 'a path starting with "/"' }), required: true, doc: 'URL path prefix' },
   index_file: { type: t.boolean(), default: true, doc: 'Serve index.html for directory requests' },
@@ -148,7 +148,7 @@ export interface ServerConfig {
   enable_http_trace: boolean;
 }
 
-export const ServerConfig = defineRecord<ServerConfig>('ServerConfig', {
+export const ServerConfig = defineRecord<ServerConfig>()('ServerConfig', {
   host: { type: t.string({ minLength: 1 }), default: DEFAULT_HOST, doc: 'Bind host' },
   port: { type: t.integer(0, 65535), default: DEFAULT_PORT, doc: 'Bind port (0 = any free port)' },
   workers: { type: t.integer(1, 1024), default: 1, doc: 'Processes (node:cluster) when > 1' },
@@ -171,3 +171,13 @@ export const ServerConfig = defineRecord<ServerConfig>('ServerConfig', {
   background_tasks: { type: t.record(BackgroundTaskConfig), default: () => BackgroundTaskConfig.defaults() },
   enable_http_trace: { type: t.boolean(), default: false, doc: 'Per-request HTTP tracing' },
 });
+
+// ---------------------------------------------------------------- input types (generated from the fields above)
+/** What `CompressionConfig.parse` accepts: `{ gzip?, brotli?, min_size? | minSize?, quality? }`. */
+export type CompressionConfigInput = InputOf<typeof CompressionConfig>;
+export type RateLimitConfigInput = InputOf<typeof RateLimitConfig>;
+export type JwtConfigInput = InputOf<typeof JwtConfig>;
+export type ApiKeyConfigInput = InputOf<typeof ApiKeyConfig>;
+export type StaticFilesConfigInput = InputOf<typeof StaticFilesConfig>;
+/** What `createApp(config)` / `new App(config)` accept: every ServerConfig key in snake_case or camelCase. */
+export type ServerConfigInput = InputOf<typeof ServerConfig>;

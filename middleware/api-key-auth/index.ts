@@ -31,14 +31,10 @@ export const API_KEY_AUTH_SCHEME = 'ApiKey';
  * A server ApiKeyConfig (`keys`, `header_name`) or a per-route ApiKeyAuthConfig (plus `enabled`), in
  * snake_case or camelCase, plus keel's query-parameter extension.
  */
-export interface ApiKeyAuthOptions extends OnRejectOption {
-  /** ApiKeyAuthConfig only: `false` turns the requirement off. Default true. */
-  enabled?: boolean;
-  /** Accepted keys; an enabled requirement without keys is a ConfigError, never an open gate. */
-  keys?: readonly string[];
-  /** Header carrying the key. Default `DEFAULT_API_KEY_HEADER` ('X-API-Key'). */
-  header_name?: string;
-  headerName?: string;
+export type ApiKeyAuthOptions = (ApiKeyConfigInput | ApiKeyAuthConfigInput) & ApiKeyQueryOptions & OnRejectOption;
+import type { ApiKeyConfigInput, ApiKeyAuthConfigInput } from '../../lib/records/index.js';
+/** keel's query-parameter extension (not part of the ApiKeyConfig / ApiKeyAuthConfig records). */
+export interface ApiKeyQueryOptions {
   /** keel extension: also accept the key in a query parameter. Default `DEFAULT_API_KEY_ALLOW_QUERY` (false). */
   allow_query?: boolean;
   allowQuery?: boolean;

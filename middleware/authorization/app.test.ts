@@ -51,7 +51,8 @@ describe('authorization inside createApp', () => {
   });
 
   describe('when the record is bad', () => {
-    const build = (authorization: unknown) => () => createApp({}, (a) => a.get('/', () => ({}), { authorization }), silent).intoRouter();
+    // Bad values on purpose (the compiler refuses them too): the runtime check is under test.
+    const build = (authorization: unknown) => () => createApp({}, (a) => a.get('/', () => ({}), { authorization: authorization as never }), silent).intoRouter();
     // The App reports a bad route record as AppError('Route') whose cause is the ConfigError.
     const configError = (pattern: RegExp) => (err: unknown) =>
       (err instanceof ConfigError || (err as Error).cause instanceof ConfigError) && pattern.test((err as Error).message);

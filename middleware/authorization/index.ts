@@ -19,20 +19,10 @@ import type { KeelRequest, Middleware, NextFunction } from '../../lib/request.js
  * AuthorizationConfig input, snake_case or camelCase. The singular `required_role` is accepted and
  * fills `required_roles`.
  */
-export interface AuthorizationConfigInput extends OnRejectOption {
-  required_roles?: readonly string[];
-  requiredRoles?: readonly string[];
-  /** Alias: one role or a list; fills `required_roles`. */
-  required_role?: string | readonly string[];
-  requiredRole?: string | readonly string[];
-  required_scopes?: readonly string[];
-  requiredScopes?: readonly string[];
-  required_permissions?: readonly string[];
-  requiredPermissions?: readonly string[];
-  /** true (default): every listed requirement must hold; false: any one suffices. */
-  require_all?: boolean;
-  requireAll?: boolean;
-}
+export type { AuthorizationConfigInput } from '../../lib/records/route.js';
+import type { AuthorizationConfigInput as AuthorizationRecordInput } from '../../lib/records/route.js';
+/** The AuthorizationConfig record (snake_case or camelCase) plus `onReject` (lib/reject.ts). */
+export type AuthorizationOptions = AuthorizationRecordInput & OnRejectOption;
 
 export { DEFAULT_ON_REJECT } from '../../lib/reject.js';
 
@@ -98,7 +88,7 @@ function describeMissing(missing: MissingGrants, requireAll: boolean): string {
  * (`code: 'credentials_required'`) and the 403 as an HttpError with `extensions.missing` and the
  * `WWW-Authenticate` challenge (when scopes are lacking) in `headers`.
  */
-export function authorization(options: AuthorizationConfigInput = {}): Middleware {
+export function authorization(options: AuthorizationOptions = {}): Middleware {
   const { onReject, rest } = takeOnReject(options, 'AuthorizationConfig');
   const reject = rejecter(onReject);
   const config = AuthorizationConfig.parse(rest, 'AuthorizationConfig');

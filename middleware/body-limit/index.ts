@@ -22,7 +22,7 @@ import type { ServerResponse } from 'node:http';
 import { DRAIN_LIMIT, checkDeclaredLength, drain, hasRequestBody, payloadTooLarge } from '../../lib/body.js';
 import { HttpError } from '../../lib/errors.js';
 import { rejecter, takeOnReject, type OnRejectOption } from '../../lib/reject.js';
-import { defineRecord, t } from '../../lib/records/define.js';
+import { defineRecord, t, type InputOf } from '../../lib/records/define.js';
 import { DEFAULT_MAX_BODY_SIZE } from '../../lib/records/server.js';
 import type { KeelRequest, Middleware, NextFunction } from '../../lib/request.js';
 
@@ -30,14 +30,13 @@ export { DEFAULT_MAX_BODY_SIZE };
 
 export { DEFAULT_ON_REJECT } from '../../lib/reject.js';
 
-/** Options: ServerConfig's `max_body_size`, snake_case or camelCase, and `onReject` (lib/reject.ts). */
-export interface BodyLimitOptions extends OnRejectOption {
-  /** Largest accepted body in bytes; `null` = unlimited. Default {@link DEFAULT_MAX_BODY_SIZE} (10 MiB). */
-  max_body_size?: number | null;
-  maxBodySize?: number | null;
-}
+/**
+ * Options: ServerConfig's `max_body_size`, snake_case or camelCase (type generated from the record below): largest
+ * accepted body in bytes, `null` = unlimited. Default {@link DEFAULT_MAX_BODY_SIZE} (10 MiB). Plus `onReject` (lib/reject.ts).
+ */
+export type BodyLimitOptions = InputOf<typeof BodyLimitRecord> & OnRejectOption;
 
-const BodyLimitRecord = defineRecord<{ max_body_size: number | null }>('BodyLimitOptions', {
+const BodyLimitRecord = defineRecord<{ max_body_size: number | null }>()('BodyLimitOptions', {
   max_body_size: { type: t.integer(0), nullable: true, default: DEFAULT_MAX_BODY_SIZE, doc: 'Maximum request body, bytes; null = unlimited' },
 });
 

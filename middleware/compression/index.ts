@@ -32,13 +32,13 @@ export const DEFAULT_COMPRESSION_BROTLI = true;
 /** Highest zlib level; gzip uses min(quality, 9). */
 export const MAX_GZIP_LEVEL = 9;
 
-type CompressionFields = { gzip: boolean; brotli: boolean; min_size: number; quality: number };
 /**
  * CompressionConfig input, snake_case or camelCase: `gzip` (default {@link DEFAULT_COMPRESSION_GZIP}),
  * `brotli` (default {@link DEFAULT_COMPRESSION_BROTLI}), `min_size` bytes (default
  * {@link DEFAULT_COMPRESSION_MIN_SIZE}, 1024), `quality` 0-11 (default {@link DEFAULT_COMPRESSION_QUALITY}, 6).
  */
-export type CompressionConfigInput = Partial<CompressionFields> | { gzip?: boolean; brotli?: boolean; minSize?: number; quality?: number };
+export type { CompressionConfigInput } from '../../lib/records/server.js';
+import type { CompressionConfigInput } from '../../lib/records/server.js';
 
 /** `text/*` except event streams, JSON/XML/YAML and their `+suffix` types, JavaScript, SVG, wasm, fonts. */
 const COMPRESSIBLE = /^(?:text\/(?!event-stream$)[^;]+|application\/(?:json|javascript|ecmascript|xml|x-ndjson|ndjson|yaml|x-yaml|graphql|wasm|x-www-form-urlencoded|vnd\.ms-fontobject)|[a-z]+\/[^;]+\+(?:json|xml|yaml)|font\/(?:ttf|otf)|image\/(?:x-icon|vnd\.microsoft\.icon|bmp))$/;

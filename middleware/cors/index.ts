@@ -13,14 +13,10 @@ import { problemFor } from '../../lib/problem.js';
 import { rejecter, takeOnReject, type OnRejectOption } from '../../lib/reject.js';
 import type { KeelRequest, Middleware, NextFunction } from '../../lib/request.js';
 
-type CamelCase<S extends string> = S extends `${infer H}_${infer T}` ? `${H}${Capitalize<CamelCase<T>>}` : S;
-type Mutable<T> = { -readonly [K in keyof T]?: T[K] extends readonly (infer U)[] ? readonly U[] : T[K] };
+import type { CorsConfigInput as CorsRecordInput } from '../../lib/records/route.js';
 
-/** CorsConfig input: the record's keys in snake_case or camelCase, or a parsed CorsConfig. */
-export type CorsConfigInput =
-  | Mutable<CorsConfigData>
-  | { [K in keyof CorsConfigData as CamelCase<K & string>]?: Mutable<CorsConfigData>[K] }
-  | CorsConfig;
+/** CorsConfig input: the record's keys in snake_case or camelCase (generated from the record), or a parsed CorsConfig. */
+export type CorsConfigInput = CorsRecordInput | CorsConfig;
 
 /** keel extensions beyond the CorsConfig record (not part of the spec's wire form). */
 export interface CorsExtensions {

@@ -25,23 +25,9 @@ export { UnauthorizedError, EXPRESS_JWT_ERROR_CODES, type ExpressJwtErrorCode } 
  * Options: a server-level JwtConfig or a per-route JwtAuthConfig (the same keys plus `enabled`),
  * in snake_case or camelCase. A config carrying `enabled` is read as a JwtAuthConfig.
  */
-export interface JwtAuthOptions extends OnRejectOption {
-  /** JwtAuthConfig only: `false` turns the requirement off (the middleware passes every request). Default true. */
-  enabled?: boolean;
-  /** HS256/384/512 shared secret, at least 32/48/64 bytes (RFC 7518 §3.2). */
-  secret?: string;
-  /** RS*, PS*, ES*, EdDSA: PEM public key (SPKI or X.509 certificate) or a JWK as JSON text. */
-  public_key?: string;
-  publicKey?: string;
-  /** The one accepted algorithm. Default `DEFAULT_JWT_ALGORITHM` ('HS256'). */
-  algorithm?: JwtAlgorithm;
-  /** Accepted audiences; the token's `aud` must contain at least one (RFC 7519 §4.1.3). Default null: not checked. */
-  audience?: readonly string[] | null;
-  /** Required `iss` (RFC 7519 §4.1.1). Default null: not checked. */
-  issuer?: string | null;
-  /** Clock tolerance for `exp` / `nbf`, seconds. Default 0. */
-  leeway?: number;
-}
+/** A JwtConfig (server) or JwtAuthConfig (route) record, snake_case or camelCase, plus `onReject` (lib/reject.ts). */
+export type JwtAuthOptions = (JwtConfigInput | JwtAuthConfigInput) & OnRejectOption;
+import type { JwtConfigInput, JwtAuthConfigInput } from '../../lib/records/index.js';
 
 /** Problem title for a token that was presented but failed verification (matches the conformance corpus). */
 export const JWT_INVALID_TITLE = 'JWT validation failed';

@@ -23,19 +23,11 @@ export const DEFAULT_IPV6_SUBNET = 56;
 export const GLOBAL_KEY = 'global';
 
 /** RateLimitConfig, snake_case or camelCase, and `onReject` (lib/reject.ts). */
-export interface RateLimitOptions extends OnRejectOption {
-  /** Sustained rate: tokens added per second. Default `DEFAULT_RATE_PER_SECOND` (100). */
-  per_second?: number;
-  perSecond?: number;
-  /** Bucket size: requests allowed at once. Default `DEFAULT_RATE_BURST` (200). */
-  burst?: number;
-  /** true: one bucket per client IP; false: one bucket for everyone. Default true. */
-  ip_based?: boolean;
-  ipBased?: boolean;
-}
+export type RateLimitOptions = RateLimitConfigInput & OnRejectOption;
+import type { RateLimitConfigInput } from '../../lib/records/server.js';
 
 /** The record input under the name the house style uses for every factory. */
-export type RateLimitConfigInput = RateLimitOptions;
+export type { RateLimitConfigInput } from '../../lib/records/server.js';
 
 /** keel extensions, not part of the RateLimitConfig record; the factory's second argument. */
 export interface RateLimitExtensions {

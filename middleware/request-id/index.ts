@@ -9,7 +9,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import type { ServerResponse } from 'node:http';
-import { defineRecord, fail, t } from '../../lib/records/define.js';
+import { defineRecord, fail, t, type InputOf } from '../../lib/records/define.js';
 import type { RequestIdConfig } from '../../lib/records/route.js';
 import type { KeelRequest, Middleware, NextFunction } from '../../lib/request.js';
 
@@ -22,15 +22,10 @@ export const MAX_REQUEST_ID_LENGTH = 128;
 
 /**
  * Options: the RequestIdConfig record (`{enabled}`) plus keel's `header_name`, snake_case or camelCase.
- * A parsed RequestIdConfig is valid input as it is.
+ * A parsed RequestIdConfig is valid input as it is. `enabled` defaults to {@link DEFAULT_REQUEST_ID_ENABLED} (true),
+ * `header_name` to {@link DEFAULT_REQUEST_ID_HEADER} (`X-Request-ID`). Type generated from the record below.
  */
-export interface RequestIdOptions {
-  /** Generate and propagate ids. Default {@link DEFAULT_REQUEST_ID_ENABLED} (true). */
-  enabled?: RequestIdConfig['enabled'];
-  /** keel extension: header to read and write. Default {@link DEFAULT_REQUEST_ID_HEADER} (`X-Request-ID`). */
-  header_name?: string;
-  headerName?: string;
-}
+export type RequestIdOptions = InputOf<typeof RequestIdOptionsRecord>;
 
 interface ParsedRequestIdOptions {
   enabled: boolean;
@@ -40,7 +35,7 @@ interface ParsedRequestIdOptions {
 /** RFC 9110 §5.1 field name (a token). */
 const FIELD_NAME = /^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$/;
 
-const RequestIdOptionsRecord = defineRecord<ParsedRequestIdOptions>(
+const RequestIdOptionsRecord = defineRecord<ParsedRequestIdOptions>()(
   'RequestIdOptions',
   {
     enabled: { type: t.boolean(), default: DEFAULT_REQUEST_ID_ENABLED, doc: 'Generate and propagate request ids (RequestIdConfig.enabled)' },

@@ -9,7 +9,7 @@ import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import request from 'supertest';
 import { pino } from 'pino';
-import { createApp, ConfigError } from '../../lib/index.js';
+import { createApp, ConfigError, type ServerConfigInput } from '../../lib/index.js';
 import { sharedCaseFiles } from '../../test/helpers/shared-corpus.js';
 
 const silent = { logger: pino({ level: 'silent' }) };
@@ -88,7 +88,8 @@ describe('static_files conformance cases (../shared/conformance/testing_data/sta
         const { files: _files, ...config } = m;
         return { ...config, directory: d };
       });
-      const app = createApp({ port: 0, static_files: mounts }, undefined, silent);
+      // Corpus data (JSON), checked by the runtime parse.
+      const app = createApp({ port: 0, static_files: mounts as unknown as ServerConfigInput['static_files'] }, undefined, silent);
       const res = await request(app.intoRouter())[c.request.method.toLowerCase() as 'get'](c.request.path);
       assert.equal(res.status, c.expected_response.status_code);
       assert.equal(res.text, c.expected_response.body);

@@ -20,15 +20,9 @@ import { rejecter, takeOnReject, type OnRejectOption, type Rejecter } from '../.
 import type { KeelRequest, Middleware, NextFunction } from '../../lib/request.js';
 
 /** StaticFilesConfig input, snake_case or camelCase. */
-export interface StaticFilesConfigInput extends OnRejectOption {
-  directory?: string;
-  route_prefix?: string;
-  routePrefix?: string;
-  index_file?: boolean;
-  indexFile?: boolean;
-  cache_control?: string | null;
-  cacheControl?: string | null;
-}
+import type { StaticFilesConfigInput as StaticFilesRecordInput } from '../../lib/records/server.js';
+/** A StaticFilesConfig record, snake_case or camelCase, plus `onReject` (lib/reject.ts). */
+export type StaticFilesConfigInput = StaticFilesRecordInput & OnRejectOption;
 
 export { DEFAULT_ON_REJECT } from '../../lib/reject.js';
 

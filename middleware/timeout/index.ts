@@ -11,7 +11,7 @@
  * guards the time to first byte, never the length of a stream.
  */
 import type { ServerResponse } from 'node:http';
-import { defineRecord, t } from '../../lib/records/define.js';
+import { defineRecord, t, type InputOf } from '../../lib/records/define.js';
 import { problemFor, type ProblemDetails } from '../../lib/problem.js';
 import { rejecter, takeOnReject, type OnRejectOption, type Rejecter } from '../../lib/reject.js';
 import type { KeelRequest, Middleware, NextFunction } from '../../lib/request.js';
@@ -20,18 +20,15 @@ export { DEFAULT_ON_REJECT } from '../../lib/reject.js';
 
 /**
  * Options: `request_timeout` (ServerConfig's key), snake_case or camelCase. Seconds, an integer >= 1;
- * `null` means no timeout (the spec's default) and the factory returns a pass-through. `onReject`:
- * see lib/reject.ts.
+ * `null` means no timeout (the spec's default) and the factory returns a pass-through. The key is required
+ * (type generated from the record below). `onReject`: see lib/reject.ts.
  */
-export interface TimeoutOptions extends OnRejectOption {
-  request_timeout?: number | null;
-  requestTimeout?: number | null;
-}
+export type TimeoutOptions = InputOf<typeof TimeoutRecord> & OnRejectOption;
 
 /** The spec's default: no request timeout (null). */
 export const DEFAULT_REQUEST_TIMEOUT: number | null = null;
 
-const TimeoutRecord = defineRecord<{ request_timeout: number | null }>('TimeoutOptions', {
+const TimeoutRecord = defineRecord<{ request_timeout: number | null }>()('TimeoutOptions', {
   request_timeout: { type: t.integer(1), nullable: true, required: true, doc: 'Request timeout, seconds; null = none' },
 });
 
