@@ -52,12 +52,12 @@ export function installGrpc(app: App): void {
     onError: (err: unknown, path: string) => app.logger.error({ err, path }, 'gRPC handler failed'),
   };
   const grpcConfig = c.grpc;
-  app.setServerFactory((listener) => {
-    const server = createDualServer(listener, state.router, grpcConfig, options);
+  app.setServerFactory((listener, httpOptions) => {
+    const server = createDualServer(listener, state.router, grpcConfig, { ...options, httpOptions });
     state.attachment = server.grpc;
     return server;
   });
-  app.onShutdown(() => state.attachment?.shutdown(c.shutdown_timeout * 1000));
+  app.preShutdown(() => state.attachment?.shutdown(c.shutdown_timeout * 1000));
 }
 
 /** What the App calls (lib/builtins.ts); registered on evaluation so the App uses this very copy. */
