@@ -70,7 +70,7 @@ function holdOpen(port: number, head: string, chunk: Buffer, everyMs: number, ma
   });
 }
 
-async function serve(limits: ConnectionLimitsInput, config: ConstructorParameters<typeof App>[0] = {}): Promise<ServerHandle> {
+async function serve(limits: ConnectionLimitsInput, config: Record<string, unknown> = {}): Promise<ServerHandle> {
   const app = new App({ host: '127.0.0.1', port: 0, max_body_size: 1024, ...config });
   app.get('/x', () => ({ ok: true }));
   app.post('/echo', (d) => ({ got: d.body }));
