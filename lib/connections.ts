@@ -23,6 +23,8 @@ export const DEFAULT_REQUEST_RECEIVE_TIMEOUT_MS = 60_000;
 export const DEFAULT_HEADERS_TIMEOUT_MS = 30_000;
 /** Milliseconds an idle keep-alive connection stays open (node's `server.keepAliveTimeout`): 5000. */
 export const DEFAULT_KEEP_ALIVE_TIMEOUT_MS = 5_000;
+/** At shutdown, how long an idle keep-alive connection is left open for a request already on its way, ms: 1000. */
+export const DEFAULT_SHUTDOWN_IDLE_GRACE_MS = 1_000;
 /** How often node checks the header and request deadlines (`connectionsCheckingInterval`), ms: 1000. */
 export const DEFAULT_CONNECTIONS_CHECK_INTERVAL_MS = 1_000;
 
@@ -33,6 +35,7 @@ export interface ConnectionLimits {
   headers_timeout_ms: number;
   keep_alive_timeout_ms: number;
   connections_check_interval_ms: number;
+  shutdown_idle_grace_ms: number;
 }
 
 /** ConnectionLimits input, snake_case or camelCase. */
@@ -43,6 +46,7 @@ export type ConnectionLimitsInput = Partial<ConnectionLimits> & {
   headersTimeoutMs?: number;
   keepAliveTimeoutMs?: number;
   connectionsCheckIntervalMs?: number;
+  shutdownIdleGraceMs?: number;
 };
 
 /**
@@ -58,6 +62,7 @@ export const ConnectionLimits = defineRecord<ConnectionLimits>(
     headers_timeout_ms: { type: t.integer(0), default: DEFAULT_HEADERS_TIMEOUT_MS, doc: 'Time for the request headers to arrive, ms; 0 = none' },
     keep_alive_timeout_ms: { type: t.integer(0), default: DEFAULT_KEEP_ALIVE_TIMEOUT_MS, doc: 'Idle keep-alive connection lifetime, ms' },
     connections_check_interval_ms: { type: t.integer(100), default: DEFAULT_CONNECTIONS_CHECK_INTERVAL_MS, doc: 'How often the header and request deadlines are checked, ms' },
+    shutdown_idle_grace_ms: { type: t.integer(0), default: DEFAULT_SHUTDOWN_IDLE_GRACE_MS, doc: 'At shutdown, how long idle keep-alive connections stay open for a request already sent, ms' },
   },
   {
     check(v, path) {

@@ -2,14 +2,15 @@
  * Serving an App: bind, graceful shutdown (SIGTERM/SIGINT), and node:cluster workers.
  *
  * Shutdown order (docs/operations.md): stop accepting; every response from then on (in-flight ones
- * included) carries `Connection: close`; idle keep-alive sockets close; preShutdown hooks close
+ * included) carries `Connection: close`; idle keep-alive sockets close after `shutdown_idle_grace_ms`
+ * (a request already on its way is answered, with close); preShutdown hooks close
  * long-lived connections (gRPC GOAWAY, WebSocket 1001) while in-flight requests finish, for up to
  * `shutdown_timeout` seconds, after which what is left is destroyed; only then do onShutdown hooks
  * run (the background executor drains), so a request still in flight can enqueue its job.
  */
 import cluster from 'node:cluster';
 import http, { type RequestListener, type Server } from 'node:http';
-import type { AddressInfo, Socket } from 'node:net';
+import net, { type AddressInfo, type Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
 import type { App } from './app.js';
 import { boundUnreadBody, ConnectionLimits, type ConnectionLimitsInput } from './connections.js';
@@ -91,7 +92,7 @@ export async function listen(app: App, options: ListenOptions = {}): Promise<Ser
     port: addr.port,
     url: `http://${addr.family === 'IPv6' ? `[${addr.address}]` : addr.address}:${addr.port}`,
     close() {
-      closing ??= shutdown(app, server, sockets, cfg.shutdown_timeout * 1000).finally(() => {
+      closing ??= shutdown(app, server, sockets, cfg.shutdown_timeout * 1000, limits.shutdown_idle_grace_ms).finally(() => {
         for (const s of signals) process.off(s, onSignal);
       });
       return closing;
@@ -103,20 +104,25 @@ export async function listen(app: App, options: ListenOptions = {}): Promise<Ser
   return handle;
 }
 
-async function shutdown(app: App, server: Server, sockets: ReadonlySet<Socket>, timeoutMs: number): Promise<void> {
+async function shutdown(app: App, server: Server, sockets: ReadonlySet<Socket>, timeoutMs: number, idleGraceMs: number): Promise<void> {
   // RFC 9112 §9.6: answers from now on tell keep-alive clients not to reuse the connection; answers
-  // already being prepared on open connections too (node only decides at writeHead).
-  server.on('request', (_req, res: http.ServerResponse) => {
+  // already being prepared on open connections too (node only decides at writeHead). Prepended: the
+  // router may answer synchronously inside its own 'request' listener.
+  server.prependListener('request', (_req, res: http.ServerResponse) => {
     res.shouldKeepAlive = false;
   });
   for (const socket of sockets) {
     const res = (socket as Socket & { _httpMessage?: http.ServerResponse | null })._httpMessage;
     if (res && !res.headersSent) res.shouldKeepAlive = false;
   }
-  const closed = new Promise<void>((resolve) => server.close(() => resolve()));
-  server.closeIdleConnections();
-  // A connection whose answer had started before shutdown stays keep-alive; close it once it is idle.
-  const idleSweep = setInterval(() => server.closeIdleConnections(), 100);
+  // Stop accepting. Not http.Server#close(): since node 19 it also destroys every idle keep-alive
+  // connection at once, and a client's next request may already be on the wire to it (a fast
+  // handler leaves every connection idle between requests): that request would be lost (ECONNRESET).
+  const closed = new Promise<void>((resolve) => net.Server.prototype.close.call(server, () => resolve()));
+  // An idle connection gets `idleGraceMs` for such a request, which is answered with Connection: close
+  // (node then closes it); connections still idle after that are closed, and so on every period for
+  // connections whose answer had started before shutdown.
+  const idleSweep = setInterval(() => server.closeIdleConnections(), Math.max(idleGraceMs, 10));
   let timer: NodeJS.Timeout | undefined;
   const forced = new Promise<'timeout'>((resolve) => {
     timer = setTimeout(() => resolve('timeout'), timeoutMs);
