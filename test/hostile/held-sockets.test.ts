@@ -164,6 +164,42 @@ describe('when a body trickles in before any answer', () => {
   });
 });
 
+describe('when a client sends headers slowly (slowloris, held in the attack run)', () => {
+  let server: ServerHandle;
+  before(async () => (server = await serve({ headers_timeout_ms: 1000, request_receive_timeout_ms: 2000, connections_check_interval_ms: 250 })));
+  after(() => server.close());
+
+  it('should answer 408 and close once headers_timeout_ms has passed', async () => {
+    const started = Date.now();
+    const socket = net.connect(server.port, '127.0.0.1');
+    let received = '';
+    socket.on('data', (c: Buffer) => (received += c.toString('latin1')));
+    await new Promise((r) => socket.once('connect', r));
+    socket.write('GET /x HTTP/1.1\r\nHost: t\r\n');
+    const trickle = setInterval(() => socket.writable && socket.write('X-Slow: 1\r\n'), 200);
+    const closed = await Promise.race([new Promise<boolean>((r) => socket.once('close', () => r(true))), new Promise<boolean>((r) => setTimeout(() => r(false), 6000))]);
+    clearInterval(trickle);
+    socket.destroy();
+    assert.ok(closed, 'the socket was still open after 6 s');
+    assert.match(received, /^HTTP\/1\.1 408 /);
+    assert.ok(Date.now() - started < 3500, `closed after ${Date.now() - started} ms`);
+  });
+});
+
+describe('when a client declares a 50 MB body over max_body_size (held in the attack run)', () => {
+  let server: ServerHandle;
+  before(async () => (server = await serve({})));
+  after(() => server.close());
+
+  it('should answer 413 with Connection: close before reading the body, and close', async () => {
+    const head = `POST /echo HTTP/1.1\r\nHost: t\r\nContent-Type: application/json\r\nContent-Length: ${50 * MB}\r\n\r\n`;
+    const r = await holdOpen(server.port, head, Buffer.alloc(0x10000, 0x61), 0, 50 * MB, 20_000);
+    assert.ok(r.closedAfterAnswerMs !== undefined, 'the socket was still open after 20 s');
+    assert.ok(r.written < 50 * MB, `the client wrote ${(r.written / MB).toFixed(1)} MB`);
+    if (r.received) assert.match(r.received, /^HTTP\/1\.1 413 [^]*\r\nConnection: close\r\n/i);
+  });
+});
+
 describe('when a body is read by its handler', () => {
   let server: ServerHandle;
   before(async () => (server = await serve({ unread_body_max_bytes: 16 })));
