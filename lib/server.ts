@@ -137,8 +137,18 @@ async function shutdown(app: App, server: Server, sockets: ReadonlySet<Socket>, 
     for (const socket of sockets) socket.destroy();
     await closed;
   }
+  stopDeadlineChecks(server);
   // Only now: requests that were in flight have finished, and may have enqueued background jobs.
   await settleAll(app, app.shutdownHooks);
+}
+
+/**
+ * What http.Server#close() would have done besides closing idle connections: stop node's timer that
+ * checks the header and request deadlines (it kept them enforced while connections drained).
+ */
+function stopDeadlineChecks(server: Server): void {
+  const key = Object.getOwnPropertySymbols(server).find((s) => s.description === 'http.server.connectionsCheckingInterval');
+  if (key) clearInterval((server as unknown as Record<symbol, NodeJS.Timeout>)[key]);
 }
 
 /** Run hooks side by side; a failing hook is logged and does not stop the others or the shutdown. */
