@@ -23,8 +23,8 @@ export const DEFAULT_REQUEST_RECEIVE_TIMEOUT_MS = 60_000;
 export const DEFAULT_HEADERS_TIMEOUT_MS = 30_000;
 /** Milliseconds an idle keep-alive connection stays open (node's `server.keepAliveTimeout`): 5000. */
 export const DEFAULT_KEEP_ALIVE_TIMEOUT_MS = 5_000;
-/** At shutdown, how long an idle keep-alive connection is left open for a request already on its way, ms: 1000. */
-export const DEFAULT_SHUTDOWN_IDLE_GRACE_MS = 1_000;
+/** At shutdown, how long an idle keep-alive connection is left open for a request already on its way, ms: 500. */
+export const DEFAULT_SHUTDOWN_IDLE_GRACE_MS = 500;
 /** How often node checks the header and request deadlines (`connectionsCheckingInterval`), ms: 1000. */
 export const DEFAULT_CONNECTIONS_CHECK_INTERVAL_MS = 1_000;
 
