@@ -102,7 +102,11 @@ export function grpcCodeForHttpStatus(status: number): number {
  * anything else becomes UNKNOWN without its message.
  */
 export function statusFromError(err: unknown): GrpcStatusObject {
-  if (err instanceof GrpcError) return { code: err.code, message: err.message, metadata: err.metadata, retryPushbackMs: err.retryPushbackMs };
+  if (err instanceof GrpcError) {
+    const status: GrpcStatusObject = { code: err.code, message: err.message, metadata: err.metadata };
+    if (err.retryPushbackMs !== undefined) status.retryPushbackMs = err.retryPushbackMs;
+    return status;
+  }
   if (err instanceof HttpError) {
     const code = grpcCodeForHttpStatus(err.status);
     return { code, message: err.status < 500 ? err.detail ?? err.title : UNKNOWN_ERROR_MESSAGE };
