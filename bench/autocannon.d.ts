@@ -10,7 +10,10 @@ declare module 'autocannon' {
     timeouts: number;
     non2xx: number;
     '2xx': number;
+    statusCodeStats?: Record<string, { count: number }>;
   }
+  /** One request of a sequence each connection cycles through. */
+  export interface RequestSpec { method?: string; path?: string; headers?: Record<string, string>; body?: string | Buffer }
   export interface Options {
     url: string;
     connections?: number;
@@ -19,6 +22,9 @@ declare module 'autocannon' {
     method?: string;
     headers?: Record<string, string>;
     body?: string | Buffer;
+    requests?: RequestSpec[];
+    /** Seconds before a request counts as a timeout. */
+    timeout?: number;
   }
   function autocannon(opts: Options): Promise<Result>;
   export default autocannon;

@@ -32,7 +32,11 @@ interface Item {
   tags: string[];
 }
 
-export function buildExampleApp(overrides: { port?: number } = {}): App {
+/**
+ * The example App. `overrides.rate_limit` replaces its server-level rate limit (`null`: none), e.g. for
+ * `npm run soak`, whose load comes from one loopback address.
+ */
+export function buildExampleApp(overrides: { port?: number; rate_limit?: { per_second: number; burst: number } | null } = {}): App {
   const items = new Map<number, Item>([[1, { id: 1, name: 'Anchor', price: 120, tags: ['heavy'] }]]);
   let nextId = 2;
   return createApp(
@@ -43,7 +47,7 @@ export function buildExampleApp(overrides: { port?: number } = {}): App {
       max_body_size: 1024 * 1024,
       request_timeout: 10,
       compression: { min_size: 512 },
-      rate_limit: { per_second: 50, burst: 100 },
+      rate_limit: overrides.rate_limit !== undefined ? overrides.rate_limit : { per_second: 50, burst: 100 },
       static_files: [{ directory: join(here, 'public'), route_prefix: '/static', cache_control: 'public, max-age=60' }],
       background_tasks: { enabled: true },
       // gRPC on the same port (cleartext HTTP/2 with prior knowledge), with health and reflection.

@@ -108,6 +108,7 @@ export class App {
   readonly #uses: Middleware[] = [];
   readonly #routers: MergedRouter[] = [];
   readonly #onStart: ((handle: ServerHandle, app: App) => void | Promise<void>)[] = [];
+  readonly #preShutdown: (() => void | Promise<void>)[] = [];
   readonly #onShutdown: (() => void | Promise<void>)[] = [];
   /** Protocol modules keep their state here (keyed by module name). */
   readonly extensions = new Map<string, unknown>();
@@ -305,6 +306,15 @@ export class App {
     this.#onStart.push(fn);
     return this;
   }
+  /**
+   * Run `fn` when shutdown begins, while in-flight HTTP requests finish: close long-lived connections
+   * (WebSocket, HTTP/2) that would otherwise hold the server open until `shutdown_timeout`.
+   */
+  preShutdown(fn: () => void | Promise<void>): this {
+    this.#preShutdown.push(fn);
+    return this;
+  }
+  /** Run `fn` once in-flight requests have finished (or shutdown_timeout passed): drain queues, close pools. */
   onShutdown(fn: () => void | Promise<void>): this {
     this.#onShutdown.push(fn);
     return this;
@@ -339,6 +349,9 @@ export class App {
   }
   get startHooks(): readonly ((handle: ServerHandle, app: App) => void | Promise<void>)[] {
     return this.#onStart;
+  }
+  get preShutdownHooks(): readonly (() => void | Promise<void>)[] {
+    return this.#preShutdown;
   }
   get shutdownHooks(): readonly (() => void | Promise<void>)[] {
     return this.#onShutdown;

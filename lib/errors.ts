@@ -203,10 +203,15 @@ export class HttpError extends KeelError<ErrorCode | ExpressJwtErrorCode> {
   readonly detail: string | undefined;
   readonly extensions: Readonly<Record<string, unknown>>;
   readonly headers: Readonly<Record<string, string>>;
+  /**
+   * An expected refusal the server chose to make (a full queue, shutdown): a 5xx that is not a server
+   * failure, so it is not logged per request as one. Whoever refuses logs it, aggregated.
+   */
+  readonly expected: boolean;
   constructor(
     status: number,
     detail?: string,
-    options: { code?: ErrorCode; title?: string; type?: string; extensions?: Record<string, unknown>; headers?: Record<string, string>; cause?: unknown } = {},
+    options: { code?: ErrorCode; title?: string; type?: string; extensions?: Record<string, unknown>; headers?: Record<string, string>; cause?: unknown; expected?: boolean } = {},
   ) {
     const code = options.code ?? codeForStatus(status);
     // A status keel has no code for (418, 502, ...) gets the reason phrase and `about:blank`: the
@@ -219,6 +224,7 @@ export class HttpError extends KeelError<ErrorCode | ExpressJwtErrorCode> {
     this.detail = detail;
     this.extensions = options.extensions ?? {};
     this.headers = options.headers ?? {};
+    this.expected = options.expected ?? false;
   }
   /** http-errors' name for `status` (Express's finalhandler reads either). */
   get statusCode(): number {

@@ -68,6 +68,11 @@ export function fallbackFeatures(app: App, uses: readonly Middleware[]): Middlew
   return present([s.requestId, s.trace, s.security, s.rateLimit, s.jwt, s.apiKey, s.timeout, s.compression, ...uses]);
 }
 
+/** The server-level rate limit (one bucket store per App), so gRPC calls draw from the same buckets as HTTP. */
+export function serverRateLimit(app: App): Middleware | undefined {
+  return serverSet(app).rateLimit;
+}
+
 /** Static-file mounts of the ServerConfig, tried before merged routers and the 404. */
 export function staticFeature(app: App): Middleware | undefined {
   return serverSet(app).staticFiles;

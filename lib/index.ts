@@ -10,6 +10,7 @@ export type { ExpressRouterLike, ExpressFactoryLike, MergeRouterOptions } from '
 export { App, createApp, type AppOptions, type MountOptions, type RawHandler, type UpgradeHandler, type ServerConfigInput } from './app.js';
 export type { KeelRouter } from './dispatch.js';
 export type { ServerHandle, ListenOptions, ServerFactory } from './server.js';
+export * from './connections.js';
 export {
   KeelResponse, HandlerResult, response, handlerResultFromResponse, handlerError, intoHandler,
   type Handler, type HandlerFunction, type HandlerFlags, type RequestData, type ResponseCookie,

@@ -87,7 +87,8 @@ export function compileCore(route: RouteDefinition, ctx: PipelineContext): Route
         logger.error({ err: hookErr, route: route.path }, 'on_error hook failed');
       }
     }
-    if (!(err instanceof HttpError) || !isErrorStatus(err.status) || err.status >= 500) {
+    // A 4xx is the client's; an expected 5xx refusal (full queue) is logged, aggregated, by whoever refused.
+    if (!(err instanceof HttpError) || !isErrorStatus(err.status) || (err.status >= 500 && !err.expected)) {
       logger.error({ err, route: route.path, requestId: req.requestId }, 'request failed');
     }
     sendProblem(res, err);

@@ -1,20 +1,27 @@
 /**
  * Serving an App: bind, graceful shutdown (SIGTERM/SIGINT), and node:cluster workers.
  *
- * Shutdown order: stop accepting; close idle keep-alive sockets; let in-flight requests finish
- * (answering them with `Connection: close`); run onShutdown hooks (background drain); after
- * `shutdown_timeout` seconds, destroy whatever is left.
+ * Shutdown order (docs/operations.md): stop accepting; every response from then on (in-flight ones
+ * included) carries `Connection: close`; idle keep-alive sockets close after `shutdown_idle_grace_ms`
+ * (a request already on its way is answered, with close); preShutdown hooks close
+ * long-lived connections (gRPC GOAWAY, WebSocket 1001) while in-flight requests finish, for up to
+ * `shutdown_timeout` seconds, after which what is left is destroyed; only then do onShutdown hooks
+ * run (the background executor drains), so a request still in flight can enqueue its job.
  */
 import cluster from 'node:cluster';
 import http, { type RequestListener, type Server } from 'node:http';
-import type { AddressInfo, Socket } from 'node:net';
+import net, { type AddressInfo, type Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
 import type { App } from './app.js';
+import { boundUnreadBody, ConnectionLimits, type ConnectionLimitsInput } from './connections.js';
 import { AppError, ERROR_CODES, type ErrorCode } from './errors.js';
 import { problemFor, PROBLEM_CONTENT_TYPE } from './problem.js';
 
-/** Creates the listening server for a request listener (gRPC swaps in a dual HTTP/1.1 + h2c server). */
-export type ServerFactory = (listener: RequestListener) => Server;
+/**
+ * Creates the listening server for a request listener (gRPC swaps in a dual HTTP/1.1 + h2c server);
+ * `options` carries node:http server options the factory passes to `http.createServer`.
+ */
+export type ServerFactory = (listener: RequestListener, options: http.ServerOptions) => Server;
 
 export interface ListenOptions {
   /** Override ServerConfig.port (0 = any free port). */
@@ -23,6 +30,8 @@ export interface ListenOptions {
   host?: string;
   /** Install SIGTERM/SIGINT handlers (default: ServerConfig.graceful_shutdown). */
   handleSignals?: boolean;
+  /** Connection limits: unread-body drain cap and deadline, header / request / keep-alive timeouts (lib/connections.ts). */
+  limits?: ConnectionLimitsInput;
 }
 
 export interface ServerHandle {
@@ -38,14 +47,27 @@ export interface ServerHandle {
 export async function listen(app: App, options: ListenOptions = {}): Promise<ServerHandle> {
   const cfg = app.config;
   if (cfg.workers > 1 && cluster.isPrimary) return runPrimary(app, options);
+  const limits = ConnectionLimits.parse(options.limits ?? {}, 'ListenOptions.limits');
   const router = app.intoRouter();
-  const listener: RequestListener = (req, res) => router(req, res);
-  const server = app.serverFactory ? app.serverFactory(listener) : http.createServer(listener);
+  const listener: RequestListener = (req, res) => {
+    boundUnreadBody(req, res, limits);
+    router(req, res);
+  };
+  const serverOptions: http.ServerOptions = { connectionsCheckingInterval: limits.connections_check_interval_ms };
+  const server = app.serverFactory ? app.serverFactory(listener, serverOptions) : http.createServer(serverOptions, listener);
   server.on('upgrade', (req, socket, head) => router.handleUpgrade(req, socket, head));
   server.on('clientError', answerClientError);
-  // Slowloris protection (node's own defaults are generous): headers must arrive within 30 s.
-  server.headersTimeout = 30_000;
-  server.keepAliveTimeout = 5_000;
+  // Slowloris protection (node's own defaults are generous); the request deadline also bounds a body
+  // that trickles in before any answer.
+  server.headersTimeout = limits.headers_timeout_ms;
+  server.requestTimeout = limits.request_receive_timeout_ms;
+  server.keepAliveTimeout = limits.keep_alive_timeout_ms;
+  // Every socket (HTTP/1.1, upgraded, HTTP/2), so shutdown can mark in-flight answers and destroy leftovers.
+  const sockets = new Set<Socket>();
+  server.on('connection', (socket: Socket) => {
+    sockets.add(socket);
+    socket.once('close', () => sockets.delete(socket));
+  });
 
   const host = options.host ?? cfg.host;
   const port = options.port ?? cfg.port;
@@ -70,7 +92,7 @@ export async function listen(app: App, options: ListenOptions = {}): Promise<Ser
     port: addr.port,
     url: `http://${addr.family === 'IPv6' ? `[${addr.address}]` : addr.address}:${addr.port}`,
     close() {
-      closing ??= shutdown(app, server, cfg.shutdown_timeout * 1000).finally(() => {
+      closing ??= shutdown(app, server, sockets, cfg.shutdown_timeout * 1000, limits.shutdown_idle_grace_ms).finally(() => {
         for (const s of signals) process.off(s, onSignal);
       });
       return closing;
@@ -82,25 +104,57 @@ export async function listen(app: App, options: ListenOptions = {}): Promise<Ser
   return handle;
 }
 
-async function shutdown(app: App, server: Server, timeoutMs: number): Promise<void> {
-  // In-flight responses tell keep-alive clients not to reuse the connection (RFC 9112 §9.6).
-  server.on('request', (_req, res) => res.setHeader('Connection', 'close'));
-  const closed = new Promise<void>((resolve) => server.close(() => resolve()));
-  server.closeIdleConnections();
-  const idleSweep = setInterval(() => server.closeIdleConnections(), 100);
+async function shutdown(app: App, server: Server, sockets: ReadonlySet<Socket>, timeoutMs: number, idleGraceMs: number): Promise<void> {
+  // RFC 9112 §9.6: answers from now on tell keep-alive clients not to reuse the connection; answers
+  // already being prepared on open connections too (node only decides at writeHead). Prepended: the
+  // router may answer synchronously inside its own 'request' listener.
+  server.prependListener('request', (_req, res: http.ServerResponse) => {
+    res.shouldKeepAlive = false;
+  });
+  for (const socket of sockets) {
+    const res = (socket as Socket & { _httpMessage?: http.ServerResponse | null })._httpMessage;
+    if (res && !res.headersSent) res.shouldKeepAlive = false;
+  }
+  // Stop accepting. Not http.Server#close(): since node 19 it also destroys every idle keep-alive
+  // connection at once, and a client's next request may already be on the wire to it (a fast
+  // handler leaves every connection idle between requests): that request would be lost (ECONNRESET).
+  const closed = new Promise<void>((resolve) => net.Server.prototype.close.call(server, () => resolve()));
+  // An idle connection gets `idleGraceMs` for such a request, which is answered with Connection: close
+  // (node then closes it); connections still idle after that are closed, and so on every period for
+  // connections whose answer had started before shutdown.
+  const idleSweep = setInterval(() => server.closeIdleConnections(), Math.max(idleGraceMs, 10));
   let timer: NodeJS.Timeout | undefined;
   const forced = new Promise<'timeout'>((resolve) => {
     timer = setTimeout(() => resolve('timeout'), timeoutMs);
   });
-  const hooks = Promise.allSettled(app.shutdownHooks.map((fn) => Promise.resolve().then(fn)));
-  const outcome = await Promise.race([Promise.all([closed, hooks]).then(() => 'ok' as const), forced]);
+  const pre = settleAll(app, app.preShutdownHooks);
+  const outcome = await Promise.race([Promise.all([closed, pre]).then(() => 'ok' as const), forced]);
   clearInterval(idleSweep);
   clearTimeout(timer);
   if (outcome === 'timeout') {
-    app.logger.warn({ timeoutMs }, 'shutdown timeout reached; closing remaining connections');
+    app.logger.warn({ timeoutMs, connections: sockets.size }, 'shutdown timeout reached; closing remaining connections');
     server.closeAllConnections();
+    for (const socket of sockets) socket.destroy();
     await closed;
   }
+  stopDeadlineChecks(server);
+  // Only now: requests that were in flight have finished, and may have enqueued background jobs.
+  await settleAll(app, app.shutdownHooks);
+}
+
+/**
+ * What http.Server#close() would have done besides closing idle connections: stop node's timer that
+ * checks the header and request deadlines (it kept them enforced while connections drained).
+ */
+function stopDeadlineChecks(server: Server): void {
+  const key = Object.getOwnPropertySymbols(server).find((s) => s.description === 'http.server.connectionsCheckingInterval');
+  if (key) clearInterval((server as unknown as Record<symbol, NodeJS.Timeout>)[key]);
+}
+
+/** Run hooks side by side; a failing hook is logged and does not stop the others or the shutdown. */
+async function settleAll(app: App, hooks: readonly (() => void | Promise<void>)[]): Promise<void> {
+  const results = await Promise.allSettled(hooks.map((fn) => Promise.resolve().then(fn)));
+  for (const r of results) if (r.status === 'rejected') app.logger.error({ err: r.reason }, 'shutdown hook failed');
 }
 
 /** Primary process of a `workers > 1` server: fork, restart crashed workers, forward shutdown. */

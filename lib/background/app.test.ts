@@ -119,3 +119,38 @@ describe('background conformance cases (../shared/conformance/testing_data/backg
     });
   }
 });
+
+describe('when a listening App with background tasks shuts down', () => {
+  it('should accept jobs enqueued by requests still in flight, and drain them before close() resolves', async () => {
+    let release!: () => void;
+    const held = new Promise<void>((r) => (release = r));
+    let entered!: () => void;
+    const inHandler = new Promise<void>((r) => (entered = r));
+    const done: string[] = [];
+    const app = createApp({ host: '127.0.0.1', port: 0, background_tasks: { enabled: true } }, (a) => {
+      a.post('/late', async (data) => {
+        entered();
+        await held;
+        data.background!.enqueue(async () => {
+          await new Promise((r) => setTimeout(r, 50));
+          done.push('late job');
+        }, { name: 'late' });
+        return response({ status: 'queued' }, { status: 202 });
+      });
+    }, silent);
+    const server = await app.listen({ handleSignals: false });
+    const answer = fetch(`${server.url}/late`, { method: 'POST' });
+    await inHandler;
+    const closed = server.close();
+    // Shutdown has begun (the server no longer accepts); the request enqueues only now.
+    await new Promise((r) => setTimeout(r, 50));
+    assert.equal(backgroundOf(app)!.stats().state, 'running', 'the executor still accepts while HTTP drains');
+    release();
+    const res = await answer;
+    assert.equal(res.status, 202);
+    assert.equal(res.headers.get('connection'), 'close');
+    await closed;
+    assert.deepEqual(done, ['late job'], 'the job ran before close() resolved');
+    assert.equal(backgroundOf(app)!.stats().state, 'stopped');
+  });
+});

@@ -288,4 +288,10 @@ describe('BackgroundExecutor: invalid configuration and input', () => {
   it('should refuse a task that is not a function', () => {
     assert.throws(() => executor().enqueue('job' as never), TypeError);
   });
+
+  for (const bad of [0, -5, 1.5, '1000']) {
+    it(`should refuse refusalLogIntervalMs ${JSON.stringify(bad)} naming the option`, () => {
+      assert.throws(() => new BackgroundExecutor({}, { refusalLogIntervalMs: bad as never }), (e: unknown) => e instanceof ConfigError && /refusalLogIntervalMs/.test(e.message));
+    });
+  }
 });

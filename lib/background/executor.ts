@@ -7,7 +7,7 @@
  * `drain_timeout_secs` and reports what it had to abandon.
  */
 import { pino, type Logger } from 'pino';
-import { HttpError } from '../errors.js';
+import { ConfigError, HttpError } from '../errors.js';
 import { BackgroundJobMetadata, BackgroundTaskConfig } from '../records/protocol.js';
 import { acquireRejectionGuard, jobContext, releaseRejectionGuard, type JobContext } from './context.js';
 
@@ -28,10 +28,17 @@ export interface BackgroundJobMetadataInput {
 export interface BackgroundExecutorOptions {
   /** pino logger for task failures. Default: pino at {@link DEFAULT_BACKGROUND_LOG_LEVEL} to stdout. */
   logger?: Logger;
+  /**
+   * Refused jobs (queue full, shut down) are logged at warn, at most one line per this many ms with
+   * a count (the first refusal at once). Default {@link DEFAULT_REFUSAL_LOG_INTERVAL_MS} (1000).
+   */
+  refusalLogIntervalMs?: number;
 }
 
 /** Level of the default logger: info. */
 export const DEFAULT_BACKGROUND_LOG_LEVEL = 'info';
+/** Refusals are logged at most once per this many ms, with a count: 1000. */
+export const DEFAULT_REFUSAL_LOG_INTERVAL_MS = 1000;
 /** Seconds a client is asked to wait after a full queue (Retry-After, RFC 9110 §10.2.3): 1. */
 export const DEFAULT_QUEUE_FULL_RETRY_AFTER = 1;
 
@@ -65,6 +72,8 @@ export class BackgroundQueueFullError extends HttpError {
     super(503, `The background queue is full (${capacity} waiting jobs); try again later`, {
       code: 'KEEL_BACKGROUND_QUEUE_FULL',
       headers: { 'Retry-After': String(DEFAULT_QUEUE_FULL_RETRY_AFTER) },
+      // A refusal under load, not a failure: the executor logs it (aggregated), the request path does not.
+      expected: true,
     });
     this.metadata = metadata;
   }
@@ -74,7 +83,7 @@ export class BackgroundQueueFullError extends HttpError {
 export class BackgroundExecutorClosedError extends HttpError {
   readonly metadata: BackgroundJobMetadata;
   constructor(metadata: BackgroundJobMetadata) {
-    super(503, 'The server is shutting down and accepts no background work', { code: 'KEEL_SERVICE_UNAVAILABLE' });
+    super(503, 'The server is shutting down and accepts no background work', { code: 'KEEL_SERVICE_UNAVAILABLE', expected: true });
     this.metadata = metadata;
   }
 }
@@ -114,10 +123,21 @@ export class BackgroundExecutor {
   #rejected = 0;
   #abandoned = 0;
   #shutdown: Promise<ShutdownReport> | undefined;
+  readonly #refusalLogIntervalMs: number;
+  /** Refusals since the last log line, by reason; flushed by #refusalTimer. */
+  #refusals = { queue_full: 0, shut_down: 0 };
+  #refusalTimer: NodeJS.Timeout | undefined;
 
   constructor(config: BackgroundTaskConfigInput | Readonly<BackgroundTaskConfig> = {}, options: BackgroundExecutorOptions = {}) {
     this.config = BackgroundTaskConfig.parse(config, 'BackgroundTaskConfig');
     this.#logger = options.logger ?? pino({ level: DEFAULT_BACKGROUND_LOG_LEVEL });
+    const interval = options.refusalLogIntervalMs ?? DEFAULT_REFUSAL_LOG_INTERVAL_MS;
+    if (!Number.isInteger(interval) || interval < 1) {
+      throw new ConfigError(`Invalid BackgroundExecutorOptions.refusalLogIntervalMs: expected an integer ≥ 1 (ms), got ${JSON.stringify(interval)}.`, {
+        record: 'BackgroundExecutorOptions', path: 'refusalLogIntervalMs', key: 'refusalLogIntervalMs', value: interval,
+      });
+    }
+    this.#refusalLogIntervalMs = interval;
   }
 
   /** Begin running jobs (idempotent). Jobs enqueued before start() wait in the queue. */
@@ -136,12 +156,11 @@ export class BackgroundExecutor {
     if (typeof task !== 'function') throw new TypeError('enqueue() expects a function');
     const meta = BackgroundJobMetadata.parse(metadata ?? {}, 'BackgroundJobMetadata') as BackgroundJobMetadata;
     if (this.#state === 'draining' || this.#state === 'stopped') {
-      this.#rejected++;
+      this.#refused('shut_down', meta);
       throw new BackgroundExecutorClosedError(meta);
     }
     if (this.#queue.length >= this.config.max_queue_size) {
-      this.#rejected++;
-      this.#logger.warn({ task: meta.name, request_id: meta.request_id, max_queue_size: this.config.max_queue_size }, 'background queue full; job refused');
+      this.#refused('queue_full', meta);
       throw new BackgroundQueueFullError(meta, this.config.max_queue_size);
     }
     const job: Job = {
@@ -203,6 +222,43 @@ export class BackgroundExecutor {
     if (this.#running.size === 0) this.#guard(false);
     this.#notifyIdle();
     return { completed: this.#succeeded + this.#failed - settledBefore, abandoned: left.map((j) => j.metadata) };
+  }
+
+  /**
+   * Count a refusal. Under load a full queue refuses thousands of jobs a second: the first is logged
+   * at once (warn, no stack: the client got a 503 it can retry), the rest as one line per interval.
+   */
+  #refused(reason: 'queue_full' | 'shut_down', meta: BackgroundJobMetadata): void {
+    this.#rejected++;
+    if (this.#refusalTimer) {
+      this.#refusals[reason]++;
+      return;
+    }
+    this.#logRefusals({ [reason]: 1 }, { task: meta.name, request_id: meta.request_id });
+    this.#refusalTimer = setTimeout(() => this.#flushRefusals(), this.#refusalLogIntervalMs);
+    this.#refusalTimer.unref();
+  }
+
+  #flushRefusals(): void {
+    const counts = this.#refusals;
+    this.#refusals = { queue_full: 0, shut_down: 0 };
+    if (counts.queue_full + counts.shut_down === 0) {
+      this.#refusalTimer = undefined;
+      return;
+    }
+    this.#logRefusals(counts, { interval_ms: this.#refusalLogIntervalMs });
+    this.#refusalTimer = setTimeout(() => this.#flushRefusals(), this.#refusalLogIntervalMs);
+    this.#refusalTimer.unref();
+  }
+
+  #logRefusals(counts: { queue_full?: number; shut_down?: number }, extra: Record<string, unknown>): void {
+    const refused = (counts.queue_full ?? 0) + (counts.shut_down ?? 0);
+    const msg = counts.queue_full ? 'background queue full; jobs refused' : 'background executor shut down; jobs refused';
+    try {
+      this.#logger.warn({ refused, ...counts, max_queue_size: this.config.max_queue_size, ...extra }, msg);
+    } catch {
+      // A failing logger must not turn a refusal into a crash.
+    }
   }
 
   #guard(on: boolean): void {

@@ -8,6 +8,7 @@ export {
   BackgroundExecutorClosedError,
   DEFAULT_BACKGROUND_LOG_LEVEL,
   DEFAULT_QUEUE_FULL_RETRY_AFTER,
+  DEFAULT_REFUSAL_LOG_INTERVAL_MS,
   type BackgroundTask,
   type BackgroundTaskConfigInput,
   type BackgroundJobMetadataInput,

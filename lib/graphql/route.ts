@@ -1,7 +1,7 @@
 /**
  * A GraphQL route: schema + limits → one node handler (GraphQL over HTTP, playground page and assets)
  * and one upgrade handler (graphql-transport-ws) on the same path. `installGraphqlRoute` puts both on
- * an App through its extension points (`mount`, `upgrade`, `onShutdown`; docs/architecture.md).
+ * an App through its extension points (`mount`, `upgrade`, `preShutdown`; docs/architecture.md).
  */
 import type { ServerResponse } from 'node:http';
 import type { JsonPoisoning } from '../json-parse.js';
@@ -141,7 +141,7 @@ export interface GraphqlHost {
     options?: { readBody?: boolean; public?: boolean; securityHeaders?: { content_security_policy: string } },
   ): unknown;
   upgrade(path: string, handler: (req: KeelRequest, socket: Duplex, head: Buffer) => void): unknown;
-  onShutdown(fn: () => void | Promise<void>): unknown;
+  preShutdown(fn: () => void | Promise<void>): unknown;
 }
 
 /** Mount `route` on an App: HTTP methods on its path, playground assets below it, WebSocket upgrades. */
@@ -152,5 +152,5 @@ export function installGraphqlRoute(app: GraphqlHost, route: GraphqlRoute): void
   app.mount([...route.methods], route.path, route.handler, { readBody: route.methods.includes('POST'), ...csp });
   if (route.playground) app.mount(['GET', 'HEAD'], `${route.assetsPath}/{asset}`, route.handler, { public: true, ...csp });
   app.upgrade(route.path, route.upgrade);
-  app.onShutdown(() => route.close());
+  app.preShutdown(() => route.close());
 }

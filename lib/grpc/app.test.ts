@@ -52,6 +52,33 @@ describe('when an App registers a gRPC service', () => {
     }
   });
 
+  it('should apply the server-level rate limit to gRPC calls (RESOURCE_EXHAUSTED with grpc-retry-pushback-ms)', async () => {
+    const app = createApp({ host: '127.0.0.1', port: 0, grpc: {}, rate_limit: { per_second: 1, burst: 5 } }, (a) => {
+      a.get('/hello', () => ({ hello: 'http' }));
+      a.grpc(GREETER_PROTO, 'keel.examples.v1.Greeter', greeter);
+    });
+    const handle = await app.listen({ handleSignals: false });
+    const client = connect(clientFor(GREETER_PROTO, 'keel.examples.v1.Greeter'), `127.0.0.1:${handle.port}`);
+    try {
+      const results = await Promise.all(Array.from({ length: 20 }, (_, i) => unary(client, 'SayHello', { name: `n${i}` })));
+      const ok = results.filter((r) => r.value);
+      const refused = results.filter((r) => r.error);
+      assert.equal(ok.length, 5, 'the burst is served');
+      assert.equal(refused.length, 15);
+      for (const r of refused) {
+        assert.equal(r.error!.code, GrpcStatus.RESOURCE_EXHAUSTED);
+        assert.match(r.error!.details, /Rate limit exceeded/);
+        assert.equal(r.error!.metadata.get('grpc-retry-pushback-ms')[0], '1000');
+      }
+      // One bucket per client for both protocols: HTTP is refused too now.
+      const http = await fetch(`${handle.url}/hello`);
+      assert.equal(http.status, 429);
+    } finally {
+      client.close();
+      await handle.close();
+    }
+  });
+
   it('should not speak gRPC when grpc.enabled is false', async () => {
     const app = createApp({ port: 0, grpc: { enabled: false } }, (a) => a.grpc(GREETER_PROTO, 'keel.examples.v1.Greeter', greeter));
     const handle = await app.listen({ handleSignals: false });

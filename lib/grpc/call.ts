@@ -128,6 +128,7 @@ class ServerCall {
       ...extra,
       'grpc-status': String(status.code),
       ...(status.message ? { 'grpc-message': encodeGrpcMessage(status.message) } : {}),
+      ...(status.retryPushbackMs !== undefined && status.retryPushbackMs >= 0 ? { 'grpc-retry-pushback-ms': String(Math.round(status.retryPushbackMs)) } : {}),
     };
     // The client may still be sending (an oversize message, a handler that returned early): its data is
     // dropped; grpc-js cancels its side when the status arrives. A client that keeps sending is reset with

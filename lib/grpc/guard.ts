@@ -3,6 +3,8 @@
  * against the call's headers as it would against an HTTP request; a middleware that answers (401/403 problem)
  * instead of calling next() rejects the call with the mapped gRPC status (401 → UNAUTHENTICATED 16,
  * 403 → PERMISSION_DENIED 7, 429 → RESOURCE_EXHAUSTED 8) and the problem's `detail` as grpc-message.
+ * A `Retry-After` (rate limit) becomes the `grpc-retry-pushback-ms` trailer, gRPC's way of telling a client
+ * when to retry (gRFC A6, "Pushback"): grpc-js and the other gRPC libraries honour it under a retry policy.
  */
 import type { IncomingHttpHeaders } from 'node:http';
 import type { KeelRequest, Middleware } from '../request.js';
@@ -71,7 +73,10 @@ export function guardFromMiddleware(middlewares: readonly Middleware[]): GrpcGua
       const answer = await run(mw, req);
       if (answer) {
         const challenge = answer.headers['www-authenticate'];
-        throw new GrpcError(grpcCodeForHttpStatus(answer.status), detailOf(answer), challenge ? { 'www-authenticate': challenge } : {});
+        const retryAfter = Number(answer.headers['retry-after']);
+        throw new GrpcError(grpcCodeForHttpStatus(answer.status), detailOf(answer), challenge ? { 'www-authenticate': challenge } : {}, {
+          retryPushbackMs: retryAfter > 0 ? retryAfter * 1000 : undefined,
+        });
       }
     }
     return { ...(req.auth ?? {}), ...(req.apiKey ? { apiKey: req.apiKey } : {}) };

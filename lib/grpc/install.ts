@@ -1,11 +1,13 @@
 /**
  * gRPC on an App: `app.grpc(proto, service, handlers)` registers services; the installer (lib/builtins.ts)
  * swaps in the dual HTTP/1.1 + h2c server when ServerConfig.grpc is set and enabled, applies the server-level
- * JWT / API-key auth and request ids to calls, and drains HTTP/2 sessions on shutdown.
+ * rate limit (the HTTP routes' buckets), JWT / API-key auth and request ids to calls, and drains HTTP/2
+ * sessions (GOAWAY) when shutdown begins.
  */
 import type { App } from '../app.js';
 import { provideProtocol } from '../builtins.js';
 import { AppError } from '../errors.js';
+import { serverRateLimit } from '../features.js';
 import type { Middleware } from '../request.js';
 import { jwtAuth } from '../../middleware/jwt-auth/index.js';
 import { apiKeyAuth } from '../../middleware/api-key-auth/index.js';
@@ -45,19 +47,20 @@ export function installGrpc(app: App): void {
   const c = app.config;
   const state = app.extensions.get(GRPC_EXTENSION) as GrpcAppState | undefined;
   if (!c.grpc?.enabled || !state) return;
-  const guards = [c.jwt_auth ? jwtAuth(c.jwt_auth) : undefined, c.api_key_auth ? apiKeyAuth(c.api_key_auth) : undefined].filter((m): m is Middleware => !!m);
+  // The HTTP order (docs/architecture.md): rate limit, then authentication.
+  const guards = [serverRateLimit(app), c.jwt_auth ? jwtAuth(c.jwt_auth) : undefined, c.api_key_auth ? apiKeyAuth(c.api_key_auth) : undefined].filter((m): m is Middleware => !!m);
   const options = {
     guard: guards.length ? guardFromMiddleware(guards) : undefined,
     requestId: c.enable_request_id,
     onError: (err: unknown, path: string) => app.logger.error({ err, path }, 'gRPC handler failed'),
   };
   const grpcConfig = c.grpc;
-  app.setServerFactory((listener) => {
-    const server = createDualServer(listener, state.router, grpcConfig, options);
+  app.setServerFactory((listener, httpOptions) => {
+    const server = createDualServer(listener, state.router, grpcConfig, { ...options, httpOptions });
     state.attachment = server.grpc;
     return server;
   });
-  app.onShutdown(() => state.attachment?.shutdown(c.shutdown_timeout * 1000));
+  app.preShutdown(() => state.attachment?.shutdown(c.shutdown_timeout * 1000));
 }
 
 /** What the App calls (lib/builtins.ts); registered on evaluation so the App uses this very copy. */

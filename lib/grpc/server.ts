@@ -37,6 +37,8 @@ export interface GrpcServerOptions {
   sniffTimeoutMs?: number;
   /** Errors thrown by handlers that are not GrpcErrors (logging). */
   onError?: (err: unknown, path: string) => void;
+  /** node:http options of the HTTP/1.1 server createDualServer makes (e.g. `connectionsCheckingInterval`). */
+  httpOptions?: http.ServerOptions;
 }
 
 /** The HTTP/2 side attached to an HTTP/1 server. */
@@ -196,7 +198,7 @@ export function createDualServer(
   config: unknown = {},
   options: GrpcServerOptions = {},
 ): http.Server & { grpc: GrpcAttachment } {
-  const server = http.createServer(http1Handler) as http.Server & { grpc: GrpcAttachment };
+  const server = http.createServer(options.httpOptions ?? {}, http1Handler) as http.Server & { grpc: GrpcAttachment };
   server.grpc = attachGrpc(server, router, config, options);
   return server;
 }

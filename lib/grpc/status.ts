@@ -44,6 +44,11 @@ export interface GrpcStatusObject {
   message: string;
   /** Extra trailing metadata sent beside `grpc-status`. */
   metadata?: GrpcMetadataInit;
+  /**
+   * When the client may retry, ms: the `grpc-retry-pushback-ms` trailer (gRFC A6 "Pushback"; a
+   * reserved `grpc-` key, so not settable through `metadata`). Set from a rate limit's Retry-After.
+   */
+  retryPushbackMs?: number;
 }
 
 /**
@@ -56,11 +61,14 @@ export interface GrpcStatusObject {
 export class GrpcError extends Error {
   readonly code: number;
   readonly metadata: GrpcMetadataInit;
-  constructor(code: number, message: string, metadata: GrpcMetadataInit = {}) {
+  /** See GrpcStatusObject.retryPushbackMs. */
+  readonly retryPushbackMs: number | undefined;
+  constructor(code: number, message: string, metadata: GrpcMetadataInit = {}, options: { retryPushbackMs?: number } = {}) {
     super(message);
     this.name = 'GrpcError';
     this.code = code;
     this.metadata = metadata;
+    this.retryPushbackMs = options.retryPushbackMs;
   }
 }
 
@@ -94,7 +102,11 @@ export function grpcCodeForHttpStatus(status: number): number {
  * anything else becomes UNKNOWN without its message.
  */
 export function statusFromError(err: unknown): GrpcStatusObject {
-  if (err instanceof GrpcError) return { code: err.code, message: err.message, metadata: err.metadata };
+  if (err instanceof GrpcError) {
+    const status: GrpcStatusObject = { code: err.code, message: err.message, metadata: err.metadata };
+    if (err.retryPushbackMs !== undefined) status.retryPushbackMs = err.retryPushbackMs;
+    return status;
+  }
   if (err instanceof HttpError) {
     const code = grpcCodeForHttpStatus(err.status);
     return { code, message: err.status < 500 ? err.detail ?? err.title : UNKNOWN_ERROR_MESSAGE };

@@ -1,5 +1,5 @@
 /**
- * Putting WebSocket routes on an App (docs/architecture.md: `app.upgrade`, `app.onShutdown`).
+ * Putting WebSocket routes on an App (docs/architecture.md: `app.upgrade`, `app.preShutdown`).
  * Upgrades run the App's server-level middleware as a guard (request id, rate limit, JWT / API key
  * auth), then the route's own origin check, before the handshake.
  */
@@ -18,7 +18,7 @@ export interface AppWebSocketOptions extends WebSocketRouteOptions {
 /** What installWebSocketRoute needs from an App. */
 export interface WebSocketHost {
   upgrade(path: string, handler: (req: IncomingMessage, socket: Duplex, head: Buffer) => void): unknown;
-  onShutdown(fn: () => void | Promise<void>): unknown;
+  preShutdown(fn: () => void | Promise<void>): unknown;
 }
 
 /**
@@ -43,7 +43,7 @@ export function installWebSocketRoute(app: WebSocketHost, path: string, handler:
   all.push(...guards);
   const upgrade = createWebSocketUpgradeHandler(handler, { ...rest, guards: all });
   app.upgrade(path, upgrade);
-  app.onShutdown(() => upgrade.close());
+  app.preShutdown(() => upgrade.close());
 }
 
 /** What the App calls (lib/builtins.ts); registered on evaluation so the App uses this very copy. */

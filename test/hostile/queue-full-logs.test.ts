@@ -1,0 +1,58 @@
+/**
+ * Attack replay (issue 13, item 8): a flood against a route that enqueues background jobs fills the
+ * queue; every refused request gets a 503. The refusal is expected and client-visible, so it must not
+ * be logged at error level with a stack per request (11,481 lines in a second): one warn line at once,
+ * then at most one line per second with a count.
+ */
+import { describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { App } from '../../lib/app.js';
+import { captureLogs, type LogRecord } from '../helpers/log-capture.js';
+
+/** Every record written until `quietMs` pass without one. */
+async function drainRecords(next: () => Promise<LogRecord>, quietMs: number): Promise<LogRecord[]> {
+  const out: LogRecord[] = [];
+  let pending = next();
+  for (;;) {
+    const r = await Promise.race([pending, new Promise<undefined>((res) => setTimeout(() => res(undefined), quietMs))]);
+    if (r === undefined) return out;
+    out.push(r);
+    pending = next();
+  }
+}
+
+describe('when a flood fills the background queue', () => {
+  it('should log the 503 refusals at warn, without a stack, aggregated per second', async () => {
+    const { logger, next } = captureLogs();
+    let release!: () => void;
+    const held = new Promise<void>((r) => (release = r));
+    const app = new App({ host: '127.0.0.1', port: 0, background_tasks: { enabled: true, max_queue_size: 1, max_concurrent_tasks: 1 } }, { logger });
+    app.post('/work', (data) => {
+      data.background!.enqueue(() => held, { name: 'slow' });
+      return { queued: true };
+    });
+    const server = await app.listen({ handleSignals: false });
+    try {
+      const statuses: number[] = [];
+      for (let round = 0; round < 4; round++) {
+        const batch = await Promise.all(Array.from({ length: 50 }, () => fetch(`${server.url}/work`, { method: 'POST' }).then((r) => r.status)));
+        statuses.push(...batch);
+      }
+      const refused = statuses.filter((s) => s === 503).length;
+      assert.ok(refused >= 150, `most requests were refused (${refused} of ${statuses.length})`);
+      // The aggregated line comes one interval (1 s) after the first refusal.
+      const records = (await drainRecords(next, 1500)).filter((r) => r.msg !== 'listening');
+      assert.deepEqual(records.filter((r) => (r.level as number) >= 50), [], 'nothing at error level');
+      const lines = records.filter((r) => /jobs refused/.test(String(r.msg)));
+      assert.ok(lines.length >= 1 && lines.length <= 3, `${lines.length} refusal lines for ${refused} refusals`);
+      for (const line of lines) {
+        assert.equal(line.level, 40, 'warn');
+        assert.equal(line.err, undefined, 'no error object, no stack');
+      }
+      assert.equal(lines.reduce((n, l) => n + (l.refused as number), 0), refused, 'the counts add up to the refusals');
+    } finally {
+      release();
+      await server.close();
+    }
+  });
+});
