@@ -76,8 +76,8 @@ describe('keel-conformance CLI', () => {
       assert.match(r.out, /✗ basics\/02_missing/);
       assert.match(r.out, /body \(response body is not JSON\)\n {4}expected: \{"type":"https:\/\/example.com\/errors\/not-found"/);
       assert.match(r.out, /actual: {3}"<h1>Not Found<\/h1>"/);
-      assert.match(r.out, /^basics\s+1\s+1\s+0\s+50\.0%$/m);
-      assert.match(r.out, /^graphql\s+0\s+0\s+1\s+-$/m);
+      assert.match(r.out, /^basics\s+1\s+1\s+0\s+0\s+50\.0%$/m);
+      assert.match(r.out, /^graphql\s+0\s+0\s+0\s+1\s+-$/m);
     });
 
     it('should write JSON and JUnit reports', async () => {
@@ -85,7 +85,7 @@ describe('keel-conformance CLI', () => {
       const junit = join(dir, 'r.xml');
       await run(['--quiet', '--base-url', base, '--json', json, '--junit', junit, join(dir, 'mixed')]);
       const report = JSON.parse(readFileSync(json, 'utf8'));
-      assert.deepEqual(report.summary, { passed: 1, failed: 1, skipped: 1 });
+      assert.deepEqual(report.summary, { passed: 1, failed: 1, contradicted: 0, skipped: 1 });
       assert.deepEqual(report.cases.map((c: { id: string; status: string }) => [c.id, c.status]), [
         ['basics/01_hello', 'passed'],
         ['basics/02_missing', 'failed'],
@@ -101,7 +101,7 @@ describe('keel-conformance CLI', () => {
       const r = await run(['--quiet', '--no-diffs', '--exit-zero', '--base-url', base, join(dir, 'mixed')]);
       assert.equal(r.code, 0);
       assert.doesNotMatch(r.out, /✗/);
-      assert.match(r.out, /^TOTAL\s+1\s+1\s+1\s+50\.0%$/m);
+      assert.match(r.out, /^TOTAL\s+1\s+1\s+0\s+1\s+50\.0%$/m);
       assert.equal(r.last, '1 passed, 1 failed, 1 skipped');
     });
 
