@@ -114,6 +114,15 @@ export function withQuery(req: Pick<CaseRequest, 'path' | 'query_params' | 'quer
   return join(query.toString());
 }
 
+const NEGATIVE_ZERO = '\u0000keel-negative-zero\u0000';
+
+/** JSON.stringify, except that -0 stays `-0` (the corpus sends it on purpose; JSON.stringify writes 0). */
+export function jsonText(value: unknown): string {
+  let seen = false;
+  const text = JSON.stringify(value, (_k, v: unknown) => (Object.is(v, -0) ? ((seen = true), NEGATIVE_ZERO) : v));
+  return seen ? text.replaceAll(JSON.stringify(NEGATIVE_ZERO), '-0') : text;
+}
+
 /** The wire form of a case request. */
 export function buildRequest(input: CaseRequest): WireRequest {
   const req = expandTemplates(input);
@@ -131,7 +140,7 @@ export function buildRequest(input: CaseRequest): WireRequest {
   if (req.body !== undefined) {
     if (typeof req.body === 'string') body = Buffer.from(req.body, 'utf8');
     else {
-      body = Buffer.from(JSON.stringify(req.body), 'utf8');
+      body = Buffer.from(jsonText(req.body), 'utf8');
       contentType = 'application/json';
     }
     if (declared) contentType = declared;
