@@ -144,6 +144,28 @@ describe('keel-conformance CLI', () => {
     });
   });
 
+  describe('when cases use formats Ajv does not know by itself', () => {
+    it('should check format decimal and print no library warning into the report', async () => {
+      const formats = join(dir, 'formats/path_params');
+      mkdirSync(formats, { recursive: true });
+      const decimal = (name: string, value: string, status: number) => ({
+        name,
+        handler: { route: '/prices/{amount}', method: 'GET', parameters: { path: { amount: { type: 'string', format: 'decimal' } }, query: { code: { type: 'string', format: 'made-up-format', optional: true } } } },
+        request: { method: 'GET', path: `/prices/${value}` },
+        expected_response: { status_code: status },
+      });
+      writeFileSync(join(formats, '01_ok.json'), JSON.stringify(decimal('decimal ok', '19.99', 200)));
+      writeFileSync(join(formats, '02_bad.json'), JSON.stringify(decimal('decimal bad', 'abc', 422)));
+      const r = await new Promise<{ code: number | null; stdout: string; stderr: string }>((resolve) => {
+        execFile(process.execPath, ['--import', 'tsx', 'harness/cli.ts', join(dir, 'formats')], (err, stdout, stderr) => {
+          resolve({ code: err ? ((err as { code?: number }).code ?? null) : 0, stdout, stderr });
+        });
+      });
+      assert.equal(r.stdout.trim().split('\n').at(-1), '2 passed, 0 failed', r.stdout);
+      assert.doesNotMatch(r.stdout + r.stderr, /unknown format/);
+    });
+  });
+
   describe('when run as a program', () => {
     it('should set the exit code (npm run conformance)', async () => {
       // Asynchronous on purpose: the server under test lives in this process.
