@@ -16,7 +16,7 @@ import { DEFAULT_EXEC_START_TIMEOUT_MS, EXEC_GROUPINGS, execTarget, type ExecGro
 import { loadCases } from './loader.js';
 import { buildManifest } from './manifest.js';
 import { formatContradicted, formatFailures, formatTable, summaryLine, toJson, toJUnit } from './report.js';
-import { runCases, type RunOptions } from './runner.js';
+import { runCases, type CaseStatus, type RunOptions } from './runner.js';
 import { isRunnable, type ConformanceCase, type LoadedCase } from './types.js';
 
 export const USAGE = `Usage: keel-conformance [options] <case files or directories...>
@@ -192,6 +192,8 @@ export async function main(argv: readonly string[], io: CliIo = defaultIo): Prom
   return runAndReport(cases, { target, level, ...(timeoutMs ? { timeoutMs } : {}) }, values, io);
 }
 
+const PROGRESS: Record<CaseStatus, string> = { passed: 'ok  ', failed: 'FAIL', contradicted: '~   ', skipped: 'skip' };
+
 interface ReportFlags {
   quiet?: boolean;
   'no-diffs'?: boolean;
@@ -203,7 +205,7 @@ interface ReportFlags {
 async function runAndReport(cases: readonly LoadedCase[], options: RunOptions, flags: ReportFlags, io: CliIo, footer?: () => string): Promise<number> {
   const report = await runCases(cases, {
     ...options,
-    ...(flags.quiet ? {} : { onResult: (r) => io.out(`${r.status === 'passed' ? 'ok  ' : r.status === 'failed' ? 'FAIL' : 'skip'} ${r.id}`) }),
+    ...(flags.quiet ? {} : { onResult: (r) => io.out(`${PROGRESS[r.status]} ${r.id}`) }),
   });
   const failures = flags['no-diffs'] ? '' : formatFailures(report.results);
   if (failures) io.out(`\n${failures}`);

@@ -159,18 +159,22 @@ async function runOne(c: ConformanceCase, options: RunOptions): Promise<CaseResu
  */
 export function applyContradictions(results: CaseResult[]): void {
   const byId = new Map(results.map((r) => [r.id, r]));
-  for (const r of results) {
-    if (r.status !== 'failed' || r.error) continue;
-    const found = contradictionFor(r.id, r.mismatches);
-    if (!found) continue;
-    const other = byId.get(found.conflicts_with);
-    if (other && other.status === 'failed') {
-      r.contradiction = { ...found, note: `not excused: ${found.conflicts_with} failed too` };
-      continue;
-    }
-    r.status = 'contradicted';
-    r.contradiction = found;
+  for (const r of results) classify(r, byId);
+}
+
+/** One case's status under the contradictions, given the results known so far (see applyContradictions). */
+function classify(r: CaseResult, byId: ReadonlyMap<string, CaseResult>): void {
+  if ((r.status !== 'failed' && r.status !== 'contradicted') || r.error) return;
+  const found = contradictionFor(r.id, r.mismatches);
+  if (!found) return;
+  const other = byId.get(found.conflicts_with);
+  if (other && other.status === 'failed') {
+    r.status = 'failed';
+    r.contradiction = { ...found, note: `not excused: ${found.conflicts_with} failed too` };
+    return;
   }
+  r.status = 'contradicted';
+  r.contradiction = found;
 }
 
 /** Summaries per category, sorted by name. */
@@ -192,8 +196,8 @@ export function skippedResult(c: LoadedCase): CaseResult {
 }
 
 /**
- * Run every case: runnable ones against the target, the rest reported as skipped. Contradictions
- * are resolved once all cases have run (`onResult` sees the raw pass/fail).
+ * Run every case: runnable ones against the target, the rest reported as skipped. A contradiction
+ * `onResult` sees is provisional: it is settled once every case has run.
  *
  * @example
  * const report = await runCases(loadCases(['test/fixtures/conformance']), { target: 'http://127.0.0.1:3000' });
@@ -201,9 +205,13 @@ export function skippedResult(c: LoadedCase): CaseResult {
  */
 export async function runCases(cases: readonly LoadedCase[], options: RunOptions): Promise<RunReport> {
   const results: CaseResult[] = [];
+  const byId = new Map<string, CaseResult>();
   for (const c of cases) {
     const r = isRunnable(c) ? await runOne(c, options) : skippedResult(c);
     results.push(r);
+    byId.set(r.id, r);
+    // Provisional until every case has run (the conflicting case may come later).
+    classify(r, byId);
     options.onResult?.(r);
   }
   applyContradictions(results);
