@@ -39,6 +39,11 @@ export interface ExecOptions {
   startTimeoutMs?: number;
   /** Working directory of the command (default: the current one). */
   cwd?: string;
+  /**
+   * Start the next group's server while the current group runs (default true): server start-up,
+   * not the cases, is most of an --exec run. At most two servers are up at once, on different ports.
+   */
+  prefetch?: boolean;
 }
 
 function isStateful(c: ConformanceCase): boolean {
@@ -106,6 +111,16 @@ export function execTarget(cases: readonly ConformanceCase[], options: ExecOptio
   const dir = mkdtempSync(join(tmpdir(), 'keel-conformance-exec-'));
   let current: { index: number; running?: Running; error?: Error } | undefined;
   let launches = 0;
+  const pending = new Map<number, Promise<Running>>();
+  const launch = (index: number): Promise<Running> => {
+    let p = pending.get(index);
+    if (!p) {
+      p = start(index);
+      p.catch(() => undefined); // Reported when the group runs.
+      pending.set(index, p);
+    }
+    return p;
+  };
 
   async function stop(r: Running | undefined): Promise<void> {
     if (!r || r.child.exitCode !== null || r.child.signalCode !== null) return;
@@ -158,9 +173,12 @@ export function execTarget(cases: readonly ConformanceCase[], options: ExecOptio
       if (index === undefined) throw new Error(`case ${c.id} was not planned for --exec`);
       if (current?.index !== index) {
         await stop(current?.running);
+        if (current) pending.delete(current.index);
         current = { index };
+        const next = launch(index);
+        if ((options.prefetch ?? true) && index + 1 < groups.length) launch(index + 1);
         try {
-          current.running = await start(index);
+          current.running = await next;
         } catch (err) {
           current.error = err as Error;
         }
@@ -170,6 +188,9 @@ export function execTarget(cases: readonly ConformanceCase[], options: ExecOptio
     },
     async close() {
       await stop(current?.running);
+      if (current) pending.delete(current.index);
+      await Promise.all([...pending.values()].map((p) => p.then(stop, () => undefined)));
+      pending.clear();
       current = undefined;
       rmSync(dir, { recursive: true, force: true });
     },
