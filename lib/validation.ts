@@ -7,6 +7,7 @@
  */
 import { Ajv, type ErrorObject, type Options, type ValidateFunction } from 'ajv';
 import { Ajv2020 } from 'ajv/dist/2020.js';
+import { debuglog } from 'node:util';
 import addFormatsModule from 'ajv-formats';
 import { HttpError } from './errors.js';
 import { checkFiles, type FileParamSpec, type UploadFile } from './multipart.js';
@@ -27,11 +28,21 @@ export const EMAIL_PATTERN = '^[a-zA-Z0-9_.+-]+@[a-zA-Z0-9-]+\\.[a-zA-Z0-9-.]+$'
  * `allErrors` so a client sees every problem at once; `verbose` so error items can quote the failing
  * sub-schema (`not`).
  */
-const AJV_OPTIONS: Options = { allErrors: true, strict: false, coerceTypes: false, useDefaults: true, validateFormats: true, verbose: true };
+/**
+ * Ajv's notices (an unknown format ignored, …) go to `NODE_DEBUG=keel-ajv`, never to the console:
+ * they would otherwise land in the middle of a conformance report or an app's output.
+ */
+const ajvDebug = debuglog('keel-ajv');
+const AJV_LOGGER = { log: ajvDebug, warn: ajvDebug, error: ajvDebug };
+const AJV_OPTIONS: Options = { allErrors: true, strict: false, coerceTypes: false, useDefaults: true, validateFormats: true, verbose: true, logger: AJV_LOGGER };
+
+/** `format: decimal` (OpenAPI's and Python's `Decimal` as text, e.g. `"19.99"`): a signed decimal number, exponent allowed. */
+export const DECIMAL_PATTERN = '^[+-]?(?:\\d+(?:\\.\\d*)?|\\.\\d+)(?:[eE][+-]?\\d+)?$';
 
 function withFormats<T extends Ajv>(instance: T): T {
   addFormats(instance);
   instance.addFormat('email', new RegExp(EMAIL_PATTERN));
+  instance.addFormat('decimal', { type: 'string', validate: new RegExp(DECIMAL_PATTERN) });
   return instance;
 }
 

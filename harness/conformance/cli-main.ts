@@ -1,29 +1,50 @@
 /**
  * `keel-conformance`: run conformance cases against a server, or against keel's fixture app.
  *
- *   keel-conformance --base-url http://127.0.0.1:3000 cases/           # any implementation
- *   keel-conformance test/fixtures/conformance                        # keel's fixture app
- *   keel-conformance --serve cases/                                   # only start the fixture app
+ *   keel-conformance --base-url http://127.0.0.1:3000 cases/           # any implementation, one server
+ *   keel-conformance --exec "./serve {case_file} {port}" cases/        # any implementation, started per group
+ *   keel-conformance --manifest cases.json cases/                      # what an implementation must serve
+ *   keel-conformance test/fixtures/conformance                         # keel's fixture app
+ *   keel-conformance --serve cases/                                    # only start the fixture app
  *
- * Exit codes: 0 all ran cases passed, 1 a case failed, 2 usage error.
+ * Exit codes: 0 all ran cases passed, 1 a case failed, 2 usage error. docs/conformance.md has the rest.
  */
 import { writeFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
+import { CONFORMANCE_LEVELS, type ConformanceLevel } from './compare.js';
+import { DEFAULT_EXEC_START_TIMEOUT_MS, EXEC_GROUPINGS, execTarget, type ExecGrouping } from './exec.js';
 import { loadCases } from './loader.js';
-import { formatFailures, formatTable, summaryLine, toJson, toJUnit } from './report.js';
-import { runCases, type RunOptions } from './runner.js';
-import { isRunnable, type ConformanceCase } from './types.js';
+import { buildManifest } from './manifest.js';
+import { formatContradicted, formatFailures, formatTable, summaryLine, toJson, toJUnit } from './report.js';
+import { runCases, type CaseStatus, type RunOptions } from './runner.js';
+import { isRunnable, type ConformanceCase, type LoadedCase } from './types.js';
 
 export const USAGE = `Usage: keel-conformance [options] <case files or directories...>
 
-Options:
+Several files and directories may be given (e.g. <corpus>/testing_data <corpus>/fixtures); case ids
+keep the corpus layout (testing_data/<category>/<name>, fixtures/<category>/<id>).
+
+Where the cases go (one of):
   --base-url URL   Send the cases to a running server (any implementation of the specification).
-                   Without it, keel's fixture app is built from the cases and served on 127.0.0.1.
+  --exec CMD       Start the implementation per group of cases: CMD runs in a shell with {case_file}
+                   (a manifest of the group's cases) and {port} (listen on 127.0.0.1:{port}) replaced;
+                   the harness waits for the port, runs the group, stops the server (SIGTERM).
+  (neither)        keel's fixture app is built from the cases and served on 127.0.0.1.
   --serve          Build and serve the fixture app from the cases, print its URL, run nothing
                    (binds to --base-url's host and port when given, else a free loopback port).
-  --json FILE      Write the results as JSON.
+
+Options:
+  --group MODE     With --exec: route (default: few servers, cases share one unless their handlers
+                   collide on a method + route), handler (one per handler definition), case (one per case).
+  --exec-timeout MS  With --exec: how long a server may take to listen (default ${DEFAULT_EXEC_START_TIMEOUT_MS}).
+  --level LEVEL    strict (default): status, listed headers and cookies, whole body.
+                   lenient: status, problem type slug, and loc + type of each validation error.
+  --list           Print the cases and the route table an implementation must serve; run nothing.
+  --manifest FILE  Write the manifest (JSON: per case route, parameters, schemas, exact request,
+                   expected status) to FILE ("-" for standard output); run nothing.
+  --json FILE      Write the results as JSON (per case: request sent, expected, actual, differences).
   --junit FILE     Write the results as JUnit XML.
-  --filter TEXT    Only cases whose id contains TEXT.
+  --filter TEXT    Only cases whose id contains TEXT (plain substring, case-sensitive).
   --timeout MS     Per-request timeout in milliseconds (default 10000).
   --quiet          Only the table, failures and the summary line (no per-case lines).
   --no-diffs       Leave out the failure diffs (a pass-rate report).
@@ -47,6 +68,12 @@ export async function main(argv: readonly string[], io: CliIo = defaultIo): Prom
       allowPositionals: true,
       options: {
         'base-url': { type: 'string' },
+        exec: { type: 'string' },
+        group: { type: 'string' },
+        'exec-timeout': { type: 'string' },
+        level: { type: 'string' },
+        list: { type: 'boolean', default: false },
+        manifest: { type: 'string' },
         serve: { type: 'boolean', default: false },
         json: { type: 'string' },
         junit: { type: 'string' },
@@ -76,6 +103,29 @@ export async function main(argv: readonly string[], io: CliIo = defaultIo): Prom
     io.err(`--timeout must be a positive integer (milliseconds), got ${JSON.stringify(values.timeout)}`);
     return 2;
   }
+  const level = (values.level ?? 'strict') as ConformanceLevel;
+  if (!CONFORMANCE_LEVELS.includes(level)) {
+    io.err(`--level must be one of ${CONFORMANCE_LEVELS.join(', ')}, got ${JSON.stringify(values.level)}`);
+    return 2;
+  }
+  const group = (values.group ?? 'route') as ExecGrouping;
+  if (!EXEC_GROUPINGS.includes(group)) {
+    io.err(`--group must be one of ${EXEC_GROUPINGS.join(', ')}, got ${JSON.stringify(values.group)}`);
+    return 2;
+  }
+  const execTimeoutMs = values['exec-timeout'] !== undefined ? Number(values['exec-timeout']) : undefined;
+  if (execTimeoutMs !== undefined && (!Number.isInteger(execTimeoutMs) || execTimeoutMs <= 0)) {
+    io.err(`--exec-timeout must be a positive integer (milliseconds), got ${JSON.stringify(values['exec-timeout'])}`);
+    return 2;
+  }
+  if (values.exec !== undefined && (values['base-url'] !== undefined || values.serve)) {
+    io.err('--exec starts the server itself: give it without --base-url and --serve');
+    return 2;
+  }
+  if (values.exec !== undefined && (!values.exec.includes('{port}') || !values.exec.includes('{case_file}'))) {
+    io.err(`--exec needs both {case_file} and {port} in the command, got ${JSON.stringify(values.exec)}`);
+    return 2;
+  }
   let baseUrl: string | undefined;
   if (values['base-url'] !== undefined) {
     try {
@@ -97,6 +147,28 @@ export async function main(argv: readonly string[], io: CliIo = defaultIo): Prom
   }
   if (values.filter) cases = cases.filter((c) => c.id.includes(values.filter!));
 
+  if (values.manifest !== undefined) {
+    const text = `${JSON.stringify(buildManifest(cases), null, 2)}\n`;
+    if (values.manifest === '-') io.out(text.trimEnd());
+    else writeFileSync(values.manifest, text);
+    return 0;
+  }
+  if (values.list) {
+    io.out(formatList(cases));
+    return 0;
+  }
+
+  if (values.exec !== undefined) {
+    const runnable = cases.filter(isRunnable) as ConformanceCase[];
+    const exec = execTarget(runnable, { command: values.exec, group, ...(execTimeoutMs ? { startTimeoutMs: execTimeoutMs } : {}) });
+    try {
+      const ordered: LoadedCase[] = [...exec.order, ...cases.filter((c) => !isRunnable(c))];
+      return await runAndReport(ordered, { target: exec.target, level, ...(timeoutMs ? { timeoutMs } : {}) }, values, io, () => `${exec.launches()} server start${exec.launches() === 1 ? '' : 's'} (--group ${group})`);
+    } finally {
+      await exec.close();
+    }
+  }
+
   let target: RunOptions['target'];
   if (baseUrl && !values.serve) target = baseUrl;
   else {
@@ -117,18 +189,43 @@ export async function main(argv: readonly string[], io: CliIo = defaultIo): Prom
     target = fixtureTarget;
   }
 
-  {
-    const report = await runCases(cases, {
-      target,
-      ...(timeoutMs ? { timeoutMs } : {}),
-      onResult: values.quiet ? undefined : (r) => io.out(`${r.status === 'passed' ? 'ok  ' : r.status === 'failed' ? 'FAIL' : 'skip'} ${r.id}`),
-    });
-    const failures = values['no-diffs'] ? '' : formatFailures(report.results);
-    if (failures) io.out(`\n${failures}`);
-    io.out(`\n${formatTable(report)}\n`);
-    if (values.json) writeFileSync(values.json, toJson(report));
-    if (values.junit) writeFileSync(values.junit, toJUnit(report));
-    io.out(summaryLine(report));
-    return report.failed > 0 && !values['exit-zero'] ? 1 : 0;
-  }
+  return runAndReport(cases, { target, level, ...(timeoutMs ? { timeoutMs } : {}) }, values, io);
+}
+
+const PROGRESS: Record<CaseStatus, string> = { passed: 'ok  ', failed: 'FAIL', contradicted: '~   ', skipped: 'skip' };
+
+interface ReportFlags {
+  quiet?: boolean;
+  'no-diffs'?: boolean;
+  'exit-zero'?: boolean;
+  json?: string;
+  junit?: string;
+}
+
+async function runAndReport(cases: readonly LoadedCase[], options: RunOptions, flags: ReportFlags, io: CliIo, footer?: () => string): Promise<number> {
+  const report = await runCases(cases, {
+    ...options,
+    ...(flags.quiet ? {} : { onResult: (r) => io.out(`${PROGRESS[r.status]} ${r.id}`) }),
+  });
+  const failures = flags['no-diffs'] ? '' : formatFailures(report.results);
+  if (failures) io.out(`\n${failures}`);
+  const contradicted = formatContradicted(report.results);
+  if (contradicted && !flags['no-diffs']) io.out(`\n${contradicted}`);
+  io.out(`\n${formatTable(report)}\n`);
+  if (footer) io.out(footer());
+  if (flags.json) writeFileSync(flags.json, toJson(report));
+  if (flags.junit) writeFileSync(flags.junit, toJUnit(report));
+  io.out(summaryLine(report));
+  return report.failed > 0 && !flags['exit-zero'] ? 1 : 0;
+}
+
+/** `--list`: one line per case (id, method, route, expected status), then the route table. */
+export function formatList(cases: readonly LoadedCase[]): string {
+  const manifest = buildManifest(cases);
+  const lines = [`${manifest.cases.length} cases to run${manifest.skipped.length ? ` (${manifest.skipped.length} skipped)` : ''}:`];
+  for (const c of manifest.cases) lines.push(`  ${c.id}  ${c.method} ${c.route} -> ${c.expected_status}`);
+  for (const s of manifest.skipped) lines.push(`  ${s.id}  skipped: ${s.reason}`);
+  lines.push('', `Routes to serve (${manifest.routes.length}; "handlers" > 1: cases need different definitions of one route, see --exec):`);
+  for (const r of manifest.routes) lines.push(`  ${r.method.padEnd(7)} ${r.route}  (${r.route_colon})  ${r.cases.length} case${r.cases.length === 1 ? '' : 's'}${r.handlers > 1 ? `, ${r.handlers} handlers` : ''}`);
+  return lines.join('\n');
 }

@@ -76,8 +76,8 @@ describe('keel-conformance CLI', () => {
       assert.match(r.out, /✗ basics\/02_missing/);
       assert.match(r.out, /body \(response body is not JSON\)\n {4}expected: \{"type":"https:\/\/example.com\/errors\/not-found"/);
       assert.match(r.out, /actual: {3}"<h1>Not Found<\/h1>"/);
-      assert.match(r.out, /^basics\s+1\s+1\s+0\s+50\.0%$/m);
-      assert.match(r.out, /^graphql\s+0\s+0\s+1\s+-$/m);
+      assert.match(r.out, /^basics\s+1\s+1\s+0\s+0\s+50\.0%$/m);
+      assert.match(r.out, /^graphql\s+0\s+0\s+0\s+1\s+-$/m);
     });
 
     it('should write JSON and JUnit reports', async () => {
@@ -85,12 +85,19 @@ describe('keel-conformance CLI', () => {
       const junit = join(dir, 'r.xml');
       await run(['--quiet', '--base-url', base, '--json', json, '--junit', junit, join(dir, 'mixed')]);
       const report = JSON.parse(readFileSync(json, 'utf8'));
-      assert.deepEqual(report.summary, { passed: 1, failed: 1, skipped: 1 });
+      assert.deepEqual(report.summary, { passed: 1, failed: 1, contradicted: 0, skipped: 1 });
       assert.deepEqual(report.cases.map((c: { id: string; status: string }) => [c.id, c.status]), [
         ['basics/01_hello', 'passed'],
         ['basics/02_missing', 'failed'],
         ['graphql/01_query', 'skipped'],
       ]);
+      const failed = report.cases.find((c: { id: string }) => c.id === 'basics/02_missing');
+      assert.deepEqual(failed.request, { method: 'GET', path: '/missing', headers: [['X-Conformance-Case', 'basics/02_missing']] });
+      assert.deepEqual(failed.expected, { status: 404, body: wrong.expected_response.body });
+      assert.equal(failed.actual.status, 404);
+      assert.equal(failed.actual.body, '<h1>Not Found</h1>');
+      assert.equal(failed.actual.headers['content-type'], 'text/html');
+      assert.equal(report.cases[0].request, undefined, 'passed cases stay short');
       const xml = readFileSync(junit, 'utf8');
       assert.match(xml, /<testsuites name="keel-conformance" tests="3" failures="1" skipped="1"/);
       assert.match(xml, /<testcase classname="basics" name="basics\/02_missing" time="[\d.]+">\n\s+<failure message="body">/);
@@ -101,7 +108,7 @@ describe('keel-conformance CLI', () => {
       const r = await run(['--quiet', '--no-diffs', '--exit-zero', '--base-url', base, join(dir, 'mixed')]);
       assert.equal(r.code, 0);
       assert.doesNotMatch(r.out, /✗/);
-      assert.match(r.out, /^TOTAL\s+1\s+1\s+1\s+50\.0%$/m);
+      assert.match(r.out, /^TOTAL\s+1\s+1\s+0\s+1\s+50\.0%$/m);
       assert.equal(r.last, '1 passed, 1 failed, 1 skipped');
     });
 
@@ -109,6 +116,47 @@ describe('keel-conformance CLI', () => {
       const r = await run(['--base-url', base, '--filter', '01_hello', join(dir, 'mixed')]);
       assert.equal(r.code, 0);
       assert.equal(r.last, '1 passed, 0 failed');
+    });
+  });
+
+  describe('when a case fails', () => {
+    it('should show the request sent, and put a status mismatch first with the body differences collapsed', async () => {
+      const r = await run(['--base-url', base, join(dir, 'mixed')]);
+      assert.match(r.out, /request sent:\n {4}GET \/missing\n {4}X-Conformance-Case: basics\/02_missing/);
+      const statusCase = join(dir, 'status/basics');
+      mkdirSync(statusCase, { recursive: true });
+      writeFileSync(join(statusCase, '01_teapot.json'), JSON.stringify({ ...wrong, handler: { route: '/hello', method: 'GET' }, request: { method: 'GET', path: '/hello' }, expected_response: { status_code: 418, body: { a: 1, b: 2, c: 3 } } }));
+      const s = await run(['--base-url', base, join(dir, 'status')]);
+      assert.match(s.out, /✗ basics\/01_teapot[^\n]*\n {2}source: [^\n]*\n {2}status\n {4}expected: 418\n {4}actual: {3}200\n {2}\(4 more differences in headers\/body not shown: the status differs\)\n {2}body received: \{"hello":"world"\}/);
+    });
+
+    it('should grade only status, problem type slug, loc and error type at --level lenient', async () => {
+      const r = await run(['--base-url', base, '--level', 'lenient', join(dir, 'pass')]);
+      assert.equal(r.code, 0);
+      const bad = await run(['--base-url', base, '--level', 'loose', join(dir, 'pass')]);
+      assert.equal(bad.code, 2);
+      assert.match(bad.err, /--level must be one of strict, lenient/);
+    });
+  });
+
+  describe('when listing the cases or writing the manifest', () => {
+    it('should print the cases and the route table, and run nothing', async () => {
+      const r = await run(['--list', join(dir, 'mixed')]);
+      assert.equal(r.code, 0);
+      assert.match(r.out, /^2 cases to run \(1 skipped\):$/m);
+      assert.match(r.out, /^ {2}basics\/02_missing {2}GET \/missing -> 404$/m);
+      assert.match(r.out, /^ {2}graphql\/01_query {2}skipped: GraphQL document/m);
+      assert.match(r.out, /^Routes to serve \(2;/m);
+      assert.match(r.out, /^ {2}GET {5}\/hello {2}\(\/hello\) {2}1 case$/m);
+    });
+
+    it('should write the manifest to standard output with -', async () => {
+      const r = await run(['--manifest', '-', join(dir, 'mixed')]);
+      assert.equal(r.code, 0);
+      const m = JSON.parse(r.out);
+      assert.deepEqual(m.cases.map((c: { id: string }) => c.id), ['basics/01_hello', 'basics/02_missing']);
+      assert.equal(m.cases[0].request.path, '/hello');
+      assert.deepEqual(m.skipped.map((c: { id: string }) => c.id), ['graphql/01_query']);
     });
   });
 
@@ -128,6 +176,9 @@ describe('keel-conformance CLI', () => {
       ['a base URL that is not http', ['--base-url', 'ftp://x', 'x'], /only http:\/\//],
       ['a base URL that is not a URL', ['--base-url', 'nope', 'x'], /--base-url: Invalid URL/],
       ['a timeout that is not a number', ['--timeout', 'soon', 'x'], /--timeout must be a positive integer/],
+      ['--exec with --base-url', ['--exec', 'x {case_file} {port}', '--base-url', 'http://127.0.0.1:1', 'x'], /--exec starts the server itself/],
+      ['--exec without {port}', ['--exec', 'x {case_file}', 'x'], /--exec needs both \{case_file\} and \{port\}/],
+      ['an unknown --group', ['--group', 'all', 'x'], /--group must be one of route, handler, case/],
       ['a case path that does not exist', ['--base-url', 'http://127.0.0.1:1', '/nonexistent/cases'], /ENOENT/],
     ] as const) {
       it(`should exit 2 for ${why}`, async () => {
@@ -141,6 +192,28 @@ describe('keel-conformance CLI', () => {
       const r = await run(['--help']);
       assert.equal(r.code, 0);
       assert.match(r.out, /Usage: keel-conformance/);
+    });
+  });
+
+  describe('when cases use formats Ajv does not know by itself', () => {
+    it('should check format decimal and print no library warning into the report', async () => {
+      const formats = join(dir, 'formats/path_params');
+      mkdirSync(formats, { recursive: true });
+      const decimal = (name: string, value: string, status: number) => ({
+        name,
+        handler: { route: '/prices/{amount}', method: 'GET', parameters: { path: { amount: { type: 'string', format: 'decimal' } }, query: { code: { type: 'string', format: 'made-up-format', optional: true } } } },
+        request: { method: 'GET', path: `/prices/${value}` },
+        expected_response: { status_code: status },
+      });
+      writeFileSync(join(formats, '01_ok.json'), JSON.stringify(decimal('decimal ok', '19.99', 200)));
+      writeFileSync(join(formats, '02_bad.json'), JSON.stringify(decimal('decimal bad', 'abc', 422)));
+      const r = await new Promise<{ code: number | null; stdout: string; stderr: string }>((resolve) => {
+        execFile(process.execPath, ['--import', 'tsx', 'harness/cli.ts', join(dir, 'formats')], (err, stdout, stderr) => {
+          resolve({ code: err ? ((err as { code?: number }).code ?? null) : 0, stdout, stderr });
+        });
+      });
+      assert.equal(r.stdout.trim().split('\n').at(-1), '2 passed, 0 failed', r.stdout);
+      assert.doesNotMatch(r.stdout + r.stderr, /unknown format/);
     });
   });
 

@@ -55,8 +55,18 @@ describe('buildRequest and send', () => {
     it('should append to a query already in the path', async () => {
       assert.equal((await roundTrip({ method: 'GET', path: '/x?a=1', query_params: { b: 2 } })).url, '/x?a=1&b=2');
     });
+    it('should send a parameter given in the path and in query_params once', async () => {
+      assert.equal((await roundTrip({ method: 'GET', path: '/items/?limit=10', query_params: { limit: 10 } })).url, '/items/?limit=10');
+      assert.equal((await roundTrip({ method: 'GET', path: '/items?colors=red;green;blue', query_params: { colors: 'red;green;blue', page: 2 } })).url, '/items?colors=red;green;blue&page=2');
+    });
     it('should send query_string verbatim', async () => {
       assert.equal((await roundTrip({ method: 'GET', path: '/x', query_string: 'q=foo&q=bar', query_params: { q: ['foo', 'bar'] } })).url, '/x?q=foo&q=bar');
+    });
+  });
+
+  describe('when a JSON body holds -0', () => {
+    it('should keep the sign (JSON.stringify would write 0)', async () => {
+      assert.equal((await roundTrip({ method: 'POST', path: '/', body: { offset: -0, list: [-0, 0] } })).body, '{"offset":-0,"list":[-0,0]}');
     });
   });
 

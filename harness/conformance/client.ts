@@ -95,19 +95,39 @@ export function buildMultipart(data: Record<string, unknown>, files: readonly Ca
   return { body: Buffer.concat(parts), contentType: `multipart/form-data; boundary=${boundary}` };
 }
 
+/**
+ * `request.path` plus the case's query, each parameter once:
+ * - `query_string` is the raw form; when given it wins (`query_params` then only documents it);
+ * - a query already in `request.path` is sent as written; `query_params` then describes it (the
+ *   corpus repeats `?limit=10` as `{limit: 10}`), so only its names the path does not carry are added;
+ * - otherwise `query_params` is encoded, arrays as repeated names (`a=1&a=2`).
+ */
+export function withQuery(req: Pick<CaseRequest, 'path' | 'query_params' | 'query_string'>): string {
+  let path = req.path;
+  const join = (q: string) => (q ? path + (path.includes('?') ? (path.endsWith('?') || path.endsWith('&') ? '' : '&') : '?') + q : path);
+  if (typeof req.query_string === 'string' && req.query_string !== '') return join(req.query_string.replace(/^\?/, ''));
+  if (!req.query_params || Object.keys(req.query_params).length === 0) return path;
+  const inPath = new Set(new URLSearchParams(path.includes('?') ? path.slice(path.indexOf('?') + 1) : '').keys());
+  const rest = Object.fromEntries(Object.entries(req.query_params).filter(([k]) => !inPath.has(k)));
+  const query = new URLSearchParams();
+  appendParams(query, rest);
+  return join(query.toString());
+}
+
+const NEGATIVE_ZERO = '\u0000keel-negative-zero\u0000';
+
+/** JSON.stringify, except that -0 stays `-0` (the corpus sends it on purpose; JSON.stringify writes 0). */
+export function jsonText(value: unknown): string {
+  let seen = false;
+  const text = JSON.stringify(value, (_k, v: unknown) => (Object.is(v, -0) ? ((seen = true), NEGATIVE_ZERO) : v));
+  return seen ? text.replaceAll(JSON.stringify(NEGATIVE_ZERO), '-0') : text;
+}
+
 /** The wire form of a case request. */
 export function buildRequest(input: CaseRequest): WireRequest {
   const req = expandTemplates(input);
   const method = (req.method ?? 'GET').toUpperCase();
-  let path = req.path;
-  const query = new URLSearchParams();
-  // query_string is the raw form; when both are given it wins (query_params then only documents it).
-  if (typeof req.query_string === 'string' && req.query_string !== '') {
-    path += (path.includes('?') ? '&' : '?') + req.query_string.replace(/^\?/, '');
-  } else if (req.query_params && Object.keys(req.query_params).length > 0) {
-    appendParams(query, req.query_params);
-    path += (path.includes('?') ? '&' : '?') + query.toString();
-  }
+  const path = withQuery(req);
   const headers: Array<[string, string]> = Object.entries(req.headers ?? {}).map(([k, v]) => [k, scalar(v)]);
   if (req.cookies && Object.keys(req.cookies).length > 0) {
     const cookie = Object.entries(req.cookies).map(([k, v]) => `${k}=${scalar(v)}`).join('; ');
@@ -120,7 +140,7 @@ export function buildRequest(input: CaseRequest): WireRequest {
   if (req.body !== undefined) {
     if (typeof req.body === 'string') body = Buffer.from(req.body, 'utf8');
     else {
-      body = Buffer.from(JSON.stringify(req.body), 'utf8');
+      body = Buffer.from(jsonText(req.body), 'utf8');
       contentType = 'application/json';
     }
     if (declared) contentType = declared;

@@ -123,4 +123,33 @@ describe('parseSetCookies', () => {
     const c = parseSetCookies(['token=a=b; PATH=/x']);
     assert.deepEqual(c.get('token'), { value: 'a=b', attributes: { path: '/x' } });
   });
+
+});
+
+describe('compareResponse, error items and levels', () => {
+  describe('when an error item leaves out input or ctx', () => {
+    const problem = (item: Record<string, unknown>) => ({ type: 'https://x/errors/validation-error', status: 422, errors: [item] });
+    const got = snap(422, {}, problem({ type: 'missing', loc: ['query', 'q'], msg: 'Field required', input: null, ctx: { a: 1 } }));
+    it('should not assert them (the corpus format marks them optional)', () => {
+      assert.deepEqual(compareResponse({ status_code: 422, body: problem({ type: 'missing', loc: ['query', 'q'], msg: 'Field required' }) }, got), []);
+    });
+    it('should still assert them when given, and any other extra key', () => {
+      assert.deepEqual(whats(compareResponse({ status_code: 422, body: problem({ type: 'missing', loc: ['query', 'q'], msg: 'Field required', input: '' }) }, got)), ['body $.errors[0].input']);
+      const extra = snap(422, {}, problem({ type: 'missing', loc: ['query', 'q'], msg: 'Field required', url: 'x' }));
+      assert.deepEqual(whats(compareResponse({ status_code: 422, body: problem({ type: 'missing', loc: ['query', 'q'], msg: 'Field required' }) }, extra)), ['body $.errors[0].url']);
+    });
+  });
+
+  describe('when grading at the lenient level', () => {
+    const expected = { status_code: 422, headers: { 'x-a': 'b' }, body: { type: 'https://spikard.dev/errors/validation-error', title: 'Request Validation Failed', detail: 'x', errors: [{ type: 'string_too_short', loc: ['query', 'q'], msg: 'String should have at least 3 characters', ctx: { min_length: 3 } }] } };
+    it('should grade only the status, the problem type slug and loc + type of each error', () => {
+      const got = snap(422, {}, { type: 'https://example.org/problems/validation-error', title: 'Bad', errors: [{ type: 'string_too_short', loc: ['query', 'q'], msg: 'too short' }] });
+      assert.deepEqual(compareResponse(expected, got, 'lenient'), []);
+      assert.ok(compareResponse(expected, got, 'strict').length > 0);
+    });
+    it('should report a wrong slug, loc or type, and a missing item', () => {
+      const got = snap(422, {}, { type: 'https://example.org/problems/bad-request', errors: [{ type: 'too_short', loc: ['query', 'r'] }, { type: 'x', loc: [] }] });
+      assert.deepEqual(whats(compareResponse(expected, got, 'lenient')), ['body $.type', 'body $.errors.length', 'body $.errors[0].type', 'body $.errors[0].loc']);
+    });
+  });
 });

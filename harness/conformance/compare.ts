@@ -7,7 +7,9 @@
  *   are tokens. A value containing `.*` is an anchored regular expression: the corpus writes
  *   `"X-Response-Time": ".*ms"` and `"X-Request-ID": ".*"` meaning "any value (ending in ms)", never
  *   a literal `.*`. Every other value is compared exactly.
- * - JSON bodies: deep-equal (key order free, no extra or missing keys); the header tokens work on
+ * - JSON bodies: deep-equal (key order free, no extra or missing keys, except `input` and `ctx` in an
+ *   item of a problem's `errors` list: the corpus format marks them optional (`{type, loc, msg, input?,
+ *   ctx?}`), so an item that omits them asserts nothing about them); the header tokens work on
  *   string leaves too (`<<absent>>` as a member value: the member must not exist); a problem `type` that is an
  *   absolute URI is compared by its last path segment (the corpus uses another project's base URI);
  *   a string leaf containing `.*` is a pattern, as for headers.
@@ -81,6 +83,10 @@ function jsonPath(parent: string, key: string | number): string {
 }
 
 /** Collect differences between two JSON values (`$` is the root). */
+/** Members of an `errors[i]` item a case may leave out (corpus README: `{type, loc, msg, input?, ctx?}`). */
+export const OPTIONAL_ERROR_ITEM_KEYS: readonly string[] = ['input', 'ctx'];
+const ERROR_ITEM_PATH = /\.errors\[\d+\]$/;
+
 export function diffJson(expected: unknown, actual: unknown, path: string, out: Mismatch[], key?: string): void {
   if (out.length >= MAX_BODY_DIFFS) return;
   if (expected === '<<present>>') return;
@@ -112,8 +118,9 @@ export function diffJson(expected: unknown, actual: unknown, path: string, out: 
       } else if (!(k in actual)) out.push({ what: `body ${jsonPath(path, k)}`, expected: expected[k], actual: '<<missing>>' });
       else diffJson(expected[k], actual[k], jsonPath(path, k), out, k);
     }
+    const optional = ERROR_ITEM_PATH.test(path) ? OPTIONAL_ERROR_ITEM_KEYS : [];
     for (const k of Object.keys(actual)) {
-      if (!(k in expected)) out.push({ what: `body ${jsonPath(path, k)}`, expected: '<<not expected>>', actual: actual[k] });
+      if (!(k in expected) && !optional.includes(k)) out.push({ what: `body ${jsonPath(path, k)}`, expected: '<<not expected>>', actual: actual[k] });
     }
     return;
   }
@@ -210,10 +217,51 @@ export function compareCookies(expected: Record<string, unknown>, snap: Response
   }
 }
 
+/**
+ * How much of a response is graded:
+ * - `strict` (default): status, the listed headers and cookies, and the whole body (rules above);
+ * - `lenient`: the status, the problem `type` slug (last path segment) and, for each item of a
+ *   problem's `errors` list, its `loc` and `type` (same items, same order). Messages, `ctx`,
+ *   `input`, headers, cookies and success bodies are not graded.
+ */
+export type ConformanceLevel = 'strict' | 'lenient';
+export const CONFORMANCE_LEVELS: readonly ConformanceLevel[] = ['strict', 'lenient'];
+
+function isProblemLike(v: unknown): v is Record<string, unknown> {
+  return typeof v === 'object' && v !== null && !Array.isArray(v) && ('type' in v || 'errors' in v);
+}
+
+function compareLenient(expected: CaseExpectedResponse, snap: ResponseSnapshot, out: Mismatch[]): void {
+  const want = expected.body;
+  if (!isProblemLike(want)) return;
+  const parsed = snap.json !== undefined ? { ok: true as const, value: snap.json } : parseJson(snap.text);
+  const body = parsed.ok ? parsed.value : undefined;
+  const actual = isProblemLike(body) ? body : {};
+  if (typeof want.type === 'string') {
+    const a = typeof actual.type === 'string' ? actual.type : '<<missing>>';
+    if (lastSegment(want.type) !== lastSegment(a)) out.push({ what: 'body $.type', expected: want.type, actual: a, note: 'problem type compared by last path segment' });
+  }
+  if (Array.isArray(want.errors)) {
+    const items = (list: unknown) => (Array.isArray(list) ? list : []).map((e) => ({ type: (e as Record<string, unknown>)?.type, loc: (e as Record<string, unknown>)?.loc }));
+    const w = items(want.errors);
+    const a = items(actual.errors);
+    if (w.length !== a.length) out.push({ what: 'body $.errors.length', expected: w.length, actual: a.length });
+    for (let i = 0; i < Math.min(w.length, a.length); i++) {
+      for (const k of ['type', 'loc'] as const) {
+        if (!isDeepStrictEqual(w[i]![k], a[i]![k])) out.push({ what: `body $.errors[${i}].${k}`, expected: w[i]![k], actual: a[i]![k] ?? '<<missing>>' });
+      }
+    }
+  }
+}
+
 /** Every difference between the expected response and the snapshot; empty = the case passes. */
-export function compareResponse(expected: CaseExpectedResponse, snap: ResponseSnapshot): Mismatch[] {
+export function compareResponse(expected: CaseExpectedResponse, snap: ResponseSnapshot, level: ConformanceLevel = 'strict'): Mismatch[] {
   const out: Mismatch[] = [];
   if (snap.status !== expected.status_code) out.push({ what: 'status', expected: expected.status_code, actual: snap.status });
+  if (level === 'lenient') {
+    compareLenient(expected, snap, out);
+    return out;
+  }
   if (expected.headers) compareHeaders(expected.headers, snap, out);
   if ('body' in expected) compareBody(expected.body, snap, out);
   if (expected.cookies) compareCookies(expected.cookies, snap, out);

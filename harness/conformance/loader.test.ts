@@ -55,7 +55,7 @@ describe('loadCases', () => {
 
     it('should normalise an HTTP case', () => {
       const c = loadCases([join(root, 'testing_data/path_params')])[0] as ConformanceCase;
-      assert.equal(c.id, '01_int');
+      assert.equal(c.id, 'testing_data/path_params/01_int');
       assert.equal(c.category, 'path_params');
       assert.equal(c.name, 'int id');
       assert.equal(c.handler.route, '/items/{id:int}');
@@ -76,10 +76,49 @@ describe('loadCases', () => {
     });
   });
 
+  describe('when given the two layouts as separate directories', () => {
+    it('should keep the layout in the ids, so copies of one case in both layouts do not collide', () => {
+      write('fixtures/path_params.json', [{ id: '01_int', category: 'path_params', http: httpCase('copy') }]);
+      try {
+        const ids = loadCases([join(root, 'testing_data'), join(root, 'fixtures')]).map((c) => c.id);
+        assert.ok(ids.includes('testing_data/path_params/01_int'));
+        assert.ok(ids.includes('fixtures/path_params/01_int'));
+        assert.deepEqual([...ids].sort(), loadCases([root]).map((c) => c.id).sort(), 'the same ids as when the corpus root is given');
+      } finally {
+        rmSync(join(root, 'fixtures/path_params.json'));
+      }
+    });
+
+    it('should give a folder outside the layouts ids relative to it', () => {
+      write('own/fixtures/conformance/basics/01_a.json', httpCase('own'));
+      try {
+        assert.deepEqual(loadCases([join(root, 'own/fixtures/conformance')]).map((c) => c.id), ['basics/01_a']);
+      } finally {
+        rmSync(join(root, 'own'), { recursive: true });
+      }
+    });
+  });
+
+  describe('when a case needs a feature outside the specification', () => {
+    it('should skip dependency injection and SQL cases with that reason', () => {
+      write('di/basics/01_di.json', { ...httpCase('di'), handler: { route: '/x', method: 'GET', dependencies: { db: { type: 'value', value: 1 } } } });
+      write('di/basics/02_sql.json', { ...httpCase('sql'), tags: ['sql'] });
+      write('di/basics/03_plain.json', httpCase('plain'));
+      try {
+        const byId = new Map(loadCases([join(root, 'di')]).map((c) => [c.id, c]));
+        assert.match(byId.get('basics/01_di')!.skip!, /outside the specification: dependency injection \(handler\.dependencies\)/);
+        assert.match(byId.get('basics/02_sql')!.skip!, /outside the specification: SQL/);
+        assert.equal(byId.get('basics/03_plain')!.skip, undefined);
+      } finally {
+        rmSync(join(root, 'di'), { recursive: true });
+      }
+    });
+  });
+
   describe('when given single files', () => {
     it('should name cases after the parent folder or the array file', () => {
       const ids = loadCases([join(root, 'testing_data/path_params/01_int.json'), join(root, 'fixtures/status_codes.json')]).map((c) => c.id);
-      assert.deepEqual(ids, ['path_params/01_int', 'fixtures/status_codes/ok', 'fixtures/status_codes/trace', 'fixtures/status_codes/rust_only']);
+      assert.deepEqual(ids, ['testing_data/path_params/01_int', 'fixtures/status_codes/ok', 'fixtures/status_codes/trace', 'fixtures/status_codes/rust_only']);
     });
   });
 
@@ -92,7 +131,7 @@ describe('loadCases', () => {
 
     it('should reject duplicate ids', () => {
       const p = join(root, 'testing_data/path_params/01_int.json');
-      assert.throws(() => loadCases([p, p]), /Duplicate case id "path_params\/01_int"/);
+      assert.throws(() => loadCases([p, p]), /Duplicate case id "testing_data\/path_params\/01_int"/);
     });
 
     it('should fail for a path that does not exist', () => {

@@ -6,7 +6,7 @@
  * loaded as skipped cases with the reason, so the report counts them instead of hiding them.
  */
 import { readdirSync, readFileSync, statSync } from 'node:fs';
-import { basename, dirname, join, relative, sep } from 'node:path';
+import { basename, dirname, join, relative, resolve, sep } from 'node:path';
 import type { CaseExpectedResponse, CaseHandler, CaseRequest, ConformanceCase, LoadedCase } from './types.js';
 
 /** The client language this runner counts as for a case's `skip.languages` list. */
@@ -26,6 +26,21 @@ function outOfScopeReason(doc: Json, category: string): string {
   if ('examples' in doc || 'params_schema' in doc || category.startsWith('jsonrpc')) return 'JSON-RPC method document (not an HTTP request/response case)';
   if (category === 'websockets' || category === 'sse' || 'channel' in doc) return `${category} channel document (not an HTTP request/response case)`;
   return 'not an HTTP request/response case (no handler.route, request.path and expected_response.status_code)';
+}
+
+/**
+ * Why a case needs a feature outside the specification's scope, if it does: dependency injection
+ * (`handler.dependencies`, the corpus schema's DI configuration) and SQL/database access.
+ */
+export function outOfSpecScope(handler: Json, doc: Json): string | undefined {
+  if (isObject(handler.dependencies) && Object.keys(handler.dependencies).length > 0) {
+    return 'outside the specification: dependency injection (handler.dependencies)';
+  }
+  const tags = Array.isArray(doc.tags) ? doc.tags.map((t) => String(t).toLowerCase()) : [];
+  if (['sql', 'database', 'db'].some((t) => tags.includes(t)) || 'sql' in handler || 'database' in handler) {
+    return 'outside the specification: SQL / database access';
+  }
+  return undefined;
 }
 
 /** Normalise one case object of either layout. */
@@ -51,6 +66,8 @@ export function toCase(doc: unknown, info: { id: string; category: string; sourc
     expected: expected as CaseExpectedResponse,
     extra,
   };
+  const outOfScope = outOfSpecScope(handler, doc);
+  if (outOfScope) c.skip = outOfScope;
   const skip = doc.skip;
   if (isObject(skip) && Array.isArray(skip.languages) && skip.languages.includes(RUNNER_LANGUAGE)) {
     c.skip = `skipped by the corpus for ${RUNNER_LANGUAGE}: ${String(skip.reason ?? 'no reason given')}`;
@@ -95,10 +112,42 @@ function walk(dir: string, out: string[]): void {
   }
 }
 
+/** Folder names of the corpus's two layouts; ids keep them so both layouts load side by side. */
+export const LAYOUTS: readonly string[] = ['testing_data', 'fixtures'];
+
 /**
- * Load every case under the given files and directories. Ids are relative to the directory given
- * (`query_params/01_required_string_success`, `fixtures/auth/jwt_authentication_valid_token`);
- * duplicate ids are an error, because the expectation list is keyed by id.
+ * The id prefix of a directory given on the command line: `testing_data/` or `fixtures/` when it is
+ * a layout folder, `<layout>/<category>/` when it is a category folder inside one, else nothing.
+ */
+function directoryPrefix(dir: string): string {
+  const abs = resolve(dir);
+  const name = basename(abs);
+  if (LAYOUTS.includes(name)) return `${name}/`;
+  // Category folders exist only in testing_data (fixtures/ holds flat array files), so a folder
+  // such as keel's test/fixtures/conformance is not mistaken for a corpus category.
+  const parent = basename(dirname(abs));
+  if (parent === 'testing_data') return `${parent}/${name}/`;
+  return '';
+}
+
+/** The id base of a file given on the command line (same ids as when its directory is given). */
+function fileIdBase(file: string): string {
+  const abs = resolve(file);
+  const stem = basename(abs, '.json');
+  const parent = basename(dirname(abs));
+  if (LAYOUTS.includes(parent)) return `${parent}/${stem}`;
+  const grand = basename(dirname(dirname(abs)));
+  if (grand === 'testing_data') return `${grand}/${parent}/${stem}`;
+  return `${parent}/${stem}`;
+}
+
+/**
+ * Load every case under the given files and directories. Ids are the path below the directory
+ * given, prefixed by the corpus layout it lies in, so the same case has the same id however it is
+ * passed: `corpus`, `corpus/testing_data` and `corpus/testing_data/query_params` all give
+ * `testing_data/query_params/01_required_string_success`; `corpus/fixtures` gives
+ * `fixtures/auth/jwt_authentication_valid_token`. Outside the layouts (keel's own cases) ids are
+ * relative to the directory. Duplicate ids are an error (the expectation list is keyed by id).
  */
 export function loadCases(paths: readonly string[]): LoadedCase[] {
   const cases: LoadedCase[] = [];
@@ -108,14 +157,16 @@ export function loadCases(paths: readonly string[]): LoadedCase[] {
     if (statSync(p).isDirectory()) {
       const list: string[] = [];
       walk(p, list);
+      const prefix = directoryPrefix(p);
+      const prefixDirs = prefix.split('/').filter(Boolean);
       for (const f of list) {
         const rel = relative(p, f).slice(0, -'.json'.length).split(sep);
         // Nested folders (testing_data/graphql/queries/...) belong to their top-level category.
-        const dirs = rel.slice(0, -1).filter((d) => d !== 'testing_data' && d !== 'fixtures');
-        files.push([f, rel.join('/'), dirs[0]]);
+        const dirs = [...prefixDirs, ...rel.slice(0, -1)].filter((d) => !LAYOUTS.includes(d));
+        files.push([f, prefix + rel.join('/'), dirs[0]]);
       }
     } else {
-      files.push([p, `${basename(dirname(p))}/${basename(p, '.json')}`, undefined]);
+      files.push([p, fileIdBase(p), undefined]);
     }
     for (const [file, idBase, category] of files) {
       for (const c of loadFile(file, idBase, category)) {

@@ -2,7 +2,8 @@
  * Rendering a run: the per-category table, failure diffs, JSON and JUnit XML, and the summary line
  * CI logs end with (`N passed, M failed[, K skipped]`).
  */
-import type { CaseResult, RunReport } from './runner.js';
+import type { Mismatch } from './compare.js';
+import type { CaseResult, RunReport, SentRequest } from './runner.js';
 
 function pad(s: string, n: number, right = false): string {
   return right ? s.padStart(n) : s.padEnd(n);
@@ -13,11 +14,11 @@ function rate(passed: number, failed: number): string {
   return run === 0 ? '-' : `${((passed / run) * 100).toFixed(1)}%`;
 }
 
-/** A fixed-width table: category, passed, failed, skipped, pass rate (of the cases that ran). */
+/** A fixed-width table: category, passed, failed, contradicted, skipped, pass rate (of the cases that ran). */
 export function formatTable(report: RunReport): string {
-  const rows = report.categories.map((c) => [c.category, String(c.passed), String(c.failed), String(c.skipped), rate(c.passed, c.failed)]);
-  rows.push(['TOTAL', String(report.passed), String(report.failed), String(report.skipped), rate(report.passed, report.failed)]);
-  const head = ['category', 'passed', 'failed', 'skipped', 'pass rate'];
+  const rows = report.categories.map((c) => [c.category, String(c.passed), String(c.failed), String(c.contradicted), String(c.skipped), rate(c.passed, c.failed)]);
+  rows.push(['TOTAL', String(report.passed), String(report.failed), String(report.contradicted), String(report.skipped), rate(report.passed, report.failed)]);
+  const head = ['category', 'passed', 'failed', 'contradicted', 'skipped', 'pass rate'];
   const widths = head.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i]!.length)));
   const line = (r: string[]) => r.map((cell, i) => pad(cell, widths[i]!, i > 0)).join('  ');
   return [line(head), widths.map((w) => '-'.repeat(w)).join('  '), ...rows.map(line)].join('\n');
@@ -28,31 +29,60 @@ function show(v: unknown): string {
   return s.length > 300 ? `${s.slice(0, 300)}…` : s;
 }
 
-/** One block per failed case: id, source, then each difference as expected / actual. */
+/** The request as sent: request line, headers, body (shortened). */
+export function formatRequest(req: SentRequest, indent = '    '): string[] {
+  const lines = [`${indent}${req.method} ${req.path}`];
+  for (const [k, v] of req.headers) lines.push(`${indent}${k}: ${v.length > 120 ? `${v.slice(0, 120)}…` : v}`);
+  if (req.body !== undefined) lines.push(`${indent}${req.body.length > 300 ? `${req.body.slice(0, 300)}…` : req.body}`.replace(/\r?\n/g, `\n${indent}`));
+  return lines;
+}
+
+/**
+ * One block per failed case: id, source, the request sent, then each difference as expected /
+ * actual. A status mismatch comes first; when the status differs, the body and header differences
+ * are collapsed to a count and the body received (they follow from the wrong status).
+ */
 export function formatFailures(results: readonly CaseResult[]): string {
   const blocks: string[] = [];
   for (const r of results) {
     if (r.status !== 'failed') continue;
     const lines = [`✗ ${r.id} (${r.name})`, `  source: ${r.source}`];
     if (r.error) lines.push(`  error: ${r.error}`);
-    for (const m of r.mismatches) {
-      lines.push(`  ${m.what}${m.note ? ` (${m.note})` : ''}`, `    expected: ${show(m.expected)}`, `    actual:   ${show(m.actual)}`);
-    }
+    const status = r.mismatches.find((m) => m.what === 'status');
+    const rest = r.mismatches.filter((m) => m !== status);
+    const diff = (m: Mismatch) => lines.push(`  ${m.what}${m.note ? ` (${m.note})` : ''}`, `    expected: ${show(m.expected)}`, `    actual:   ${show(m.actual)}`);
+    if (status) {
+      diff(status);
+      if (rest.length) {
+        lines.push(`  (${rest.length} more difference${rest.length === 1 ? '' : 's'} in headers/body not shown: the status differs)`);
+        if (r.actual) lines.push(`  body received: ${show(r.actual.body)}`);
+      }
+    } else rest.forEach(diff);
+    if (r.contradiction?.note) lines.push(`  corpus contradiction with ${r.contradiction.conflicts_with} (${r.contradiction.field}) ${r.contradiction.note}`);
+    if (r.request) lines.push('  request sent:', ...formatRequest(r.request));
     blocks.push(lines.join('\n'));
   }
   return blocks.join('\n');
 }
 
-/** `N passed, M failed`, with `, K skipped` when cases were out of scope. */
-export function summaryLine(report: RunReport): string {
-  return `${report.passed} passed, ${report.failed} failed${report.skipped ? `, ${report.skipped} skipped` : ''}`;
+/** One line per case contradicted by the corpus: the case, the field, the conflicting case. */
+export function formatContradicted(results: readonly CaseResult[]): string {
+  return results
+    .filter((r) => r.status === 'contradicted' && r.contradiction)
+    .map((r) => `~ ${r.id}: contradicted by the corpus (${r.contradiction!.field} conflicts with ${r.contradiction!.conflicts_with})`)
+    .join('\n');
 }
 
-/** Machine-readable form of a run. */
+/** `N passed, M failed`, then `, C contradicted by the corpus` and `, K skipped` when there are any. */
+export function summaryLine(report: RunReport): string {
+  return `${report.passed} passed, ${report.failed} failed${report.contradicted ? `, ${report.contradicted} contradicted by the corpus` : ''}${report.skipped ? `, ${report.skipped} skipped` : ''}`;
+}
+
+/** Machine-readable form of a run: per case the request sent, the expected and the actual response and the differences. */
 export function toJson(report: RunReport): string {
   return JSON.stringify(
     {
-      summary: { passed: report.passed, failed: report.failed, skipped: report.skipped },
+      summary: { passed: report.passed, failed: report.failed, contradicted: report.contradicted, skipped: report.skipped },
       categories: report.categories,
       cases: report.results.map((r) => ({
         id: r.id,
@@ -63,7 +93,15 @@ export function toJson(report: RunReport): string {
         duration_ms: Math.round(r.durationMs * 10) / 10,
         ...(r.error ? { error: r.error } : {}),
         ...(r.skip ? { skip: r.skip } : {}),
+        ...(r.contradiction ? { contradiction: r.contradiction } : {}),
         ...(r.mismatches.length ? { mismatches: r.mismatches } : {}),
+        ...(r.status === 'failed' || r.status === 'contradicted'
+          ? {
+              ...(r.request ? { request: r.request } : {}),
+              ...(r.expected ? { expected: { status: r.expected.status_code, ...(r.expected.headers ? { headers: r.expected.headers } : {}), ...('body' in r.expected ? { body: r.expected.body } : {}) } } : {}),
+              ...(r.actual ? { actual: r.actual } : {}),
+            }
+          : {}),
       })),
     },
     null,
@@ -85,18 +123,22 @@ export function escapeXml(s: string): string {
 /** JUnit XML (the de-facto schema CI systems read): one testsuite per category. */
 export function toJUnit(report: RunReport, suiteName = 'keel-conformance'): string {
   const out = ['<?xml version="1.0" encoding="UTF-8"?>'];
-  const total = report.passed + report.failed + report.skipped;
+  const total = report.passed + report.failed + report.contradicted + report.skipped;
   const secs = (ms: number) => (ms / 1000).toFixed(3);
   const allMs = report.results.reduce((a, r) => a + r.durationMs, 0);
-  out.push(`<testsuites name="${escapeXml(suiteName)}" tests="${total}" failures="${report.failed}" skipped="${report.skipped}" time="${secs(allMs)}">`);
+  out.push(`<testsuites name="${escapeXml(suiteName)}" tests="${total}" failures="${report.failed}" skipped="${report.skipped + report.contradicted}" time="${secs(allMs)}">`);
   for (const c of report.categories) {
     const cases = report.results.filter((r) => r.category === c.category);
     const ms = cases.reduce((a, r) => a + r.durationMs, 0);
-    out.push(`  <testsuite name="${escapeXml(c.category)}" tests="${cases.length}" failures="${c.failed}" skipped="${c.skipped}" errors="0" time="${secs(ms)}">`);
+    out.push(`  <testsuite name="${escapeXml(c.category)}" tests="${cases.length}" failures="${c.failed}" skipped="${c.skipped + c.contradicted}" errors="0" time="${secs(ms)}">`);
     for (const r of cases) {
       const open = `    <testcase classname="${escapeXml(r.category)}" name="${escapeXml(r.id)}" time="${secs(r.durationMs)}"`;
       if (r.status === 'passed') out.push(`${open}/>`);
       else if (r.status === 'skipped') out.push(`${open}>`, `      <skipped message="${escapeXml(r.skip ?? '')}"/>`, '    </testcase>');
+      else if (r.status === 'contradicted') {
+        const why = `contradicted by the corpus: ${r.contradiction?.field} conflicts with ${r.contradiction?.conflicts_with}`;
+        out.push(`${open}>`, `      <skipped message="${escapeXml(why)}"/>`, '    </testcase>');
+      }
       else {
         const detail = formatFailures([r]);
         const message = r.error ?? r.mismatches.map((m) => m.what).join(', ');

@@ -4,11 +4,35 @@
  * and the fixture app re-mounts one server per case.
  */
 import { setTimeout as sleep } from 'node:timers/promises';
-import { buildRequest, send, DEFAULT_REQUEST_TIMEOUT_MS } from './client.js';
-import { compareResponse, type Mismatch } from './compare.js';
-import { isRunnable, type ConformanceCase, type LoadedCase } from './types.js';
+import type { ResponseSnapshot } from '../snapshot.js';
+import { buildRequest, send, DEFAULT_REQUEST_TIMEOUT_MS, type WireRequest } from './client.js';
+import { compareResponse, type ConformanceLevel, type Mismatch } from './compare.js';
+import { contradictionFor, type Contradiction } from './contradictions.js';
+import { isRunnable, type CaseExpectedResponse, type ConformanceCase, type LoadedCase } from './types.js';
 
-export type CaseStatus = 'passed' | 'failed' | 'skipped';
+/**
+ * `contradicted`: the case failed only in a field another case of the corpus contradicts (listed in
+ * harness/conformance/contradictions.json), and that other case did not fail. Not a failure.
+ */
+export type CaseStatus = 'passed' | 'failed' | 'contradicted' | 'skipped';
+
+/** Header naming the case on every request the runner sends (an implementation may route by it). */
+export const CASE_HEADER = 'X-Conformance-Case';
+
+/** The request as sent, for reports (body as UTF-8 text, cut at MAX_REPORTED_BODY bytes). */
+export interface SentRequest {
+  method: string;
+  path: string;
+  headers: Array<[string, string]>;
+  body?: string;
+}
+
+/** What came back, for reports. */
+export interface ActualResponse {
+  status: number;
+  headers: Record<string, string | string[]>;
+  body: unknown;
+}
 
 export interface CaseResult {
   id: string;
@@ -16,12 +40,19 @@ export interface CaseResult {
   name: string;
   source: string;
   status: CaseStatus;
-  /** Differences (failed cases). */
+  /** Differences (failed and contradicted cases). */
   mismatches: Mismatch[];
   /** Transport or setup failure (failed cases), e.g. connection refused. */
   error?: string;
   /** Why the case was not run (skipped cases). */
   skip?: string;
+  /** The corpus contradiction that excuses the mismatches (contradicted cases), or that was considered. */
+  contradiction?: Contradiction & { note?: string };
+  /** The request sent (cases that ran). */
+  request?: SentRequest;
+  /** The case's expected response and what came back (cases that ran and got an answer). */
+  expected?: CaseExpectedResponse;
+  actual?: ActualResponse;
   durationMs: number;
 }
 
@@ -29,6 +60,7 @@ export interface CategorySummary {
   category: string;
   passed: number;
   failed: number;
+  contradicted: number;
   skipped: number;
 }
 
@@ -37,6 +69,7 @@ export interface RunReport {
   categories: CategorySummary[];
   passed: number;
   failed: number;
+  contradicted: number;
   skipped: number;
 }
 
@@ -51,9 +84,16 @@ export interface RunOptions {
   target: string | URL | ((c: ConformanceCase) => Promise<CaseTarget>);
   /** Per-request budget (default DEFAULT_REQUEST_TIMEOUT_MS = 10000). */
   timeoutMs?: number;
+  /** `strict` (default) or `lenient` (see compare.ts). */
+  level?: ConformanceLevel;
+  /** Header carrying the case id on every request (default CASE_HEADER); `false` sends none. */
+  caseHeader?: string | false;
   /** Called after each case (progress output). */
   onResult?: (r: CaseResult) => void;
 }
+
+/** Largest request body text kept in a result, bytes. */
+const MAX_REPORTED_BODY = 2048;
 
 /**
  * Requests sent before the measured one (rate-limit cases: `warmup_requests`, expected
@@ -67,13 +107,32 @@ export function warmup(c: ConformanceCase): { requests: number; expectStatus?: n
   return { requests, ...(expectStatus !== undefined ? { expectStatus } : {}), sleepMs };
 }
 
+/** The wire request of a case as the runner sends it: the case's request plus the case-id header. */
+export function wireFor(c: ConformanceCase, caseHeader: string | false = CASE_HEADER): WireRequest {
+  const wire = buildRequest(c.request);
+  if (caseHeader && !wire.headers.some(([k]) => k.toLowerCase() === caseHeader.toLowerCase())) wire.headers.push([caseHeader, c.id]);
+  return wire;
+}
+
+export function sentRequest(wire: WireRequest): SentRequest {
+  const body = wire.body === undefined ? undefined : wire.body.length > MAX_REPORTED_BODY ? `${wire.body.subarray(0, MAX_REPORTED_BODY).toString('utf8')}… (${wire.body.length} bytes)` : wire.body.toString('utf8');
+  return { method: wire.method, path: wire.path, headers: wire.headers.map(([k, v]) => [k, v.length > 200 ? `${v.slice(0, 200)}… (${v.length} characters)` : v]), ...(body !== undefined ? { body } : {}) };
+}
+
+function actualOf(snap: ResponseSnapshot): ActualResponse {
+  const body = snap.json !== undefined ? snap.json : snap.text.length > MAX_REPORTED_BODY ? `${snap.text.slice(0, MAX_REPORTED_BODY)}…` : snap.text;
+  return { status: snap.status, headers: snap.headers, body };
+}
+
 async function runOne(c: ConformanceCase, options: RunOptions): Promise<CaseResult> {
   const started = performance.now();
   const base = { id: c.id, category: c.category, name: c.name, source: c.source };
   let target: CaseTarget | undefined;
+  let request: SentRequest | undefined;
   try {
+    const wire = wireFor(c, options.caseHeader ?? CASE_HEADER);
+    request = sentRequest(wire);
     target = typeof options.target === 'function' ? await options.target(c) : { baseUrl: String(options.target) };
-    const wire = buildRequest(c.request);
     const timeoutMs = options.timeoutMs ?? DEFAULT_REQUEST_TIMEOUT_MS;
     const mismatches: Mismatch[] = [];
     const warm = warmup(c);
@@ -83,31 +142,62 @@ async function runOne(c: ConformanceCase, options: RunOptions): Promise<CaseResu
       if (warm.sleepMs > 0) await sleep(warm.sleepMs);
     }
     const snap = await send(target.baseUrl, wire, timeoutMs);
-    mismatches.push(...compareResponse(c.expected, snap));
-    return { ...base, status: mismatches.length ? 'failed' : 'passed', mismatches, durationMs: performance.now() - started };
+    mismatches.push(...compareResponse(c.expected, snap, options.level ?? 'strict'));
+    return { ...base, status: mismatches.length ? 'failed' : 'passed', mismatches, request, expected: c.expected, actual: actualOf(snap), durationMs: performance.now() - started };
   } catch (err) {
     const e = err as Error;
-    return { ...base, status: 'failed', mismatches: [], error: `${e.name}: ${e.message}`, durationMs: performance.now() - started };
+    return { ...base, status: 'failed', mismatches: [], error: `${e.name}: ${e.message}`, ...(request ? { request } : {}), expected: c.expected, durationMs: performance.now() - started };
   } finally {
     await target?.release?.();
   }
+}
+
+/**
+ * Turn failures that lie only in a field the corpus contradicts into `contradicted`: every mismatch
+ * is inside the listed field, and the conflicting case passed (or was not run). A case whose
+ * conflicting case failed too keeps failing: both answers are wrong, which no contradiction excuses.
+ */
+export function applyContradictions(results: CaseResult[]): void {
+  const byId = new Map(results.map((r) => [r.id, r]));
+  for (const r of results) classify(r, byId);
+}
+
+/** One case's status under the contradictions, given the results known so far (see applyContradictions). */
+function classify(r: CaseResult, byId: ReadonlyMap<string, CaseResult>): void {
+  if ((r.status !== 'failed' && r.status !== 'contradicted') || r.error) return;
+  const found = contradictionFor(r.id, r.mismatches);
+  if (!found) return;
+  const other = byId.get(found.conflicts_with);
+  if (other && other.status === 'failed') {
+    r.status = 'failed';
+    r.contradiction = { ...found, note: `not excused: ${found.conflicts_with} failed too` };
+    return;
+  }
+  r.status = 'contradicted';
+  r.contradiction = found;
 }
 
 /** Summaries per category, sorted by name. */
 export function summarise(results: readonly CaseResult[]): RunReport {
   const byCategory = new Map<string, CategorySummary>();
   for (const r of results) {
-    const s = byCategory.get(r.category) ?? { category: r.category, passed: 0, failed: 0, skipped: 0 };
+    const s = byCategory.get(r.category) ?? { category: r.category, passed: 0, failed: 0, contradicted: 0, skipped: 0 };
     s[r.status]++;
     byCategory.set(r.category, s);
   }
   const categories = [...byCategory.values()].sort((a, b) => a.category.localeCompare(b.category));
   const count = (st: CaseStatus) => results.filter((r) => r.status === st).length;
-  return { results: [...results], categories, passed: count('passed'), failed: count('failed'), skipped: count('skipped') };
+  return { results: [...results], categories, passed: count('passed'), failed: count('failed'), contradicted: count('contradicted'), skipped: count('skipped') };
+}
+
+export function skippedResult(c: LoadedCase): CaseResult {
+  const name = 'name' in c && typeof c.name === 'string' ? c.name : c.id;
+  return { id: c.id, category: c.category, name, source: c.source, status: 'skipped', mismatches: [], ...(c.skip !== undefined ? { skip: c.skip } : {}), durationMs: 0 };
 }
 
 /**
- * Run every case: runnable ones against the target, the rest reported as skipped.
+ * Run every case: runnable ones against the target, the rest reported as skipped. A contradiction
+ * `onResult` sees is provisional: it is settled once every case has run.
  *
  * @example
  * const report = await runCases(loadCases(['test/fixtures/conformance']), { target: 'http://127.0.0.1:3000' });
@@ -115,15 +205,15 @@ export function summarise(results: readonly CaseResult[]): RunReport {
  */
 export async function runCases(cases: readonly LoadedCase[], options: RunOptions): Promise<RunReport> {
   const results: CaseResult[] = [];
+  const byId = new Map<string, CaseResult>();
   for (const c of cases) {
-    let r: CaseResult;
-    if (isRunnable(c)) r = await runOne(c, options);
-    else {
-      const name = 'name' in c && typeof c.name === 'string' ? c.name : c.id;
-      r = { id: c.id, category: c.category, name, source: c.source, status: 'skipped', mismatches: [], skip: c.skip, durationMs: 0 };
-    }
+    const r = isRunnable(c) ? await runOne(c, options) : skippedResult(c);
     results.push(r);
+    byId.set(r.id, r);
+    // Provisional until every case has run (the conflicting case may come later).
+    classify(r, byId);
     options.onResult?.(r);
   }
+  applyContradictions(results);
   return summarise(results);
 }

@@ -1,0 +1,112 @@
+import { describe, it, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { execTarget, planGroups } from './exec.js';
+import { runCases } from './runner.js';
+import type { ConformanceCase } from './types.js';
+
+const mk = (id: string, route: string, extra: Record<string, unknown> = {}, status = 200): ConformanceCase => ({
+  id,
+  category: 'c',
+  name: id,
+  source: `${id}.json`,
+  handler: { route, method: 'GET', ...extra },
+  request: { method: 'GET', path: route.replace(/\{[^}]+\}/g, '1') },
+  expected: { status_code: status, body: { id } },
+  extra: {},
+});
+
+describe('planGroups', () => {
+  const a = mk('a', '/items/{id}');
+  const b = mk('b', '/items/{item_id}', { parameters: { path: { item_id: { type: 'integer' } } } });
+  const c = mk('c', '/items/{id}');
+  const d = mk('d', '/other');
+  const limited = mk('e', '/other', { middleware: { rate_limit: { per_second: 1, burst: 1 } } });
+
+  describe('when grouping by route (the default)', () => {
+    it('should share a server unless two handler definitions need one route ({id} and {item_id} collide)', () => {
+      assert.deepEqual(planGroups([a, b, c, d]).map((g) => g.map((x) => x.id)), [['a', 'c', 'd'], ['b']]);
+    });
+    it('should give a rate-limited case a server of its own', () => {
+      assert.deepEqual(planGroups([d, limited, a]).map((g) => g.map((x) => x.id)), [['d', 'a'], ['e']]);
+    });
+  });
+
+  describe('when grouping by handler or by case', () => {
+    it('should start one server per handler definition, or per case', () => {
+      assert.deepEqual(planGroups([a, b, c, d], 'handler').map((g) => g.map((x) => x.id)), [['a', 'c'], ['b'], ['d']]);
+      assert.equal(planGroups([a, b, c, d], 'case').length, 4);
+    });
+  });
+});
+
+describe('execTarget', () => {
+  let dir: string;
+  before(() => {
+    dir = mkdtempSync(join(tmpdir(), 'keel-exec-'));
+    // A server in plain node: answers each case with its expected body, chosen by the case-id header.
+    writeFileSync(
+      join(dir, 'server.mjs'),
+      `import { createServer } from 'node:http';
+import { readFileSync, appendFileSync } from 'node:fs';
+const [file, port, log] = process.argv.slice(2);
+const m = JSON.parse(readFileSync(file, 'utf8'));
+appendFileSync(log, m.cases.map((c) => c.id).join(',') + '\\n');
+createServer((req, res) => {
+  const c = m.cases.find((x) => x.id === req.headers[m.case_header.toLowerCase()]);
+  res.writeHead(c ? c.expected_status : 404, { 'content-type': 'application/json' });
+  res.end(JSON.stringify(c ? c.expected_response.body : {}));
+}).listen(Number(port), '127.0.0.1');
+`,
+    );
+  });
+  after(() => rmSync(dir, { recursive: true, force: true }));
+
+  describe('when the command serves its case file on the port', () => {
+    it('should start one server per group, run the group, and stop it', async () => {
+      const log = join(dir, 'starts.log');
+      const cases = [mk('a', '/items/{id}'), mk('b', '/items/{item_id}', { parameters: {} }), mk('c', '/x')];
+      const exec = execTarget(cases, { command: `"${process.execPath}" ${join(dir, 'server.mjs')} {case_file} {port} ${log}` });
+      try {
+        const report = await runCases(exec.order, { target: exec.target });
+        assert.equal(report.failed, 0, JSON.stringify(report.results.filter((r) => r.status === 'failed')));
+        assert.equal(report.passed, 3);
+        assert.equal(exec.launches(), 2);
+      } finally {
+        await exec.close();
+      }
+      // Sorted: the next group's server starts while the current one runs.
+      assert.deepEqual(readFileSync(log, 'utf8').trim().split('\n').sort(), ['a,c', 'b']);
+    });
+  });
+
+  describe('when the command exits before listening', () => {
+    it('should fail the group with the exit code and its stderr, starting it once', async () => {
+      const exec = execTarget([mk('a', '/a'), mk('b', '/b')], { command: `echo "no such app" >&2; exit 3 # {case_file} {port}` });
+      try {
+        const report = await runCases(exec.order, { target: exec.target });
+        assert.equal(report.failed, 2);
+        assert.match(report.results[0]!.error!, /exited \(3\) before listening on port \d+.*\nno such app/s);
+        assert.equal(exec.launches(), 1);
+      } finally {
+        await exec.close();
+      }
+    });
+  });
+
+  describe('when the server never listens', () => {
+    it('should give up after the start timeout and stop the process', async () => {
+      const exec = execTarget([mk('a', '/a')], { command: `sleep 30 # {case_file} {port}`, startTimeoutMs: 300 });
+      const started = performance.now();
+      try {
+        const report = await runCases(exec.order, { target: exec.target });
+        assert.match(report.results[0]!.error!, /did not accept connections .* within 300 ms/);
+      } finally {
+        await exec.close();
+      }
+      assert.ok(performance.now() - started < 5000);
+    });
+  });
+});

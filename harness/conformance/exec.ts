@@ -1,0 +1,198 @@
+/**
+ * Per-case mode for any language (`keel-conformance --exec "cmd {case_file} {port}"`): the runner
+ * starts the implementation's server for a group of cases, waits until it accepts connections,
+ * runs the group's cases against it, and stops it.
+ *
+ * `{case_file}` is a manifest (manifest.ts, schemas/ConformanceManifest.schema.json) holding only the
+ * group's cases; `{port}` a free loopback port the server must listen on (127.0.0.1).
+ *
+ * Groups (`--group`):
+ * - `route` (default): as few servers as possible. Cases share a server unless two different handler
+ *   definitions would need the same method + route (`/items/{id}` and `/items/{item_id}` count as one);
+ *   a case with a rate limit always gets its own server, so no case sees another's counters.
+ * - `handler`: one server per distinct handler definition;
+ * - `case`: one server per case.
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { createConnection, createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { buildManifest, routeKey } from './manifest.js';
+import type { CaseTarget } from './runner.js';
+import type { ConformanceCase } from './types.js';
+
+export type ExecGrouping = 'route' | 'handler' | 'case';
+export const EXEC_GROUPINGS: readonly ExecGrouping[] = ['route', 'handler', 'case'];
+/** How long a started server has to accept connections (default), milliseconds. */
+export const DEFAULT_EXEC_START_TIMEOUT_MS = 15_000;
+/** How long a server has to exit after SIGTERM before it is killed, milliseconds. */
+const STOP_GRACE_MS = 3_000;
+/** Bytes of the server's stderr kept for error messages. */
+const STDERR_TAIL = 4096;
+
+export interface ExecOptions {
+  /** The command line; `{case_file}` and `{port}` are replaced (the command runs in a shell). */
+  command: string;
+  group?: ExecGrouping;
+  startTimeoutMs?: number;
+  /** Working directory of the command (default: the current one). */
+  cwd?: string;
+  /**
+   * Start the next group's server while the current group runs (default true): server start-up,
+   * not the cases, is most of an --exec run. At most two servers are up at once, on different ports.
+   */
+  prefetch?: boolean;
+}
+
+function isStateful(c: ConformanceCase): boolean {
+  return c.handler.middleware?.rate_limit !== undefined;
+}
+
+/** Split cases into server groups (see the module comment); order within a group is kept. */
+export function planGroups(cases: readonly ConformanceCase[], grouping: ExecGrouping = 'route'): ConformanceCase[][] {
+  if (grouping === 'case') return cases.map((c) => [c]);
+  const groups: Array<{ cases: ConformanceCase[]; defs: Map<string, string>; single: boolean }> = [];
+  for (const c of cases) {
+    const def = JSON.stringify(c.handler);
+    const key = routeKey(c.handler.method, c.handler.route);
+    const alone = isStateful(c);
+    let g = alone ? undefined : groups.find((x) => !x.single && (grouping === 'handler' ? x.defs.get(key) === def : !x.defs.has(key) || x.defs.get(key) === def));
+    if (!g) {
+      g = { cases: [], defs: new Map(), single: alone };
+      groups.push(g);
+    }
+    g.cases.push(c);
+    g.defs.set(key, def);
+  }
+  return groups.map((g) => g.cases);
+}
+
+/** A free TCP port on 127.0.0.1 (bound and released; the server is expected to take it at once). */
+export function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const srv = createServer();
+    srv.once('error', reject);
+    srv.listen(0, '127.0.0.1', () => {
+      const { port } = srv.address() as { port: number };
+      srv.close(() => resolve(port));
+    });
+  });
+}
+
+function canConnect(port: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const sock = createConnection({ host: '127.0.0.1', port });
+    sock.once('connect', () => {
+      sock.destroy();
+      resolve(true);
+    });
+    sock.once('error', () => resolve(false));
+  });
+}
+
+const shellQuote = (s: string) => (process.platform === 'win32' ? `"${s}"` : `'${s.replace(/'/g, `'\\''`)}'`);
+
+interface Running {
+  child: ChildProcess;
+  exited: Promise<void>;
+  baseUrl: string;
+}
+
+/**
+ * A runner target that serves each group through the command. Run the cases in `order` (grouped)
+ * so each server starts once; `close()` stops the last one and removes the case files.
+ */
+export function execTarget(cases: readonly ConformanceCase[], options: ExecOptions): { order: ConformanceCase[]; target: (c: ConformanceCase) => Promise<CaseTarget>; close: () => Promise<void>; launches: () => number } {
+  const groups = planGroups(cases, options.group ?? 'route');
+  const groupOf = new Map<string, number>();
+  groups.forEach((g, i) => g.forEach((c) => groupOf.set(c.id, i)));
+  const dir = mkdtempSync(join(tmpdir(), 'keel-conformance-exec-'));
+  let current: { index: number; running?: Running; error?: Error } | undefined;
+  let launches = 0;
+  const pending = new Map<number, Promise<Running>>();
+  const launch = (index: number): Promise<Running> => {
+    let p = pending.get(index);
+    if (!p) {
+      p = start(index);
+      p.catch(() => undefined); // Reported when the group runs.
+      pending.set(index, p);
+    }
+    return p;
+  };
+
+  async function stop(r: Running | undefined): Promise<void> {
+    if (!r || r.child.exitCode !== null || r.child.signalCode !== null) return;
+    const kill = (sig: NodeJS.Signals) => {
+      try {
+        if (process.platform !== 'win32' && r.child.pid) process.kill(-r.child.pid, sig);
+        else r.child.kill(sig);
+      } catch {
+        // Already gone.
+      }
+    };
+    kill('SIGTERM');
+    const done = await Promise.race([r.exited.then(() => true), sleep(STOP_GRACE_MS).then(() => false)]);
+    if (!done) {
+      kill('SIGKILL');
+      await r.exited;
+    }
+  }
+
+  async function start(index: number): Promise<Running> {
+    const file = join(dir, `group-${index + 1}.json`);
+    writeFileSync(file, JSON.stringify(buildManifest(groups[index]!), null, 2));
+    const port = await freePort();
+    const command = options.command.replaceAll('{case_file}', shellQuote(file)).replaceAll('{port}', String(port));
+    launches++;
+    const child = spawn(command, { shell: true, detached: process.platform !== 'win32', stdio: ['ignore', 'ignore', 'pipe'], ...(options.cwd ? { cwd: options.cwd } : {}) });
+    let stderr = '';
+    child.stderr!.on('data', (d: Buffer) => {
+      stderr = (stderr + d.toString('utf8')).slice(-STDERR_TAIL);
+    });
+    const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+    const running = { child, exited, baseUrl: `http://127.0.0.1:${port}` };
+    const deadline = performance.now() + (options.startTimeoutMs ?? DEFAULT_EXEC_START_TIMEOUT_MS);
+    while (performance.now() < deadline) {
+      if (child.exitCode !== null || child.signalCode !== null) {
+        throw new Error(`--exec command exited (${child.exitCode ?? child.signalCode}) before listening on port ${port}: ${command}${stderr ? `\n${stderr.trim()}` : ''}`);
+      }
+      if (await canConnect(port)) return running;
+      await sleep(20);
+    }
+    await stop(running);
+    throw new Error(`--exec server did not accept connections on 127.0.0.1:${port} within ${options.startTimeoutMs ?? DEFAULT_EXEC_START_TIMEOUT_MS} ms: ${command}${stderr ? `\n${stderr.trim()}` : ''}`);
+  }
+
+  return {
+    order: groups.flat(),
+    launches: () => launches,
+    async target(c) {
+      const index = groupOf.get(c.id);
+      if (index === undefined) throw new Error(`case ${c.id} was not planned for --exec`);
+      if (current?.index !== index) {
+        await stop(current?.running);
+        if (current) pending.delete(current.index);
+        current = { index };
+        const next = launch(index);
+        if ((options.prefetch ?? true) && index + 1 < groups.length) launch(index + 1);
+        try {
+          current.running = await next;
+        } catch (err) {
+          current.error = err as Error;
+        }
+      }
+      if (current.error) throw current.error;
+      return { baseUrl: current.running!.baseUrl };
+    },
+    async close() {
+      await stop(current?.running);
+      if (current) pending.delete(current.index);
+      await Promise.all([...pending.values()].map((p) => p.then(stop, () => undefined)));
+      pending.clear();
+      current = undefined;
+      rmSync(dir, { recursive: true, force: true });
+    },
+  };
+}
