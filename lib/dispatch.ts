@@ -7,7 +7,7 @@ import type { Duplex } from 'node:stream';
 import { createRequire } from 'node:module';
 import type express from 'express';
 import FindMyWay, { type HTTPMethod } from 'find-my-way';
-import type { App, Mount } from './app.js';
+import type { AppCore as App, KeelRouter, Mount } from './plugin.js';
 import { readRawBodyThen } from './body.js';
 import { AppError } from './errors.js';
 import { fallbackFeatures, routeFeatures, mountFeatures, preflightFeatures, staticFeature } from './features.js';
@@ -19,10 +19,7 @@ import type { KeelRequest, Middleware, NextFunction } from './request.js';
 import type { RouteDefinition } from './route-definition.js';
 import { compilePattern } from './router.js';
 
-export type KeelRouter = ((req: KeelRequest, res: ServerResponse, next?: NextFunction) => void) & {
-  /** Route an HTTP upgrade (WebSocket) to its handler, or refuse it with 404. */
-  handleUpgrade(req: KeelRequest, socket: Duplex, head: Buffer): void;
-};
+export type { KeelRouter };
 
 interface Store {
   handler: RouteHandler;

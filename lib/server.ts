@@ -9,12 +9,11 @@ import cluster from 'node:cluster';
 import http, { type RequestListener, type Server } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
-import type { App } from './app.js';
+import type { AppCore as App, ServerFactory, ServerHandle } from './plugin.js';
 import { AppError, ERROR_CODES, type ErrorCode } from './errors.js';
 import { problemFor, PROBLEM_CONTENT_TYPE } from './problem.js';
 
-/** Creates the listening server for a request listener (gRPC swaps in a dual HTTP/1.1 + h2c server). */
-export type ServerFactory = (listener: RequestListener) => Server;
+export type { ServerFactory, ServerHandle };
 
 export interface ListenOptions {
   /** Override ServerConfig.port (0 = any free port). */
@@ -25,19 +24,11 @@ export interface ListenOptions {
   handleSignals?: boolean;
 }
 
-export interface ServerHandle {
-  readonly server: Server;
-  readonly host: string;
-  readonly port: number;
-  /** `http://host:port` */
-  readonly url: string;
-  /** Graceful shutdown; resolves when every connection is closed. Idempotent. */
-  close(): Promise<void>;
-}
 
 export async function listen(app: App, options: ListenOptions = {}): Promise<ServerHandle> {
   const cfg = app.config;
   if (cfg.workers > 1 && cluster.isPrimary) return runPrimary(app, options);
+  await app.ready();
   const router = app.intoRouter();
   const listener: RequestListener = (req, res) => router(req, res);
   const server = app.serverFactory ? app.serverFactory(listener) : http.createServer(listener);

@@ -8,6 +8,7 @@
 import { Ajv, type ErrorObject, type Options, type ValidateFunction } from 'ajv';
 import { Ajv2020 } from 'ajv/dist/2020.js';
 import addFormatsModule from 'ajv-formats';
+import type { ValidationIssue } from './validation-errors.js';
 import { HttpError } from './errors.js';
 import { checkFiles, type FileParamSpec, type UploadFile } from './multipart.js';
 import { coercionIssue, formCoercer, scalarCoercer, schemaType, UNCONVERTIBLE, type Coercer } from './coerce.js';
@@ -49,13 +50,7 @@ export function compileSchema(schema: Record<string, unknown>): ValidateFunction
 export type ParamSource = 'path' | 'query' | 'headers' | 'cookie';
 export const PARAM_SOURCES: readonly ParamSource[] = ['path', 'query', 'headers', 'cookie'];
 
-export interface ValidationIssue {
-  type: string;
-  loc: (string | number)[];
-  msg: string;
-  input?: unknown;
-  ctx?: Record<string, unknown>;
-}
+export type { ValidationIssue };
 
 export interface ParamSpec {
   source: ParamSource;

@@ -6,8 +6,6 @@
  * Disabled, none of them is mounted (the router's 404). Errors: 400 malformed JSON, 415 a non-JSON
  * body, 413 over max_body_size, 422 a request or document keel cannot read. See docs/api-descriptions.md.
  */
-// Registers this module with the App (lib/builtins.ts): importing keel/asyncapi is enough to use it.
-import './install.js';
 import type { ServerResponse } from 'node:http';
 import { readRawBody } from '../body.js';
 import { ConfigError, HttpError } from '../errors.js';

@@ -3,8 +3,7 @@
  * swaps in the dual HTTP/1.1 + h2c server when ServerConfig.grpc is set and enabled, applies the server-level
  * JWT / API-key auth and request ids to calls, and drains HTTP/2 sessions on shutdown.
  */
-import type { App } from '../app.js';
-import { provideProtocol } from '../builtins.js';
+import type { ProtocolHost as App, ProtocolPlugin } from '../plugin.js';
 import { AppError } from '../errors.js';
 import type { Middleware } from '../request.js';
 import { jwtAuth } from '../../middleware/jwt-auth/index.js';
@@ -60,6 +59,13 @@ export function installGrpc(app: App): void {
   app.onShutdown(() => state.attachment?.shutdown(c.shutdown_timeout * 1000));
 }
 
-/** What the App calls (lib/builtins.ts); registered on evaluation so the App uses this very copy. */
-export const grpcProtocol = { registerGrpcService, installGrpc };
-provideProtocol('grpc', grpcProtocol);
+/** gRPC as an App protocol (lib/plugin.ts): the services of `app.grpc()`. Loaded by `app.ready()` (lib/builtins.ts). */
+export const protocol: ProtocolPlugin = {
+  name: 'grpc',
+  install(host, registrations) {
+    for (const { args } of registrations) {
+      registerGrpcService(host, args[0] as GrpcProtoSource, args[1] as string, args[2] as GrpcServiceHandlers, args[3] as GrpcServiceOptions | undefined);
+    }
+    installGrpc(host);
+  },
+};
