@@ -332,7 +332,8 @@ export class App implements AppCore {
       }
       this.#built = buildRouter(this, { routes: this.#routes, mounts: this.#mounts, uses: this.#uses, routers: this.#routers as never[] });
     } catch (err) {
-      if (err instanceof AppError || err instanceof ConfigError) throw err;
+      // keel's own errors and bad arguments (a TypeError naming the option) reach the caller as they are.
+      if (err instanceof AppError || err instanceof ConfigError || err instanceof TypeError) throw err;
       throw new AppError('Server', `Building the router failed: ${(err as Error).message}`, { cause: err });
     }
     return this.#built;
