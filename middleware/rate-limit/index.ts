@@ -5,7 +5,11 @@
  * (the same step as one atomic Lua script, for limits shared between instances).
  */
 import type { ServerResponse } from 'node:http';
-import { ipKeyGenerator } from 'express-rate-limit';
+import type { ipKeyGenerator as IpKeyGenerator } from 'express-rate-limit';
+import { lazyRequire } from '../../lib/lazy-require.js';
+
+/** express-rate-limit's ipKeyGenerator, loaded by the first rate limit keyed by address. */
+const loadIpKeyGenerator = lazyRequire<{ ipKeyGenerator: typeof IpKeyGenerator }>('express-rate-limit');
 import { problemFor, sendProblem } from '../../lib/problem.js';
 import { RateLimitConfig, fail } from '../../lib/records/index.js';
 import type { KeelRequest, Middleware, NextFunction } from '../../lib/request.js';
@@ -77,6 +81,7 @@ export const IPV6_KEY_MEMO_SIZE = 10_000;
  */
 function clientKeys(subnet: number | false): (ip: string) => string {
   const memo = new Map<string, string>();
+  const { ipKeyGenerator } = loadIpKeyGenerator();
   return function clientKey(ip: string): string {
     if (!ip.includes(':')) return ip;
     let key = memo.get(ip);
