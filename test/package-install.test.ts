@@ -120,6 +120,9 @@ export async function start(): Promise<ServerHandle | AppError> {
   return app.listen().catch((err: unknown) => (err instanceof AppError ? err : Promise.reject(err)));
 }
 `);
+    // Every entry that needs no optional package: each middleware, JSON-RPC, AsyncAPI, the harness.
+    const entries = [...readdirSync(join(root, 'middleware')).map((m) => `keel/middleware/${m}`), 'keel/jsonrpc', 'keel/asyncapi', 'keel/harness'];
+    writeFileSync(join(project(), 'src/entries.ts'), entries.map((e, i) => `import * as e${i} from '${e}';\nexport { e${i} };\n`).join(''));
     const tsc = () => run(process.execPath, [join(root, 'node_modules/typescript/bin/tsc'), '-p', project()], project(), 120_000);
     const r = tsc();
     assert.equal(r.status, 0, r.out);
