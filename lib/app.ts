@@ -192,7 +192,7 @@ export class App implements AppCore {
 
   /**
    * Register a JSON-RPC 2.0 method, served at JsonRpcConfig.endpoint_path (default `/rpc`; lib/jsonrpc,
-   * docs/api-descriptions.md). Bad metadata, a duplicate or an `rpc.` name: ConfigError, now.
+   * docs/api-descriptions.md). Bad metadata, a duplicate or an `rpc.` name: ConfigError when the router is built.
    */
   rpc(info: JsonRpcMethodInfoInput | string, handler: RpcHandler): this {
     return this.#register('rpc', [info, handler]);
@@ -326,10 +326,11 @@ export class App implements AppCore {
       throw new AppError('Server', `This App uses ${missing.map((n) => `keel/${n}`).join(', ')}, loaded when it starts: await app.ready() before app.intoRouter() (app.listen() does it)`);
     }
     try {
-      installBackground(this);
       for (const name of used) {
         loadedProtocol(name)!.install(this, this.#registrations.filter((r) => PROTOCOL_OF_METHOD[r.method] === name));
       }
+      // After the protocols, whose registrations may still be refused: a refused build starts no executor.
+      installBackground(this);
       this.#built = buildRouter(this, { routes: this.#routes, mounts: this.#mounts, uses: this.#uses, routers: this.#routers as never[] });
     } catch (err) {
       // keel's own errors and bad arguments (a TypeError naming the option) reach the caller as they are.
