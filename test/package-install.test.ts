@@ -54,11 +54,13 @@ function run(cmd: string, args: string[], cwd: string, timeout = 60_000): { stat
 describe('when keel is installed from its tarball with express', { skip: built ? false : 'dist/ is not built (run npm run build)', timeout: INSTALL_TIMEOUT_MS + 120_000 }, () => {
   let dir = '';
   let installed: { status: number | null; out: string } = { status: null, out: '' };
+  let files: string[] = [];
 
   before(() => {
     dir = mkdtempSync(join(tmpdir(), 'keel-install-'));
     // --ignore-scripts: dist/ is what `npm install` built; rebuilding it here would race other tests reading it.
-    const packed = JSON.parse(execFileSync(npm, ['pack', '--ignore-scripts', '--json', '--pack-destination', dir], { cwd: root, encoding: 'utf8' })) as { filename: string }[];
+    const packed = JSON.parse(execFileSync(npm, ['pack', '--ignore-scripts', '--json', '--pack-destination', dir], { cwd: root, encoding: 'utf8' })) as { filename: string; files: { path: string }[] }[];
+    files = packed[0]!.files.map((f) => f.path);
     const tarball = join(dir, packed[0]!.filename);
     const project = join(dir, 'app');
     mkdirSync(join(project, 'src'), { recursive: true });
@@ -71,6 +73,12 @@ describe('when keel is installed from its tarball with express', { skip: built ?
   });
 
   const project = () => join(dir, 'app');
+
+  it('should pack the build, the schemas, README and LICENSE, and no tests, test helpers or source maps', () => {
+    assert.ok(files.includes('LICENSE') && files.includes('README.md') && files.includes('dist/lib/index.js') && files.includes('dist/lib/index.d.ts'));
+    assert.deepEqual(files.filter((f) => !/^(dist\/(lib|middleware|harness)\/|schemas\/|package\.json$|README\.md$|LICENSE$)/.test(f)), []);
+    assert.deepEqual(files.filter((f) => /\.test\.|testkit|h2raw|testdata|\.map$|\.tsbuildinfo$/.test(f)), []);
+  });
 
   it('should install without errors or engine warnings', () => {
     assert.equal(installed.status, 0, installed.out);
