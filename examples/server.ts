@@ -10,13 +10,6 @@ import { dirname, join } from 'node:path';
 import { readFileSync } from 'node:fs';
 import express from 'express';
 import { createApp, HttpError, response, type App } from '../lib/index.js';
-// The protocols this example turns on (keel/openapi, keel/asyncapi, ...). Compiled apps on Node ≥ 20.19 load
-// them on first use without these lines; under tsx (npm start) they must be imported (lib/builtins.ts).
-import '../lib/openapi/index.js';
-import '../lib/asyncapi/index.js';
-import '../lib/jsonrpc/index.js';
-import '../lib/graphql/index.js';
-import '../lib/ws/index.js';
 import { GREETER_PROTO_PATH, greeterHandlers } from './grpc/server.js';
 
 const here = dirname(fileURLToPath(import.meta.url));

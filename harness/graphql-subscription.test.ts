@@ -6,8 +6,6 @@ import { GraphQLInt, GraphQLNonNull, GraphQLObjectType, GraphQLSchema, GraphQLSt
 import { useServer } from 'graphql-ws/use/ws';
 import { WebSocketServer } from 'ws';
 import { App } from '../lib/app.js';
-// keel/graphql, imported as the App's users do: under tsx the App cannot load it on demand (lib/builtins.ts).
-import '../lib/graphql/index.js';
 import { graphqlSubscriptionSnapshot, GRAPHQL_TRANSPORT_WS } from './graphql-subscription.js';
 
 const schema = new GraphQLSchema({

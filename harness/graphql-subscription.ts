@@ -7,7 +7,9 @@
  * Protocol: https://github.com/enisdenjo/graphql-ws/blob/master/PROTOCOL.md
  */
 import { randomUUID } from 'node:crypto';
-import WebSocket from 'ws';
+import type WsSocket from 'ws';
+import { lazyRequire } from '../lib/lazy-require.js';
+import { missingPackages, missingPackagesError } from '../lib/packages.js';
 import type { GraphQlSubscriptionSnapshot } from '../lib/records/graphql.js';
 
 /** The WebSocket subprotocol of graphql-ws. */
@@ -50,7 +52,12 @@ export interface SubscriptionProblem {
  * });
  * snap.acknowledged; // true
  */
+/** The `ws` client (an optional peer dependency of keel), loaded by the first snapshot. */
+const loadWs = lazyRequire<typeof WsSocket>('ws');
+
 export function graphqlSubscriptionSnapshot(url: string | URL, options: GraphQlSubscriptionOptions): Promise<GraphQlSubscriptionSnapshot> {
+  if (missingPackages(['ws@8']).length) return Promise.reject(missingPackagesError('graphqlSubscriptionSnapshot (keel/harness)', ['ws@8']));
+  const WebSocket = loadWs();
   const operationId = options.operationId ?? randomUUID();
   const timeoutMs = options.timeoutMs ?? DEFAULT_SUBSCRIPTION_TIMEOUT_MS;
   const waitForComplete = options.waitForComplete ?? true;
@@ -59,7 +66,7 @@ export function graphqlSubscriptionSnapshot(url: string | URL, options: GraphQlS
 
   return new Promise((resolve) => {
     let settled = false;
-    let ws: WebSocket;
+    let ws: WsSocket;
     const finish = (problem?: SubscriptionProblem) => {
       if (settled) return;
       settled = true;
@@ -83,7 +90,7 @@ export function graphqlSubscriptionSnapshot(url: string | URL, options: GraphQlS
       ws = new WebSocket(url, GRAPHQL_TRANSPORT_WS, { headers: options.headers, handshakeTimeout: timeoutMs });
     } catch (err) {
       // An invalid URL: ws throws synchronously.
-      ws = undefined as unknown as WebSocket;
+      ws = undefined as unknown as WsSocket;
       settled = true;
       clearTimeout(timer);
       snap.errors.push({ message: `Could not connect: ${(err as Error).message}` });

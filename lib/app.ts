@@ -2,61 +2,48 @@
  * The App builder (spec: App, Programmatic operations): register routes, hooks, mounts, upgrades
  * and Express routers; build a router once; listen.
  */
-import type { IncomingMessage, ServerResponse } from 'node:http';
-import { jsonPoisoningOf } from './json-parse.js';
-import type { Duplex } from 'node:stream';
+import type { IncomingMessage } from 'node:http';
 import { pino, type Logger } from 'pino';
 import { AppError, ConfigError } from './errors.js';
 import { HookRegistry, type Hook, type HookPhase } from './hooks.js';
-import type { RequestData, Handler } from './handler.js';
+import type { RequestData, HandlerFunction, Handler } from './handler.js';
 import { ServerConfig, type ServerConfigInput } from './records/server.js';
 import { parseMethod, type HttpMethod } from './records/protocol.js';
 import { parseRouteDefinition, type RouteDefinition, type RouteDefinitionInput } from './route-definition.js';
-import type { KeelRequest, Middleware } from './request.js';
-import { buildRouter, type KeelRouter } from './dispatch.js';
-import type { ServerHandle, ListenOptions, ServerFactory } from './server.js';
+import type { Middleware, NextFunction } from './request.js';
+import { buildRouter } from './dispatch.js';
+import type { ListenOptions } from './server.js';
 import { listen } from './server.js';
-import { BUILTIN_INSTALLERS, loadProtocol } from './builtins.js';
-import { mountFeatures } from './features.js';
+import { loadedProtocol, loadProtocols, protocolsUsed, PROTOCOL_OF_METHOD } from './builtins.js';
+import { installBackground } from './background/install.js';
+import { mountFeatures, serverRateLimit } from './features.js';
 import { prepareMergedRouter, type ExpressRouterLike, type MergedRouter, type MergeRouterOptions } from './merge.js';
 import type { DynamicSchemaConfigInput, GraphQlRouteConfig, SchemaConfigInput } from './records/graphql.js';
-// Protocol modules are loaded on first use (lib/builtins.ts): types only here.
-import type { GrpcProtoSource, GrpcServiceHandlers, GrpcServiceOptions } from './grpc/router.js';
+import type {
+  AppCore, KeelRouter, Mount, MountOptions, ProtocolRegistration, RawHandler, ServerFactory, ServerHandle, UpgradeHandler,
+} from './plugin.js';
+// Protocol modules are loaded by app.ready() (lib/builtins.ts): dependency-free types only here.
+import type { AppGraphqlRouteOptions, AppWebSocketHandler, AppWebSocketOptions } from './protocol-api.js';
+import type { GrpcProtoSource, GrpcServiceHandlers, GrpcServiceOptions } from './grpc/types.js';
 import type { JsonRpcMethodInfoInput, RpcHandler } from './jsonrpc/registry.js';
-import type { GraphqlRouteOptions } from './graphql/route.js';
-import type { AppWebSocketOptions } from './ws/install.js';
-import type { UpgradeGuard } from './ws/guard.js';
-import type { WebSocketHandler } from './ws/upgrade.js';
 import type { SecurityHeadersOptions } from '../middleware/security-headers/index.js';
 import type { RateLimitExtensions } from '../middleware/rate-limit/index.js';
 
 import type { HandlerObject, RouteHandler, RouteParameters, TypedRouteOptions } from './typed-route.js';
 
+export type { RawHandler, MountOptions, Mount, UpgradeHandler, ExpressRouterLike };
+
+/** What a late call would have done, for the AppError of `#assertOpen`. */
+const REGISTRATION_WHAT: Readonly<Record<string, string>> = {
+  rpc: 'register an RPC method',
+  ws: 'add a WebSocket route',
+  grpc: 'register a gRPC service',
+  registerGraphqlRoute: 'add a GraphQL route',
+  registerGraphqlSdlRoute: 'add a GraphQL route',
+};
+
 /** What `createApp(config)` / `new App(config)` accept (generated from the ServerConfig record). */
 export type { ServerConfigInput };
-
-/** A node-level handler behind the server-level middleware (used by protocol modules). */
-export type RawHandler = (req: KeelRequest, res: ServerResponse) => void | Promise<void>;
-
-export interface MountOptions {
-  /** Read the body (under max_body_size) into `req.rawBody` before the handler runs. */
-  readBody?: boolean;
-  /** Skip server-level authentication (public pages such as API docs). */
-  public?: boolean;
-  /** Security headers for this mount (docs pages need a CSP that allows their assets); false: none. */
-  securityHeaders?: SecurityHeadersOptions | false;
-  /** Extra Connect-style middleware for this mount, after keel's server-level features. */
-  middleware?: Middleware[];
-}
-
-export interface Mount {
-  methods: HttpMethod[] | '*';
-  path: string;
-  handler: RawHandler;
-  options: MountOptions;
-}
-
-export type UpgradeHandler = (req: KeelRequest, socket: Duplex, head: Buffer) => void;
 
 export interface AppOptions {
   /** pino logger (default: pino at KEEL_LOG_LEVEL, `silent` under NODE_ENV=test). */
@@ -94,7 +81,7 @@ function defaultLogger(): Logger {
  * const server = await app.listen();
  * await server.close();
  */
-export class App {
+export class App implements AppCore {
   readonly config: Readonly<ServerConfig>;
   readonly logger: Logger;
   /** Server-wide security-header options (AppOptions.securityHeaders). */
@@ -107,6 +94,8 @@ export class App {
   readonly #upgrades = new Map<string, UpgradeHandler>();
   readonly #uses: Middleware[] = [];
   readonly #routers: MergedRouter[] = [];
+  /** Calls of protocol methods (`ws`, `rpc`, `grpc`, `registerGraphql*`), installed when the router is built. */
+  readonly #registrations: ProtocolRegistration[] = [];
   readonly #onStart: ((handle: ServerHandle, app: App) => void | Promise<void>)[] = [];
   readonly #preShutdown: (() => void | Promise<void>)[] = [];
   readonly #onShutdown: (() => void | Promise<void>)[] = [];
@@ -236,11 +225,19 @@ export class App {
 
   /**
    * Register a JSON-RPC 2.0 method, served at JsonRpcConfig.endpoint_path (default `/rpc`; lib/jsonrpc,
-   * docs/api-descriptions.md). Bad metadata, a duplicate or an `rpc.` name: ConfigError, now.
+   * docs/api-descriptions.md). Bad metadata, a duplicate or an `rpc.` name: ConfigError when the router is built.
    */
   rpc(info: JsonRpcMethodInfoInput | string, handler: RpcHandler): this {
-    this.#assertOpen('register an RPC method');
-    loadProtocol('jsonrpc').registerRpc(this, info, handler);
+    return this.#register('rpc', [info, handler]);
+  }
+
+  /**
+   * Keep a call of a protocol method until the router is built: the protocol module is loaded by
+   * `ready()` and checks the call then (a bad one fails `intoRouter()` / `listen()`).
+   */
+  #register(method: keyof typeof PROTOCOL_OF_METHOD & string, args: unknown[]): this {
+    this.#assertOpen(REGISTRATION_WHAT[method] ?? `call ${method}()`);
+    this.#registrations.push({ method, args });
     return this;
   }
 
@@ -251,38 +248,33 @@ export class App {
     return this;
   }
 
-  #serverGuard: UpgradeGuard | undefined;
-  /** WebSocket upgrades run the server-level middleware (request id, rate limit, auth) as a guard (lib/ws). */
-  #upgradeGuard(): UpgradeGuard {
-    this.#serverGuard ??= loadProtocol('ws').lazyMiddlewareGuard(() =>
-      mountFeatures(this, { methods: '*', path: '', handler: () => undefined, options: { securityHeaders: false } }, this.#uses));
-    return this.#serverGuard;
+  /** The server-level middleware (request id, tracing, rate limit, auth, `use()`), for WebSocket upgrade guards (lib/ws). */
+  /** The server-level rate limit alone (gRPC calls draw from the same buckets as HTTP). */
+  serverRateLimit(): Middleware | undefined {
+    return serverRateLimit(this);
+  }
+
+  serverMiddleware(): readonly Middleware[] {
+    return mountFeatures(this, { methods: '*', path: '', handler: () => undefined, options: { securityHeaders: false } }, this.#uses);
   }
 
   /**
    * spec: register_graphql_route: built-in schema `query_only` | `query_mutation` | `full` at `path`
-   * (GraphQL over HTTP + graphql-transport-ws; lib/graphql, docs/graphql.md). Unknown schema_type: AppError GraphQl.
+   * (GraphQL over HTTP + graphql-transport-ws; keel/graphql, docs/graphql.md). Checked when the router
+   * is built: unknown schema_type is AppError GraphQl from `intoRouter()` / `listen()`.
    */
-  registerGraphqlRoute(path: string, method: string, schemaType: 'query_only' | 'query_mutation' | 'full' | (string & {}), config: SchemaConfigInput = {}, route?: GraphQlRouteConfig | GraphqlRouteOptions): this {
-    this.#assertOpen('add a GraphQL route');
-    const graphql = loadProtocol('graphql');
-    graphql.installGraphqlRoute(this, graphql.graphqlRoute(path, method, schemaType, config, { ...graphql.routeOptions(route), guards: [this.#upgradeGuard()], jsonPoisoning: jsonPoisoningOf(this.config) }));
-    return this;
+  registerGraphqlRoute(path: string, method: string, schemaType: 'query_only' | 'query_mutation' | 'full' | (string & {}), config: SchemaConfigInput = {}, route?: GraphQlRouteConfig | AppGraphqlRouteOptions): this {
+    return this.#register('registerGraphqlRoute', [path, method, schemaType, config, route]);
   }
 
-  /** spec: register_graphql_sdl_route: an SDL schema whose resolvers serve `responseData`. Bad SDL: AppError GraphQl. */
-  registerGraphqlSdlRoute(path: string, method: string, sdl: string, responseData: unknown, config: DynamicSchemaConfigInput, route?: GraphQlRouteConfig | GraphqlRouteOptions): this {
-    this.#assertOpen('add a GraphQL route');
-    const graphql = loadProtocol('graphql');
-    graphql.installGraphqlRoute(this, graphql.graphqlSdlRoute(path, method, sdl, responseData, config, { ...graphql.routeOptions(route), guards: [this.#upgradeGuard()], jsonPoisoning: jsonPoisoningOf(this.config) }));
-    return this;
+  /** spec: register_graphql_sdl_route: an SDL schema whose resolvers serve `responseData`. Bad SDL: AppError GraphQl when the router is built. */
+  registerGraphqlSdlRoute(path: string, method: string, sdl: string, responseData: unknown, config: DynamicSchemaConfigInput, route?: GraphQlRouteConfig | AppGraphqlRouteOptions): this {
+    return this.#register('registerGraphqlSdlRoute', [path, method, sdl, responseData, config, route]);
   }
 
-  /** A WebSocket route at an exact path (lib/ws): `handler` gets a WebSocketSession of typed messages. */
-  ws(path: string, handler: WebSocketHandler, options: AppWebSocketOptions = {}): this {
-    this.#assertOpen('add a WebSocket route');
-    loadProtocol('ws').installWebSocketRoute(this, path, handler, options, this.#upgradeGuard());
-    return this;
+  /** A WebSocket route at an exact path (keel/ws): `handler` gets a WebSocketSession of typed messages. */
+  ws(path: string, handler: AppWebSocketHandler, options: AppWebSocketOptions = {}): this {
+    return this.#register('ws', [path, handler, options]);
   }
 
   /**
@@ -324,9 +316,10 @@ export class App {
    * ServerConfig.grpc is set and enabled (docs/grpc.md). Handlers are keyed by rpc name.
    */
   grpc(proto: GrpcProtoSource, serviceName: string, handlers: GrpcServiceHandlers, options?: GrpcServiceOptions): this {
-    this.#assertOpen('register a gRPC service');
-    loadProtocol('grpc').registerGrpcService(this, proto, serviceName, handlers, options);
-    return this;
+    if (!this.config.grpc) {
+      throw new AppError('Route', `gRPC service "${serviceName}" registered while ServerConfig.grpc is null; set grpc (e.g. { grpc: {} }) to serve it`);
+    }
+    return this.#register('grpc', [proto, serviceName, handlers, options]);
   }
   /** Replace how the listening server is created (gRPC uses this to serve HTTP/2 on the same port). */
   setServerFactory(factory: ServerFactory): this {
@@ -358,17 +351,44 @@ export class App {
   }
 
   /**
-   * spec: into_router(). Builds once (installers, validators, pipelines) and returns a Connect-style
-   * function: under Express `app.use(keel.intoRouter())` unmatched requests go to `next()`; as a
-   * node:http handler they get a 404 problem.
+   * Load the protocol modules this App uses (its config and its `ws` / `rpc` / `grpc` /
+   * `registerGraphql*` calls) with `import()`, so that `intoRouter()` can build. `listen()` awaits it;
+   * an App embedded with `intoRouter()` awaits it first. A protocol whose packages are missing
+   * rejects with an AppError naming the `npm install` command. Resolves to the App; idempotent.
+   *
+   * @example
+   * const app = createApp({ openapi: { enabled: true } }, (app) => app.get('/pets', listPets));
+   * await app.ready();
+   * expressApp.use(app.intoRouter());
+   */
+  async ready(): Promise<this> {
+    await loadProtocols(protocolsUsed(this.config, this.#registrations, this.#routes));
+    return this;
+  }
+
+  /**
+   * spec: into_router(). Builds once (protocols, background executor, validators, pipelines) and
+   * returns a Connect-style function: under Express `app.use(keel.intoRouter())` unmatched requests go
+   * to `next()`; as a node:http handler they get a 404 problem. An App using a protocol module
+   * (GraphQL, WebSocket, gRPC, JSON-RPC, OpenAPI, AsyncAPI) must have been made `ready()` first.
    */
   intoRouter(): KeelRouter {
     if (this.#built) return this.#built;
+    const used = protocolsUsed(this.config, this.#registrations, this.#routes);
+    const missing = used.filter((name) => !loadedProtocol(name));
+    if (missing.length) {
+      throw new AppError('Server', `This App uses ${missing.map((n) => `keel/${n}`).join(', ')}, loaded when it starts: await app.ready() before app.intoRouter() (app.listen() does it)`);
+    }
     try {
-      for (const install of BUILTIN_INSTALLERS) install(this);
-      this.#built = buildRouter(this, { routes: this.#routes, mounts: this.#mounts, uses: this.#uses, routers: this.#routers });
+      for (const name of used) {
+        loadedProtocol(name)!.install(this, this.#registrations.filter((r) => PROTOCOL_OF_METHOD[r.method] === name));
+      }
+      // After the protocols, whose registrations may still be refused: a refused build starts no executor.
+      installBackground(this);
+      this.#built = buildRouter(this, { routes: this.#routes, mounts: this.#mounts, uses: this.#uses, routers: this.#routers as never[] });
     } catch (err) {
-      if (err instanceof AppError || err instanceof ConfigError) throw err;
+      // keel's own errors and bad arguments (a TypeError naming the option) reach the caller as they are.
+      if (err instanceof AppError || err instanceof ConfigError || err instanceof TypeError) throw err;
       throw new AppError('Server', `Building the router failed: ${(err as Error).message}`, { cause: err });
     }
     return this.#built;

@@ -1,101 +1,84 @@
 /**
- * Built-in protocol installers, run by the App when it is built (see docs/architecture.md), and the
- * on-demand loading of the protocol modules behind them.
+ * Which protocol modules an App uses, and loading them (docs/architecture.md, "Protocols").
  *
- * Why on demand: GraphQL, gRPC, WebSocket, OpenAPI, AsyncAPI and JSON-RPC pull in big libraries
- * (graphql, @grpc/grpc-js, protobufjs, ws, swagger-ui-express, ...); an app that uses none of them
- * must not pay their start-up time and memory. Each protocol's `install.ts` registers what the App
- * calls with `provideProtocol()` when it is evaluated, so importing `keel/<protocol>` makes it
- * available; otherwise the App loads it the first time it is needed (a registration method such as
- * `app.ws()`, or a ServerConfig record that turns the protocol on) with a synchronous `require()` of
- * the ES module (Node ≥ 20.19 / 22.12), so the App's methods and `intoRouter()` stay synchronous.
+ * GraphQL, gRPC, WebSocket and the OpenAPI pages need packages keel does not install (optional peer
+ * dependencies: graphql, ws, @grpc/proto-loader, swagger-ui-express, ...); an App that uses none of
+ * them loads none of them. `app.ready()` (awaited by `app.listen()`) loads the protocols the App's
+ * config and registrations use with `import()`, the same way compiled and under tsx: the module is
+ * the one instance the process has, with keel's own error classes. A missing package is an AppError
+ * naming the `npm install` command, before anything is served.
  */
-import { createRequire } from 'node:module';
-import type { App } from './app.js';
 import { AppError } from './errors.js';
-import { installBackground } from './background/install.js';
+import { missingPackages, missingPackagesError } from './packages.js';
+import type { ProtocolName, ProtocolPlugin, ProtocolRegistration } from './plugin.js';
+import type { RouteDefinition } from './route-definition.js';
+import type { ServerConfig } from './records/server.js';
 
-export type Installer = (app: App) => void | Promise<void>;
-
-/** What the App calls in each protocol module (types only: nothing is loaded for them). */
-export interface BuiltinProtocols {
-  graphql: typeof import('./graphql/install.js').graphqlProtocol;
-  grpc: typeof import('./grpc/install.js').grpcProtocol;
-  ws: typeof import('./ws/install.js').webSocketProtocol;
-  jsonrpc: typeof import('./jsonrpc/install.js').jsonRpcProtocol;
-  openapi: typeof import('./openapi/install.js').openApiProtocol;
-  asyncapi: typeof import('./asyncapi/install.js').asyncApiProtocol;
+interface ProtocolModule {
+  protocol: ProtocolPlugin;
 }
-export type ProtocolName = keyof BuiltinProtocols;
 
-/** Relative to this file, so the same specifier finds `dist/lib/x/install.js` and, under tsx, `lib/x/install.ts`. */
-const INSTALL_MODULES: Record<ProtocolName, string> = {
-  graphql: './graphql/install.js',
-  grpc: './grpc/install.js',
-  ws: './ws/install.js',
-  jsonrpc: './jsonrpc/install.js',
-  openapi: './openapi/install.js',
-  asyncapi: './asyncapi/install.js',
+interface ProtocolEntry {
+  /** Literal specifiers (relative to this file: `dist/lib/x/install.js` compiled, `lib/x/install.ts` under tsx). */
+  load(): Promise<ProtocolModule>;
+  /** Optional peer dependencies the protocol imports, with the major versions keel is tested with. */
+  packages: readonly string[];
+}
+
+/** Each protocol's module and the packages it needs (package.json peerDependencies; docs/protocols.md). */
+export const PROTOCOLS: Readonly<Record<ProtocolName, ProtocolEntry>> = {
+  graphql: { load: () => import('./graphql/install.js'), packages: ['graphql@16', 'graphql-http@1', 'graphql-ws@6', 'ws@8', 'lru-cache@11'] },
+  grpc: { load: () => import('./grpc/install.js'), packages: ['@grpc/proto-loader@0.8', 'protobufjs@8'] },
+  ws: { load: () => import('./ws/install.js'), packages: ['ws@8'] },
+  jsonrpc: { load: () => import('./jsonrpc/install.js'), packages: [] },
+  openapi: { load: () => import('./openapi/install.js'), packages: ['swagger-ui-express@5', 'redoc@2'] },
+  asyncapi: { load: () => import('./asyncapi/install.js'), packages: [] },
 };
 
-const provided = new Map<ProtocolName, unknown>();
-const requireModule = createRequire(import.meta.url);
+/** The order protocols are installed in when the router is built. */
+const ORDER: readonly ProtocolName[] = ['openapi', 'asyncapi', 'jsonrpc', 'ws', 'graphql', 'grpc'];
 
-/** Called once by each `lib/<protocol>/install.ts` when it is evaluated. */
-export function provideProtocol<K extends ProtocolName>(name: K, protocol: BuiltinProtocols[K]): void {
-  provided.set(name, protocol);
+/** App methods → the protocol serving them. */
+export const PROTOCOL_OF_METHOD: Readonly<Record<string, ProtocolName>> = {
+  rpc: 'jsonrpc',
+  ws: 'ws',
+  registerGraphqlRoute: 'graphql',
+  registerGraphqlSdlRoute: 'graphql',
+  grpc: 'grpc',
+};
+
+/** Loaded modules, shared by every App of the process. */
+const loaded = new Map<ProtocolName, ProtocolPlugin>();
+
+/** The protocols an App uses: turned on by its config, or by registrations made through its methods. */
+export function protocolsUsed(config: Readonly<ServerConfig>, registrations: readonly ProtocolRegistration[], routes: readonly RouteDefinition[]): ProtocolName[] {
+  const used = new Set<ProtocolName>();
+  for (const r of registrations) used.add(PROTOCOL_OF_METHOD[r.method]!);
+  if (config.openapi?.enabled) used.add('openapi');
+  if (config.asyncapi?.enabled) used.add('asyncapi');
+  // Served when the record is on, or (record null) when methods or routes with `jsonrpc` metadata exist.
+  if (config.jsonrpc ? config.jsonrpc.enabled : routes.some((r) => r.jsonrpc)) used.add('jsonrpc');
+  return ORDER.filter((name) => used.has(name));
 }
 
-/** Whether the protocol module has been loaded in this process (imported, or loaded by an App). */
-export function isProtocolLoaded(name: ProtocolName): boolean {
-  return provided.has(name);
+/** The loaded protocol, if `loadProtocols` loaded it in this process. */
+export function loadedProtocol(name: ProtocolName): ProtocolPlugin | undefined {
+  return loaded.get(name);
 }
 
-/**
- * The protocol module, loaded now if nothing imported it yet.
- *
- * A module that registered itself elsewhere was loaded as a second copy: CommonJS require hooks
- * (tsx, ts-node) compile ES modules to CommonJS, with their own copies of keel's errors and records,
- * so `instanceof` and the App's shared state would silently break. That is an AppError telling the
- * user to import the module instead, never a half-working protocol.
- */
-export function loadProtocol<K extends ProtocolName>(name: K): BuiltinProtocols[K] {
-  let protocol = provided.get(name);
-  if (protocol === undefined) {
-    const how = `import 'keel/${name}' (or anything from it) before configuring it`;
+/** Load `names` with `import()`; a protocol whose packages are missing is an AppError with the install command. */
+export async function loadProtocols(names: readonly ProtocolName[]): Promise<void> {
+  await Promise.all(names.map(async (name) => {
+    if (loaded.has(name)) return;
+    const entry = PROTOCOLS[name];
+    const missing = missingPackages(entry.packages);
+    if (missing.length) throw missingPackagesError(`keel/${name}`, missing);
+    let mod: ProtocolModule;
     try {
-      requireModule(INSTALL_MODULES[name]);
+      mod = await entry.load();
     } catch (err) {
-      // A Node without require(esm) (before 20.19 / 22.12) says so with ERR_REQUIRE_ESM: importing works there.
-      const hint = (err as { code?: unknown }).code === 'ERR_REQUIRE_ESM' ? `; ${how}` : '';
-      throw new AppError('Server', `Loading keel/${name} failed: ${(err as Error).message}${hint}`, { cause: err });
+      throw new AppError('Server', `Loading keel/${name} failed: ${(err as Error).message}`, { cause: err });
     }
-    protocol = provided.get(name);
-    if (protocol === undefined) {
-      throw new AppError('Server', `keel/${name} could not be loaded on demand in this process (a CommonJS require hook such as tsx's loads a separate copy); ${how}`);
-    }
-  }
-  return protocol as BuiltinProtocols[K];
+    loaded.set(name, mod.protocol);
+  }));
 }
-
-/** Each protocol installer, loading its module only when the App's config or routes use it. */
-export const BUILTIN_INSTALLERS: Installer[] = [
-  installBackground,
-  (app) => {
-    if (isProtocolLoaded('openapi') || app.config.openapi?.enabled) loadProtocol('openapi').installOpenApi(app);
-  },
-  (app) => {
-    if (isProtocolLoaded('asyncapi') || app.config.asyncapi?.enabled) loadProtocol('asyncapi').installAsyncApi(app);
-  },
-  (app) => {
-    // Served when the record is on, or (record null) when a route carries `jsonrpc` metadata;
-    // methods from `app.rpc()` already loaded the module.
-    const record = app.config.jsonrpc;
-    const wanted = record ? record.enabled : app.routes().some((r) => r.jsonrpc);
-    if (isProtocolLoaded('jsonrpc') || wanted) loadProtocol('jsonrpc').installJsonRpc(app);
-  },
-  (app) => {
-    // Services exist only through `app.grpc()`, which loaded the module.
-    if (isProtocolLoaded('grpc')) loadProtocol('grpc').installGrpc(app);
-  },
-];

@@ -3,7 +3,7 @@
  * multipart), arrive as text; each is converted to its schema's type before validation, so
  * `?limit=10` and `age=30` satisfy `{type: 'integer'}`. JSON bodies are never converted.
  */
-import type { ValidationIssue } from './validation.js';
+import type { ValidationIssue } from './validation-errors.js';
 
 export function schemaType(schema: Record<string, unknown>): string | undefined {
   const t = schema.type;

@@ -2,7 +2,11 @@
  * Parsing a raw body by its media type (RFC 9110 §8.3): JSON (application/json and any +json,
  * RFC 6839), urlencoded forms, multipart/form-data, text.
  */
-import qs from 'qs';
+import type qsModule from 'qs';
+import { lazyRequire } from './lazy-require.js';
+
+/** qs, loaded by the first form that uses bracket syntax (lib/lazy-require.ts). */
+const loadQs = lazyRequire<typeof qsModule>('qs');
 import { HttpError } from './errors.js';
 import { parseMultipart, type UploadFile } from './multipart.js';
 import { decodeUrlencoded, plusAsSpace } from './query.js';
@@ -191,7 +195,7 @@ function parseFlatForm(text: string): Record<string, unknown> {
 export function parseUrlEncoded(text: string): Record<string, unknown> {
   try {
     if (!FORM_PATH_SYNTAX.test(text)) return parseFlatForm(text);
-    return qs.parse(text, {
+    return loadQs().parse(text, {
       depth: FORM_DEPTH_LIMIT,
       arrayLimit: FORM_ARRAY_LIMIT,
       parameterLimit: FORM_PARAMETER_LIMIT,

@@ -7,7 +7,7 @@ import type { Duplex } from 'node:stream';
 import { promises as fsp } from 'node:fs';
 import { join } from 'node:path';
 import FindMyWay, { type HTTPMethod } from 'find-my-way';
-import type { App, Mount } from './app.js';
+import type { AppCore as App, KeelRouter, Mount } from './plugin.js';
 import { readRawBodyThen } from './body.js';
 import { jsonPoisoning } from './json-parse.js';
 import { AppError } from './errors.js';
@@ -21,10 +21,7 @@ import type { KeelRequest, Middleware, NextFunction } from './request.js';
 import type { RouteDefinition } from './route-definition.js';
 import { compilePattern } from './router.js';
 
-export type KeelRouter = ((req: KeelRequest, res: ServerResponse, next?: NextFunction) => void) & {
-  /** Route an HTTP upgrade (WebSocket) to its handler, or refuse it with 404. */
-  handleUpgrade(req: KeelRequest, socket: Duplex, head: Buffer): void;
-};
+export type { KeelRouter };
 
 interface Store {
   handler: RouteHandler;

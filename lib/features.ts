@@ -8,7 +8,7 @@
  * Server-level instances are created once per App, so state such as a global rate-limit bucket is
  * shared by every route. A feature that is off is simply absent from the chain.
  */
-import type { App, Mount, MountOptions } from './app.js';
+import type { AppCore as App, Mount, MountOptions } from './plugin.js';
 import type { Middleware } from './request.js';
 import type { RouteDefinition } from './route-definition.js';
 import { requestId } from '../middleware/request-id/index.js';

@@ -6,10 +6,11 @@ export * from './errors.js';
 export * from './problem.js';
 export type { KeelRequest, KeelRequestExtensions, Middleware, NextFunction } from './request.js';
 export { DEFAULT_ON_REJECT, type OnReject, type OnRejectOption, type RejectHandler } from './reject.js';
-export type { ExpressRouterLike, ExpressFactoryLike, MergeRouterOptions } from './merge.js';
-export { App, createApp, type AppOptions, type MountOptions, type RawHandler, type UpgradeHandler, type ServerConfigInput } from './app.js';
-export type { KeelRouter } from './dispatch.js';
-export type { ServerHandle, ListenOptions, ServerFactory } from './server.js';
+export type { ExpressFactoryLike, MergeRouterOptions } from './merge.js';
+export { App, createApp, type AppOptions, type ExpressRouterLike, type ServerConfigInput } from './app.js';
+export type { KeelRouter, MountOptions, RawHandler, UpgradeHandler, ServerHandle, ServerFactory, ProtocolHost, ProtocolPlugin, ProtocolRegistration, ProtocolName } from './plugin.js';
+export type { AppWebSocketHandler, AppWebSocketOptions, AppGraphqlRouteOptions, WebSocketSessionApi, WebSocketMessage } from './protocol-api.js';
+export type { ListenOptions } from './server.js';
 export * from './connections.js';
 export {
   KeelResponse, HandlerResult, response, handlerResultFromResponse, handlerError, intoHandler,

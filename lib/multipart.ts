@@ -1,7 +1,11 @@
 /**
  * multipart/form-data (RFC 7578) through busboy, from an already size-capped raw body.
  */
-import busboy from 'busboy';
+import type busboy from 'busboy';
+import { lazyRequire } from './lazy-require.js';
+
+/** busboy, loaded by the first multipart body (lib/lazy-require.ts). */
+const loadBusboy = lazyRequire<typeof busboy>('busboy');
 import { HttpError } from './errors.js';
 
 /** An uploaded file (spec: uploaded file value). */
@@ -90,7 +94,7 @@ export function parseMultipart(raw: Buffer, headers: Record<string, string | str
   return new Promise((resolve, reject) => {
     let bb: busboy.Busboy;
     try {
-      bb = busboy({ headers: headers as Record<string, string>, preservePath: false, defParamCharset: 'utf8' });
+      bb = loadBusboy()({ headers: headers as Record<string, string>, preservePath: false, defParamCharset: 'utf8' });
     } catch (err) {
       reject(new HttpError(400, `Invalid multipart request: ${(err as Error).message}`));
       return;

@@ -12,16 +12,12 @@ import cluster from 'node:cluster';
 import http, { type RequestListener, type Server } from 'node:http';
 import net, { type AddressInfo, type Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
-import type { App } from './app.js';
+import type { AppCore as App, ServerFactory, ServerHandle } from './plugin.js';
 import { boundUnreadBody, ConnectionLimits, type ConnectionLimitsInput } from './connections.js';
 import { AppError, ERROR_CODES, type ErrorCode } from './errors.js';
 import { problemFor, PROBLEM_CONTENT_TYPE } from './problem.js';
 
-/**
- * Creates the listening server for a request listener (gRPC swaps in a dual HTTP/1.1 + h2c server);
- * `options` carries node:http server options the factory passes to `http.createServer`.
- */
-export type ServerFactory = (listener: RequestListener, options: http.ServerOptions) => Server;
+export type { ServerFactory, ServerHandle };
 
 export interface ListenOptions {
   /** Override ServerConfig.port (0 = any free port). */
@@ -34,20 +30,12 @@ export interface ListenOptions {
   limits?: ConnectionLimitsInput;
 }
 
-export interface ServerHandle {
-  readonly server: Server;
-  readonly host: string;
-  readonly port: number;
-  /** `http://host:port` */
-  readonly url: string;
-  /** Graceful shutdown; resolves when every connection is closed. Idempotent. */
-  close(): Promise<void>;
-}
 
 export async function listen(app: App, options: ListenOptions = {}): Promise<ServerHandle> {
   const cfg = app.config;
   if (cfg.workers > 1 && cluster.isPrimary) return runPrimary(app, options);
   const limits = ConnectionLimits.parse(options.limits ?? {}, 'ListenOptions.limits');
+  await app.ready();
   const router = app.intoRouter();
   const listener: RequestListener = (req, res) => {
     boundUnreadBody(req, res, limits);

@@ -2,7 +2,15 @@
  * Ajv errors → Pydantic-style issues `{type, loc, msg, input, ctx}` (the fixture corpus's shape).
  */
 import type { ErrorObject } from 'ajv';
-import type { ValidationIssue } from './validation.js';
+
+/** One problem found in a request (spec: ValidationError `errors[]`); declared here so lib/coerce.ts needs no lib/validation.ts. */
+export interface ValidationIssue {
+  type: string;
+  loc: (string | number)[];
+  msg: string;
+  input?: unknown;
+  ctx?: Record<string, unknown>;
+}
 
 /** Must match `EMAIL_PATTERN` in validation.ts (kept here too to avoid an import cycle). */
 const EMAIL_PATTERN = '^[a-zA-Z0-9_.+-]+@[a-zA-Z0-9-]+\\.[a-zA-Z0-9-.]+$';

@@ -5,18 +5,23 @@
  * first (so `?limit=10` satisfies `{type: integer}`), then checked. Errors use the shape of the
  * fixture corpus (Pydantic-style `{type, loc, msg, input, ctx}`), rendered as one 422 problem.
  */
-import { Ajv, type ErrorObject, type Options, type ValidateFunction } from 'ajv';
-import { Ajv2020 } from 'ajv/dist/2020.js';
 import { debuglog } from 'node:util';
-import addFormatsModule from 'ajv-formats';
+import type { Ajv, ErrorObject, Options, ValidateFunction } from 'ajv';
+import type * as AjvDraft07 from 'ajv';
+import type * as AjvDraft2020 from 'ajv/dist/2020.js';
+import type addFormatsModule from 'ajv-formats';
+import { lazyRequire } from './lazy-require.js';
+import type { ValidationIssue } from './validation-errors.js';
 import { HttpError } from './errors.js';
 import { checkFiles, type FileParamSpec, type UploadFile } from './multipart.js';
 import { coercionIssue, formCoercer, scalarCoercer, schemaType, UNCONVERTIBLE, type Coercer } from './coerce.js';
 import { parseMediaType } from './content.js';
 import { appendErrorsFromAjv, byLoc } from './validation-errors.js';
 
-// ajv-formats is CommonJS with a default export.
-const addFormats = ((addFormatsModule as unknown as { default?: unknown }).default ?? addFormatsModule) as (ajv: Ajv) => Ajv;
+// Loaded with the first schema a route declares: an App without schemas never loads Ajv (lib/lazy-require.ts).
+const loadAjv = lazyRequire<typeof AjvDraft07>('ajv');
+const loadAjv2020 = lazyRequire<typeof AjvDraft2020>('ajv/dist/2020.js');
+const loadFormats = lazyRequire<typeof addFormatsModule>('ajv-formats');
 
 /**
  * The `email` format keel checks: the pattern the corpus's error items name (`string_pattern_mismatch`
@@ -25,48 +30,50 @@ const addFormats = ((addFormatsModule as unknown as { default?: unknown }).defau
 export const EMAIL_PATTERN = '^[a-zA-Z0-9_.+-]+@[a-zA-Z0-9-]+\\.[a-zA-Z0-9-.]+$';
 
 /**
- * `allErrors` so a client sees every problem at once; `verbose` so error items can quote the failing
- * sub-schema (`not`).
- */
-/**
  * Ajv's notices (an unknown format ignored, …) go to `NODE_DEBUG=keel-ajv`, never to the console:
  * they would otherwise land in the middle of a conformance report or an app's output.
  */
 const ajvDebug = debuglog('keel-ajv');
 const AJV_LOGGER = { log: ajvDebug, warn: ajvDebug, error: ajvDebug };
+/**
+ * `allErrors` so a client sees every problem at once; `verbose` so error items can quote the failing
+ * sub-schema (`not`).
+ */
 const AJV_OPTIONS: Options = { allErrors: true, strict: false, coerceTypes: false, useDefaults: true, validateFormats: true, verbose: true, logger: AJV_LOGGER };
 
 /** `format: decimal` (OpenAPI's and Python's `Decimal` as text, e.g. `"19.99"`): a signed decimal number, exponent allowed. */
 export const DECIMAL_PATTERN = '^[+-]?(?:\\d+(?:\\.\\d*)?|\\.\\d+)(?:[eE][+-]?\\d+)?$';
 
 function withFormats<T extends Ajv>(instance: T): T {
-  addFormats(instance);
+  // ajv-formats is CommonJS with a default export.
+  const formats = loadFormats() as unknown as { default?: (ajv: Ajv) => Ajv } & ((ajv: Ajv) => Ajv);
+  (formats.default ?? formats)(instance);
   instance.addFormat('email', new RegExp(EMAIL_PATTERN));
   instance.addFormat('decimal', { type: 'string', validate: new RegExp(DECIMAL_PATTERN) });
   return instance;
 }
 
-/** Draft-07 Ajv (the default): schemas compile once at build time. */
-export const ajv: Ajv = withFormats(new Ajv(AJV_OPTIONS));
-/** Draft 2020-12 Ajv, for schemas that declare `"$schema": "https://json-schema.org/draft/2020-12/schema"`. */
-export const ajv2020: Ajv = withFormats(new Ajv2020(AJV_OPTIONS) as unknown as Ajv);
+let draft07: Ajv | undefined;
+let draft2020: Ajv | undefined;
 
-/** Compile with the Ajv of the draft the schema declares (2020-12, else draft-07); errors map the same way. */
+/**
+ * Compile with the Ajv of the draft the schema declares (2020-12, else draft-07); errors map the same way.
+ * One Ajv per draft, created with the first schema of that draft; schemas compile once at build time.
+ */
 export function compileSchema(schema: Record<string, unknown>): ValidateFunction {
   const draft = typeof schema.$schema === 'string' ? schema.$schema : '';
-  return (draft.includes('/2020-12/') ? ajv2020 : ajv).compile(schema);
+  if (draft.includes('/2020-12/')) {
+    draft2020 ??= withFormats(new (loadAjv2020().Ajv2020)(AJV_OPTIONS) as unknown as Ajv);
+    return draft2020.compile(schema);
+  }
+  draft07 ??= withFormats(new (loadAjv().Ajv)(AJV_OPTIONS));
+  return draft07.compile(schema);
 }
 
 export type ParamSource = 'path' | 'query' | 'headers' | 'cookie';
 export const PARAM_SOURCES: readonly ParamSource[] = ['path', 'query', 'headers', 'cookie'];
 
-export interface ValidationIssue {
-  type: string;
-  loc: (string | number)[];
-  msg: string;
-  input?: unknown;
-  ctx?: Record<string, unknown>;
-}
+export type { ValidationIssue };
 
 export interface ParamSpec {
   source: ParamSource;

@@ -1,33 +1,83 @@
-// Protocol modules load on first use (lib/builtins.ts). These tests run under tsx, whose CommonJS
-// require hook cannot hand the App the ES module itself: the App must say which import is missing
-// rather than run a second copy of keel. (Compiled apps: test/package-exports.test.ts.)
+// Protocol modules are loaded by app.ready() with import() (lib/builtins.ts): the same under tsx
+// (these tests) and compiled (test/package-exports.test.ts), with no module to import first.
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { App, AppError } from '../lib/index.js';
+import { readFileSync } from 'node:fs';
+import { App, AppError, createApp } from '../lib/index.js';
+import { loadedProtocol, PROTOCOLS } from '../lib/builtins.js';
+import { missingPackages, missingPackagesError, packageName, PLAYGROUND_PACKAGES } from '../lib/packages.js';
+import type { ProtocolName } from '../lib/plugin.js';
 
-describe('when a protocol module was not imported and cannot be loaded on demand', () => {
-  it('should throw an AppError that names the import to add', () => {
-    const app = new App({ port: 0 });
-    assert.throws(() => app.ws('/chat', () => undefined), (err: unknown) => {
+const NAMES = Object.keys(PROTOCOLS) as ProtocolName[];
+
+describe('when an App uses no protocol', () => {
+  it('should build without ready() and load no protocol module', () => {
+    createApp({ port: 0 }, (app) => app.get('/hello', () => ({ hello: 'world' }))).intoRouter();
+    assert.deepEqual(NAMES.filter((n) => loadedProtocol(n)), []);
+  });
+});
+
+describe('when an App uses a protocol that is not loaded yet', () => {
+  it('should refuse to build before ready(), naming the protocol and the call to make', () => {
+    const app = new App({ port: 0, openapi: { enabled: true } });
+    assert.throws(() => app.intoRouter(), (err: unknown) => {
       assert.ok(err instanceof AppError);
       assert.equal(err.kind, 'Server');
-      assert.match(err.message, /import 'keel\/ws'/);
+      assert.match(err.message, /keel\/openapi/);
+      assert.match(err.message, /await app\.ready\(\)/);
       return true;
     });
   });
 
-  it('should throw it when the App is built for a protocol turned on by its config', () => {
-    const app = new App({ port: 0, openapi: { enabled: true } });
-    assert.throws(() => app.intoRouter(), (err: unknown) => err instanceof AppError && /import 'keel\/openapi'/.test(err.message));
+  it('should load it in ready() and serve it, with keel\'s own error classes', async () => {
+    const app = new App({ port: 0, jsonrpc: { enabled: true } });
+    app.rpc('ping', () => 'pong');
+    assert.equal(await app.ready(), app);
+    app.intoRouter();
+    assert.ok(loadedProtocol('jsonrpc'));
+    assert.deepEqual(app.mounts().map((m) => m.path), ['/rpc']);
+  });
+
+  it('should load only the protocols the App uses', async () => {
+    await new App({ port: 0, asyncapi: { enabled: true } }).ready();
+    assert.ok(loadedProtocol('asyncapi'));
+    assert.equal(loadedProtocol('grpc'), undefined);
+    assert.equal(loadedProtocol('graphql'), undefined);
   });
 });
 
-describe('when the protocol module is imported', () => {
-  it('should register its routes on the App', async () => {
-    await import('../lib/jsonrpc/index.js');
-    const app = new App({ port: 0, jsonrpc: { enabled: true } });
-    app.rpc('ping', () => 'pong');
-    app.intoRouter();
-    assert.deepEqual(app.mounts().map((m) => m.path), ['/rpc']);
+describe('when a protocol\'s packages are not installed', () => {
+  it('should name exactly the missing ones in the npm install command', () => {
+    assert.deepEqual(missingPackages(['graphql@16', 'keel-no-such-package@1', '@keel-none/nothing@0.1']), ['keel-no-such-package@1', '@keel-none/nothing@0.1']);
+    const err = missingPackagesError('keel/graphql', ['graphql@16', 'ws@8']);
+    assert.ok(err instanceof AppError);
+    assert.equal(err.kind, 'Server');
+    assert.match(err.message, /`npm install graphql@16 ws@8`/);
+  });
+  // The real case (keel installed from its tarball without graphql): test/package-install.test.ts.
+});
+
+describe('when the package lists its optional peer dependencies', () => {
+  const pkg = JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as {
+    peerDependencies: Record<string, string>; peerDependenciesMeta: Record<string, { optional?: boolean }>; devDependencies: Record<string, string>; dependencies: Record<string, string>;
+  };
+  const specs = [...NAMES.flatMap((n) => PROTOCOLS[n].packages), ...PLAYGROUND_PACKAGES];
+
+  it('should declare every package a protocol needs as an optional peer and a dev dependency, never a dependency', () => {
+    for (const spec of specs) {
+      const name = packageName(spec);
+      assert.ok(pkg.peerDependencies[name], `${name} is a peer dependency`);
+      assert.equal(pkg.peerDependenciesMeta[name]?.optional, true, `${name} is optional`);
+      assert.ok(pkg.devDependencies[name], `${name} is a dev dependency`);
+      assert.equal(pkg.dependencies[name], undefined, `${name} is not a dependency`);
+      // The hint's version is the peer range's major (or 0.minor).
+      const major = pkg.peerDependencies[name]!.replace(/^\^/, '').split('.');
+      assert.equal(spec.slice(name.length + 1), major[0] === '0' ? `0.${major[1]}` : major[0], spec);
+    }
+  });
+
+  it('should have no peer dependency that no protocol uses (except express for merged routers, @types/ws for keel/ws\'s types)', () => {
+    const used = new Set(specs.map(packageName));
+    assert.deepEqual(Object.keys(pkg.peerDependencies).filter((n) => !used.has(n)), ['@types/ws', 'express']);
   });
 });

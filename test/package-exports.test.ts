@@ -78,15 +78,17 @@ describe('when keel is imported through its package exports', { skip: built ? fa
 
 describe('when a compiled app uses no protocol module', { skip: built ? false : 'dist/ is not built (run npm run build)' }, () => {
   it('should load none of them, nor their libraries', () => {
-    // Three views: the resolve trace (static imports), keel's registry (modules it loads on demand with
-    // require(), which resolve hooks do not see) and the CommonJS cache (ws, gRPC, protobufjs, ...).
+    // Three views: the resolve trace (imports, static and dynamic), keel's registry of loaded protocols
+    // and the CommonJS cache (ws, gRPC, protobufjs, ...).
     const out = runCompiled(`
       import { createRequire } from 'node:module';
       const { createApp } = await import('keel');
-      const { isProtocolLoaded } = await import('./dist/lib/builtins.js');
-      createApp({ port: 0 }, (app) => app.get('/hello', () => ({ hello: 'world' }))).intoRouter();
+      const { loadedProtocol } = await import('./dist/lib/builtins.js');
+      const app = createApp({ port: 0 }, (app) => app.get('/hello', () => ({ hello: 'world' })));
+      await app.ready();
+      app.intoRouter();
       const names = ['graphql', 'grpc', 'ws', 'jsonrpc', 'openapi', 'asyncapi'];
-      console.log('REGISTRY ' + JSON.stringify(names.filter((n) => isProtocolLoaded(n))));
+      console.log('REGISTRY ' + JSON.stringify(names.filter((n) => loadedProtocol(n))));
       for (const file of Object.keys(createRequire(import.meta.url).cache)) console.log('REQUIRED ' + file);
     `, ['--import', TRACE_HOOK]);
     assert.match(out, /^REGISTRY \[\]$/m);
@@ -100,19 +102,16 @@ describe('when a compiled app uses no protocol module', { skip: built ? false : 
 });
 
 describe('when a compiled app configures protocols without importing them', { skip: built ? false : 'dist/ is not built (run npm run build)' }, () => {
-  it('should load each on first use and serve it, with keel\'s own error classes', () => {
+  it('should load each when it starts and serve it, with keel\'s own error classes', () => {
     const out = runCompiled(`
       const { createApp, AppError } = await import('keel');
       const app = createApp({ host: '127.0.0.1', port: 0, openapi: { enabled: true }, jsonrpc: { enabled: true } }, (app) => {
         app.rpc('math.add', ({ a, b }) => a + b);
         app.registerGraphqlSdlRoute('/graphql', 'POST', 'type Query { hello: String }', { hello: 'world' }, { introspection_enabled: false });
         app.ws('/ws', () => undefined);
-        try {
-          app.registerGraphqlSdlRoute('/bad', 'POST', 'type Query {', {}, { introspection_enabled: false });
-        } catch (err) {
-          console.log('BAD_SDL', err instanceof AppError, err.kind);
-        }
       });
+      const bad = createApp({ port: 0 }, (app) => app.registerGraphqlSdlRoute('/bad', 'POST', 'type Query {', {}, { introspection_enabled: false }));
+      await bad.listen({ handleSignals: false }).catch((err) => console.log('BAD_SDL', err instanceof AppError, err.kind));
       const server = await app.listen({ handleSignals: false });
       const base = 'http://127.0.0.1:' + server.port;
       const post = (path, body) => fetch(base + path, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) }).then((r) => r.text());

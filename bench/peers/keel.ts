@@ -82,14 +82,10 @@ export async function start(scenario: string, ctx: PeerContext): Promise<number>
       setup = (app) => app.get('/hello', () => ({ hello: 'world' }));
       break;
     case 'jsonrpc':
-      // Imported here, not at the top, so other scenarios don't load it; compiled keel would load it on
-      // first use anyway, but `--tsx` runs the sources, where the App cannot (lib/builtins.ts).
-      await import('../../lib/jsonrpc/index.js');
       config.jsonrpc = { enabled: true };
       setup = (app) => app.rpc({ method_name: 'math.add', params_schema: rpcAddParamsSchema as unknown as Record<string, unknown> }, ({ a, b }: { a: number; b: number }) => a + b);
       break;
     case 'graphql':
-      await import('../../lib/graphql/index.js');
       setup = (app) => app.registerGraphqlSdlRoute('/graphql', 'POST', GRAPHQL_SDL, GRAPHQL_DATA, { introspection_enabled: true });
       break;
     default:

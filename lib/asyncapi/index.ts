@@ -6,8 +6,6 @@
  * Disabled, none of them is mounted (the router's 404). Errors: 400 malformed JSON or YAML, 415 a body
  * neither JSON nor YAML, 413 over max_body_size, 422 a request or document keel cannot read. See docs/api-descriptions.md.
  */
-// Registers this module with the App (lib/builtins.ts): importing keel/asyncapi is enough to use it.
-import './install.js';
 import type { ServerResponse } from 'node:http';
 import { readRawBody } from '../body.js';
 import { DEFAULT_JSON_POISONING, jsonPoisoningOf, parseJsonText, type JsonPoisoning } from '../json-parse.js';

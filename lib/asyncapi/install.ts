@@ -1,10 +1,11 @@
 /**
- * AsyncAPI for the App (lib/builtins.ts): the installer that serves the document, parse and validate
- * endpoints when ServerConfig.asyncapi is on. Registered when this module is evaluated.
+ * AsyncAPI as an App protocol (lib/plugin.ts): serves the document, parse and validate endpoints when
+ * ServerConfig.asyncapi is on. Loaded by `app.ready()` (lib/builtins.ts).
  */
-import { provideProtocol } from '../builtins.js';
+import type { ProtocolPlugin } from '../plugin.js';
 import { installAsyncApi } from './index.js';
 
-// A function declaration of ./index.js: initialised before either module runs, whichever is loaded first.
-export const asyncApiProtocol = { installAsyncApi };
-provideProtocol('asyncapi', asyncApiProtocol);
+export const protocol: ProtocolPlugin = {
+  name: 'asyncapi',
+  install: (host) => installAsyncApi(host),
+};

@@ -2,7 +2,7 @@
  * Installs the background executor on an App when `background_tasks.enabled` is true: started when
  * the router is built (spec), reachable by handlers as `data.background`, drained on shutdown.
  */
-import type { App } from '../app.js';
+import type { ProtocolHost as App } from '../plugin.js';
 import { BackgroundExecutor } from './executor.js';
 
 /** Key of the executor in `app.extensions` (the pipeline hands it to handlers as `data.background`). */

@@ -2,13 +2,14 @@ import { describe, it, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import request from 'supertest';
 import { App } from '../app.js';
-// keel/graphql, imported as the App's users do: under tsx the App cannot load it on demand (lib/builtins.ts).
-import './index.js';
 import { AppError, ConfigError } from '../errors.js';
 import { GraphQlRouteConfig } from '../records/graphql.js';
 import type { ServerHandle } from '../server.js';
 import { graphqlSubscriptionSnapshot } from '../../harness/graphql-subscription.js';
 import { PLAYGROUND_CSP } from './playground.js';
+
+/** Registrations are checked when the router is built, after app.ready() loaded keel/graphql. */
+const built = async (app: App) => (await app.ready()).intoRouter();
 
 function appWith(setup: (app: App) => void, config: Record<string, unknown> = {}): App {
   const app = new App({ port: 0, host: '127.0.0.1', ...config });
@@ -22,30 +23,30 @@ describe('when registering GraphQL routes on an App', () => {
     assert.equal(app.registerGraphqlRoute('/graphql', 'POST', 'query_only', {}), app);
     assert.equal(app.registerGraphqlSdlRoute('/sdl', 'POST', 'type Query { a: Int }', { a: 1 }, { introspection_enabled: true }), app);
   });
-  it('should reject an unknown schema_type with AppError GraphQl', () => {
-    assert.throws(() => new App().registerGraphqlRoute('/graphql', 'POST', 'everything', {}), (e: unknown) => e instanceof AppError && e.kind === 'GraphQl');
+  it('should reject an unknown schema_type with AppError GraphQl', async () => {
+    await assert.rejects(() => built(new App().registerGraphqlRoute('/graphql', 'POST', 'everything', {})), (e: unknown) => e instanceof AppError && e.kind === 'GraphQl');
   });
-  it('should reject each schema_type spelled differently', () => {
+  it('should reject each schema_type spelled differently', async () => {
     for (const bad of ['Query_Only', 'queryOnly', 'full ', '']) {
-      assert.throws(() => new App().registerGraphqlRoute('/graphql', 'POST', bad, {}), (e: unknown) => e instanceof AppError && e.kind === 'GraphQl', bad);
+      await assert.rejects(() => built(new App().registerGraphqlRoute('/graphql', 'POST', bad, {})), (e: unknown) => e instanceof AppError && e.kind === 'GraphQl', bad);
     }
   });
-  it('should reject an SDL with an enum with AppError GraphQl', () => {
-    assert.throws(() => new App().registerGraphqlSdlRoute('/g', 'POST', 'enum E { A } type Query { e: E }', {}, { introspection_enabled: true }),
+  it('should reject an SDL with an enum with AppError GraphQl', async () => {
+    await assert.rejects(() => built(new App().registerGraphqlSdlRoute('/g', 'POST', 'enum E { A } type Query { e: E }', {}, { introspection_enabled: true })),
       (e: unknown) => e instanceof AppError && e.kind === 'GraphQl');
   });
-  it('should reject a path without a leading slash with AppError Route', () => {
-    assert.throws(() => new App().registerGraphqlRoute('graphql', 'POST', 'full', {}), (e: unknown) => e instanceof AppError && e.kind === 'Route');
+  it('should reject a path without a leading slash with AppError Route', async () => {
+    await assert.rejects(() => built(new App().registerGraphqlRoute('graphql', 'POST', 'full', {})), (e: unknown) => e instanceof AppError && e.kind === 'Route');
   });
-  it('should reject a method GraphQL over HTTP does not use with AppError Route', () => {
-    assert.throws(() => new App().registerGraphqlRoute('/graphql', 'DELETE', 'full', {}), (e: unknown) => e instanceof AppError && e.kind === 'Route');
+  it('should reject a method GraphQL over HTTP does not use with AppError Route', async () => {
+    await assert.rejects(() => built(new App().registerGraphqlRoute('/graphql', 'DELETE', 'full', {})), (e: unknown) => e instanceof AppError && e.kind === 'Route');
   });
-  it('should reject a bad SchemaConfig with ConfigError naming the key', () => {
-    assert.throws(() => new App().registerGraphqlRoute('/graphql', 'POST', 'full', { depth_limit: 0 }), (e: unknown) => e instanceof ConfigError && e.key === 'depth_limit');
+  it('should reject a bad SchemaConfig with ConfigError naming the key', async () => {
+    await assert.rejects(() => built(new App().registerGraphqlRoute('/graphql', 'POST', 'full', { depth_limit: 0 })), (e: unknown) => e instanceof ConfigError && e.key === 'depth_limit');
   });
-  it('should reject a second route on the same path', () => {
+  it('should reject a second route on the same path', async () => {
     const app = new App().registerGraphqlRoute('/graphql', 'POST', 'full', {});
-    assert.throws(() => app.registerGraphqlRoute('/graphql', 'POST', 'query_only', {}), AppError);
+    await assert.rejects(() => built(app.registerGraphqlRoute('/graphql', 'POST', 'query_only', {})), AppError);
   });
 });
 

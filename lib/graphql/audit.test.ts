@@ -7,8 +7,6 @@ import { describe, it, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { serverAudits, type AuditResult } from 'graphql-http';
 import { App } from '../app.js';
-// keel/graphql, imported as the App's users do: under tsx the App cannot load it on demand (lib/builtins.ts).
-import './index.js';
 import type { ServerHandle } from '../server.js';
 
 let handle: ServerHandle;

@@ -9,8 +9,6 @@ import assert from 'node:assert/strict';
 import type { Browser } from 'playwright-core';
 import { CHROMIUM_SKIP, TEST_OUTPUT, launchChromium, watchPage } from '../../test/helpers/browser.js';
 import { App } from '../app.js';
-// keel/graphql, imported as the App's users do: under tsx the App cannot load it on demand (lib/builtins.ts).
-import './index.js';
 import type { ServerHandle } from '../server.js';
 
 const OUT = TEST_OUTPUT;

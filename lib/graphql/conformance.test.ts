@@ -19,8 +19,6 @@ import { fileURLToPath } from 'node:url';
 import { join, relative } from 'node:path';
 import { TypeInfo, parse, visit, visitWithTypeInfo, getNamedType, buildASTSchema, type GraphQLSchema } from 'graphql';
 import { App } from '../app.js';
-// keel/graphql, imported as the App's users do: under tsx the App cannot load it on demand (lib/builtins.ts).
-import './index.js';
 import type { ServerHandle } from '../server.js';
 import { graphqlSubscriptionSnapshot } from '../../harness/graphql-subscription.js';
 
@@ -142,6 +140,8 @@ export async function runCase(c: GraphqlCase): Promise<string[]> {
       max_complexity: c.complexity_limit ?? null,
       field_errors: fieldErrors,
     });
+    // The route is checked when the router is built (after app.ready() loaded keel/graphql).
+    (await app.ready()).intoRouter();
   } catch (err) {
     return [`route not registered: ${(err as Error).message}`];
   }

@@ -2,8 +2,6 @@
  * GraphQL routes (spec: GraphQL records, Rules for GraphQL registration): built-in test schemas,
  * SDL schemas over static data, limits, GraphQL over HTTP, GraphiQL, subscriptions over WebSocket.
  */
-// Registers this module with the App (lib/builtins.ts): importing keel/graphql is enough to use it.
-import './install.js';
 export { builtinSchema, SCHEMA_TYPES, MAX_COUNTDOWN, type SchemaType } from './builtin-schemas.js';
 export { buildSdlSchema, SDL_ALLOWED_KINDS } from './sdl.js';
 export {

@@ -1,11 +1,33 @@
 /**
- * GraphQL for the App (lib/builtins.ts): what `app.registerGraphqlRoute()` / `registerGraphqlSdlRoute()`
- * call. Registered when this module is evaluated, so the App uses this very copy of it.
+ * GraphQL as an App protocol (lib/plugin.ts): the routes of `app.registerGraphqlRoute()` /
+ * `registerGraphqlSdlRoute()`, with subscriptions behind the App's server guard (keel/ws). Loaded by
+ * `app.ready()` (lib/builtins.ts).
  */
-import { provideProtocol } from '../builtins.js';
-import { graphqlRoute, graphqlSdlRoute, installGraphqlRoute, routeOptions } from './route.js';
-// Subscriptions are WebSocket upgrades behind the App's server guard, which keel/ws builds.
-import '../ws/install.js';
+import { missingPackages, missingPackagesError, PLAYGROUND_PACKAGES } from '../packages.js';
+import type { ProtocolPlugin } from '../plugin.js';
+import { jsonPoisoningOf } from '../json-parse.js';
+import { serverGuardOf } from '../ws/install.js';
+import { graphqlRoute, graphqlSdlRoute, installGraphqlRoute, routeOptions, type GraphqlRoute } from './route.js';
 
-export const graphqlProtocol = { graphqlRoute, graphqlSdlRoute, installGraphqlRoute, routeOptions };
-provideProtocol('graphql', graphqlProtocol);
+type RouteArgs = Parameters<typeof routeOptions>[0];
+
+export const protocol: ProtocolPlugin = {
+  name: 'graphql',
+  install(host, registrations) {
+    for (const { method, args } of registrations) {
+      const a = args as [string, string, ...unknown[]];
+      let route: GraphqlRoute;
+      const jsonPoisoning = jsonPoisoningOf(host.config);
+      if (method === 'registerGraphqlRoute') {
+        route = graphqlRoute(a[0], a[1], a[2] as string, a[3], { ...routeOptions(a[4] as RouteArgs), guards: [serverGuardOf(host)], jsonPoisoning });
+      } else {
+        route = graphqlSdlRoute(a[0], a[1], a[2] as string, a[3], a[4], { ...routeOptions(a[5] as RouteArgs), guards: [serverGuardOf(host)], jsonPoisoning });
+      }
+      if (route.playground) {
+        const missing = missingPackages(PLAYGROUND_PACKAGES);
+        if (missing.length) throw missingPackagesError(`The GraphiQL playground of ${route.path} (enable_playground)`, missing);
+      }
+      installGraphqlRoute(host, route);
+    }
+  },
+};

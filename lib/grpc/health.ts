@@ -5,7 +5,7 @@
  */
 import * as protoLoader from '@grpc/proto-loader';
 import { GrpcError, GrpcStatus } from './status.js';
-import type { GrpcCallContext, GrpcRouter } from './router.js';
+import type { GrpcCallContext, GrpcServiceRegistry as GrpcRouter } from './types.js';
 
 export const HEALTH_SERVICE = 'grpc.health.v1.Health';
 

@@ -4,10 +4,8 @@
  * rate limit (the HTTP routes' buckets), JWT / API-key auth and request ids to calls, and drains HTTP/2
  * sessions (GOAWAY) when shutdown begins.
  */
-import type { App } from '../app.js';
-import { provideProtocol } from '../builtins.js';
+import type { ProtocolHost as App, ProtocolPlugin } from '../plugin.js';
 import { AppError } from '../errors.js';
-import { serverRateLimit } from '../features.js';
 import type { Middleware } from '../request.js';
 import { jwtAuth } from '../../middleware/jwt-auth/index.js';
 import { apiKeyAuth } from '../../middleware/api-key-auth/index.js';
@@ -48,7 +46,7 @@ export function installGrpc(app: App): void {
   const state = app.extensions.get(GRPC_EXTENSION) as GrpcAppState | undefined;
   if (!c.grpc?.enabled || !state) return;
   // The HTTP order (docs/architecture.md): rate limit, then authentication.
-  const guards = [serverRateLimit(app), c.jwt_auth ? jwtAuth(c.jwt_auth) : undefined, c.api_key_auth ? apiKeyAuth(c.api_key_auth) : undefined].filter((m): m is Middleware => !!m);
+  const guards = [app.serverRateLimit(), c.jwt_auth ? jwtAuth(c.jwt_auth) : undefined, c.api_key_auth ? apiKeyAuth(c.api_key_auth) : undefined].filter((m): m is Middleware => !!m);
   const options = {
     guard: guards.length ? guardFromMiddleware(guards) : undefined,
     requestId: c.enable_request_id,
@@ -63,6 +61,13 @@ export function installGrpc(app: App): void {
   app.preShutdown(() => state.attachment?.shutdown(c.shutdown_timeout * 1000));
 }
 
-/** What the App calls (lib/builtins.ts); registered on evaluation so the App uses this very copy. */
-export const grpcProtocol = { registerGrpcService, installGrpc };
-provideProtocol('grpc', grpcProtocol);
+/** gRPC as an App protocol (lib/plugin.ts): the services of `app.grpc()`. Loaded by `app.ready()` (lib/builtins.ts). */
+export const protocol: ProtocolPlugin = {
+  name: 'grpc',
+  install(host, registrations) {
+    for (const { args } of registrations) {
+      registerGrpcService(host, args[0] as GrpcProtoSource, args[1] as string, args[2] as GrpcServiceHandlers, args[3] as GrpcServiceOptions | undefined);
+    }
+    installGrpc(host);
+  },
+};

@@ -6,7 +6,7 @@
 import * as protoLoader from '@grpc/proto-loader';
 import protobuf from 'protobufjs';
 import { GrpcStatus } from './status.js';
-import type { GrpcRouter, GrpcServiceEntry } from './router.js';
+import type { GrpcServiceRegistry as GrpcRouter, GrpcServiceEntry } from './types.js';
 
 export const REFLECTION_SERVICES = ['grpc.reflection.v1.ServerReflection', 'grpc.reflection.v1alpha.ServerReflection'] as const;
 

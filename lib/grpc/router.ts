@@ -6,66 +6,16 @@
 import * as protoLoader from '@grpc/proto-loader';
 import { AppError } from '../errors.js';
 import { suggest } from '../records/define.js';
-import type { GrpcMetadataInit } from './status.js';
 import { installHealth, type HealthRegistry } from './health.js';
 import { installReflection } from './reflection.js';
+import type { GrpcCallContext, GrpcHandler, GrpcMethod, GrpcMethodKind, GrpcProtoSource, GrpcServiceEntry, GrpcServiceHandlers, GrpcServiceOptions } from './types.js';
 
-export type GrpcMethodKind = 'unary' | 'server_streaming' | 'client_streaming' | 'bidi_streaming';
+// Dependency-free (no proto-loader types), so the App's own declarations can use them (lib/app.ts).
+export type {
+  GrpcIncomingMetadata, GrpcCallContext, UnaryHandler, ServerStreamingHandler, ClientStreamingHandler, BidiStreamingHandler, GrpcHandler,
+  GrpcServiceHandlers, GrpcServiceOptions, GrpcProtoSource, GrpcLoaderOptions, GrpcMethodKind, GrpcMethod, GrpcServiceEntry, GrpcServiceRegistry,
+} from './types.js';
 
-/** Incoming metadata: string values, Buffers for `-bin` keys (base64-decoded). */
-export type GrpcIncomingMetadata = Readonly<Record<string, string | Buffer>>;
-
-/** What every handler gets besides its request(s). */
-export interface GrpcCallContext {
-  /** `/package.Service/Method`. */
-  readonly path: string;
-  readonly service: string;
-  readonly method: string;
-  readonly metadata: GrpcIncomingMetadata;
-  /** Aborted when the client cancels, the deadline passes or the call ends early (stream byte cap). */
-  readonly signal: AbortSignal;
-  /** Epoch milliseconds of the deadline (min of `grpc-timeout` and `request_timeout`), if any. */
-  readonly deadline: number | undefined;
-  /** `x-request-id` of this call, when request ids are on. */
-  readonly requestId: string | undefined;
-  /** What the guard returned (e.g. verified JWT claims). */
-  readonly auth: Readonly<Record<string, unknown>> | undefined;
-  /** Remote address of the connection. */
-  readonly peer: string | undefined;
-  /** Send response headers (initial metadata) now; at most once, before the first message. */
-  sendMetadata(metadata: GrpcMetadataInit): void;
-  /** Add trailing metadata, sent beside `grpc-status`. */
-  setTrailer(key: string, value: string | Buffer): void;
-}
-
-// `any` by default: message shapes come from the .proto at run time; callers narrow with the generics.
-export type UnaryHandler<Req = any, Res = any> = (request: Req, call: GrpcCallContext) => Res | Promise<Res>;
-export type ServerStreamingHandler<Req = any, Res = any> = (request: Req, call: GrpcCallContext) => AsyncIterable<Res> | Iterable<Res>;
-export type ClientStreamingHandler<Req = any, Res = any> = (requests: AsyncIterable<Req>, call: GrpcCallContext) => Res | Promise<Res>;
-export type BidiStreamingHandler<Req = any, Res = any> = (requests: AsyncIterable<Req>, call: GrpcCallContext) => AsyncIterable<Res> | Iterable<Res>;
-export type GrpcHandler = UnaryHandler | ServerStreamingHandler | ClientStreamingHandler | BidiStreamingHandler;
-/** Handlers by rpc name as written in the .proto (`GetUser`) or in lowerCamelCase (`getUser`). */
-export type GrpcServiceHandlers = Readonly<Record<string, GrpcHandler>>;
-
-/** One callable method. */
-export interface GrpcMethod {
-  readonly path: string;
-  readonly service: string;
-  readonly name: string;
-  readonly kind: GrpcMethodKind;
-  readonly handler: GrpcHandler | undefined;
-  readonly decode: (bytes: Buffer) => unknown;
-  readonly encode: (message: unknown) => Buffer;
-}
-
-/** A registered service: its methods and the serialized FileDescriptorProtos it was built from (for reflection). */
-export interface GrpcServiceEntry {
-  readonly name: string;
-  readonly methods: readonly GrpcMethod[];
-  readonly fileDescriptorProtos: readonly Buffer[];
-  /** Fully-qualified names of the messages, enums and services of the same definition (reflection lookups). */
-  readonly symbols: ReadonlySet<string>;
-}
 
 /**
  * How messages become handler objects (proto-loader options). keel's defaults keep field names as in the
@@ -78,16 +28,6 @@ export const DEFAULT_GRPC_LOADER_OPTIONS: Readonly<protoLoader.Options> = Object
   defaults: true,
   oneofs: true,
 });
-
-export interface GrpcServiceOptions {
-  /** proto-loader options; default `DEFAULT_GRPC_LOADER_OPTIONS` (`{ keepCase: true, longs: String, enums: String, defaults: true, oneofs: true }`). */
-  loader?: protoLoader.Options;
-  /** Directories searched for `import`ed .proto files. */
-  includeDirs?: string[];
-}
-
-/** A .proto path (or paths), a protobufjs Root (anything with `toJSON()`), or a proto-loader PackageDefinition. */
-export type GrpcProtoSource = string | readonly string[] | { toJSON(): unknown } | protoLoader.PackageDefinition;
 
 export interface GrpcRouterOptions {
   /** Serve `grpc.health.v1.Health` (default `true`). */
@@ -112,7 +52,7 @@ function kindOf(def: MethodDefinitionLike): GrpcMethodKind {
 }
 
 function loadDefinition(source: GrpcProtoSource, options: GrpcServiceOptions): protoLoader.PackageDefinition {
-  const loader = { ...(options.loader ?? DEFAULT_GRPC_LOADER_OPTIONS), ...(options.includeDirs ? { includeDirs: options.includeDirs } : {}) };
+  const loader = { ...(options.loader ?? DEFAULT_GRPC_LOADER_OPTIONS), ...(options.includeDirs ? { includeDirs: options.includeDirs } : {}) } as protoLoader.Options;
   try {
     if (typeof source === 'string' || Array.isArray(source)) return protoLoader.loadSync(source as string | string[], loader);
     if (typeof (source as { toJSON?: unknown }).toJSON === 'function') {

@@ -3,8 +3,6 @@ import assert from 'node:assert/strict';
 import { pino } from 'pino';
 import request from 'supertest';
 import { App, ConfigError, AppError, handlerError, type ServerHandle } from '../index.js';
-// keel/jsonrpc, imported as the App's users do: under tsx the App cannot load it on demand (lib/builtins.ts).
-import './index.js';
 
 const silent = { logger: pino({ level: 'silent' }) };
 const call = (url: string, path: string, body: unknown) => request(url).post(path).set('Content-Type', 'application/json').send(JSON.stringify(body));
@@ -58,8 +56,10 @@ describe('app.rpc() in a running App', () => {
 });
 
 describe('when app.rpc() is misused', () => {
-  it('should throw ConfigError for a reserved name', () => assert.throws(() => new App({}, silent).rpc('rpc.ping', () => 1), ConfigError));
-  it('should throw ConfigError for a duplicate name', () => assert.throws(() => new App({}, silent).rpc('a', () => 1).rpc('a', () => 2), ConfigError));
+  // Checked when the router is built, after app.ready() loaded keel/jsonrpc.
+  const built = async (app: App) => (await app.ready()).intoRouter();
+  it('should throw ConfigError for a reserved name', () => assert.rejects(() => built(new App({}, silent).rpc('rpc.ping', () => 1)), ConfigError));
+  it('should throw ConfigError for a duplicate name', () => assert.rejects(() => built(new App({}, silent).rpc('a', () => 1).rpc('a', () => 2)), ConfigError));
   it('should throw AppError once the router is built', () => {
     const app = new App({}, silent);
     app.intoRouter();

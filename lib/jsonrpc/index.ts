@@ -6,8 +6,6 @@
  * notifications gets `204` with no body. HTTP-level failures (body too large, a non-JSON
  * Content-Type) are RFC 9457 problem details. See docs/api-descriptions.md.
  */
-// Registers this module with the App (lib/builtins.ts): importing keel/jsonrpc is enough to use it.
-import './install.js';
 import type { ServerResponse } from 'node:http';
 import { readRawBody } from '../body.js';
 import { jsonPoisoningOf, type JsonPoisoning } from '../json-parse.js';

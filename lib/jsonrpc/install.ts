@@ -1,10 +1,16 @@
 /**
- * JSON-RPC for the App (lib/builtins.ts): what `app.rpc()` and the installer call. Registered when
- * this module is evaluated, so the App uses this very copy of it (and its method registries).
+ * JSON-RPC as an App protocol (lib/plugin.ts): the methods given to `app.rpc()` and routes with
+ * `jsonrpc` metadata, served at JsonRpcConfig.endpoint_path. Loaded by `app.ready()` (lib/builtins.ts).
  */
-import { provideProtocol } from '../builtins.js';
+import type { ProtocolPlugin } from '../plugin.js';
 import { installJsonRpc, registerRpc } from './index.js';
+import type { JsonRpcMethodInfoInput, RpcHandler } from './registry.js';
 
-// Function declarations of ./index.js: initialised before either module runs, whichever is loaded first.
-export const jsonRpcProtocol = { registerRpc, installJsonRpc };
-provideProtocol('jsonrpc', jsonRpcProtocol);
+export const protocol: ProtocolPlugin = {
+  name: 'jsonrpc',
+  install(host, registrations) {
+    // A bad name or a duplicate is a ConfigError here, when the router is built.
+    for (const { args } of registrations) registerRpc(host, args[0] as JsonRpcMethodInfoInput | string, args[1] as RpcHandler);
+    installJsonRpc(host);
+  },
+};

@@ -10,8 +10,6 @@ import { pino } from 'pino';
 import type { Browser } from 'playwright-core';
 import { CHROMIUM_SKIP, TEST_OUTPUT, launchChromium, watchPage } from '../../test/helpers/browser.js';
 import { App, type ServerHandle } from '../index.js';
-// keel/openapi, imported as the App's users do: under tsx the App cannot load it on demand (lib/builtins.ts).
-import './index.js';
 
 const OUT = TEST_OUTPUT;
 const skip = CHROMIUM_SKIP;

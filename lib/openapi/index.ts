@@ -5,8 +5,6 @@
  * public (no server-level authentication): a browser opening the docs sends no credentials.
  * See docs/api-descriptions.md.
  */
-// Registers this module with the App (lib/builtins.ts): importing keel/openapi is enough to use it.
-import './install.js';
 import type { ServerResponse } from 'node:http';
 import { OpenApiConfig } from '../records/protocol.js';
 import type { RouteDefinition } from '../route-definition.js';

@@ -1,10 +1,11 @@
 /**
- * OpenAPI for the App (lib/builtins.ts): the installer that serves the document and docs pages when
- * ServerConfig.openapi is on. Registered when this module is evaluated.
+ * OpenAPI as an App protocol (lib/plugin.ts): serves the document and docs pages when
+ * ServerConfig.openapi is on. Loaded by `app.ready()` (lib/builtins.ts).
  */
-import { provideProtocol } from '../builtins.js';
+import type { ProtocolPlugin } from '../plugin.js';
 import { installOpenApi } from './index.js';
 
-// A function declaration of ./index.js: initialised before either module runs, whichever is loaded first.
-export const openApiProtocol = { installOpenApi };
-provideProtocol('openapi', openApiProtocol);
+export const protocol: ProtocolPlugin = {
+  name: 'openapi',
+  install: (host) => installOpenApi(host),
+};

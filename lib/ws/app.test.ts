@@ -2,8 +2,6 @@ import { describe, it, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import WebSocket from 'ws';
 import { App } from '../app.js';
-// keel/ws, imported as the App's users do: under tsx the App cannot load it on demand (lib/builtins.ts).
-import './index.js';
 import { ConfigError } from '../errors.js';
 import type { ServerHandle } from '../server.js';
 
@@ -77,10 +75,12 @@ describe('when the App shuts down', () => {
 });
 
 describe('when a WebSocket route is misconfigured', () => {
-  it('should throw ConfigError for a bad CORS record at registration', () => {
-    assert.throws(() => new App().ws('/x', () => {}, { cors: { allowed_origins: 'https://a.example' } }), ConfigError);
+  // Checked when the router is built, after app.ready() loaded keel/ws.
+  const built = async (app: App) => (await app.ready()).intoRouter();
+  it('should throw ConfigError for a bad CORS record when the router is built', async () => {
+    await assert.rejects(() => built(new App().ws('/x', () => {}, { cors: { allowed_origins: 'https://a.example' } })), ConfigError);
   });
-  it('should throw for a maxPayload that is not a positive integer', () => {
-    for (const bad of [0, -1, 1.5]) assert.throws(() => new App().ws('/x', () => {}, { maxPayload: bad }), TypeError, String(bad));
+  it('should throw for a maxPayload that is not a positive integer', async () => {
+    for (const bad of [0, -1, 1.5]) await assert.rejects(() => built(new App().ws('/x', () => {}, { maxPayload: bad })), TypeError, String(bad));
   });
 });

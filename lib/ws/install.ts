@@ -5,7 +5,7 @@
  */
 import type { IncomingMessage } from 'node:http';
 import type { Duplex } from 'node:stream';
-import { provideProtocol } from '../builtins.js';
+import type { ProtocolHost, ProtocolPlugin } from '../plugin.js';
 import type { Middleware } from '../request.js';
 import { middlewareGuard, originGuard, type UpgradeGuard } from './guard.js';
 import { createWebSocketUpgradeHandler, type WebSocketHandler, type WebSocketRouteOptions } from './upgrade.js';
@@ -46,6 +46,25 @@ export function installWebSocketRoute(app: WebSocketHost, path: string, handler:
   app.preShutdown(() => upgrade.close());
 }
 
-/** What the App calls (lib/builtins.ts); registered on evaluation so the App uses this very copy. */
-export const webSocketProtocol = { installWebSocketRoute, lazyMiddlewareGuard };
-provideProtocol('ws', webSocketProtocol);
+/** Key of the App's server guard in `host.extensions`. */
+const SERVER_GUARD_EXTENSION = 'ws.serverGuard';
+
+/** The App's server-level middleware as one upgrade guard, shared by its WebSocket routes and GraphQL subscriptions. */
+export function serverGuardOf(host: ProtocolHost): UpgradeGuard {
+  let guard = host.extensions.get(SERVER_GUARD_EXTENSION) as UpgradeGuard | undefined;
+  if (!guard) {
+    guard = lazyMiddlewareGuard(() => host.serverMiddleware());
+    host.extensions.set(SERVER_GUARD_EXTENSION, guard);
+  }
+  return guard;
+}
+
+/** WebSocket as an App protocol (lib/plugin.ts): the routes of `app.ws()`. Loaded by `app.ready()` (lib/builtins.ts). */
+export const protocol: ProtocolPlugin = {
+  name: 'ws',
+  install(host, registrations) {
+    for (const { args } of registrations) {
+      installWebSocketRoute(host, args[0] as string, args[1] as WebSocketHandler, (args[2] ?? {}) as AppWebSocketOptions, serverGuardOf(host));
+    }
+  },
+};

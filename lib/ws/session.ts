@@ -8,13 +8,10 @@
 import type { WebSocket } from 'ws';
 import type { KeelRequest } from '../request.js';
 
-/** A WebSocket message (RFC 6455 §5.6 data frames, §5.5 control frames). */
-export type WebSocketMessage =
-  | { type: 'text'; data: string }
-  | { type: 'binary'; data: Buffer }
-  | { type: 'close'; code: number; reason: string }
-  | { type: 'ping'; data: Buffer }
-  | { type: 'pong'; data: Buffer };
+import type { WebSocketMessage } from '../protocol-api.js';
+
+/** A WebSocket message (RFC 6455 §5.6 data frames, §5.5 control frames); declared with the App's types. */
+export type { WebSocketMessage };
 
 /** Queued incoming messages above which the socket stops reading until the handler catches up. */
 export const HIGH_WATER_MARK = 64;

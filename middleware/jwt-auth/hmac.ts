@@ -11,7 +11,8 @@
  * same token (a handler that adds to `req.auth` would leak into the next request), and for an HMAC
  * the cache key's own hash costs about what the verification saves.
  */
-import { createVerifier, TokenError } from 'fast-jwt';
+import type * as FastJwt from 'fast-jwt';
+import { lazyRequire } from '../../lib/lazy-require.js';
 import { ConfigError } from '../../lib/errors.js';
 
 /** Why a token was refused, independent of the library that refused it (index.ts words the answer). */
@@ -32,7 +33,8 @@ export interface HmacVerifierOptions {
 /** Verify a compact JWS and return its claims; throws what {@link hmacFailureReason} reads. */
 export type HmacVerifier = (token: string) => Record<string, unknown>;
 
-const { codes } = TokenError;
+/** fast-jwt, loaded by the first HMAC verifier. */
+const fastJwt = lazyRequire<typeof FastJwt>('fast-jwt');
 /** fast-jwt names the claim only in its message: "The aud claim is required.", "None of aud claim values are allowed." */
 const CLAIM_IN_MESSAGE = /\b([A-Za-z_][\w-]*) claim\b/;
 
@@ -41,7 +43,7 @@ export function hmacVerifier(record: string, o: HmacVerifierOptions): HmacVerifi
   const requiredClaims = [...(o.issuer !== null ? ['iss'] : []), ...(o.audience !== null ? ['aud'] : [])];
   let verify: (token: string) => Record<string, unknown>;
   try {
-    verify = createVerifier({
+    verify = fastJwt().createVerifier({
       key: o.secret,
       algorithms: [o.algorithm],
       // fast-jwt counts the tolerance in milliseconds.
@@ -58,7 +60,8 @@ export function hmacVerifier(record: string, o: HmacVerifierOptions): HmacVerifi
     const payload = verify(token);
     // RFC 7519 §4.1.6: iat is a NumericDate. jose refuses any other type; fast-jwt only looks at iat for maxAge.
     if (payload.iat !== undefined && typeof payload.iat !== 'number') {
-      throw new TokenError(codes.invalidClaimType, 'The iat claim must be a number.');
+      const { TokenError } = fastJwt();
+      throw new TokenError(TokenError.codes.invalidClaimType, 'The iat claim must be a number.');
     }
     return payload;
   };
@@ -66,6 +69,8 @@ export function hmacVerifier(record: string, o: HmacVerifierOptions): HmacVerifi
 
 /** Read a fast-jwt error; anything unexpected is `unverifiable` (fail closed, say little). */
 export function hmacFailureReason(err: unknown): FailureReason {
+  const { TokenError } = fastJwt();
+  const { codes } = TokenError;
   if (!(err instanceof TokenError)) return { kind: 'unverifiable' };
   switch (err.code) {
     case codes.expired:

@@ -7,7 +7,9 @@
  * as RFC 8725 §3.1 requires. Keys are imported once, at factory time.
  */
 import type { ServerResponse } from 'node:http';
-import { decodeProtectedHeader, errors as joseErrors, jwtVerify, type JWTVerifyOptions } from 'jose';
+import type * as Jose from 'jose';
+import type { JWTVerifyOptions } from 'jose';
+import { lazyRequire } from '../../lib/lazy-require.js';
 import { UnauthorizedError, problemType, type ExpressJwtErrorCode } from '../../lib/errors.js';
 import { problem, sendProblem, type ProblemDetails } from '../../lib/problem.js';
 import { rejecter, takeOnReject, type OnRejectOption } from '../../lib/reject.js';
@@ -84,13 +86,16 @@ function unauthorizedError(failure: Failure): UnauthorizedError {
 /** RFC 6750 §2.1 b64token; anything else cannot be a compact JWS. */
 const B64TOKEN = /^[A-Za-z0-9\-._~+/]+=*$/;
 
+/** jose, for the asymmetric algorithms: loaded by the first factory that needs it. */
+const jose = lazyRequire<typeof Jose>('jose');
+
 /** Read a jose verification error (the asymmetric algorithms). */
 function joseFailureReason(err: unknown): FailureReason {
-  if (err instanceof joseErrors.JWTExpired) return { kind: 'expired' };
-  if (err instanceof joseErrors.JWTClaimValidationFailed) return { kind: 'claim', claim: err.claim, missing: err.reason === 'missing' };
-  if (err instanceof joseErrors.JOSEAlgNotAllowed) return { kind: 'algorithm' };
-  if (err instanceof joseErrors.JWSSignatureVerificationFailed) return { kind: 'signature' };
-  if (err instanceof joseErrors.JWSInvalid || err instanceof joseErrors.JWTInvalid) return { kind: 'malformed' };
+  if (err instanceof jose().errors.JWTExpired) return { kind: 'expired' };
+  if (err instanceof jose().errors.JWTClaimValidationFailed) return { kind: 'claim', claim: err.claim, missing: err.reason === 'missing' };
+  if (err instanceof jose().errors.JOSEAlgNotAllowed) return { kind: 'algorithm' };
+  if (err instanceof jose().errors.JWSSignatureVerificationFailed) return { kind: 'signature' };
+  if (err instanceof jose().errors.JWSInvalid || err instanceof jose().errors.JWTInvalid) return { kind: 'malformed' };
   // JOSENotSupported (e.g. an unknown "crit" header) and anything unexpected.
   return { kind: 'unverifiable' };
 }
@@ -173,6 +178,8 @@ export function jwtAuth(options: JwtAuthOptions): Middleware {
   const verifyHmac = key.type === 'secret'
     ? hmacVerifier(record, { algorithm: algorithm as 'HS256' | 'HS384' | 'HS512', secret: key.export(), issuer, audience, leeway })
     : null;
+  // Load jose now (start-up), not on the first request, for the asymmetric algorithms.
+  if (!verifyHmac) jose();
   const verifyOptions: JWTVerifyOptions = Object.freeze({
     algorithms: [algorithm],
     clockTolerance: leeway,
@@ -185,7 +192,7 @@ export function jwtAuth(options: JwtAuthOptions): Middleware {
   function headerFailure(token: string): Failure | null {
     let alg: unknown;
     try {
-      alg = decodeProtectedHeader(token).alg;
+      alg = jose().decodeProtectedHeader(token).alg;
     } catch {
       return invalidToken('Malformed JWT token: the header is not base64url-encoded JSON', JWT_MALFORMED_TITLE);
     }
@@ -228,7 +235,7 @@ export function jwtAuth(options: JwtAuthOptions): Middleware {
     // Checked before the signature so that `none` and HS/RS confusion never reach a verifier.
     const failure = headerFailure(token);
     if (failure !== null) return reject(req, res, next, failure);
-    jwtVerify(token, key, verifyOptions)
+    jose().jwtVerify(token, key, verifyOptions)
       .then(
         ({ payload }) => {
           req.auth = payload as Record<string, unknown>;

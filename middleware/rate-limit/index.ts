@@ -5,7 +5,7 @@
  * (the same step as one atomic Lua script, for limits shared between instances).
  */
 import type { ServerResponse } from 'node:http';
-import { ipKeyGenerator } from 'express-rate-limit';
+import { ipKey, preloadIpKey } from './ip-key.js';
 import { problemFor, sendProblem } from '../../lib/problem.js';
 import { rejecter, takeOnReject, type OnRejectOption } from '../../lib/reject.js';
 import { RateLimitConfig, fail } from '../../lib/records/index.js';
@@ -64,18 +64,20 @@ function checkExtensions(ext: RateLimitExtensions): void {
 export const IPV6_KEY_MEMO_SIZE = 10_000;
 
 /**
- * The default client key: ipKeyGenerator groups IPv6 addresses by subnet and unwraps IPv4-mapped
- * ones (what IPv4 clients look like to a server bound to `::`), parsing the address twice (~10 µs).
+ * The default client key: ipKey (./ip-key.ts, express-rate-limit's ipKeyGenerator rules) groups IPv6
+ * addresses by subnet and unwraps IPv4-mapped ones (what IPv4 clients look like to a server bound to
+ * `::`), parsing the address twice (~10 µs).
  * The key only depends on the address, so it is remembered; an address without a colon is IPv4,
- * which ipKeyGenerator returns as it is.
+ * which ipKey returns as it is.
  */
 function clientKeys(subnet: number | false): (ip: string) => string {
   const memo = new Map<string, string>();
+  preloadIpKey();
   return function clientKey(ip: string): string {
     if (!ip.includes(':')) return ip;
     let key = memo.get(ip);
     if (key === undefined) {
-      key = ipKeyGenerator(ip, subnet);
+      key = ipKey(ip, subnet);
       if (memo.size >= IPV6_KEY_MEMO_SIZE) memo.clear();
       memo.set(ip, key);
     }

@@ -11,7 +11,11 @@
 import type { ServerResponse } from 'node:http';
 import { realpathSync, statSync, promises as fsp, type Stats } from 'node:fs';
 import { join, relative, sep } from 'node:path';
-import send from 'send';
+import type send from 'send';
+import { lazyRequire } from '../../lib/lazy-require.js';
+
+/** The `send` package, loaded by the first staticFiles() factory. */
+const loadSend = lazyRequire<typeof send>('send');
 import { StaticFilesConfig } from '../../lib/records/server.js';
 import { fail } from '../../lib/records/define.js';
 import { ERROR_CODES, codeForStatus } from '../../lib/errors.js';
@@ -175,6 +179,7 @@ function sendFailure(req: KeelRequest, res: ServerResponse, next: NextFunction, 
 export function staticFiles(options: StaticFilesConfigInput | readonly StaticFilesConfigInput[]): Middleware {
   const list = Array.isArray(options) ? options : [options as StaticFilesConfigInput];
   const mounts = list.map((o, i) => compile(o, Array.isArray(options) ? `static_files[${i}]` : 'StaticFilesConfig'));
+  loadSend();
 
   async function serve(req: KeelRequest, res: ServerResponse, next: NextFunction): Promise<void> {
     const url = req.url ?? '/';
@@ -194,7 +199,7 @@ export function staticFiles(options: StaticFilesConfigInput | readonly StaticFil
         return;
       }
       const encoded = '/' + relative(mount.root, found.file).split(sep).map(encodeURIComponent).join('/');
-      const stream = send(req, encoded, mount.sendOptions);
+      const stream = loadSend()(req, encoded, mount.sendOptions);
       if (mount.cacheControl !== null) {
         const value = mount.cacheControl;
         stream.on('headers', (r: ServerResponse) => r.setHeader('Cache-Control', value));

@@ -1,0 +1,61 @@
+/**
+ * The argument types of the App methods that protocols serve (`app.ws()`, `app.registerGraphqlRoute()`),
+ * written without the protocols' packages (ws, graphql): the App's declarations type-check in a project
+ * that has only keel (`skipLibCheck: false`). keel/ws and keel/graphql accept the same shapes.
+ */
+import type { KeelRequest } from './request.js';
+import type { UpgradeGuard } from './ws/guard.js';
+
+/** A WebSocket message (RFC 6455 §5.6 data frames, §5.5 control frames). */
+export type WebSocketMessage =
+  | { type: 'text'; data: string }
+  | { type: 'binary'; data: Buffer }
+  | { type: 'close'; code: number; reason: string }
+  | { type: 'ping'; data: Buffer }
+  | { type: 'pong'; data: Buffer };
+
+/** What a WebSocket route's handler gets: keel/ws's `WebSocketSession`. */
+export interface WebSocketSessionApi extends AsyncIterable<WebSocketMessage> {
+  /** The upgrade request (request id, auth, headers). */
+  readonly request: KeelRequest;
+  /** Path parameters of the route. */
+  readonly params: Readonly<Record<string, string>>;
+  /** Settles when the connection closes. */
+  readonly closed: Promise<{ code: number; reason: string }>;
+  /** The negotiated subprotocol, '' when none. */
+  readonly protocol: string;
+  readonly isOpen: boolean;
+  send(message: WebSocketMessage | string | Buffer): Promise<void>;
+  close(code?: number, reason?: string): void;
+  terminate(): void;
+}
+
+/**
+ * The handler of `app.ws()`. Written as a method so a function taking keel/ws's `WebSocketSession`
+ * class is accepted too (method parameters are compared bivariantly).
+ */
+export type AppWebSocketHandler = { handle(session: WebSocketSessionApi): void | Promise<void> }['handle'];
+
+/** Options of `app.ws()` (keel/ws `AppWebSocketOptions`). */
+export interface AppWebSocketOptions {
+  /** Largest message in bytes; larger ones close the connection with 1009. Default 1 MiB. */
+  maxPayload?: number;
+  /** Checks run before the handshake (auth, origin, request id), after the server-level ones. Default none. */
+  guards?: readonly UpgradeGuard[];
+  /** Subprotocols this route speaks (Sec-WebSocket-Protocol, RFC 6455 §1.9). Default none. */
+  protocols?: readonly string[];
+  /** A CorsConfig (snake_case or camelCase): browser upgrades from other origins get 403. Default: any origin. */
+  cors?: unknown;
+}
+
+/** Route options of `app.registerGraphqlRoute()` (keel/graphql `GraphqlRouteOptions`). */
+export interface AppGraphqlRouteOptions {
+  /** Serve the GraphiQL page on GET with `Accept: text/html`. Default false (spec). */
+  enablePlayground?: boolean;
+  /** Body cap, bytes; null = unlimited. Default: the App's max_body_size. */
+  maxBodySize?: number | null;
+  /** A CorsConfig: subscription upgrades from browser origins it does not allow get 403. Default: any origin. */
+  cors?: unknown;
+  /** Further keel/graphql route options. */
+  [option: string]: unknown;
+}

@@ -1,0 +1,157 @@
+// What a user gets from `npm install keel`: the packed tarball installed with express into a fresh
+// project (npm reaches the registry, from its cache first). Runs once, bounded in time (~30-60 s).
+// Sizes and counts are upper bounds measured from keel's own dependencies: a new runtime dependency
+// that crosses them is a decision to make in package.json, not an accident (docs/protocols.md).
+import { describe, it, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { execFileSync, spawnSync } from 'node:child_process';
+import { existsSync, lstatSync, mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const root = fileURLToPath(new URL('..', import.meta.url));
+const built = existsSync(join(root, 'dist/lib/index.js'));
+const npm = process.platform === 'win32' ? 'npm.cmd' : 'npm';
+
+/** node_modules may hold at most this many bytes (keel, its dependencies, express, @types/express). */
+export const MAX_NODE_MODULES_BYTES = 25 * 1024 * 1024;
+/** ... and at most this many packages. */
+export const MAX_PACKAGES = 125;
+/** One npm install: generous for a cold cache, bounded so a hung registry fails the test. */
+const INSTALL_TIMEOUT_MS = 240_000;
+
+function sizeOf(dir: string): number {
+  let total = 0;
+  for (const name of readdirSync(dir)) {
+    const p = join(dir, name);
+    const st = lstatSync(p);
+    total += st.isDirectory() ? sizeOf(p) : st.size;
+  }
+  return total;
+}
+
+/** Installed packages: every `node_modules/<name>` and `node_modules/@scope/<name>`, nested ones too. */
+function packagesIn(modules: string): string[] {
+  const found: string[] = [];
+  if (!existsSync(modules)) return found;
+  for (const name of readdirSync(modules)) {
+    if (name.startsWith('.')) continue;
+    const dirs = name.startsWith('@') ? readdirSync(join(modules, name)).map((n) => join(name, n)) : [name];
+    for (const d of dirs) {
+      found.push(d);
+      found.push(...packagesIn(join(modules, d, 'node_modules')));
+    }
+  }
+  return found;
+}
+
+function run(cmd: string, args: string[], cwd: string, timeout = 60_000): { status: number | null; out: string } {
+  const r = spawnSync(cmd, args, { cwd, encoding: 'utf8', timeout, env: { ...process.env, NODE_ENV: 'production', npm_config_audit: 'false', npm_config_fund: 'false', npm_config_update_notifier: 'false' } });
+  return { status: r.status, out: `${r.stdout ?? ''}${r.stderr ?? ''}${r.error ? String(r.error) : ''}` };
+}
+
+describe('when keel is installed from its tarball with express', { skip: built ? false : 'dist/ is not built (run npm run build)', timeout: INSTALL_TIMEOUT_MS + 120_000 }, () => {
+  let dir = '';
+  let installed: { status: number | null; out: string } = { status: null, out: '' };
+  let files: string[] = [];
+
+  before(() => {
+    dir = mkdtempSync(join(tmpdir(), 'keel-install-'));
+    // --ignore-scripts: dist/ is what `npm install` built; rebuilding it here would race other tests reading it.
+    const packed = JSON.parse(execFileSync(npm, ['pack', '--ignore-scripts', '--json', '--pack-destination', dir], { cwd: root, encoding: 'utf8' })) as { filename: string; files: { path: string }[] }[];
+    files = packed[0]!.files.map((f) => f.path);
+    const tarball = join(dir, packed[0]!.filename);
+    const project = join(dir, 'app');
+    mkdirSync(join(project, 'src'), { recursive: true });
+    writeFileSync(join(project, 'package.json'), JSON.stringify({ name: 'keel-install-check', private: true, type: 'module' }));
+    installed = run(npm, ['install', '--prefer-offline', '--no-audit', '--no-fund', '--ignore-scripts', tarball, 'express@5', '@types/express@5'], project, INSTALL_TIMEOUT_MS);
+  });
+
+  after(() => {
+    if (dir) rmSync(dir, { recursive: true, force: true });
+  });
+
+  const project = () => join(dir, 'app');
+
+  it('should pack the build, the schemas, README and LICENSE, and no tests, test helpers or source maps', () => {
+    assert.ok(files.includes('LICENSE') && files.includes('README.md') && files.includes('dist/lib/index.js') && files.includes('dist/lib/index.d.ts'));
+    assert.deepEqual(files.filter((f) => !/^(dist\/(lib|middleware|harness)\/|schemas\/|package\.json$|README\.md$|LICENSE$)/.test(f)), []);
+    assert.deepEqual(files.filter((f) => /\.test\.|testkit|h2raw|testdata|\.map$|\.tsbuildinfo$/.test(f)), []);
+  });
+
+  it('should install without errors or engine warnings', () => {
+    assert.equal(installed.status, 0, installed.out);
+    assert.doesNotMatch(installed.out, /EBADENGINE/);
+  });
+
+  it(`should need at most ${MAX_NODE_MODULES_BYTES / 1048576} MB of node_modules and ${MAX_PACKAGES} packages`, (t) => {
+    const modules = join(project(), 'node_modules');
+    const bytes = sizeOf(modules);
+    const packages = packagesIn(modules);
+    t.diagnostic(`node_modules: ${(bytes / 1048576).toFixed(1)} MB, ${packages.length} packages`);
+    assert.ok(bytes <= MAX_NODE_MODULES_BYTES, `node_modules is ${(bytes / 1048576).toFixed(1)} MB`);
+    assert.ok(packages.length <= MAX_PACKAGES, `${packages.length} packages: ${packages.join(' ')}`);
+    for (const heavy of ['graphql', 'graphiql', 'react', 'react-dom', 'redoc', 'swagger-ui-dist', 'swagger-ui-express', '@grpc/grpc-js', '@grpc/proto-loader', 'protobufjs', 'ws']) {
+      assert.equal(packages.includes(heavy), false, `${heavy} is not installed`);
+    }
+  });
+
+  it('should let a middleware factory be imported on its own', () => {
+    const r = run(process.execPath, ['--input-type=module', '-e', "const { cors } = await import('keel/middleware/cors'); console.log(typeof cors(), cors({ allowed_origins: ['https://a.example'] }).name)"], project());
+    assert.equal(r.status, 0, r.out);
+    assert.match(r.out, /^function \w+/m);
+  });
+
+  it('should type-check an app with skipLibCheck: false', () => {
+    writeFileSync(join(project(), 'tsconfig.json'), JSON.stringify({
+      compilerOptions: { target: 'ES2022', module: 'NodeNext', moduleResolution: 'NodeNext', strict: true, skipLibCheck: false, noEmit: true, types: ['node'] },
+      include: ['src'],
+    }));
+    writeFileSync(join(project(), 'src/app.ts'), `
+import express from 'express';
+import { createApp, AppError, type ServerHandle } from 'keel';
+import { cors } from 'keel/middleware/cors';
+import { rateLimit } from 'keel/middleware/rate-limit';
+
+const app = createApp({ port: 0 }, (a) => {
+  a.get('/hello/{name}', (data) => ({ hello: data.pathParams.name }));
+  a.ws('/chat', async (session) => {
+    for await (const message of session) if (message.type === 'text') await session.send(message.data);
+  });
+});
+const legacy = express();
+legacy.use(cors({ allowed_origins: ['https://a.example'] }), rateLimit({ per_second: 10, burst: 20 }));
+legacy.use('/api', app.intoRouter());
+app.mergeRouter(express.Router());
+export async function start(): Promise<ServerHandle | AppError> {
+  return app.listen().catch((err: unknown) => (err instanceof AppError ? err : Promise.reject(err)));
+}
+`);
+    // Every entry that needs no optional package: each middleware, JSON-RPC, AsyncAPI, the harness.
+    const entries = [...readdirSync(join(root, 'middleware')).map((m) => `keel/middleware/${m}`), 'keel/jsonrpc', 'keel/asyncapi', 'keel/harness'];
+    writeFileSync(join(project(), 'src/entries.ts'), entries.map((e, i) => `import * as e${i} from '${e}';\nexport { e${i} };\n`).join(''));
+    const tsc = () => run(process.execPath, [join(root, 'node_modules/typescript/bin/tsc'), '-p', project()], project(), 120_000);
+    const r = tsc();
+    assert.equal(r.status, 0, r.out);
+    // The check can fail: misusing keel's types in the same project is an error.
+    writeFileSync(join(project(), 'src/wrong.ts'), `import { createApp } from 'keel';\nexport const wrong: string = createApp();\n`);
+    assert.match(tsc().out, /src\/wrong\.ts.*error TS2322/);
+  });
+
+  it('should refuse to start an App with GraphQL on, naming the npm install command', () => {
+    const r = run(process.execPath, ['--input-type=module', '-e', `
+      const { createApp } = await import('keel');
+      const app = createApp({ port: 0, host: '127.0.0.1' }, (a) => a.registerGraphqlRoute('/graphql', 'POST', 'full'));
+      try {
+        const server = await app.listen({ handleSignals: false });
+        await server.close();
+        console.log('STARTED');
+      } catch (err) {
+        console.log(err.name, err.kind, err.message);
+      }
+    `], project());
+    assert.equal(r.status, 0, r.out);
+    assert.match(r.out, /AppError Server keel\/graphql needs packages .*`npm install graphql@16 graphql-http@1 graphql-ws@6 ws@8[^`]*`/);
+  });
+});
