@@ -104,8 +104,9 @@ export function createGraphqlHttpHandler(schema: GraphQLSchema, options: Graphql
       let checked;
       try {
         checked = documents.prepare(params.query, params.variables);
-      } catch (err) {
-        return [new GraphQLError((err as Error).message)];
+      } catch {
+        // DocumentCache answers every query fault with GraphQL errors; anything else is ours (no internals).
+        return [new GraphQLError(MESSAGE_HIDDEN, { extensions: { code: 'INTERNAL_SERVER_ERROR' } })];
       }
       if (isRejected(checked)) return checked;
       return { schema, document: checked, operationName: params.operationName, variableValues: params.variables };

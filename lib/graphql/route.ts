@@ -32,6 +32,8 @@ export interface GraphqlRouteOptions {
   guards?: readonly UpgradeGuard[];
   /** A CorsConfig: subscription upgrades from browser origins it does not allow get 403. Default: any origin. */
   cors?: unknown;
+  /** Most lexical tokens in one query, over HTTP and WebSocket; more is refused with TOKEN_LIMIT_EXCEEDED. Default DEFAULT_MAX_TOKENS (10000). */
+  maxTokens?: number;
 }
 
 export interface GraphqlRoute {
@@ -69,10 +71,11 @@ export function graphqlRouteForSchema(path: string, method: unknown, schema: Gra
   const { methods } = routeMethods(path, method);
   const playground = options.enablePlayground ?? false;
   const assetsPath = path.replace(/\/$/, '') + PLAYGROUND_ASSETS_SEGMENT;
-  const http = createGraphqlHttpHandler(schema, { limits, maxBodySize: options.maxBodySize });
+  const documentCache = options.maxTokens === undefined ? {} : { maxTokens: options.maxTokens };
+  const http = createGraphqlHttpHandler(schema, { limits, maxBodySize: options.maxBodySize, documentCache });
   // Parsed here: a bad CorsConfig is a ConfigError at registration.
   const guards = [...(options.guards ?? []), ...(options.cors !== undefined ? [originGuard(options.cors)] : [])];
-  const ws: UpgradeHandler = createGraphqlWsUpgradeHandler(schema, { limits, guards });
+  const ws: UpgradeHandler = createGraphqlWsUpgradeHandler(schema, { limits, guards, documentCache });
   const allow = methods.join(', ');
 
   async function graphqlRouteHandler(req: KeelRequest, res: ServerResponse): Promise<void> {

@@ -12,7 +12,7 @@ import type { KeelRequest } from '../request.js';
 import { guardedUpgrade, DEFAULT_MAX_PAYLOAD, type UpgradeHandler } from '../ws/upgrade.js';
 import type { UpgradeGuard } from '../ws/guard.js';
 import { formatGraphqlError } from './http.js';
-import { DocumentCache, isRejected } from './documents.js';
+import { DocumentCache, isRejected, type DocumentCacheOptions } from './documents.js';
 import type { GraphqlLimits } from './limits.js';
 
 /** Time a client has to send `connection_init` before the server closes with 4408, ms. */
@@ -20,6 +20,8 @@ export const DEFAULT_CONNECTION_INIT_WAIT_TIMEOUT = 3_000;
 
 export interface GraphqlWsOptions {
   limits?: Partial<GraphqlLimits>;
+  /** Bounds of the cache of parsed and validated queries, and `maxTokens`. Default: DocumentCache's defaults. */
+  documentCache?: DocumentCacheOptions;
   /** Checks run before the handshake (server auth, origin, request id). Default none. */
   guards?: readonly UpgradeGuard[];
   /** Largest message, bytes (ws closes with 1009 above it). Default DEFAULT_MAX_PAYLOAD (1 MiB). */
@@ -44,7 +46,7 @@ export function createGraphqlWsUpgradeHandler(schema: GraphQLSchema, options: Gr
     complexity_limit: options.limits?.complexity_limit ?? null,
   };
   // The same cache as the HTTP path keeps: parse + validation (with the limits) once per query text.
-  const documents = new DocumentCache(schema, limits);
+  const documents = new DocumentCache(schema, limits, options.documentCache);
   const wss = new WebSocketServer({
     noServer: true,
     maxPayload: options.maxPayload ?? DEFAULT_MAX_PAYLOAD,
