@@ -17,6 +17,7 @@ import { builtinSchema } from './builtin-schemas.js';
 import { createGraphqlHttpHandler } from './http.js';
 import type { GraphqlLimits } from './limits.js';
 import { PLAYGROUND_CSP, sendPlaygroundAsset, sendPlaygroundPage, wantsPlayground } from './playground.js';
+import type { PubSub } from './pubsub.js';
 import { buildSdlSchema } from './sdl.js';
 import { createGraphqlWsUpgradeHandler } from './subscriptions.js';
 
@@ -32,6 +33,10 @@ export interface GraphqlRouteOptions {
   guards?: readonly UpgradeGuard[];
   /** A CorsConfig: subscription upgrades from browser origins it does not allow get 403. Default: any origin. */
   cors?: unknown;
+  /** Operations open at once per WebSocket connection. Default DEFAULT_MAX_SUBSCRIPTIONS_PER_CONNECTION (100). */
+  maxSubscriptionsPerConnection?: number;
+  /** Where the built-in schema's `addBook` publishes and `bookAdded` listens. Default: a MemoryPubSub per route. */
+  pubsub?: PubSub;
   /** Most lexical tokens in one query, over HTTP and WebSocket; more is refused with TOKEN_LIMIT_EXCEEDED. Default DEFAULT_MAX_TOKENS (10000). */
   maxTokens?: number;
 }
@@ -75,7 +80,9 @@ export function graphqlRouteForSchema(path: string, method: unknown, schema: Gra
   const http = createGraphqlHttpHandler(schema, { limits, maxBodySize: options.maxBodySize, documentCache });
   // Parsed here: a bad CorsConfig is a ConfigError at registration.
   const guards = [...(options.guards ?? []), ...(options.cors !== undefined ? [originGuard(options.cors)] : [])];
-  const ws: UpgradeHandler = createGraphqlWsUpgradeHandler(schema, { limits, guards, documentCache });
+  const ws: UpgradeHandler = createGraphqlWsUpgradeHandler(schema, {
+    limits, guards, documentCache, maxSubscriptionsPerConnection: options.maxSubscriptionsPerConnection,
+  });
   const allow = methods.join(', ');
 
   async function graphqlRouteHandler(req: KeelRequest, res: ServerResponse): Promise<void> {
@@ -115,7 +122,7 @@ export function routeOptions(route: GraphQlRouteConfig | GraphqlRouteOptions | u
 export function graphqlRoute(path: string, method: unknown, schemaType: string, config: unknown = {}, options: GraphqlRouteOptions = {}): GraphqlRoute {
   routeMethods(path, method);
   const cfg = SchemaConfig.parse(config ?? {}, 'SchemaConfig');
-  const schema = builtinSchema(schemaType);
+  const schema = builtinSchema(schemaType, { pubsub: options.pubsub });
   return graphqlRouteForSchema(path, method, schema, cfg, options);
 }
 

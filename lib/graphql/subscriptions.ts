@@ -17,6 +17,12 @@ import type { GraphqlLimits } from './limits.js';
 
 /** Time a client has to send `connection_init` before the server closes with 4408, ms. */
 export const DEFAULT_CONNECTION_INIT_WAIT_TIMEOUT = 3_000;
+/**
+ * Operations one connection may have open at once (subscriptions, and queries / mutations until they
+ * answer). Each holds an iterator, a listener and graphql-js state; without a cap a few sockets
+ * subscribing in a loop exhausted the heap (issue 13: 5 × 30,000 subscriptions, 4.2 GB).
+ */
+export const DEFAULT_MAX_SUBSCRIPTIONS_PER_CONNECTION = 100;
 
 export interface GraphqlWsOptions {
   limits?: Partial<GraphqlLimits>;
@@ -30,6 +36,11 @@ export interface GraphqlWsOptions {
   connectionInitWaitTimeout?: number;
   /** Keep-alive ping interval, ms; 0 disables. Default 12000 (graphql-ws's default). */
   keepAlive?: number;
+  /**
+   * Operations open at once per connection; one more is refused with an `error` message
+   * (SUBSCRIPTION_LIMIT_EXCEEDED) and the connection stays open. Default DEFAULT_MAX_SUBSCRIPTIONS_PER_CONNECTION (100).
+   */
+  maxSubscriptionsPerConnection?: number;
 }
 
 /**
@@ -45,6 +56,10 @@ export function createGraphqlWsUpgradeHandler(schema: GraphQLSchema, options: Gr
     depth_limit: options.limits?.depth_limit ?? null,
     complexity_limit: options.limits?.complexity_limit ?? null,
   };
+  const maxSubscriptions = options.maxSubscriptionsPerConnection ?? DEFAULT_MAX_SUBSCRIPTIONS_PER_CONNECTION;
+  if (!Number.isInteger(maxSubscriptions) || maxSubscriptions < 1) {
+    throw new TypeError(`maxSubscriptionsPerConnection must be a positive integer, got ${String(options.maxSubscriptionsPerConnection)}`);
+  }
   // The same cache as the HTTP path keeps: parse + validation (with the limits) once per query text.
   const documents = new DocumentCache(schema, limits, options.documentCache);
   const wss = new WebSocketServer({
@@ -59,6 +74,16 @@ export function createGraphqlWsUpgradeHandler(schema: GraphQLSchema, options: Gr
       schema,
       connectionInitWaitTimeout: options.connectionInitWaitTimeout ?? DEFAULT_CONNECTION_INIT_WAIT_TIMEOUT,
       onSubscribe: (ctx, _id, payload) => {
+        // graphql-ws has entered this operation's id in ctx.subscriptions already; it leaves on
+        // `complete`, `error`, or when the socket closes. Refused: an `error` for this id only
+        // (PROTOCOL.md, Error: "the operation … terminates"), so the client can complete others.
+        let open = 0;
+        for (const _ in ctx.subscriptions) open++;
+        if (open > maxSubscriptions) {
+          return [new GraphQLError(`Too many operations on this connection: at most ${maxSubscriptions} may be open at once`, {
+            extensions: { code: 'SUBSCRIPTION_LIMIT_EXCEEDED', limit: maxSubscriptions },
+          })];
+        }
         let document: DocumentNode | readonly GraphQLError[];
         try {
           document = documents.prepare(payload.query, payload.variables);
