@@ -17,7 +17,7 @@ import {
   BREAK, GraphQLError, Kind, parse, specifiedRules, validate, visit,
   type DocumentNode, type GraphQLSchema, type ValidationRule, type ValueNode,
 } from 'graphql';
-import { complexityLimitRule, depthLimitRule, introspectionDisabledRule, PAGINATION_ARGUMENTS, type GraphqlLimits } from './limits.js';
+import { complexityLimitRule, depthLimitRule, introspectionDisabledRule, PAGINATION_ARGUMENTS, withoutSuggestions, type GraphqlLimits } from './limits.js';
 
 /** Most distinct query texts kept per route (mercurius keeps 1024). */
 export const DEFAULT_DOCUMENT_CACHE_ENTRIES = 1000;
@@ -135,7 +135,12 @@ export class DocumentCache {
       ? [...this.#rulesWithoutComplexity, complexityLimitRule(this.#limits.complexity_limit!, variables ?? {})]
       : [complexityLimitRule(this.#limits.complexity_limit!, variables ?? {})];
     const errors = validate(this.#schema, checked.document, rules);
-    return errors.length > 0 ? errors : checked.document;
+    return errors.length > 0 ? this.#hideSuggestions(errors) : checked.document;
+  }
+
+  /** With introspection disabled, validation messages do not suggest names of the schema (withoutSuggestions). */
+  #hideSuggestions(errors: readonly GraphQLError[]): readonly GraphQLError[] {
+    return this.#limits.introspection_enabled ? errors : errors.map(withoutSuggestions);
   }
 
   #check(query: string): Checked {
@@ -157,6 +162,6 @@ export class DocumentCache {
     }
     const variableComplexity = this.#limits.complexity_limit !== null && paginationTakesVariable(document);
     const errors = validate(this.#schema, document, variableComplexity ? this.#rulesWithoutComplexity : this.#staticRules);
-    return { document, errors, variableComplexity };
+    return { document, errors: this.#hideSuggestions(errors), variableComplexity };
   }
 }

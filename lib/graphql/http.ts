@@ -22,7 +22,7 @@ import { GraphQlError, HttpError, KeelError } from '../errors.js';
 import { problemFor, sendProblem } from '../problem.js';
 import type { KeelRequest } from '../request.js';
 import { DocumentCache, isRejected, type DocumentCacheOptions } from './documents.js';
-import type { GraphqlLimits } from './limits.js';
+import { withoutSuggestions, type GraphqlLimits } from './limits.js';
 
 /** Default cap on a GraphQL request body when the App gives none: 1 MiB. */
 export const DEFAULT_GRAPHQL_MAX_BODY_SIZE = 1024 * 1024;
@@ -111,7 +111,8 @@ export function createGraphqlHttpHandler(schema: GraphQLSchema, options: Graphql
       if (isRejected(checked)) return checked;
       return { schema, document: checked, operationName: params.operationName, variableValues: params.variables };
     },
-    formatError: formatGraphqlError,
+    // Variable coercion errors come from execution and suggest names too ("Did you mean \"title\"?").
+    formatError: limits.introspection_enabled ? formatGraphqlError : (err) => hideSuggestion(formatGraphqlError(err)),
     onOperation: (req, _args, result) => {
       if (!(Symbol.asyncIterator in result)) req.context.result = result;
     },
@@ -152,6 +153,10 @@ export function createGraphqlHttpHandler(schema: GraphQLSchema, options: Graphql
       sendProblem(res, err instanceof HttpError ? err : problemFor('KEEL_INTERNAL'));
     }
   };
+}
+
+function hideSuggestion(err: GraphQLError | Error): GraphQLError | Error {
+  return err instanceof GraphQLError ? withoutSuggestions(err) : err;
 }
 
 function payloadMessage(payload: string | null): string | undefined {

@@ -84,6 +84,18 @@ describe('when a subscription is not valid', () => {
     const snap = await graphqlSubscriptionSnapshot(`${base}/graphql`, { query: '{ __schema { types { name } } }' });
     assert.match(JSON.stringify(snap.errors), /INTROSPECTION_DISABLED/);
   });
+  it('should not suggest field names in validation errors while introspection is disabled', async () => {
+    const snap = await graphqlSubscriptionSnapshot(`${base}/graphql`, { query: 'subscription { bookAdde { id } }' });
+    assert.deepEqual(snap.errors.map((e) => (e as { message: string }).message), ['Cannot query field "bookAdde" on type "Subscription".']);
+  });
+  it('should not suggest input field names in variable errors while introspection is disabled', async () => {
+    const snap = await graphqlSubscriptionSnapshot(`${base}/graphql`, {
+      query: 'mutation ($i: BookInput!) { addBook(input: $i) { id } }', variables: { i: { title: 'x', authorId: 'a1', titl: 'y' } },
+    });
+    const messages = JSON.stringify([snap.event, snap.errors]);
+    assert.match(messages, /Field \\"titl\\" is not defined by type \\"BookInput\\"\./);
+    assert.doesNotMatch(messages, /Did you mean/);
+  });
   it('should close with 4406 when the client offers no graphql-transport-ws subprotocol', async () => {
     const ws = new WebSocket(`${base}/graphql`);
     const code = await new Promise<number>((r) => ws.once('close', (c) => r(c)));

@@ -13,7 +13,7 @@ import { guardedUpgrade, DEFAULT_MAX_PAYLOAD, type UpgradeHandler } from '../ws/
 import type { UpgradeGuard } from '../ws/guard.js';
 import { formatGraphqlError } from './http.js';
 import { DocumentCache, isRejected, type DocumentCacheOptions } from './documents.js';
-import type { GraphqlLimits } from './limits.js';
+import { withoutSuggestions, type GraphqlLimits } from './limits.js';
 
 /** Time a client has to send `connection_init` before the server closes with 4408, ms. */
 export const DEFAULT_CONNECTION_INIT_WAIT_TIMEOUT = 3_000;
@@ -60,6 +60,8 @@ export function createGraphqlWsUpgradeHandler(schema: GraphQLSchema, options: Gr
   if (!Number.isInteger(maxSubscriptions) || maxSubscriptions < 1) {
     throw new TypeError(`maxSubscriptionsPerConnection must be a positive integer, got ${String(options.maxSubscriptionsPerConnection)}`);
   }
+  // With introspection disabled, no message suggests names of the schema ("Did you mean …").
+  const hide = (e: GraphQLError): GraphQLError => (limits.introspection_enabled ? e : withoutSuggestions(e));
   // The same cache as the HTTP path keeps: parse + validation (with the limits) once per query text.
   const documents = new DocumentCache(schema, limits, options.documentCache);
   const wss = new WebSocketServer({
@@ -101,8 +103,9 @@ export function createGraphqlWsUpgradeHandler(schema: GraphQLSchema, options: Gr
       },
       onNext: (_ctx, _id, _payload, _args, result) => {
         if (!result.errors?.length) return undefined;
-        return { ...result, errors: result.errors.map((e) => (formatGraphqlError(e) as GraphQLError).toJSON()) };
+        return { ...result, errors: result.errors.map((e) => hide(formatGraphqlError(e) as GraphQLError).toJSON()) };
       },
+      onError: (_ctx, _id, _payload, errors) => (limits.introspection_enabled ? undefined : errors.map((e) => withoutSuggestions(e).toJSON())),
     },
     wss,
     options.keepAlive,
