@@ -8,8 +8,9 @@ import type { IncomingMessage, Server } from 'node:http';
 import type { Duplex } from 'node:stream';
 import findMyWay from 'find-my-way';
 import { WebSocketServer, type WebSocket } from 'ws';
+import { HttpError } from '../errors.js';
 import type { KeelRequest } from '../request.js';
-import { notFoundUpgrade, rejectUpgrade, runGuards, type UpgradeGuard, type UpgradeHeaders } from './guard.js';
+import { handshakeProblem, notFoundUpgrade, rejectUpgrade, runGuards, type UpgradeGuard, type UpgradeHeaders } from './guard.js';
 import { WebSocketSession } from './session.js';
 
 /** Default largest message accepted, bytes (1 MiB; ws's own default is 100 MiB). */
@@ -50,12 +51,18 @@ export function guardedUpgrade(wss: WebSocketServer, guards: readonly UpgradeGua
   wss.on('headers', (headers: string[], req: IncomingMessage) => {
     for (const [k, v] of Object.entries(extraHeaders.get(req) ?? {})) headers.push(`${k}: ${v}`);
   });
+  // Malformed handshakes: problem+json instead of ws's text/html (handshakeProblem).
+  // The guards' headers (X-Request-ID) go on this answer as they would on the 101.
+  wss.on('wsClientError', (err: Error, socket: Duplex, req: IncomingMessage) => rejectUpgrade(socket, handshakeProblem(err, extraHeaders.get(req))));
+  let closing = false;
   const handler = function handleUpgrade(req: IncomingMessage, socket: Duplex, head: Buffer): void {
     // A reset while guards run must not crash the process.
     socket.on('error', () => socket.destroy());
     runGuards(guards, req as KeelRequest).then(
       (headers) => {
         if (socket.destroyed) return;
+        // ws would answer a text/html 503 once closed; shutdown is the server's state, so say so.
+        if (closing) return rejectUpgrade(socket, new HttpError(503, 'The server is shutting down', { headers: { 'Retry-After': '1' } }));
         extraHeaders.set(req, headers);
         wss.handleUpgrade(req, socket, head, (ws) => onSocket(ws, req as KeelRequest));
       },
@@ -64,6 +71,7 @@ export function guardedUpgrade(wss: WebSocketServer, guards: readonly UpgradeGua
   } as UpgradeHandler;
   Object.defineProperty(handler, 'server', { value: wss });
   handler.close = () => new Promise<void>((resolve) => {
+    closing = true;
     for (const client of wss.clients) client.close(CLOSE_GOING_AWAY, 'Server shutting down');
     wss.close(() => resolve());
   });
