@@ -35,6 +35,8 @@ export interface GraphqlRouteOptions {
   cors?: unknown;
   /** Operations open at once per WebSocket connection. Default DEFAULT_MAX_SUBSCRIPTIONS_PER_CONNECTION (100). */
   maxSubscriptionsPerConnection?: number;
+  /** Open WebSocket connections at once; more are refused with 503. Default DEFAULT_MAX_CONNECTIONS (1000). */
+  maxConnections?: number;
   /** Where the built-in schema's `addBook` publishes and `bookAdded` listens. Default: a MemoryPubSub per route. */
   pubsub?: PubSub;
   /** Most lexical tokens in one query, over HTTP and WebSocket; more is refused with TOKEN_LIMIT_EXCEEDED. Default DEFAULT_MAX_TOKENS (10000). */
@@ -81,7 +83,7 @@ export function graphqlRouteForSchema(path: string, method: unknown, schema: Gra
   // Parsed here: a bad CorsConfig is a ConfigError at registration.
   const guards = [...(options.guards ?? []), ...(options.cors !== undefined ? [originGuard(options.cors)] : [])];
   const ws: UpgradeHandler = createGraphqlWsUpgradeHandler(schema, {
-    limits, guards, documentCache, maxSubscriptionsPerConnection: options.maxSubscriptionsPerConnection,
+    limits, guards, documentCache, maxSubscriptionsPerConnection: options.maxSubscriptionsPerConnection, maxConnections: options.maxConnections,
   });
   const allow = methods.join(', ');
 

@@ -9,7 +9,7 @@ import { handleProtocols } from 'graphql-ws';
 import { useServer } from 'graphql-ws/use/ws';
 import { WebSocketServer } from 'ws';
 import type { KeelRequest } from '../request.js';
-import { guardedUpgrade, DEFAULT_MAX_PAYLOAD, type UpgradeHandler } from '../ws/upgrade.js';
+import { guardedUpgrade, maxConnectionsOption, DEFAULT_MAX_PAYLOAD, type UpgradeHandler } from '../ws/upgrade.js';
 import type { UpgradeGuard } from '../ws/guard.js';
 import { formatGraphqlError } from './http.js';
 import { DocumentCache, isRejected, type DocumentCacheOptions } from './documents.js';
@@ -41,6 +41,8 @@ export interface GraphqlWsOptions {
    * (SUBSCRIPTION_LIMIT_EXCEEDED) and the connection stays open. Default DEFAULT_MAX_SUBSCRIPTIONS_PER_CONNECTION (100).
    */
   maxSubscriptionsPerConnection?: number;
+  /** Open connections at once; more are refused with 503 before the handshake. Default DEFAULT_MAX_CONNECTIONS (1000). */
+  maxConnections?: number;
 }
 
 /**
@@ -60,6 +62,7 @@ export function createGraphqlWsUpgradeHandler(schema: GraphQLSchema, options: Gr
   if (!Number.isInteger(maxSubscriptions) || maxSubscriptions < 1) {
     throw new TypeError(`maxSubscriptionsPerConnection must be a positive integer, got ${String(options.maxSubscriptionsPerConnection)}`);
   }
+  const maxConnections = maxConnectionsOption(options.maxConnections);
   // With introspection disabled, no message suggests names of the schema ("Did you mean …").
   const hide = (e: GraphQLError): GraphQLError => (limits.introspection_enabled ? e : withoutSuggestions(e));
   // The same cache as the HTTP path keeps: parse + validation (with the limits) once per query text.
@@ -110,5 +113,5 @@ export function createGraphqlWsUpgradeHandler(schema: GraphQLSchema, options: Gr
     wss,
     options.keepAlive,
   );
-  return guardedUpgrade(wss, options.guards ?? [], (ws, req) => wss.emit('connection', ws, req));
+  return guardedUpgrade(wss, options.guards ?? [], (ws, req) => wss.emit('connection', ws, req), maxConnections);
 }

@@ -295,3 +295,43 @@ describe('when an upgrade arrives after the route was closed (shutdown)', () => 
     assert.equal(JSON.parse(r.body).detail, 'The server is shutting down');
   });
 });
+
+describe('when a route has maxConnections open', () => {
+  it('should refuse one more with 503 problem+json and accept again once one closes', async () => {
+    const handler = createWebSocketUpgradeHandler(async (ws) => {
+      for await (const _ of ws) { /* hold */ }
+    }, { maxConnections: 2 });
+    const srv = createServer().listen(0, '127.0.0.1');
+    srv.on('upgrade', handler);
+    await new Promise((r) => srv.once('listening', r));
+    const url = `ws://127.0.0.1:${(srv.address() as AddressInfo).port}/`;
+    const openOne = () => new Promise<WebSocket>((resolve, reject) => {
+      const ws = new WebSocket(url);
+      ws.once('open', () => resolve(ws));
+      ws.once('unexpected-response', (_req, res) => {
+        let body = '';
+        res.on('data', (c: Buffer) => (body += c));
+        res.on('end', () => reject(Object.assign(new Error('refused'), { status: res.statusCode, type: res.headers['content-type'], retry: res.headers['retry-after'], body })));
+      });
+    });
+    const [a, b] = [await openOne(), await openOne()];
+    await assert.rejects(openOne(), (e: { status: number; type: string; retry: string; body: string }) => {
+      assert.deepEqual([e.status, e.type, e.retry], [503, 'application/problem+json', '5']);
+      assert.match(JSON.parse(e.body).detail, /2 connections open/);
+      return true;
+    });
+    a.close();
+    await closed(a);
+    // The server sees the close after the client: wait until a place is free again (bounded).
+    let c: WebSocket | undefined;
+    for (let i = 0; i < 50 && !c; i++) c = await openOne().catch(() => new Promise<undefined>((r) => setTimeout(r, 20)));
+    assert.ok(c, 'a connection is accepted again');
+    b.terminate();
+    c.terminate();
+    await handler.close();
+    await new Promise((r) => srv.close(r));
+  });
+  it('should refuse a maxConnections that is not a positive integer', () => {
+    for (const bad of [0, -1, 2.5]) assert.throws(() => createWebSocketUpgradeHandler(() => {}, { maxConnections: bad }), /maxConnections must be a positive integer/);
+  });
+});
