@@ -1,7 +1,7 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { buildSchema, getOperationAST, Kind, parse, specifiedRules, validate, type DocumentNode } from 'graphql';
-import { limitRules, MAX_MEASURE, measureComplexity, measureDepth } from './limits.js';
+import { buildSchema, getIntrospectionQuery, getOperationAST, Kind, parse, specifiedRules, validate, type DocumentNode } from 'graphql';
+import { INTROSPECTION_COMPLEXITY_LIMIT, INTROSPECTION_DEPTH_LIMIT, limitRules, MAX_MEASURE, measureComplexity, measureDepth } from './limits.js';
 
 const schema = buildSchema(`
   type Query { me: User, users(first: Int, limit: Int, after: String): [User!]!, count: Int }
@@ -165,8 +165,9 @@ describe('when fragments fan out (each spreads the previous one ten times)', () 
     const rules = limitRules({ introspection_enabled: true, depth_limit: 5, complexity_limit: 100 }, {});
     const errs = validate(schema, doc, rules);
     assert.deepEqual(errs.map((e) => e.extensions.complexity), [10 ** 6, 10 ** 6, 10 ** 5]);
-    // Three walks over 7 fragments: graphql-js's visitor, depth, complexity (not one per operation).
-    assert.ok(reads() <= 21, `fragments read ${reads()} times`);
+    // At most five walks over 7 fragments, however many operations spread them: graphql-js's visitor,
+    // depth, complexity, and for each limit rule the check whether an over-limit operation is introspection.
+    assert.ok(reads() <= 5 * 7, `fragments read ${reads()} times`);
   });
   it('should refuse a fan-out of 10^40 fields with a saturated complexity, not accept it', () => {
     const errs = errors(fanOut(40), { complexity_limit: 1000 });
@@ -175,5 +176,32 @@ describe('when fragments fan out (each spreads the previous one ten times)', () 
   it('should multiply list arguments inside fanned-out fragments', () => {
     const query = '{ ...F2 } fragment F0 on Query { users(first: 3) { id } } fragment F1 on Query { ...F0 ...F0 } fragment F2 on Query { ...F1 ...F1 }';
     assert.equal(complexity(query), 4 * 4);
+  });
+});
+
+describe('when an operation selects only introspection (introspection enabled)', () => {
+  const standard = getIntrospectionQuery({ descriptions: true, schemaDescription: true, inputValueDeprecation: true, specifiedByUrl: true, directiveIsRepeatable: true });
+  it('should accept the standard introspection query (depth 15) under a smaller route limit', () => {
+    assert.equal(depth(standard), 15);
+    assert.deepEqual(errors(standard, { depth_limit: 8, complexity_limit: 100 }), []);
+  });
+  it(`should still refuse one deeper than INTROSPECTION_DEPTH_LIMIT (${INTROSPECTION_DEPTH_LIMIT})`, () => {
+    const deep = `{ __type(name: "User") { ${'ofType { '.repeat(INTROSPECTION_DEPTH_LIMIT)}name${' }'.repeat(INTROSPECTION_DEPTH_LIMIT)} } }`;
+    assert.deepEqual(errors(deep, { depth_limit: 8 }).map((e) => e.extensions), [{ code: 'DEPTH_LIMIT_EXCEEDED', depth: INTROSPECTION_DEPTH_LIMIT + 2, limit: INTROSPECTION_DEPTH_LIMIT }]);
+  });
+  it(`should refuse an alias flood over INTROSPECTION_COMPLEXITY_LIMIT (${INTROSPECTION_COMPLEXITY_LIMIT})`, () => {
+    const flood = `{ ${Array.from({ length: 400 }, (_, i) => `a${i}: __schema { queryType { name } }`).join(' ')} }`;
+    assert.deepEqual(errors(flood, { complexity_limit: 500 }).map((e) => e.extensions), [{ code: 'COMPLEXITY_LIMIT_EXCEEDED', complexity: 1200, limit: INTROSPECTION_COMPLEXITY_LIMIT }]);
+  });
+  it('should recognise introspection behind fragments', () => {
+    assert.deepEqual(errors('{ ...I } fragment I on Query { __schema { types { ...T } } } fragment T on __Type { name ofType { ofType { ofType { name } } } }', { depth_limit: 3 }), []);
+  });
+  it('should measure an operation that also selects data against the route\'s own limits', () => {
+    const mixed = `{ me { id } __type(name: "User") { ${'ofType { '.repeat(5)}name${' }'.repeat(5)} } }`;
+    assert.deepEqual(errors(mixed, { depth_limit: 3 }).map((e) => e.extensions), [{ code: 'DEPTH_LIMIT_EXCEEDED', depth: 7, limit: 3 }]);
+  });
+  it('should keep a route limit above the introspection bound', () => {
+    const deep = `{ __type(name: "User") { ${'ofType { '.repeat(25)}name${' }'.repeat(25)} } }`;
+    assert.deepEqual(errors(deep, { depth_limit: 30 }), []);
   });
 });

@@ -25,6 +25,21 @@ export interface GraphqlLimits {
   complexity_limit: number | null;
 }
 
+/**
+ * Depth limit of an operation that selects nothing but introspection (`__schema`, `__type`,
+ * `__typename`), when introspection is enabled and the route's own limit is lower. The standard
+ * introspection query (graphql-js's getIntrospectionQuery, what GraphiQL sends) has depth 15: its
+ * `ofType` chain is that deep however small the schema. Its list nesting (`fields` in `type` in
+ * `fields` …) is bounded separately by graphql-js's MaxIntrospectionDepthRule (3 levels).
+ */
+export const INTROSPECTION_DEPTH_LIMIT = 20;
+/**
+ * Complexity limit of an introspection-only operation (as INTROSPECTION_DEPTH_LIMIT). The standard
+ * introspection query costs about 230 (the same for every schema: no pagination arguments); this
+ * bound still refuses an alias flood (`a1: __schema { … } a2: __schema { … } …`).
+ */
+export const INTROSPECTION_COMPLEXITY_LIMIT = 1000;
+
 /** Arguments whose integer value multiplies the cost of a list field's children. */
 export const PAGINATION_ARGUMENTS: readonly string[] = ['first', 'limit'];
 
@@ -100,11 +115,31 @@ export class DocumentMeasure {
   readonly #variables: Readonly<Record<string, unknown>>;
   #depthMemo: FragmentMemo | undefined;
   #costMemo: FragmentMemo | undefined;
+  #dataMemo: FragmentMemo | undefined;
 
   constructor(document: DocumentNode, schema?: GraphQLSchema, variables: Readonly<Record<string, unknown>> = {}) {
     this.#schema = schema;
     this.#fragments = fragmentsOf(document);
     this.#variables = variables;
+  }
+
+  /**
+   * True when every field `operation` selects at its root is `__schema`, `__type` or `__typename`
+   * (through fragments too): a client's introspection query, not a data query.
+   */
+  introspectionOnly(operation: OperationDefinitionNode): boolean {
+    // 1 when a selection set selects a data field (not `__…`), 0 otherwise; per fragment once per document.
+    const memo = (this.#dataMemo ??= new FragmentMemo(this.#fragments));
+    const selectsData = (set: SelectionSetNode): number => {
+      for (const sel of set.selections) {
+        const found = sel.kind === Kind.FIELD ? !sel.name.value.startsWith('__')
+          : sel.kind === Kind.INLINE_FRAGMENT ? selectsData(sel.selectionSet) === 1
+          : memo.measure(sel.name.value, (fragment) => selectsData(fragment.selectionSet)) === 1;
+        if (found) return 1;
+      }
+      return 0;
+    };
+    return selectsData(operation.selectionSet) === 0;
   }
 
   /** Depth of `operation` (see module comment). */
@@ -217,13 +252,22 @@ export function withoutSuggestions<E extends GraphQLError>(error: E): E | GraphQ
   });
 }
 
-/** A rule rejecting operations deeper than `limit`. */
-export function depthLimitRule(limit: number): ValidationRule {
+/** The limit that applies to `operation` over `ownLimit`: the introspection bound when it is introspection-only. */
+function introspectionLimit(measure: DocumentMeasure, operation: OperationDefinitionNode, ownLimit: number, introspectionBound: number): number {
+  return introspectionBound > ownLimit && measure.introspectionOnly(operation) ? introspectionBound : ownLimit;
+}
+
+/** A rule rejecting operations deeper than `limit` (introspection-only operations: INTROSPECTION_DEPTH_LIMIT). */
+export function depthLimitRule(ownLimit: number): ValidationRule {
   return function depthLimit(context: ValidationContext): ASTVisitor {
     const measure = new DocumentMeasure(context.getDocument());
     return {
       OperationDefinition(node) {
         const depth = measure.depth(node);
+        if (depth <= ownLimit) return;
+        // With introspection enabled (otherwise introspectionDisabledRule refuses it), an introspection-only
+        // operation has its own bound, so GraphiQL's query works under a small limit (docs/graphql.md).
+        const limit = introspectionLimit(measure, node, ownLimit, INTROSPECTION_DEPTH_LIMIT);
         if (depth > limit) {
           context.reportError(new GraphQLError(`Query depth ${depth} exceeds the limit of ${limit}`, {
             nodes: node,
@@ -235,13 +279,15 @@ export function depthLimitRule(limit: number): ValidationRule {
   };
 }
 
-/** A rule rejecting operations whose complexity exceeds `limit`. */
-export function complexityLimitRule(limit: number, variables: Readonly<Record<string, unknown>> = {}): ValidationRule {
+/** A rule rejecting operations whose complexity exceeds `limit` (introspection-only operations: INTROSPECTION_COMPLEXITY_LIMIT). */
+export function complexityLimitRule(ownLimit: number, variables: Readonly<Record<string, unknown>> = {}): ValidationRule {
   return function complexityLimit(context: ValidationContext): ASTVisitor {
     const measure = new DocumentMeasure(context.getDocument(), context.getSchema(), variables);
     return {
       OperationDefinition(node) {
         const complexity = measure.complexity(node);
+        if (complexity <= ownLimit) return;
+        const limit = introspectionLimit(measure, node, ownLimit, INTROSPECTION_COMPLEXITY_LIMIT);
         if (complexity > limit) {
           context.reportError(new GraphQLError(`Query complexity ${complexity} exceeds the limit of ${limit}`, {
             nodes: node,

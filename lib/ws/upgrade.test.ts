@@ -324,7 +324,7 @@ describe('when a route has maxConnections open', () => {
     await closed(a);
     // The server sees the close after the client: wait until a place is free again (bounded).
     let c: WebSocket | undefined;
-    for (let i = 0; i < 50 && !c; i++) c = await openOne().catch(() => new Promise<undefined>((r) => setTimeout(r, 20)));
+    for (let i = 0; i < 50 && !c; i++) c = await openOne().catch(() => new Promise<undefined>((r) => setTimeout(() => r(undefined), 20)));
     assert.ok(c, 'a connection is accepted again');
     b.terminate();
     c.terminate();
