@@ -39,7 +39,7 @@ export interface GraphqlRouteOptions {
   maxConnections?: number;
   /** Where the built-in schema's `addBook` publishes and `bookAdded` listens. Default: a MemoryPubSub per route. */
   pubsub?: PubSub;
-  /** Most lexical tokens in one query, over HTTP and WebSocket; more is refused with TOKEN_LIMIT_EXCEEDED. Default DEFAULT_MAX_TOKENS (10000). */
+  /** Most lexical tokens in one query, over HTTP and WebSocket; more is refused with TOKEN_LIMIT_EXCEEDED. Default DEFAULT_MAX_TOKENS (5000). */
   maxTokens?: number;
 }
 
