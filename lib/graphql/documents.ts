@@ -17,7 +17,8 @@ import {
   BREAK, GraphQLError, Kind, parse, specifiedRules, validate, visit,
   type DocumentNode, type GraphQLSchema, type ValidationRule, type ValueNode,
 } from 'graphql';
-import { complexityLimitRule, depthLimitRule, introspectionDisabledRule, PAGINATION_ARGUMENTS, withoutSuggestions, type GraphqlLimits } from './limits.js';
+import { complexityLimitRule, depthLimitRule, introspectionDisabledRule, PAGINATION_ARGUMENTS, type GraphqlLimits } from './limits.js';
+import { withoutSuggestions } from './suggestions.js';
 
 /** Most distinct query texts kept per route (mercurius keeps 1024). */
 export const DEFAULT_DOCUMENT_CACHE_ENTRIES = 1000;

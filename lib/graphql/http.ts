@@ -22,7 +22,8 @@ import { GraphQlError, HttpError, KeelError } from '../errors.js';
 import { problemFor, sendProblem } from '../problem.js';
 import type { KeelRequest } from '../request.js';
 import { DocumentCache, isRejected, type DocumentCacheOptions } from './documents.js';
-import { withoutSuggestions, type GraphqlLimits } from './limits.js';
+import type { GraphqlLimits } from './limits.js';
+import { withoutSuggestions } from './suggestions.js';
 
 /** Default cap on a GraphQL request body when the App gives none: 1 MiB. */
 export const DEFAULT_GRAPHQL_MAX_BODY_SIZE = 1024 * 1024;

@@ -9,9 +9,10 @@ export { MemoryPubSub, DEFAULT_MAX_QUEUED_EVENTS, type PubSub, type MemoryPubSub
 export { buildSdlSchema, SDL_ALLOWED_KINDS } from './sdl.js';
 export {
   limitRules, measureDepth, measureComplexity, introspectionDisabledRule, depthLimitRule, complexityLimitRule,
-  PAGINATION_ARGUMENTS, MAX_MEASURE, DocumentMeasure, withoutSuggestions, INTROSPECTION_DEPTH_LIMIT, INTROSPECTION_COMPLEXITY_LIMIT,
+  PAGINATION_ARGUMENTS, MAX_MEASURE, DocumentMeasure, INTROSPECTION_DEPTH_LIMIT, INTROSPECTION_COMPLEXITY_LIMIT,
   type GraphqlLimits,
 } from './limits.js';
+export { withoutSuggestions } from './suggestions.js';
 export { createGraphqlHttpHandler, formatGraphqlError, DEFAULT_GRAPHQL_MAX_BODY_SIZE, type GraphqlHttpOptions, type GraphqlContext } from './http.js';
 export {
   createGraphqlWsUpgradeHandler, DEFAULT_CONNECTION_INIT_WAIT_TIMEOUT, DEFAULT_MAX_SUBSCRIPTIONS_PER_CONNECTION, type GraphqlWsOptions,

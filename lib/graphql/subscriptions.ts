@@ -13,7 +13,8 @@ import { guardedUpgrade, maxConnectionsOption, DEFAULT_MAX_PAYLOAD, type Upgrade
 import type { UpgradeGuard } from '../ws/guard.js';
 import { formatGraphqlError } from './http.js';
 import { DocumentCache, isRejected, type DocumentCacheOptions } from './documents.js';
-import { withoutSuggestions, type GraphqlLimits } from './limits.js';
+import type { GraphqlLimits } from './limits.js';
+import { withoutSuggestions } from './suggestions.js';
 
 /** Time a client has to send `connection_init` before the server closes with 4408, ms. */
 export const DEFAULT_CONNECTION_INIT_WAIT_TIMEOUT = 3_000;
