@@ -18,6 +18,7 @@ import { builtinSchema } from './builtin-schemas.js';
 import { createGraphqlHttpHandler } from './http.js';
 import type { GraphqlLimits } from './limits.js';
 import { PLAYGROUND_CSP, sendPlaygroundAsset, sendPlaygroundPage, wantsPlayground } from './playground.js';
+import type { PubSub } from './pubsub.js';
 import { buildSdlSchema } from './sdl.js';
 import { createGraphqlWsUpgradeHandler } from './subscriptions.js';
 
@@ -35,6 +36,14 @@ export interface GraphqlRouteOptions {
   cors?: unknown;
   /** `__proto__` / `constructor.prototype` keys in JSON bodies. Default: refused (400); the App passes its ServerConfig's. */
   jsonPoisoning?: JsonPoisoning;
+  /** Operations open at once per WebSocket connection. Default DEFAULT_MAX_SUBSCRIPTIONS_PER_CONNECTION (100). */
+  maxSubscriptionsPerConnection?: number;
+  /** Open WebSocket connections at once; more are refused with 503. Default DEFAULT_MAX_CONNECTIONS (1000). */
+  maxConnections?: number;
+  /** Where the built-in schema's `addBook` publishes and `bookAdded` listens. Default: a MemoryPubSub per route. */
+  pubsub?: PubSub;
+  /** Most lexical tokens in one query, over HTTP and WebSocket; more is refused with TOKEN_LIMIT_EXCEEDED. Default DEFAULT_MAX_TOKENS (5000). */
+  maxTokens?: number;
 }
 
 export interface GraphqlRoute {
@@ -72,10 +81,13 @@ export function graphqlRouteForSchema(path: string, method: unknown, schema: Gra
   const { methods } = routeMethods(path, method);
   const playground = options.enablePlayground ?? false;
   const assetsPath = path.replace(/\/$/, '') + PLAYGROUND_ASSETS_SEGMENT;
-  const http = createGraphqlHttpHandler(schema, { limits, maxBodySize: options.maxBodySize, jsonPoisoning: options.jsonPoisoning });
+  const documentCache = options.maxTokens === undefined ? {} : { maxTokens: options.maxTokens };
+  const http = createGraphqlHttpHandler(schema, { limits, maxBodySize: options.maxBodySize, jsonPoisoning: options.jsonPoisoning, documentCache });
   // Parsed here: a bad CorsConfig is a ConfigError at registration.
   const guards = [...(options.guards ?? []), ...(options.cors !== undefined ? [originGuard(options.cors)] : [])];
-  const ws: UpgradeHandler = createGraphqlWsUpgradeHandler(schema, { limits, guards });
+  const ws: UpgradeHandler = createGraphqlWsUpgradeHandler(schema, {
+    limits, guards, documentCache, maxSubscriptionsPerConnection: options.maxSubscriptionsPerConnection, maxConnections: options.maxConnections,
+  });
   const allow = methods.join(', ');
 
   async function graphqlRouteHandler(req: KeelRequest, res: ServerResponse): Promise<void> {
@@ -115,7 +127,7 @@ export function routeOptions(route: GraphQlRouteConfig | GraphqlRouteOptions | u
 export function graphqlRoute(path: string, method: unknown, schemaType: string, config: unknown = {}, options: GraphqlRouteOptions = {}): GraphqlRoute {
   routeMethods(path, method);
   const cfg = SchemaConfig.parse(config ?? {}, 'SchemaConfig');
-  const schema = builtinSchema(schemaType);
+  const schema = builtinSchema(schemaType, { pubsub: options.pubsub });
   return graphqlRouteForSchema(path, method, schema, cfg, options);
 }
 
