@@ -10,6 +10,7 @@ export {
 } from './limits.js';
 export { createGraphqlHttpHandler, formatGraphqlError, DEFAULT_GRAPHQL_MAX_BODY_SIZE, type GraphqlHttpOptions, type GraphqlContext } from './http.js';
 export { createGraphqlWsUpgradeHandler, DEFAULT_CONNECTION_INIT_WAIT_TIMEOUT, type GraphqlWsOptions } from './subscriptions.js';
+export { graphqlOpenApi, GRAPHQL_OPENAPI_TAG, type GraphqlRouteShape } from './openapi.js';
 export { playgroundPage, PLAYGROUND_ASSET_NAMES, PLAYGROUND_ASSET_MAX_AGE, PLAYGROUND_CSP } from './playground.js';
 export {
   graphqlRoute, graphqlSdlRoute, graphqlRouteForSchema, installGraphqlRoute, routeOptions, PLAYGROUND_ASSETS_SEGMENT,
