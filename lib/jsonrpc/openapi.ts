@@ -18,7 +18,7 @@ export const JSONRPC_OPERATION_ID = 'jsonRpc';
 
 const ref = (name: string) => ({ $ref: `#/components/schemas/${name}` });
 const problem = (description: string) => ({ description, content: { 'application/problem+json': { schema: ref('ProblemDetails') } } });
-const JSONRPC_VERSION = { const: '2.0', description: 'Always "2.0"' };
+const JSONRPC_VERSION = { type: 'string', const: '2.0', description: 'Always "2.0"' };
 
 function isObject(v: unknown): v is Json {
   return typeof v === 'object' && v !== null && !Array.isArray(v);
@@ -61,7 +61,7 @@ export function jsonRpcOpenApi(registry: JsonRpcRegistry, config: Readonly<JsonR
       title: method,
       type: 'object',
       required: required ? ['jsonrpc', 'method', 'params'] : ['jsonrpc', 'method'],
-      properties: { jsonrpc: JSONRPC_VERSION, method: { const: method }, params, id: ref('JsonRpcId') },
+      properties: { jsonrpc: JSONRPC_VERSION, method: { type: 'string', const: method }, params, id: ref('JsonRpcId') },
       additionalProperties: false,
     };
     if (description) s.description = description;
@@ -99,7 +99,20 @@ export function jsonRpcOpenApi(registry: JsonRpcRegistry, config: Readonly<JsonR
     ],
   };
 
-  const batch = { type: 'array', minItems: 1, maxItems: config.max_batch_size, items: ref('JsonRpcRequest'), description: `A batch of up to ${config.max_batch_size} requests (JSON-RPC 2.0 §6)` };
+  // Examples a reader can send as they are ("Try it out"): the first method that needs no params, else rpc.discover.
+  const simple = registry.list().find(({ info }) => !paramsRequired(info.params_schema))?.info.method_name ?? 'rpc.discover';
+  const call = { jsonrpc: '2.0', method: simple, id: 1 };
+  const requestExamples: Json = {
+    call: { summary: `Call ${simple}`, value: call },
+    notification: { summary: 'A notification: no id, no response (204)', value: { jsonrpc: '2.0', method: simple } },
+    discover: { summary: 'The OpenRPC document of the methods', value: { jsonrpc: '2.0', method: 'rpc.discover', id: 'discover' } },
+  };
+  if (config.enable_batch) requestExamples.batch = { summary: 'A batch', value: [call, { jsonrpc: '2.0', method: 'no.such.method', id: 2 }] };
+  const responseExamples: Json = {
+    result: { summary: 'A result', value: { jsonrpc: '2.0', result: '…', id: 1 } },
+    error: { summary: 'An error', value: { jsonrpc: '2.0', error: { code: -32601, message: 'Method not found' }, id: 2 } },
+  };
+  const batch = { title: 'batch', type: 'array', minItems: 1, maxItems: config.max_batch_size, items: ref('JsonRpcRequest'), description: `A batch of up to ${config.max_batch_size} requests (JSON-RPC 2.0 §6)` };
   const methods = [...registry.list().map(({ info }) => info.method_name), 'rpc.discover'].map((m) => `\`${m}\``).join(', ');
   const operation: Json = {
     tags: [JSONRPC_OPENAPI_TAG],
@@ -111,12 +124,17 @@ export function jsonRpcOpenApi(registry: JsonRpcRegistry, config: Readonly<JsonR
     operationId: JSONRPC_OPERATION_ID,
     requestBody: {
       required: true,
-      content: { 'application/json': { schema: config.enable_batch ? { oneOf: [ref('JsonRpcRequest'), batch] } : ref('JsonRpcRequest') } },
+      content: { 'application/json': { schema: config.enable_batch ? { oneOf: [{ title: 'request', ...ref('JsonRpcRequest') }, batch] } : ref('JsonRpcRequest'), examples: requestExamples } },
     },
     responses: {
       '200': {
         description: 'The Response object, or for a batch an array of them (one per request that was not a notification)',
-        content: { 'application/json': { schema: config.enable_batch ? { oneOf: [ref('JsonRpcResponse'), { type: 'array', items: ref('JsonRpcResponse') }] } : ref('JsonRpcResponse') } },
+        content: {
+          'application/json': {
+            schema: config.enable_batch ? { oneOf: [{ title: 'response', ...ref('JsonRpcResponse') }, { title: 'batch', type: 'array', items: ref('JsonRpcResponse') }] } : ref('JsonRpcResponse'),
+            examples: responseExamples,
+          },
+        },
       },
       '204': { description: 'Only notifications were sent: no response (JSON-RPC 2.0 §4.1)' },
       '413': problem('Request body too large'),

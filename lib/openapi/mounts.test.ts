@@ -87,10 +87,13 @@ describe('when JSON-RPC and GraphQL are on', () => {
     const op = doc.paths['/rpc'].post;
     assert.equal(op.operationId, 'jsonRpc');
     assert.deepEqual(Object.keys(doc.paths['/rpc']), ['post']);
-    assert.deepEqual(op.requestBody.content['application/json'].schema.oneOf, [
-      { $ref: '#/components/schemas/JsonRpcRequest' },
-      { type: 'array', minItems: 1, maxItems: 7, items: { $ref: '#/components/schemas/JsonRpcRequest' }, description: 'A batch of up to 7 requests (JSON-RPC 2.0 §6)' },
+    const body = op.requestBody.content['application/json'];
+    assert.deepEqual(body.schema.oneOf, [
+      { title: 'request', $ref: '#/components/schemas/JsonRpcRequest' },
+      { title: 'batch', type: 'array', minItems: 1, maxItems: 7, items: { $ref: '#/components/schemas/JsonRpcRequest' }, description: 'A batch of up to 7 requests (JSON-RPC 2.0 §6)' },
     ]);
+    assert.deepEqual(body.examples.call.value, { jsonrpc: '2.0', method: 'items.count', id: 1 }, 'an example that can be sent as it is: a method needing no params');
+    assert.deepEqual(Object.keys(body.examples), ['call', 'notification', 'discover', 'batch']);
     assert.match(op.description, /`items\.count`, `math\.add`, `by position`, `rpc\.discover`/);
   });
 
@@ -102,7 +105,7 @@ describe('when JSON-RPC and GraphQL are on', () => {
     assert.deepEqual(add.required, ['jsonrpc', 'method', 'params'], 'params the schema requires are required');
     assert.equal(add.deprecated, true);
     assert.equal(add.description, 'Add two numbers');
-    assert.deepEqual(add.properties.jsonrpc.const, '2.0');
+    assert.deepEqual(add.properties.jsonrpc, { type: 'string', const: '2.0', description: 'Always "2.0"' });
     assert.deepEqual(add.properties.params, { $ref: '#/components/schemas/JsonRpcParams_math.add' });
     assert.deepEqual(s['JsonRpcParams_math.add'].properties.a, { $ref: '#/components/schemas/Num' }, 'definitions are hoisted like route schemas');
     assert.deepEqual(s.Num, { type: 'number' });
@@ -160,7 +163,9 @@ describe('when batches are off', () => {
   it('should take a single request object only', async () => {
     const doc = await documentOf({ jsonrpc: { enable_batch: false } }, (app) => app.rpc('ping', () => 'pong'));
     await assertValidOpenApi(doc);
-    assert.deepEqual(doc.paths['/rpc'].post.requestBody.content['application/json'].schema, { $ref: '#/components/schemas/JsonRpcRequest' });
+    const body = doc.paths['/rpc'].post.requestBody.content['application/json'];
+    assert.deepEqual(body.schema, { $ref: '#/components/schemas/JsonRpcRequest' });
+    assert.equal(body.examples.batch, undefined);
   });
 });
 
