@@ -1,6 +1,6 @@
 /**
  * OpenAPI documentation (only when OpenApiConfig.enabled): `GET openapi_json_path` serves an
- * OpenAPI 3.1 document generated from the App's routes; `swagger_ui_path` and `redoc_path` serve
+ * OpenAPI 3.1 document generated from the App's routes and described mounts (JSON-RPC, GraphQL); `swagger_ui_path` and `redoc_path` serve
  * Swagger UI and Redoc with their assets from node_modules. The document and pages are mounted as
  * public (no server-level authentication): a browser opening the docs sends no credentials.
  * See docs/api-descriptions.md.
