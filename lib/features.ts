@@ -90,7 +90,7 @@ export function routeFeatures(app: App, route: RouteDefinition, uses: readonly M
     s.trace,
     s.security,
     route.cors ? corsFor(route) : undefined,
-    route.rateLimit ? rateLimit(route.rateLimit) : s.rateLimit,
+    rateLimitFor(route, s),
     jwt,
     apiKey,
     route.authorization ? authorization(route.authorization) : undefined,
@@ -130,12 +130,30 @@ function corsFor(route: RouteDefinition): Middleware {
   return mw;
 }
 
-/** The chain answering CORS preflights (OPTIONS) for a route with a CorsConfig. */
+/** A route's own rate limit (one instance, shared by the route and its preflights), else the server's. */
+const routeRateLimits = new WeakMap<RouteDefinition, Middleware>();
+function rateLimitFor(route: RouteDefinition, s: ServerFeatureSet): Middleware | undefined {
+  if (!route.rateLimit) return s.rateLimit;
+  let mw = routeRateLimits.get(route);
+  if (!mw) {
+    mw = rateLimit(route.rateLimit);
+    routeRateLimits.set(route, mw);
+  }
+  return mw;
+}
+
+/**
+ * The chain answering CORS preflights (OPTIONS) for a route with a CorsConfig: the route's request id,
+ * tracing, security headers and rate limit, so a preflight answer carries the same always-present
+ * headers as any other (docs/middleware.md) and a preflight flood draws from the same bucket (as the
+ * reference, whose rate-limit layer wraps its preflight routes). The rate limit runs before CORS here,
+ * since CORS answers the preflight itself; a refused preflight fails in the browser either way.
+ * Preflights carry no credentials (Fetch standard), so authentication is not applied to them.
+ */
 export function preflightFeatures(app: App, route: RouteDefinition): Middleware[] | undefined {
   if (!route.cors) return undefined;
   const s = serverSet(app);
-  // Preflights carry no credentials (Fetch standard), so authentication is not applied to them.
-  return present([route.requestId ? requestId({ enabled: route.requestId.enabled }) : s.requestId, s.trace, s.security, corsFor(route)]);
+  return present([route.requestId ? requestId({ enabled: route.requestId.enabled }) : s.requestId, s.trace, s.security, rateLimitFor(route, s), corsFor(route)]);
 }
 
 export type { SecurityHeadersOptions };
