@@ -37,6 +37,11 @@ interface ServerFeatureSet {
 
 const cache = new WeakMap<App, ServerFeatureSet>();
 
+/** ServerConfig.trust_proxy for the rate limit's client address (nothing when off, the default). */
+function trustOf(app: App): { trustProxy?: App['config']['trust_proxy'] } {
+  return app.config.trust_proxy === false ? {} : { trustProxy: app.config.trust_proxy };
+}
+
 /** Server-level feature instances, built once per App from its ServerConfig. */
 function serverSet(app: App): ServerFeatureSet {
   let set = cache.get(app);
@@ -47,7 +52,7 @@ function serverSet(app: App): ServerFeatureSet {
     requestId: c.enable_request_id ? requestId({ enabled: true }) : undefined,
     trace: c.enable_http_trace ? httpTrace({ logger: app.logger }) : undefined,
     security: sec === false ? undefined : securityHeaders(sec),
-    rateLimit: c.rate_limit ? rateLimit(c.rate_limit, app.rateLimitOptions) : undefined,
+    rateLimit: c.rate_limit ? rateLimit(c.rate_limit, { ...trustOf(app), ...app.rateLimitOptions }) : undefined,
     jwt: c.jwt_auth ? jwtAuth(c.jwt_auth) : undefined,
     apiKey: c.api_key_auth ? apiKeyAuth(c.api_key_auth) : undefined,
     timeout: c.request_timeout !== null ? timeout({ request_timeout: c.request_timeout }) : undefined,
@@ -85,7 +90,7 @@ export function routeFeatures(app: App, route: RouteDefinition, uses: readonly M
     s.trace,
     s.security,
     route.cors ? corsFor(route) : undefined,
-    route.rateLimit ? rateLimit(route.rateLimit) : s.rateLimit,
+    route.rateLimit ? rateLimit(route.rateLimit, trustOf(app)) : s.rateLimit,
     jwt,
     apiKey,
     route.authorization ? authorization(route.authorization) : undefined,

@@ -6,14 +6,17 @@
  */
 import type { ServerResponse } from 'node:http';
 import { ipKeyGenerator } from 'express-rate-limit';
+import proxyaddr from 'proxy-addr';
 import { problemFor, sendProblem } from '../../lib/problem.js';
-import { RateLimitConfig, fail } from '../../lib/records/index.js';
+import { RateLimitConfig, checkTrustProxy, fail, type TrustProxySetting } from '../../lib/records/index.js';
 import type { KeelRequest, Middleware, NextFunction } from '../../lib/request.js';
 import { MemoryStore, type BucketPolicy, type RateLimitStore, type TakeResult } from './store.js';
+import { fromExpressRateLimit, PACKAGE_KEYS, type RateLimitPackageOptions, type TranslatedRateLimit } from './familiar.js';
 
 export { DEFAULT_RATE_BURST, DEFAULT_RATE_PER_SECOND } from '../../lib/records/index.js';
 export { MemoryStore, DEFAULT_MEMORY_STORE_MAX_KEYS, gcraTake, type BucketPolicy, type MemoryStoreOptions, type RateLimitStore, type TakeResult } from './store.js';
 export { RedisStore, DEFAULT_REDIS_PREFIX, type RedisStoreOptions } from './redis.js';
+export { PACKAGE_DEFAULT_LIMIT, PACKAGE_DEFAULT_WINDOW_MS, type RateLimitPackageOptions } from './familiar.js';
 
 /** Default IPv6 prefix length that counts as one client: one /56 is what a single site is usually given (express-rate-limit's default). */
 export const DEFAULT_IPV6_SUBNET = 56;
@@ -21,8 +24,8 @@ export const DEFAULT_IPV6_SUBNET = 56;
 export const GLOBAL_KEY = 'global';
 
 /** RateLimitConfig, snake_case or camelCase. */
-export interface RateLimitOptions {
-  /** Sustained rate: tokens added per second. Default `DEFAULT_RATE_PER_SECOND` (100). */
+export interface RateLimitConfigOptions {
+  /** Sustained rate: tokens added per second, fractional for slower rates (3 per 15 minutes: 3 / 900). Default `DEFAULT_RATE_PER_SECOND` (100). */
   per_second?: number;
   perSecond?: number;
   /** Bucket size: requests allowed at once. Default `DEFAULT_RATE_BURST` (200). */
@@ -33,20 +36,29 @@ export interface RateLimitOptions {
 }
 
 /** The record input under the name the house style uses for every factory. */
-export type RateLimitConfigInput = RateLimitOptions;
+export type RateLimitConfigInput = RateLimitConfigOptions;
+
+/** keel's RateLimitConfig, or express-rate-limit's options (`windowMs`, `limit`, …; one style per call). */
+export type RateLimitOptions = RateLimitConfigOptions | RateLimitPackageOptions;
 
 /** keel extensions, not part of the RateLimitConfig record; the factory's second argument. */
 export interface RateLimitExtensions {
   /** Where buckets live. Default: a new `MemoryStore` per middleware. Use `RedisStore` to share a limit between instances. */
   store?: RateLimitStore;
   /**
-   * The client key when `ip_based` is true. Default: `req.socket.remoteAddress`, IPv6 addresses
-   * grouped by `ipv6Subnet`. Behind a reverse proxy or load balancer every request comes from the
-   * proxy, so everyone would share one bucket: derive the key from the proxy's forwarded address
-   * instead (Express: `key: (req) => ipKeyGenerator(req.ip)` with `app.set('trust proxy', …)`). Never
-   * trust `X-Forwarded-For` from the open internet: clients can write anything there.
+   * The client key when `ip_based` is true. Default: the client address, IPv6 addresses grouped by
+   * `ipv6Subnet`. The address is `req.ip` under Express (so `app.set('trust proxy', …)` applies), the
+   * address `trustProxy` picks when it is given, else the socket's peer.
    */
   key?: (req: KeelRequest) => string;
+  /**
+   * Which proxies to believe about the client address, with Express's `trust proxy` semantics
+   * (proxy-addr): `true`, a hop count, addresses / subnets / `loopback` | `linklocal` | `uniquelocal`,
+   * or a function `(addr, i) => boolean`. Behind a reverse proxy every request comes from the proxy,
+   * so without this everyone shares one bucket. Never trust `X-Forwarded-For` from the open internet:
+   * clients can write anything there. Default `DEFAULT_TRUST_PROXY` (false): the socket's peer, or `req.ip` under Express.
+   */
+  trustProxy?: TrustProxySetting | ((addr: string, i: number) => boolean);
   /** IPv6 prefix length treated as one client, or false for whole addresses. Default `DEFAULT_IPV6_SUBNET` (56). */
   ipv6Subnet?: number | false;
   /** When the store fails (e.g. Redis is down): true lets the request through, false answers 503. Default false. */
@@ -56,7 +68,7 @@ export interface RateLimitExtensions {
 function checkExtensions(ext: RateLimitExtensions): void {
   const bad = (key: string, value: unknown, expected: string): never => fail('RateLimitConfig', 'rateLimit(options, extensions)', key, value, expected);
   if (typeof ext !== 'object' || ext === null) bad('', ext, 'an object');
-  const known = ['store', 'key', 'ipv6Subnet', 'passOnStoreError'];
+  const known = ['store', 'key', 'ipv6Subnet', 'passOnStoreError', 'trustProxy'];
   for (const k of Object.keys(ext)) if (!known.includes(k)) bad(k, ext[k as keyof RateLimitExtensions], `one of the extensions ${known.join(', ')}`);
   if (ext.store !== undefined && typeof ext.store?.take !== 'function') bad('store', ext.store, 'a RateLimitStore (an object with take(key, policy))');
   if (ext.key !== undefined && typeof ext.key !== 'function') bad('key', ext.key, 'a function (req) => string');
@@ -64,6 +76,7 @@ function checkExtensions(ext: RateLimitExtensions): void {
     bad('ipv6Subnet', ext.ipv6Subnet, 'an integer from 1 to 128, or false');
   }
   if (ext.passOnStoreError !== undefined && typeof ext.passOnStoreError !== 'boolean') bad('passOnStoreError', ext.passOnStoreError, 'true or false');
+  if (ext.trustProxy !== undefined && typeof ext.trustProxy !== 'function') checkTrustProxy('RateLimitConfig', 'rateLimit(options, extensions)', 'trustProxy', ext.trustProxy);
 }
 
 /** Client addresses whose IPv6 key one limiter remembers; the memo starts over when it is full. */
@@ -89,8 +102,26 @@ function clientKeys(subnet: number | false): (ip: string) => string {
   };
 }
 
-function keyFromSocket(clientKey: (ip: string) => string): (req: KeelRequest) => string {
-  return (req) => clientKey(req.socket.remoteAddress ?? 'unknown');
+/** proxy-addr's trust function for a setting, compiled once (as Express compiles `trust proxy`). */
+export function compileTrust(setting: TrustProxySetting | ((addr: string, i: number) => boolean)): ((addr: string, i: number) => boolean) | null {
+  if (typeof setting === 'function') return setting;
+  if (setting === false) return null;
+  if (setting === true) return () => true;
+  if (typeof setting === 'number') return (_addr, i) => i < setting;
+  const list = typeof setting === 'string' ? setting.split(',').map((s) => s.trim()) : [...setting];
+  return proxyaddr.compile(list);
+}
+
+/**
+ * The client address: with a trust setting, the one proxy-addr picks from X-Forwarded-For; under
+ * Express, `req.ip` (which honours `app.set('trust proxy', …)`); else the socket's peer.
+ */
+function keyFromAddress(clientKey: (ip: string) => string, trust: ((addr: string, i: number) => boolean) | null): (req: KeelRequest) => string {
+  if (trust !== null) return (req) => clientKey(proxyaddr(req, trust));
+  return (req) => {
+    const ip = (req as { ip?: unknown }).ip;
+    return clientKey(typeof ip === 'string' ? ip : (req.socket.remoteAddress ?? 'unknown'));
+  };
 }
 
 const isPromise = <T>(v: T | Promise<T>): v is Promise<T> => typeof (v as Promise<T>)?.then === 'function';
@@ -117,7 +148,63 @@ const isPromise = <T>(v: T | Promise<T>): v is Promise<T> => typeof (v as Promis
  * app.get('/', (_req, res) => res.send('ok'));
  */
 export function rateLimit(options: RateLimitOptions = {}, extensions: RateLimitExtensions = {}): Middleware {
-  const config = RateLimitConfig.parse(options, 'RateLimitConfig');
+  const familiar = packageStyle(options) ? fromExpressRateLimit(options as Record<string, unknown>) : undefined;
+  if (!familiar) return limiter(RateLimitConfig.parse(options, 'RateLimitConfig'), extensions);
+  const ext: RateLimitExtensions = {
+    ...(familiar.passOnStoreError !== undefined ? { passOnStoreError: familiar.passOnStoreError } : {}),
+    ...(familiar.ipv6Subnet !== undefined ? { ipv6Subnet: familiar.ipv6Subnet } : {}),
+    ...extensions,
+  };
+  const { keyGenerator, skip } = familiar;
+  if (keyGenerator) ext.key = (req) => (req as KeyedRequest)[kKey]!;
+  const core = limiter(RateLimitConfig.parse(familiar.record, 'RateLimitConfig'), ext, familiar);
+  // No keyGenerator or skip: the limiter itself, with no wrapper on the request path.
+  if (!keyGenerator && !skip) return core;
+  return function rateLimitMiddleware(req: KeelRequest, res: ServerResponse, next: NextFunction): void {
+    const fail = (err: unknown): void => sendProblem(res, err);
+    const limit = (): void => {
+      if (!keyGenerator) return core(req, res, next);
+      const key = keyGenerator(req, res);
+      if (!isPromise(key)) {
+        (req as KeyedRequest)[kKey] = String(key);
+        return core(req, res, next);
+      }
+      key.then((k) => {
+        (req as KeyedRequest)[kKey] = String(k);
+        core(req, res, next);
+      }, fail);
+    };
+    let skipped: boolean | Promise<boolean>;
+    try {
+      skipped = skip ? skip(req, res) : false;
+      if (!isPromise(skipped)) return skipped ? next() : limit();
+    } catch (err) {
+      return fail(err);
+    }
+    skipped.then((s) => (s ? next() : limit()), fail);
+  };
+}
+
+/** The key a keyGenerator gave this request, for the limiter's `key` function. */
+const kKey = Symbol('keel.rateLimit.key');
+type KeyedRequest = KeelRequest & { [kKey]?: string };
+
+/** express-rate-limit options (any of its keys) rather than keel's record; both in one call is a ConfigError. */
+function packageStyle(options: RateLimitOptions): boolean {
+  if (typeof options !== 'object' || options === null) return false;
+  const keys = Object.keys(options).filter((k) => (options as Record<string, unknown>)[k] !== undefined);
+  const pkg = keys.filter((k) => PACKAGE_KEYS.includes(k));
+  if (pkg.length === 0) return false;
+  const keel = keys.filter((k) => ['per_second', 'perSecond', 'burst', 'ip_based', 'ipBased'].includes(k));
+  if (keel.length > 0) {
+    fail('RateLimitConfig', 'rateLimit(options)', keel[0]!, (options as Record<string, unknown>)[keel[0]!],
+      `keel's keys (per_second, burst, ip_based) or express-rate-limit's (${pkg.join(', ')}), not both`,
+      `Write either { per_second, burst } or { windowMs, limit }: ${pkg[0]} is express-rate-limit's, ${keel[0]} is keel's.`);
+  }
+  return true;
+}
+
+function limiter(config: Readonly<RateLimitConfig>, extensions: RateLimitExtensions, familiar?: TranslatedRateLimit): Middleware {
   checkExtensions(extensions);
   const policy: BucketPolicy = Object.freeze({ burst: config.burst, perSecond: config.per_second });
   const store = extensions.store ?? new MemoryStore();
@@ -125,20 +212,29 @@ export function rateLimit(options: RateLimitOptions = {}, extensions: RateLimitE
   const subnet = extensions.ipv6Subnet ?? DEFAULT_IPV6_SUBNET;
   const keyOf: (req: KeelRequest) => string = !config.ip_based
     ? () => GLOBAL_KEY
-    : (extensions.key ?? keyFromSocket(clientKeys(subnet)));
+    : (extensions.key ?? keyFromAddress(clientKeys(subnet), extensions.trustProxy === undefined ? null : compileTrust(extensions.trustProxy)));
+  const sendHeaders = familiar?.headers ?? true;
+  const onLimited = familiar?.onLimited;
 
-  const policyHeader = `${policy.burst};w=${Math.ceil(policy.burst / policy.perSecond)}`;
-  const exceeded = `Rate limit exceeded: ${policy.burst} requests at once, refilled at ${policy.perSecond} per second`;
+  // The window a full bucket refills in, whole seconds (rounded to µs first: 3 / (3 / 900) is 900.0000000000001).
+  const windowSeconds = Math.ceil(Math.round((policy.burst / policy.perSecond) * 1e6) / 1e6);
+  const policyHeader = `${policy.burst};w=${windowSeconds}`;
+  const exceeded = `Rate limit exceeded: ${policy.burst} requests at once, refilled at ${describeRate(policy.perSecond)}`;
+  const detailFor = familiar?.detail !== undefined ? ((): string => familiar.detail!) : (retryAfter: number): string => `${exceeded}; retry in ${retryAfter} s`;
   const unavailable = Object.freeze(problemFor('KEEL_SERVICE_UNAVAILABLE', 'The rate limiter is unavailable'));
 
-  function answer(res: ServerResponse, next: NextFunction, result: TakeResult): void {
-    if (!res.headersSent) {
+  function answer(req: KeelRequest, res: ServerResponse, next: NextFunction, result: TakeResult): void {
+    if (sendHeaders && !res.headersSent) {
       res.setHeader('RateLimit-Policy', policyHeader);
       res.setHeader('RateLimit', `limit=${policy.burst}, remaining=${result.remaining}, reset=${Math.ceil(result.resetMs / 1000)}`);
     }
     if (result.allowed) return next();
-    const retryAfter = Math.max(1, Math.ceil(result.retryAfterMs / 1000));
-    sendProblem(res, problemFor('KEEL_RATE_LIMITED', `${exceeded}; retry in ${retryAfter} s`), { 'Retry-After': String(retryAfter) });
+    const retryAfter = Math.max(1, Math.ceil(Math.round(result.retryAfterMs) / 1000));
+    if (onLimited) {
+      if (!res.headersSent) res.setHeader('Retry-After', String(retryAfter));
+      return onLimited(req, res, next);
+    }
+    sendProblem(res, problemFor('KEEL_RATE_LIMITED', detailFor(retryAfter)), { 'Retry-After': String(retryAfter) });
   }
 
   function storeFailed(res: ServerResponse, next: NextFunction): void {
@@ -161,13 +257,22 @@ export function rateLimit(options: RateLimitOptions = {}, extensions: RateLimitE
       return storeFailed(res, next);
     }
     // The memory store answers synchronously: no promise, no extra tick per request.
-    if (!isPromise(taken)) return answer(res, next, taken);
+    if (!isPromise(taken)) return answer(req, res, next, taken);
     taken
       .then(
-        (result) => answer(res, next, result),
+        (result) => answer(req, res, next, result),
         () => storeFailed(res, next),
       )
       // An error thrown further down the chain must not become an unhandled rejection.
       .catch((err: unknown) => sendProblem(res, err));
   };
+}
+
+/** "2 per second", "1 per 5 minutes": the refill rate in words for the 429 detail. */
+function describeRate(perSecond: number): string {
+  if (perSecond >= 1) return `${Math.round(perSecond * 1000) / 1000} per second`;
+  const seconds = Math.round(1 / perSecond);
+  if (seconds % 3600 === 0) return `1 per ${seconds / 3600} hour(s)`;
+  if (seconds % 60 === 0) return `1 per ${seconds / 60} minute(s)`;
+  return `1 per ${Math.round(1000 / perSecond) / 1000} seconds`;
 }
