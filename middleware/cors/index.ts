@@ -11,6 +11,9 @@ import { CorsConfig, type CorsConfigData } from '../../lib/records/route.js';
 import { fail } from '../../lib/records/define.js';
 import { problemFor, sendProblem } from '../../lib/problem.js';
 import type { KeelRequest, Middleware, NextFunction } from '../../lib/request.js';
+import { fromCorsPackage, isPackageStyle, type CorsPackageOptions, type TranslatedCors } from './familiar.js';
+
+export { PACKAGE_DEFAULT_METHODS, type CorsOriginFunction, type CorsPackageOptions } from './familiar.js';
 
 type CamelCase<S extends string> = S extends `${infer H}_${infer T}` ? `${H}${Capitalize<CamelCase<T>>}` : S;
 type Mutable<T> = { -readonly [K in keyof T]?: T[K] extends readonly (infer U)[] ? readonly U[] : T[K] };
@@ -38,7 +41,8 @@ export interface CorsExtensions {
   allowPrivateNetwork?: boolean;
 }
 
-export type CorsOptions = CorsConfigInput & CorsExtensions;
+/** keel's CorsConfig or the `cors` package's options (one style per call), plus keel's extensions. */
+export type CorsOptions = (CorsConfigInput | CorsPackageOptions) & CorsExtensions;
 
 /** Status of an answered preflight: 204 No Content. */
 export const DEFAULT_PREFLIGHT_STATUS = 204;
@@ -125,7 +129,17 @@ export function cors(options: CorsOptions = {}): Middleware {
   const input: Record<string, unknown> = options instanceof CorsConfig ? options.toJSON() as never : { ...(options as object) };
   const rejectDisallowed = takeFlag(input, 'reject_disallowed_origins', 'rejectDisallowedOrigins', DEFAULT_REJECT_DISALLOWED_ORIGINS);
   const allowPrivateNetwork = takeFlag(input, 'allow_private_network', 'allowPrivateNetwork', DEFAULT_ALLOW_PRIVATE_NETWORK);
-  const cfg = checkConfig(CorsConfig.parse(input));
+  const familiar: TranslatedCors | undefined = options instanceof CorsConfig || !isPackageStyle(input) ? undefined : fromCorsPackage(input);
+  if (familiar?.disabled) {
+    return function corsDisabled(_req: KeelRequest, _res: ServerResponse, next: NextFunction): void {
+      next();
+    };
+  }
+  const cfg = checkConfig(CorsConfig.parse(familiar ? familiar.record : input));
+  // A RegExp / function / `true` origin from the cors package; undefined keeps the record's exact matches.
+  const matchOrigin = familiar?.matchOrigin;
+  const preflightStatus = familiar?.preflightStatus ?? DEFAULT_PREFLIGHT_STATUS;
+  const preflightContinue = familiar?.preflightContinue ?? false;
 
   const credentials = cfg.allow_credentials === true;
   const anyOrigin = cfg.allowed_origins.includes('*');
@@ -146,7 +160,7 @@ export function cors(options: CorsOptions = {}): Middleware {
     sendProblem(res, problemFor('KEEL_FORBIDDEN', detail));
   }
 
-  return function corsMiddleware(req: KeelRequest, res: ServerResponse, next: NextFunction): void {
+  const middleware = function corsMiddleware(req: KeelRequest, res: ServerResponse, next: NextFunction): void {
     if (!staticOrigin) appendVary(res, 'Origin');
     const origin = req.headers.origin;
     if (origin === undefined) {
@@ -155,7 +169,7 @@ export function cors(options: CorsOptions = {}): Middleware {
     }
     const requestMethod = req.headers['access-control-request-method'];
     const preflight = req.method === 'OPTIONS' && typeof requestMethod === 'string';
-    const originAllowed = cfg.isOriginAllowed(origin);
+    const originAllowed = matchOrigin === undefined ? cfg.isOriginAllowed(origin) : matchOrigin(origin, req);
 
     if (!preflight) {
       if (!originAllowed) {
@@ -193,8 +207,15 @@ export function cors(options: CorsOptions = {}): Middleware {
     if (allowPrivateNetwork && req.headers['access-control-request-private-network'] === 'true') {
       res.setHeader('Access-Control-Allow-Private-Network', 'true');
     }
-    res.statusCode = DEFAULT_PREFLIGHT_STATUS;
+    if (preflightContinue) return next();
+    res.statusCode = preflightStatus;
     res.setHeader('Content-Length', '0');
     res.end();
+  };
+  const decide = familiar?.decide;
+  if (decide === undefined) return middleware;
+  // A function origin (cors package) decides first, possibly later; then the same middleware runs.
+  return function corsMiddleware(req: KeelRequest, res: ServerResponse, next: NextFunction): void {
+    decide(req, res, next, () => middleware(req, res, next));
   };
 }
