@@ -14,6 +14,9 @@ import { JwtAuthConfig, JwtConfig, checkJwtKeys, type JwtAlgorithm } from '../..
 import type { KeelRequest, Middleware, NextFunction } from '../../lib/request.js';
 import { hmacFailureReason, hmacVerifier, type FailureReason } from './hmac.js';
 import { importVerificationKey } from './keys.js';
+import { fromExpressJwt, headerFromGetToken, isPackageStyle, wrapVerifier, type JwtPackageOptions } from './familiar.js';
+
+export type { JwtPackageOptions } from './familiar.js';
 
 export { MIN_HMAC_SECRET_BYTES, MIN_RSA_MODULUS_BITS } from './keys.js';
 export { DEFAULT_JWT_ALGORITHM, JWT_ALGORITHMS } from '../../lib/records/index.js';
@@ -151,7 +154,17 @@ function parseOptions(options: JwtAuthOptions): { record: 'JwtConfig' | 'JwtAuth
  * app.use(jwtAuth({ secret: process.env.JWT_SECRET!, issuer: 'https://auth.example.com', audience: ['https://api.example.com'] }));
  * app.get('/me', (req, res) => res.json({ sub: (req as { auth?: { sub?: string } }).auth?.sub }));
  */
-export function jwtAuth(options: JwtAuthOptions): Middleware {
+export function jwtAuth(options: JwtAuthOptions | JwtPackageOptions): Middleware {
+  if (typeof options === 'object' && options !== null && isPackageStyle(options)) {
+    const familiar = fromExpressJwt(options as Record<string, unknown>);
+    const verify = verifier(familiar.record as JwtAuthOptions, familiar.getToken ? headerFromGetToken : undefined);
+    return wrapVerifier(verify, familiar);
+  }
+  return verifier(options as JwtAuthOptions);
+}
+
+/** The verifier; `headerOf` reads `Bearer <token>` from somewhere else than the Authorization header (express-jwt's getToken). */
+function verifier(options: JwtAuthOptions, headerOf?: (req: KeelRequest) => string | undefined): Middleware {
   const { record, config } = parseOptions(options);
   if (!config.enabled) {
     return function jwtAuthDisabled(_req: KeelRequest, _res: ServerResponse, next: NextFunction): void {
@@ -187,7 +200,7 @@ export function jwtAuth(options: JwtAuthOptions): Middleware {
   }
 
   return function jwtAuthMiddleware(req: KeelRequest, res: ServerResponse, next: NextFunction): void {
-    const header = req.headers.authorization;
+    const header = headerOf === undefined ? req.headers.authorization : headerOf(req);
     if (header === undefined || header.trim() === '') return reject(res, MISSING);
     const space = header.indexOf(' ');
     // The scheme is case-insensitive (RFC 9110 §11.1); the token follows one or more spaces.
