@@ -20,9 +20,11 @@ import type { KeelRequest, Middleware, NextFunction } from '../../lib/request.js
 import { BoundedMemo } from './memo.js';
 import { checkExtensions, COMPRESSION_MEMO_KEY_LENGTH, COMPRESSION_MEMO_SIZE, DEFAULT_COMPRESSION_SYNC_THRESHOLD, type CompressionExtensions } from './extensions.js';
 import { negotiateEncoding, type Coding } from './negotiate.js';
+import { fromCompressionPackage, isPackageStyle, type CompressionPackageOptions, type TranslatedCompression } from './familiar.js';
 
 export { DEFAULT_COMPRESSION_MIN_SIZE, DEFAULT_COMPRESSION_QUALITY };
 export { negotiateEncoding, parseAcceptEncoding, type Coding } from './negotiate.js';
+export { PACKAGE_DEFAULT_BROTLI_QUALITY, PACKAGE_DEFAULT_THRESHOLD, type CompressionPackageOptions } from './familiar.js';
 export { COMPRESSION_MEMO_KEY_LENGTH, COMPRESSION_MEMO_SIZE, DEFAULT_COMPRESSION_SYNC_THRESHOLD, MAX_SYNC_THRESHOLD, MIN_SYNC_THRESHOLD, syncThresholdFor, type CompressionExtensions } from './extensions.js';
 
 /** gzip is on: true. */
@@ -95,8 +97,14 @@ function toBuffer(chunk: Chunk, encoding?: BufferEncoding): Buffer {
  * app.get('/big', (_req, res) => res.json({ items: Array.from({ length: 1000 }, (_, i) => ({ i })) }));
  * app.listen(8000);
  */
-export function compression(options: CompressionConfigInput = {}, extensions: CompressionExtensions = {}): Middleware {
-  const c = CompressionConfig.parse(options, 'CompressionConfig');
+export function compression(options: CompressionConfigInput | CompressionPackageOptions = {}, extensions: CompressionExtensions = {}): Middleware {
+  const familiar: TranslatedCompression | undefined = typeof options === 'object' && options !== null && isPackageStyle(options)
+    ? fromCompressionPackage(options as Record<string, unknown>)
+    : undefined;
+  const c = CompressionConfig.parse(familiar ? familiar.record : options, 'CompressionConfig');
+  // The compression package's own choices: its brotli quality (4 unless given) and a filter function.
+  const brotliQuality = familiar?.brotliQuality ?? c.quality;
+  const filter = familiar?.filter;
   checkExtensions(extensions);
   const offered: Coding[] = [...(c.brotli ? (['br'] as const) : []), ...(c.gzip ? (['gzip'] as const) : [])];
   if (offered.length === 0) {
@@ -109,7 +117,7 @@ export function compression(options: CompressionConfigInput = {}, extensions: Co
   const syncThreshold = extensions.syncThreshold ?? DEFAULT_COMPRESSION_SYNC_THRESHOLD;
   const brotliOptions = (size: number | undefined): zlib.BrotliOptions => ({
     params: {
-      [zlib.constants.BROTLI_PARAM_QUALITY]: c.quality,
+      [zlib.constants.BROTLI_PARAM_QUALITY]: brotliQuality,
       [zlib.constants.BROTLI_PARAM_MODE]: zlib.constants.BROTLI_MODE_TEXT,
       ...(size !== undefined ? { [zlib.constants.BROTLI_PARAM_SIZE_HINT]: size } : {}),
     },
@@ -154,7 +162,7 @@ export function compression(options: CompressionConfigInput = {}, extensions: Co
       if (encoding !== undefined && String(encoding).toLowerCase() !== 'identity') return null;
       const cacheControl = res.getHeader('Cache-Control');
       if (cacheControl !== undefined && NO_TRANSFORM.test(String(cacheControl))) return null;
-      if (!compressible(res.getHeader('Content-Type'))) return null;
+      if (filter === undefined ? !compressible(res.getHeader('Content-Type')) : !filter(req, res)) return null;
       addVary(res);
       if (req.method === 'HEAD') return null;
       if (size !== undefined && (size === 0 || size < minSize)) return null;
@@ -272,3 +280,11 @@ export function compression(options: CompressionConfigInput = {}, extensions: Co
     next();
   };
 }
+
+/**
+ * The default decision as a filter function, for a `filter` option that adds to it, as with the
+ * compression package: `filter: (req, res) => !req.headers['x-no-compression'] && compression.filter(req, res)`.
+ */
+compression.filter = function filter(_req: KeelRequest, res: ServerResponse): boolean {
+  return isCompressible(res.getHeader('Content-Type'));
+};
