@@ -9,6 +9,10 @@
  * Strict-Transport-Security (RFC 6797) is sent only when `hsts_max_age` is set: whether a host is
  * HTTPS-only is a deployment decision (TLS often ends at a proxy), and a wrong HSTS pin is hard to undo.
  *
+ * Given helmet's options instead (`securityHeaders({ helmet: opts })`, or helmet's keys at the top
+ * level as in `helmet(opts)`), the headers are exactly `helmet(opts)`'s: helmet's defaults (HSTS,
+ * SAMEORIGIN, helmet's HTML-site CSP) for what is not given, none of keel's API choices.
+ *
  * HTML pages served by the same app (Swagger UI, Redoc, GraphiQL) need a looser CSP: their handler
  * sets `res.setHeader('Content-Security-Policy', docsPageCsp())`, which replaces the API policy for
  * that one response (this middleware runs before the handler).
@@ -66,8 +70,49 @@ export interface SecurityHeadersOptions {
   /** Default {@link DEFAULT_HSTS_PRELOAD} (false). */
   hsts_preload?: boolean;
   hstsPreload?: boolean;
-  /** helmet options, applied over keel's choices (helmet's own key names). */
+  /**
+   * helmet's options: the headers are then exactly `helmet(options)`'s (helmet's defaults for what
+   * is not given, none of keel's API choices). Cannot be combined with the keys above (but `enabled`).
+   */
   helmet?: HelmetOptions;
+}
+
+/**
+ * securityHeaders also takes helmet's options at the top level, as `helmet(options)` does
+ * (`securityHeaders({ contentSecurityPolicy: { directives } })`): the headers are exactly helmet's.
+ */
+export type SecurityHeadersHelmetOptions = HelmetOptions & { enabled?: boolean };
+
+/** helmet's top-level option names (helmet 8, with its legacy aliases). */
+export const HELMET_OPTION_KEYS: readonly string[] = Object.freeze([
+  'contentSecurityPolicy', 'crossOriginEmbedderPolicy', 'crossOriginOpenerPolicy', 'crossOriginResourcePolicy',
+  'originAgentCluster', 'referrerPolicy', 'strictTransportSecurity', 'hsts', 'xContentTypeOptions', 'noSniff',
+  'xDnsPrefetchControl', 'dnsPrefetchControl', 'xDownloadOptions', 'ieNoOpen', 'xFrameOptions', 'frameguard',
+  'xPermittedCrossDomainPolicies', 'permittedCrossDomainPolicies', 'xPoweredBy', 'hidePoweredBy', 'xXssProtection', 'xssFilter',
+]);
+/** Keys both styles use: a string (or null) value is keel's record, an object or boolean is helmet's. */
+const SHARED_KEYS = ['contentSecurityPolicy', 'crossOriginResourcePolicy', 'referrerPolicy'];
+
+/**
+ * helmet's options when the call is written in helmet's style (`{ helmet: opts }` or helmet's keys at
+ * the top level), else undefined. keel's record keys next to helmet's are a ConfigError.
+ */
+function helmetStyle(options: Record<string, unknown>): { helmet: HelmetOptions; path: string } | undefined {
+  const keys = Object.keys(options).filter((k) => options[k] !== undefined && k !== 'enabled');
+  const isHelmetValue = (k: string) => !SHARED_KEYS.includes(k) || (typeof options[k] === 'object' && options[k] !== null) || typeof options[k] === 'boolean';
+  const helmetKeys = keys.filter((k) => HELMET_OPTION_KEYS.includes(k) && isHelmetValue(k));
+  const nested = options.helmet;
+  if (nested !== undefined && (typeof nested !== 'object' || nested === null || Array.isArray(nested))) return undefined;
+  if (nested === undefined && helmetKeys.length === 0) return undefined;
+  const given = nested !== undefined ? 'helmet' : helmetKeys[0]!;
+  const keel = keys.find((k) => k !== 'helmet' && !helmetKeys.includes(k));
+  if (keel !== undefined || (nested !== undefined && helmetKeys.length > 0)) {
+    const other = keel ?? helmetKeys[0]!;
+    fail(RECORD, RECORD, other, options[other], `keel's keys or helmet's options (${given}), not both`,
+      `With helmet's options the headers are exactly helmet's: write ${other} the helmet way inside them (or drop ${given} and use keel's keys).`);
+  }
+  if (nested !== undefined) return { helmet: nested as HelmetOptions, path: `${RECORD}.helmet` };
+  return { helmet: Object.fromEntries(helmetKeys.map((k) => [k, options[k]])) as HelmetOptions, path: RECORD };
 }
 
 interface Parsed {
@@ -159,8 +204,9 @@ type TaggedResponse = ServerResponse & { [kSet]?: readonly string[] };
  * });
  * app.listen(8000);
  */
-export function securityHeaders(options: SecurityHeadersOptions = {}): Middleware {
-  const c = SecurityHeadersRecord.parse(options, RECORD);
+export function securityHeaders(options: SecurityHeadersOptions | SecurityHeadersHelmetOptions = {}): Middleware {
+  const own = typeof options === 'object' && options !== null ? helmetStyle(options as Record<string, unknown>) : undefined;
+  const c = SecurityHeadersRecord.parse(own ? ('enabled' in options ? { enabled: options.enabled } : {}) : options, RECORD);
   if (!c.enabled) {
     return function securityHeadersDisabled(_req: KeelRequest, res: ServerResponse, next: NextFunction): void {
       const tagged = res as TaggedResponse;
@@ -170,26 +216,27 @@ export function securityHeaders(options: SecurityHeadersOptions = {}): Middlewar
     };
   }
 
-  const helmetOptions: HelmetOptions = {
+  const helmetOptions: HelmetOptions = own ? own.helmet : {
     // CSP is a plain string here (what users copy from documentation), set below.
     contentSecurityPolicy: false,
     crossOriginResourcePolicy: { policy: c.cross_origin_resource_policy },
     referrerPolicy: { policy: c.referrer_policy },
     xFrameOptions: { action: c.frame_options === 'DENY' ? 'deny' : 'sameorigin' },
     strictTransportSecurity: c.hsts_max_age === null ? false : { maxAge: c.hsts_max_age, includeSubDomains: c.hsts_include_sub_domains, preload: c.hsts_preload },
-    ...(c.helmet as HelmetOptions | undefined),
   } as HelmetOptions;
-  const userSetsCsp = c.helmet !== undefined && 'contentSecurityPolicy' in c.helmet;
-  const csp = userSetsCsp ? null : c.content_security_policy;
+  // helmet's style gives exactly helmet's headers: keel's API CSP is not added.
+  const csp = own ? null : c.content_security_policy;
+  const userOptions = own?.helmet;
+  const helmetPath = own ? own.path : `${RECORD}.helmet`;
 
   let apply: ReturnType<typeof helmet>;
   try {
     apply = helmet(helmetOptions);
   } catch (err) {
-    throw new ConfigError(`Invalid ${RECORD} at ${RECORD}.helmet: ${(err as Error).message}`, { record: RECORD, path: `${RECORD}.helmet`, key: 'helmet', value: c.helmet });
+    throw new ConfigError(`Invalid ${RECORD} at ${helmetPath}: ${(err as Error).message}`, { record: RECORD, path: helmetPath, key: 'helmet', value: userOptions });
   }
 
-  const plan = recordHelmet(apply, c.helmet);
+  const plan = recordHelmet(apply, userOptions);
   if (plan === null) return perRequestHelmet(apply, csp);
   if (csp !== null) plan.push(['Content-Security-Policy', csp]);
   // Parallel arrays, in helmet's order: the per-response loop reads two strings, no tuples.
