@@ -99,6 +99,11 @@ function checkConfig(cfg: CorsConfig): CorsConfig {
 /** Add `value` to the Vary header once, keeping what other middleware put there. */
 function appendVary(res: ServerResponse, value: string): void {
   const current = res.getHeader('Vary');
+  // The common case, nothing there yet: no parsing.
+  if (current === undefined) {
+    res.setHeader('Vary', value);
+    return;
+  }
   const text = Array.isArray(current) ? current.join(', ') : current === undefined ? '' : String(current);
   const parts = text.split(',').map((s) => s.trim().toLowerCase()).filter(Boolean);
   if (parts.includes('*') || parts.includes(value.toLowerCase())) return;

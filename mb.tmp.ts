@@ -1,0 +1,42 @@
+import { IncomingMessage, ServerResponse } from 'node:http';
+import { Socket } from 'node:net';
+import express from 'express';
+import corsPkg from 'cors';
+import helmet from 'helmet';
+import compressionPkg from 'compression';
+import { rateLimit as erl } from 'express-rate-limit';
+import { cors } from './middleware/cors/index.js';
+import { securityHeaders } from './middleware/security-headers/index.js';
+import { compression } from './middleware/compression/index.js';
+import { rateLimit } from './middleware/rate-limit/index.js';
+
+const O = { cors: { origin: ['https://app.example.com'] }, helmet: {}, compression: { threshold: 1024 }, rl: { windowMs: 1000, limit: 1e9, standardHeaders: 'draft-7', legacyHeaders: false } as const };
+function mk(stack: string) {
+  const app = express();
+  app.disable('x-powered-by');
+  if (stack === 'pkg') { app.use(corsPkg(O.cors)); app.use(helmet(O.helmet)); app.use(compressionPkg(O.compression)); app.use(erl(O.rl)); }
+  if (stack === 'keel') { app.use(cors(O.cors)); app.use(securityHeaders({ helmet: O.helmet })); app.use(compression(O.compression)); app.use(rateLimit(O.rl)); }
+  if (stack.startsWith('only-')) { const w = stack.slice(5); const m: any = { cors: cors(O.cors), sec: securityHeaders({ helmet: {} }), comp: compression(O.compression), rl: rateLimit(O.rl), pcors: corsPkg(O.cors), psec: helmet(), pcomp: compressionPkg(O.compression), prl: erl(O.rl) }[w]; app.use(m); }
+  app.get('/hello', (_req, res) => void res.json({ hello: 'world' }));
+  return app;
+}
+const socket = new Socket();
+Object.defineProperty(socket, 'remoteAddress', { value: '127.0.0.1' });
+(socket as any).write = () => true;
+async function one(app: any) {
+  const req = new IncomingMessage(socket);
+  req.method = 'GET'; req.url = '/hello';
+  req.headers = { host: 'x', origin: 'https://app.example.com', 'accept-encoding': 'gzip, deflate, br' };
+  const res = new ServerResponse(req);
+  await new Promise<void>((resolve) => { res.end = ((orig) => function (this: any, ...a: any[]) { const r = orig.apply(this, a); resolve(); return r; })(res.end) as any; app(req, res); });
+}
+const stacks = process.argv.slice(2);
+for (const s of stacks) {
+  const app = mk(s);
+  for (let i = 0; i < 20000; i++) await one(app);
+  const t0 = process.cpuUsage();
+  const N = 40000;
+  for (let i = 0; i < N; i++) await one(app);
+  const t = process.cpuUsage(t0);
+  console.log(s.padEnd(12), ((t.user + t.system) / N).toFixed(2), 'µs/req');
+}
