@@ -153,6 +153,28 @@ for (const { name, express } of EXPRESS_VERSIONS) {
       });
     });
 
+    describe('when skip or keyGenerator throws or rejects', () => {
+      const boom = () => {
+        throw new Error('secret internals');
+      };
+      const reject = async () => {
+        throw new Error('secret internals');
+      };
+      for (const [what, options] of [
+        ['skip throws', { skip: boom }],
+        ['skip rejects', { skip: reject }],
+        ['keyGenerator throws', { keyGenerator: boom }],
+        ['keyGenerator rejects', { keyGenerator: reject }],
+      ] as const) {
+        it(`should answer a 500 problem without internals when ${what}`, async () => {
+          const answer = await send(appWith(express, rateLimit({ windowMs: 60_000, limit: 5, ...options } as RateLimitOptions)));
+          assert.equal(answer.status, 500);
+          assert.match(answer.type!, /^application\/problem\+json/);
+          assert.doesNotMatch(answer.body, /secret internals/);
+        });
+      }
+    });
+
     describe('when a handler is given', () => {
       it('should let the handler answer the limited request, as express-rate-limit does', async () => {
         const handler = (_req: unknown, res: { status(n: number): { json(v: unknown): void } }, _next: unknown, opts: { limit: number }) =>

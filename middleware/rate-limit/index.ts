@@ -156,38 +156,44 @@ export function rateLimit(options: RateLimitOptions = {}, extensions: RateLimitE
     ...extensions,
   };
   const { keyGenerator, skip } = familiar;
-  if (keyGenerator) ext.key = (req) => (req as KeyedRequest)[kKey]!;
+  // The key a keyGenerator gave the request being limited: the limiter reads it synchronously, first
+  // thing, in the call that follows (a variable, not a property: a new property on an Express request
+  // is an uncached map transition).
+  let givenKey = '';
+  if (keyGenerator) ext.key = () => givenKey;
   const core = limiter(RateLimitConfig.parse(familiar.record, 'RateLimitConfig'), ext, familiar);
   // No keyGenerator or skip: the limiter itself, with no wrapper on the request path.
   if (!keyGenerator && !skip) return core;
   return function rateLimitMiddleware(req: KeelRequest, res: ServerResponse, next: NextFunction): void {
+    // A throwing or rejecting skip / keyGenerator is a bug in the application: a 500 without internals.
     const fail = (err: unknown): void => sendProblem(res, err);
+    const limitWith = (key: unknown): void => {
+      givenKey = String(key);
+      core(req, res, next);
+    };
     const limit = (): void => {
       if (!keyGenerator) return core(req, res, next);
-      const key = keyGenerator(req, res);
-      if (!isPromise(key)) {
-        (req as KeyedRequest)[kKey] = String(key);
-        return core(req, res, next);
+      let key: string | Promise<string>;
+      try {
+        key = keyGenerator(req, res);
+      } catch (err) {
+        return fail(err);
       }
-      key.then((k) => {
-        (req as KeyedRequest)[kKey] = String(k);
-        core(req, res, next);
-      }, fail);
+      // An error further down the chain must not become an unhandled rejection.
+      if (isPromise(key)) key.then(limitWith, fail).catch(fail);
+      else limitWith(key);
     };
     let skipped: boolean | Promise<boolean>;
     try {
       skipped = skip ? skip(req, res) : false;
-      if (!isPromise(skipped)) return skipped ? next() : limit();
     } catch (err) {
       return fail(err);
     }
-    skipped.then((s) => (s ? next() : limit()), fail);
+    if (isPromise(skipped)) skipped.then((yes) => (yes ? next() : limit()), fail).catch(fail);
+    else if (skipped) next();
+    else limit();
   };
 }
-
-/** The key a keyGenerator gave this request, for the limiter's `key` function. */
-const kKey = Symbol('keel.rateLimit.key');
-type KeyedRequest = KeelRequest & { [kKey]?: string };
 
 /** express-rate-limit options (any of its keys) rather than keel's record; both in one call is a ConfigError. */
 function packageStyle(options: RateLimitOptions): boolean {
