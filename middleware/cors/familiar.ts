@@ -106,11 +106,13 @@ export function fromCorsPackage(options: Record<string, unknown>): TranslatedCor
   if (origin === false) return { ...out, disabled: true };
   if (typeof origin === 'function') {
     const fn = origin as CorsOriginFunction;
-    const kAllowed = Symbol('keel.cors.allowed');
-    type Decided = KeelRequest & { [kAllowed]?: boolean };
+    // The callback's answer for the request about to run: the middleware reads it synchronously, first
+    // thing, in the call that follows (a variable, not a request property: a new property on an
+    // Express request is an uncached map transition).
+    let decided = false;
     record.allowed_origins = [];
-    out.matchOrigin = (_o, req) => (req as Decided)[kAllowed] === true;
-    out.decide = (req, res, next, run) => {
+    out.matchOrigin = () => decided;
+    out.decide = (req, _res, next, run) => {
       const requestOrigin = req.headers.origin;
       if (requestOrigin === undefined) return run(false);
       let called = false;
@@ -125,13 +127,12 @@ export function fromCorsPackage(options: Record<string, unknown>): TranslatedCor
           } catch (e) {
             return next(e);
           }
-          (req as Decided)[kAllowed] = allowed;
+          decided = allowed;
           run(allowed);
         });
       } catch (err) {
         next(err);
       }
-      void res;
     };
     return out;
   }
