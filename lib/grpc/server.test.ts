@@ -289,7 +289,7 @@ describe('when the guard is keel\'s JWT and API-key middleware', () => {
     await keyed.close();
     assert.equal(ok.error, undefined);
     assert.equal(rejected.error?.code, GrpcStatus.UNAUTHENTICATED);
-    assert.equal(rejected.error?.details, 'Invalid API key');
+    assert.equal(rejected.error?.details, 'The provided API key is not valid');
     assert.equal(missing.error?.code, GrpcStatus.UNAUTHENTICATED);
   });
 });
