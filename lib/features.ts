@@ -47,11 +47,11 @@ function serverSet(app: App): ServerFeatureSet {
     requestId: c.enable_request_id ? requestId({ enabled: true }) : undefined,
     trace: c.enable_http_trace ? httpTrace({ logger: app.logger }) : undefined,
     security: sec === false ? undefined : securityHeaders(sec),
-    rateLimit: c.rate_limit ? rateLimit(c.rate_limit, app.rateLimitOptions) : undefined,
+    rateLimit: c.rate_limit?.enabled ? rateLimit(c.rate_limit, app.rateLimitOptions) : undefined,
     jwt: c.jwt_auth ? jwtAuth(c.jwt_auth) : undefined,
     apiKey: c.api_key_auth ? apiKeyAuth(c.api_key_auth) : undefined,
     timeout: c.request_timeout !== null ? timeout({ request_timeout: c.request_timeout }) : undefined,
-    compression: c.compression ? compression(c.compression) : undefined,
+    compression: c.compression?.enabled ? compression(c.compression) : undefined,
     staticFiles: c.static_files.length ? staticFiles(c.static_files) : undefined,
   };
   cache.set(app, set);
@@ -90,12 +90,13 @@ export function routeFeatures(app: App, route: RouteDefinition, uses: readonly M
     s.trace,
     s.security,
     route.cors ? corsFor(route) : undefined,
-    route.rateLimit ? rateLimit(route.rateLimit) : s.rateLimit,
+    // A route's record replaces the server's; `enabled: false` turns the feature off for the route.
+    route.rateLimit ? (route.rateLimit.enabled ? rateLimit(route.rateLimit) : undefined) : s.rateLimit,
     jwt,
     apiKey,
     route.authorization ? authorization(route.authorization) : undefined,
     to,
-    route.compression ? compression(route.compression) : s.compression,
+    route.compression ? (route.compression.enabled ? compression(route.compression) : undefined) : s.compression,
     ...uses,
     ...route.middleware,
   ]);
