@@ -125,7 +125,11 @@ const corsInstances = new WeakMap<RouteDefinition, Middleware>();
 function corsFor(route: RouteDefinition): Middleware {
   let mw = corsInstances.get(route);
   if (!mw) {
-    mw = cors(route.cors!);
+    // A route's CorsConfig answers an actual request from a disallowed origin with a 403, as the
+    // reference does (spikard-http cors.rs, validate_cors_request): the browser would block the
+    // response anyway, and refusing also stops the side effects of a cross-origin "simple" POST.
+    // The Express factory keeps the cors package's default (pass on without CORS headers).
+    mw = cors({ ...route.cors!.toJSON(), rejectDisallowedOrigins: true });
     corsInstances.set(route, mw);
   }
   return mw;
