@@ -37,6 +37,11 @@ interface ServerFeatureSet {
 
 const cache = new WeakMap<App, ServerFeatureSet>();
 
+/** ServerConfig.trust_proxy for the rate limit's client address (nothing when off, the default). */
+function trustOf(app: App): { trustProxy?: App['config']['trust_proxy'] } {
+  return app.config.trust_proxy === false ? {} : { trustProxy: app.config.trust_proxy };
+}
+
 /** Server-level feature instances, built once per App from its ServerConfig. */
 function serverSet(app: App): ServerFeatureSet {
   let set = cache.get(app);
@@ -47,7 +52,7 @@ function serverSet(app: App): ServerFeatureSet {
     requestId: c.enable_request_id ? requestId({ enabled: true }) : undefined,
     trace: c.enable_http_trace ? httpTrace({ logger: app.logger }) : undefined,
     security: sec === false ? undefined : securityHeaders(sec),
-    rateLimit: c.rate_limit?.enabled ? rateLimit(c.rate_limit, app.rateLimitOptions) : undefined,
+    rateLimit: c.rate_limit?.enabled ? rateLimit(c.rate_limit, { ...trustOf(app), ...app.rateLimitOptions }) : undefined,
     jwt: c.jwt_auth ? jwtAuth(c.jwt_auth) : undefined,
     apiKey: c.api_key_auth ? apiKeyAuth(c.api_key_auth) : undefined,
     timeout: c.request_timeout !== null ? timeout({ request_timeout: c.request_timeout }) : undefined,
@@ -90,8 +95,7 @@ export function routeFeatures(app: App, route: RouteDefinition, uses: readonly M
     s.trace,
     s.security,
     route.cors ? corsFor(route) : undefined,
-    // A route's record replaces the server's; `enabled: false` turns the feature off for the route.
-    route.rateLimit ? (route.rateLimit.enabled ? rateLimit(route.rateLimit) : undefined) : s.rateLimit,
+    rateLimitFor(app, route, s),
     jwt,
     apiKey,
     route.authorization ? authorization(route.authorization) : undefined,
@@ -135,12 +139,32 @@ function corsFor(route: RouteDefinition): Middleware {
   return mw;
 }
 
-/** The chain answering CORS preflights (OPTIONS) for a route with a CorsConfig. */
+/** A route's own rate limit (one instance, shared by the route and its preflights), else the server's. */
+const routeRateLimits = new WeakMap<RouteDefinition, Middleware>();
+function rateLimitFor(app: App, route: RouteDefinition, s: ServerFeatureSet): Middleware | undefined {
+  if (!route.rateLimit) return s.rateLimit;
+  // A route's record replaces the server's; `enabled: false` turns the limit off for the route.
+  if (!route.rateLimit.enabled) return undefined;
+  let mw = routeRateLimits.get(route);
+  if (!mw) {
+    mw = rateLimit(route.rateLimit, trustOf(app));
+    routeRateLimits.set(route, mw);
+  }
+  return mw;
+}
+
+/**
+ * The chain answering CORS preflights (OPTIONS) for a route with a CorsConfig: the route's request id,
+ * tracing, security headers and rate limit, so a preflight answer carries the same always-present
+ * headers as any other (docs/middleware.md) and a preflight flood draws from the same bucket (as the
+ * reference, whose rate-limit layer wraps its preflight routes). The rate limit runs before CORS here,
+ * since CORS answers the preflight itself; a refused preflight fails in the browser either way.
+ * Preflights carry no credentials (Fetch standard), so authentication is not applied to them.
+ */
 export function preflightFeatures(app: App, route: RouteDefinition): Middleware[] | undefined {
   if (!route.cors) return undefined;
   const s = serverSet(app);
-  // Preflights carry no credentials (Fetch standard), so authentication is not applied to them.
-  return present([route.requestId ? requestId({ enabled: route.requestId.enabled }) : s.requestId, s.trace, s.security, corsFor(route)]);
+  return present([route.requestId ? requestId({ enabled: route.requestId.enabled }) : s.requestId, s.trace, s.security, rateLimitFor(app, route, s), corsFor(route)]);
 }
 
 export type { SecurityHeadersOptions };

@@ -56,6 +56,8 @@ describe('when records are parsed from an empty object', () => {
       grpc: null,
       background_tasks: { enabled: false, max_queue_size: 1024, max_concurrent_tasks: 128, drain_timeout_secs: 30 },
       enable_http_trace: false,
+      // keel extension (Express's 'trust proxy' for the rate limit's client address): off.
+      trust_proxy: false,
     });
   });
 

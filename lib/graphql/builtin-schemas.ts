@@ -3,9 +3,9 @@
  * `query_mutation`, `full`). Each call builds a fresh schema with its own in-memory library of
  * books, so two routes never share state. Documented in docs/graphql.md.
  */
-import { EventEmitter, on } from 'node:events';
 import { GraphQLError, buildSchema, type GraphQLFieldResolver, type GraphQLSchema } from 'graphql';
 import { AppError } from '../errors.js';
+import { MemoryPubSub, type PubSub } from './pubsub.js';
 
 /** The accepted `schema_type` names. */
 export const SCHEMA_TYPES = ['query_only', 'query_mutation', 'full'] as const;
@@ -71,13 +71,21 @@ function take<T>(rows: T[], first: unknown): T[] {
   return typeof first === 'number' && first >= 0 ? rows.slice(0, first) : rows;
 }
 
+/** The PubSub topic of `bookAdded`: the added book is published on it. */
+export const BOOK_ADDED_TOPIC = 'bookAdded';
+
+export interface BuiltinSchemaOptions {
+  /** Where `addBook` publishes and `bookAdded` subscribes. Default: a new MemoryPubSub (this schema only). */
+  pubsub?: PubSub;
+}
+
 /**
  * Build the built-in schema `type`. Throws AppError GraphQl for any other name.
  *
  * @example
  * const schema = builtinSchema('full');
  */
-export function builtinSchema(type: string): GraphQLSchema {
+export function builtinSchema(type: string, options: BuiltinSchemaOptions = {}): GraphQLSchema {
   if (!(SCHEMA_TYPES as readonly string[]).includes(type)) {
     throw new AppError('GraphQl', `Unknown schema_type ${JSON.stringify(type)}; expected one of ${SCHEMA_TYPES.join(', ')}`);
   }
@@ -96,9 +104,7 @@ export function builtinSchema(type: string): GraphQLSchema {
     { id: 'b3', title: 'Kindred', authorId: 'a2' },
   ];
   let nextId = books.length + 1;
-  const events = new EventEmitter();
-  // Every open bookAdded subscription is a listener; lift the default cap of 10 (not a leak).
-  events.setMaxListeners(0);
+  const pubsub = options.pubsub ?? new MemoryPubSub();
 
   const resolvers: Record<string, Record<string, GraphQLFieldResolver<any, unknown, any>>> = {
     Query: {
@@ -115,13 +121,14 @@ export function builtinSchema(type: string): GraphQLSchema {
       books: (a: AuthorRow, { first }) => take(books.filter((b) => b.authorId === a.id), first),
     },
     Mutation: {
-      addBook: (_s, { input }: { input: { title: string; authorId: string } }) => {
+      addBook: async (_s, { input }: { input: { title: string; authorId: string } }) => {
         if (!authors.some((a) => a.id === input.authorId)) {
           throw new GraphQLError(`No author with id ${input.authorId}`, { extensions: { code: 'NOT_FOUND' } });
         }
         const book = { id: `b${nextId++}`, title: input.title, authorId: input.authorId };
         books.push(book);
-        events.emit('bookAdded', book);
+        // Awaited: a cross-instance PubSub that fails to publish fails the mutation visibly.
+        await pubsub.publish(BOOK_ADDED_TOPIC, book);
         return book;
       },
       deleteBook: (_s, { id }) => {
@@ -151,10 +158,9 @@ export function builtinSchema(type: string): GraphQLSchema {
         for (let i = from; i >= 0; i--) yield i;
       })();
     };
-    sub.bookAdded!.subscribe = async function* bookAdded() {
-      // events.on ends (and removes its listener) when the consumer returns, i.e. on `complete`.
-      for await (const [book] of on(events, 'bookAdded')) yield book as BookRow;
-    };
+    // The PubSub's iterator itself (not an async generator around it): graphql-ws's return() on
+    // `complete` or close then releases the subscription at once (lib/graphql/pubsub.ts).
+    sub.bookAdded!.subscribe = () => pubsub.subscribe(BOOK_ADDED_TOPIC);
   }
   return schema;
 }

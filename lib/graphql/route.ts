@@ -11,13 +11,16 @@ import { AppError } from '../errors.js';
 import { problemFor, sendProblem } from '../problem.js';
 import { DynamicSchemaConfig, GraphQlRouteConfig, SchemaConfig } from '../records/graphql.js';
 import { parseMethod } from '../records/protocol.js';
+import type { MountOpenApi } from '../plugin.js';
 import type { KeelRequest } from '../request.js';
 import { originGuard, type UpgradeGuard } from '../ws/guard.js';
 import type { UpgradeHandler } from '../ws/upgrade.js';
 import { builtinSchema } from './builtin-schemas.js';
 import { createGraphqlHttpHandler } from './http.js';
+import { graphqlOpenApi } from './openapi.js';
 import type { GraphqlLimits } from './limits.js';
 import { PLAYGROUND_CSP, sendPlaygroundAsset, sendPlaygroundPage, wantsPlayground } from './playground.js';
+import type { PubSub } from './pubsub.js';
 import { buildSdlSchema } from './sdl.js';
 import { createGraphqlWsUpgradeHandler } from './subscriptions.js';
 
@@ -35,6 +38,14 @@ export interface GraphqlRouteOptions {
   cors?: unknown;
   /** `__proto__` / `constructor.prototype` keys in JSON bodies. Default: refused (400); the App passes its ServerConfig's. */
   jsonPoisoning?: JsonPoisoning;
+  /** Operations open at once per WebSocket connection. Default DEFAULT_MAX_SUBSCRIPTIONS_PER_CONNECTION (100). */
+  maxSubscriptionsPerConnection?: number;
+  /** Open WebSocket connections at once; more are refused with 503. Default DEFAULT_MAX_CONNECTIONS (1000). */
+  maxConnections?: number;
+  /** Where the built-in schema's `addBook` publishes and `bookAdded` listens. Default: a MemoryPubSub per route. */
+  pubsub?: PubSub;
+  /** Most lexical tokens in one query, over HTTP and WebSocket; more is refused with TOKEN_LIMIT_EXCEEDED. Default DEFAULT_MAX_TOKENS (5000). */
+  maxTokens?: number;
 }
 
 export interface GraphqlRoute {
@@ -72,10 +83,13 @@ export function graphqlRouteForSchema(path: string, method: unknown, schema: Gra
   const { methods } = routeMethods(path, method);
   const playground = options.enablePlayground ?? false;
   const assetsPath = path.replace(/\/$/, '') + PLAYGROUND_ASSETS_SEGMENT;
-  const http = createGraphqlHttpHandler(schema, { limits, maxBodySize: options.maxBodySize, jsonPoisoning: options.jsonPoisoning });
+  const documentCache = options.maxTokens === undefined ? {} : { maxTokens: options.maxTokens };
+  const http = createGraphqlHttpHandler(schema, { limits, maxBodySize: options.maxBodySize, jsonPoisoning: options.jsonPoisoning, documentCache });
   // Parsed here: a bad CorsConfig is a ConfigError at registration.
   const guards = [...(options.guards ?? []), ...(options.cors !== undefined ? [originGuard(options.cors)] : [])];
-  const ws: UpgradeHandler = createGraphqlWsUpgradeHandler(schema, { limits, guards });
+  const ws: UpgradeHandler = createGraphqlWsUpgradeHandler(schema, {
+    limits, guards, documentCache, maxSubscriptionsPerConnection: options.maxSubscriptionsPerConnection, maxConnections: options.maxConnections,
+  });
   const allow = methods.join(', ');
 
   async function graphqlRouteHandler(req: KeelRequest, res: ServerResponse): Promise<void> {
@@ -115,7 +129,7 @@ export function routeOptions(route: GraphQlRouteConfig | GraphqlRouteOptions | u
 export function graphqlRoute(path: string, method: unknown, schemaType: string, config: unknown = {}, options: GraphqlRouteOptions = {}): GraphqlRoute {
   routeMethods(path, method);
   const cfg = SchemaConfig.parse(config ?? {}, 'SchemaConfig');
-  const schema = builtinSchema(schemaType);
+  const schema = builtinSchema(schemaType, { pubsub: options.pubsub });
   return graphqlRouteForSchema(path, method, schema, cfg, options);
 }
 
@@ -138,7 +152,7 @@ export function graphqlSdlRoute(path: string, method: unknown, sdl: string, resp
 export interface GraphqlHost {
   mount(
     method: string[], path: string, handler: (req: KeelRequest, res: ServerResponse) => void | Promise<void>,
-    options?: { readBody?: boolean; public?: boolean; securityHeaders?: { content_security_policy: string } },
+    options?: { readBody?: boolean; public?: boolean; securityHeaders?: { content_security_policy: string }; openapi?: MountOpenApi },
   ): unknown;
   upgrade(path: string, handler: (req: KeelRequest, socket: Duplex, head: Buffer) => void): unknown;
   preShutdown(fn: () => void | Promise<void>): unknown;
@@ -149,7 +163,8 @@ export function installGraphqlRoute(app: GraphqlHost, route: GraphqlRoute): void
   // readBody: the App reads the body under its max_body_size before the handler runs.
   // The playground page is served on the GraphQL path itself, so that path gets a CSP that lets it load.
   const csp = route.playground ? { securityHeaders: { content_security_policy: PLAYGROUND_CSP } } : {};
-  app.mount([...route.methods], route.path, route.handler, { readBody: route.methods.includes('POST'), ...csp });
+  // `openapi`: the route's operations in the App's OpenAPI document (when keel/openapi is on).
+  app.mount([...route.methods], route.path, route.handler, { readBody: route.methods.includes('POST'), ...csp, openapi: graphqlOpenApi(route) });
   if (route.playground) app.mount(['GET', 'HEAD'], `${route.assetsPath}/{asset}`, route.handler, { public: true, ...csp });
   app.upgrade(route.path, route.upgrade);
   app.preShutdown(() => route.close());

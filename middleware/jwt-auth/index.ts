@@ -12,11 +12,14 @@ import type { JWTVerifyOptions } from 'jose';
 import { lazyRequire } from '../../lib/lazy-require.js';
 import { UnauthorizedError, problemType, type ExpressJwtErrorCode } from '../../lib/errors.js';
 import { problem, sendProblem, type ProblemDetails } from '../../lib/problem.js';
-import { rejecter, takeOnReject, type OnRejectOption } from '../../lib/reject.js';
+import { rejecter, takeOnReject, type OnRejectOption, type Rejecter } from '../../lib/reject.js';
 import { JwtAuthConfig, JwtConfig, checkJwtKeys, type JwtAlgorithm } from '../../lib/records/index.js';
 import type { KeelRequest, Middleware, NextFunction } from '../../lib/request.js';
 import { hmacFailureReason, hmacVerifier, type FailureReason } from './hmac.js';
 import { importVerificationKey } from './keys.js';
+import { fromExpressJwt, headerFromGetToken, isPackageStyle, wrapVerifier, type JwtPackageOptions } from './familiar.js';
+
+export type { JwtPackageOptions } from './familiar.js';
 
 export { MIN_HMAC_SECRET_BYTES, MIN_RSA_MODULUS_BITS } from './keys.js';
 export { DEFAULT_JWT_ALGORITHM, JWT_ALGORITHMS } from '../../lib/records/index.js';
@@ -164,10 +167,20 @@ function parseOptions(options: JwtAuthOptions): { record: 'JwtConfig' | 'JwtAuth
  * `code` (`credentials_required`, `credentials_bad_scheme`, `credentials_bad_format`,
  * `invalid_token`), `status: 401` and `inner`, so express-jwt error handlers keep working.
  */
-export function jwtAuth(options: JwtAuthOptions): Middleware {
+export function jwtAuth(options: JwtAuthOptions | JwtPackageOptions): Middleware {
   const { onReject, rest } = takeOnReject(options, typeof options === 'object' && options !== null && 'enabled' in options ? 'JwtAuthConfig' : 'JwtConfig');
   const rejection = rejecter(onReject);
-  const { record, config } = parseOptions(rest);
+  if (typeof rest === 'object' && rest !== null && isPackageStyle(rest)) {
+    const familiar = fromExpressJwt(rest as Record<string, unknown>);
+    const verify = verifier(familiar.record as JwtAuthOptions, rejection, familiar.getToken ? headerFromGetToken : undefined);
+    return wrapVerifier(verify, familiar);
+  }
+  return verifier(rest as JwtAuthOptions, rejection);
+}
+
+/** The verifier; `headerOf` reads `Bearer <token>` from somewhere else than the Authorization header (express-jwt's getToken). */
+function verifier(options: JwtAuthOptions, rejection: Rejecter, headerOf?: (req: KeelRequest) => string | undefined): Middleware {
+  const { record, config } = parseOptions(options);
   if (!config.enabled) {
     return function jwtAuthDisabled(_req: KeelRequest, _res: ServerResponse, next: NextFunction): void {
       next();
@@ -205,7 +218,7 @@ export function jwtAuth(options: JwtAuthOptions): Middleware {
   }
 
   return function jwtAuthMiddleware(req: KeelRequest, res: ServerResponse, next: NextFunction): void {
-    const header = req.headers.authorization;
+    const header = headerOf === undefined ? req.headers.authorization : headerOf(req);
     if (header === undefined || header.trim() === '') return reject(req, res, next, MISSING);
     const space = header.indexOf(' ');
     // The scheme is case-insensitive (RFC 9110 §11.1); the token follows one or more spaces.
