@@ -52,11 +52,11 @@ function serverSet(app: App): ServerFeatureSet {
     requestId: c.enable_request_id ? requestId({ enabled: true }) : undefined,
     trace: c.enable_http_trace ? httpTrace({ logger: app.logger }) : undefined,
     security: sec === false ? undefined : securityHeaders(sec),
-    rateLimit: c.rate_limit ? rateLimit(c.rate_limit, { ...trustOf(app), ...app.rateLimitOptions }) : undefined,
+    rateLimit: c.rate_limit?.enabled ? rateLimit(c.rate_limit, { ...trustOf(app), ...app.rateLimitOptions }) : undefined,
     jwt: c.jwt_auth ? jwtAuth(c.jwt_auth) : undefined,
     apiKey: c.api_key_auth ? apiKeyAuth(c.api_key_auth) : undefined,
     timeout: c.request_timeout !== null ? timeout({ request_timeout: c.request_timeout }) : undefined,
-    compression: c.compression ? compression(c.compression) : undefined,
+    compression: c.compression?.enabled ? compression(c.compression) : undefined,
     staticFiles: c.static_files.length ? staticFiles(c.static_files) : undefined,
   };
   cache.set(app, set);
@@ -100,7 +100,7 @@ export function routeFeatures(app: App, route: RouteDefinition, uses: readonly M
     apiKey,
     route.authorization ? authorization(route.authorization) : undefined,
     to,
-    route.compression ? compression(route.compression) : s.compression,
+    route.compression ? (route.compression.enabled ? compression(route.compression) : undefined) : s.compression,
     ...uses,
     ...route.middleware,
   ]);
@@ -129,7 +129,11 @@ const corsInstances = new WeakMap<RouteDefinition, Middleware>();
 function corsFor(route: RouteDefinition): Middleware {
   let mw = corsInstances.get(route);
   if (!mw) {
-    mw = cors(route.cors!);
+    // A route's CorsConfig answers an actual request from a disallowed origin with a 403, as the
+    // reference does (spikard-http cors.rs, validate_cors_request): the browser would block the
+    // response anyway, and refusing also stops the side effects of a cross-origin "simple" POST.
+    // The Express factory keeps the cors package's default (pass on without CORS headers).
+    mw = cors({ ...route.cors!.toJSON(), rejectDisallowedOrigins: true });
     corsInstances.set(route, mw);
   }
   return mw;
@@ -139,6 +143,8 @@ function corsFor(route: RouteDefinition): Middleware {
 const routeRateLimits = new WeakMap<RouteDefinition, Middleware>();
 function rateLimitFor(app: App, route: RouteDefinition, s: ServerFeatureSet): Middleware | undefined {
   if (!route.rateLimit) return s.rateLimit;
+  // A route's record replaces the server's; `enabled: false` turns the limit off for the route.
+  if (!route.rateLimit.enabled) return undefined;
   let mw = routeRateLimits.get(route);
   if (!mw) {
     mw = rateLimit(route.rateLimit, trustOf(app));

@@ -44,6 +44,8 @@ export function rejectPlaceholder(record: string, path: string, key: string, val
 }
 
 export interface CompressionConfig {
+  /** `false` turns compression off (for a route: overrides the server's). The reference's records carry it too. */
+  enabled: boolean;
   gzip: boolean;
   brotli: boolean;
   min_size: number;
@@ -54,9 +56,12 @@ export const CompressionConfig = defineRecord<CompressionConfig>()('CompressionC
   brotli: { type: t.boolean(), default: true, doc: 'Enable brotli' },
   min_size: { type: t.integer(0), default: DEFAULT_COMPRESSION_MIN_SIZE, doc: 'Minimum response size to compress, bytes' },
   quality: { type: t.integer(0, 11), default: DEFAULT_COMPRESSION_QUALITY, doc: '0-11 for brotli, 0-9 for gzip (gzip uses min(quality, 9))' },
+  enabled: { type: t.boolean(), default: true, doc: 'false: no compression (a route: not even the server\'s)' },
 });
 
 export interface RateLimitConfig {
+  /** `false` turns the limit off (for a route: overrides the server's). The reference's records carry it too. */
+  enabled: boolean;
   per_second: number;
   burst: number;
   ip_based: boolean;
@@ -73,6 +78,7 @@ export const RateLimitConfig = defineRecord<RateLimitConfig>()(
     per_second: { type: t.number(0), default: DEFAULT_RATE_PER_SECOND, doc: 'Sustained requests per second (token refill rate); fractional for slower rates, e.g. 3/900 for 3 per 15 minutes' },
     burst: { type: t.integer(1), default: DEFAULT_RATE_BURST, doc: 'Bucket size: requests allowed at once' },
     ip_based: { type: t.boolean(), default: true, doc: 'Limit per client IP (false: one global limit)' },
+    enabled: { type: t.boolean(), default: true, doc: 'false: no rate limit (a route: not even the server\'s)' },
   },
   {
     check: (v, path) => {

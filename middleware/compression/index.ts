@@ -74,7 +74,8 @@ export function compression(options: CompressionConfigInput | CompressionPackage
   const filter = familiar?.filter;
   checkExtensions(extensions);
   const offered: Coding[] = [...(c.brotli ? (['br'] as const) : []), ...(c.gzip ? (['gzip'] as const) : [])];
-  if (offered.length === 0) {
+  // `enabled: false` (the reference's records carry it) or no coding left: compress nothing.
+  if (!c.enabled || offered.length === 0) {
     return function compressionDisabled(_req: KeelRequest, _res: ServerResponse, next: NextFunction): void {
       next();
     };

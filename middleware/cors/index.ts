@@ -201,7 +201,8 @@ export function cors(options: CorsOptions = {}): Middleware {
       return;
     }
 
-    if (!originAllowed) return forbid(req, res, next, `CORS preflight from origin '${origin}' not allowed`);
+    // The reference's words for a refused origin, preflight or not (cors.rs handle_preflight).
+    if (!originAllowed) return forbid(req, res, next, `CORS request from origin '${origin}' not allowed`);
     const method = requestMethod.trim();
     if (!cfg.isMethodAllowed(method)) return forbid(req, res, next, `CORS preflight for method '${method}' not allowed`);
     const rawHeaders = req.headers['access-control-request-headers'];

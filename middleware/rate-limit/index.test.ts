@@ -50,6 +50,18 @@ function statusFor(mw: ReturnType<typeof rateLimit>, remoteAddress: string): Pro
 }
 
 describe('rateLimit', () => {
+  describe('when the record says enabled: false', () => {
+    it('should let every request through without rate-limit headers', async () => {
+      assert.equal(rateLimit({ enabled: false, per_second: 1, burst: 1 }).name, 'rateLimitDisabled');
+      const app = appWith({ enabled: false, per_second: 1, burst: 1 });
+      for (let i = 0; i < 3; i++) {
+        const res = await request(app).get('/');
+        assert.equal(res.status, 200);
+        assert.equal(res.headers['ratelimit'], undefined);
+      }
+    });
+  });
+
   describe('when the configuration is invalid', () => {
     const cases: Array<[string, unknown, unknown, RegExp]> = [
       ['per_second 0', { per_second: 0 }, {}, /per_second/],

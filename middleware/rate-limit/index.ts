@@ -225,6 +225,12 @@ function packageStyle(options: object): boolean {
 
 function limiter(config: Readonly<RateLimitConfig>, extensions: RateLimitExtensions, reject: Rejecter, familiar?: TranslatedRateLimit): Middleware {
   checkExtensions(extensions);
+  // `enabled: false` (the reference's records carry it): no limit, no headers, nothing per request.
+  if (!config.enabled) {
+    return function rateLimitDisabled(_req: KeelRequest, _res: ServerResponse, next: NextFunction): void {
+      next();
+    };
+  }
   const policy: BucketPolicy = Object.freeze({ burst: config.burst, perSecond: config.per_second });
   const store = extensions.store ?? new MemoryStore();
   const passOnStoreError = extensions.passOnStoreError ?? false;
