@@ -9,6 +9,7 @@ import type { Middleware } from '../request.js';
 import { middlewareGuard, originGuard } from './guard.js';
 import type { WebSocketMessage } from './session.js';
 import { createWebSocketUpgradeHandler, WebSocketRouter } from './upgrade.js';
+import { rawHttpExchange, type RawHttpAnswer } from '../../test/helpers/raw-http.js';
 
 let server: Server;
 let router: WebSocketRouter;
@@ -216,23 +217,8 @@ describe('when an upgrade guard rejects', () => {
 });
 
 /** Send `request` on a raw TCP socket and read the whole answer (the server closes after a refusal). */
-function rawExchange(request: string): Promise<{ status: number; headers: Record<string, string>; body: string }> {
-  const port = (server.address() as AddressInfo).port;
-  return new Promise((resolve, reject) => {
-    const sock = connect(port, '127.0.0.1');
-    let data = '';
-    sock.setEncoding('latin1');
-    sock.on('data', (c: string) => (data += c));
-    sock.on('error', reject);
-    sock.on('close', () => {
-      const [head = '', body = ''] = data.split('\r\n\r\n', 2);
-      const [statusLine = '', ...lines] = head.split('\r\n');
-      const headers: Record<string, string> = {};
-      for (const l of lines) headers[l.slice(0, l.indexOf(':')).toLowerCase()] = l.slice(l.indexOf(':') + 1).trim();
-      resolve({ status: Number(statusLine.split(' ')[1]), headers, body });
-    });
-    sock.end(request);
-  });
+function rawExchange(request: string): Promise<RawHttpAnswer> {
+  return rawHttpExchange((server.address() as AddressInfo).port, request);
 }
 function handshake(path: string, { method = 'GET', drop = [] as string[], add = [] as string[] } = {}): string {
   const lines = [`${method} ${path} HTTP/1.1`, 'Host: localhost', 'Connection: Upgrade', 'Upgrade: websocket',

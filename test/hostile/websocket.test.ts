@@ -12,7 +12,6 @@
  */
 import { describe, it, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { connect } from 'node:net';
 import WebSocket from 'ws';
 import { App } from '../../lib/app.js';
 import '../../lib/ws/index.js';
@@ -21,6 +20,7 @@ import { MemoryPubSub } from '../../lib/graphql/pubsub.js';
 import { DEFAULT_MAX_SUBSCRIPTIONS_PER_CONNECTION } from '../../lib/graphql/subscriptions.js';
 import type { ServerHandle } from '../../lib/server.js';
 import { connectGraphqlWs, eventually, sendFrame, waitForFrame, type Frame } from '../helpers/graphql-ws-client.js';
+import { rawHttpExchange } from '../helpers/raw-http.js';
 
 const KEY = { 'X-API-Key': 'k-1' };
 const pubsub = new MemoryPubSub();
@@ -100,21 +100,7 @@ function rawUpgrade(path: string, { method = 'GET', key = true, extra = [] as st
   const lines = [`${method} ${path} HTTP/1.1`, 'Host: localhost', 'Connection: Upgrade', 'Upgrade: websocket',
     'Sec-WebSocket-Version: 13', 'Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==', ...(key ? ['X-API-Key: k-1'] : [])]
     .filter((l) => !without.some((w) => l.startsWith(w)));
-  return new Promise<{ status: number; headers: Record<string, string>; body: string }>((resolve, reject) => {
-    const sock = connect(Number(port), '127.0.0.1');
-    let data = '';
-    sock.setEncoding('latin1');
-    sock.on('data', (c: string) => (data += c));
-    sock.on('error', reject);
-    sock.on('close', () => {
-      const [head = '', body = ''] = data.split('\r\n\r\n', 2);
-      const [statusLine = '', ...rest] = head.split('\r\n');
-      const headers: Record<string, string> = {};
-      for (const l of rest) headers[l.slice(0, l.indexOf(':')).toLowerCase()] = l.slice(l.indexOf(':') + 1).trim();
-      resolve({ status: Number(statusLine.split(' ')[1]), headers, body });
-    });
-    sock.end([...lines, ...extra].join('\r\n') + '\r\n\r\n');
-  });
+  return rawHttpExchange(Number(port), [...lines, ...extra].join('\r\n') + '\r\n\r\n');
 }
 
 describe('when a WebSocket handshake is refused', () => {
