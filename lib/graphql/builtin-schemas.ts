@@ -3,9 +3,17 @@
  * `query_mutation`, `full`). Each call builds a fresh schema with its own in-memory library of
  * books, so two routes never share state. Documented in docs/graphql.md.
  */
-import { EventEmitter, on } from 'node:events';
 import { GraphQLError, buildSchema, type GraphQLFieldResolver, type GraphQLSchema } from 'graphql';
 import { AppError } from '../errors.js';
+import { MemoryPubSub, pubsubIterator, type PubSub } from '../pubsub/memory.js';
+
+/** Where a built-in schema's events go (bookAdded): the App's pub/sub, so they reach every instance. */
+export interface BuiltinSchemaOptions {
+  /** Default: a MemoryPubSub of this schema alone. */
+  pubsub?: PubSub;
+  /** Topic of bookAdded events. Default 'graphql:bookAdded'; an App route uses 'graphql:<path>:bookAdded'. */
+  bookAddedTopic?: string;
+}
 
 /** The accepted `schema_type` names. */
 export const SCHEMA_TYPES = ['query_only', 'query_mutation', 'full'] as const;
@@ -77,7 +85,7 @@ function take<T>(rows: T[], first: unknown): T[] {
  * @example
  * const schema = builtinSchema('full');
  */
-export function builtinSchema(type: string): GraphQLSchema {
+export function builtinSchema(type: string, options: BuiltinSchemaOptions = {}): GraphQLSchema {
   if (!(SCHEMA_TYPES as readonly string[]).includes(type)) {
     throw new AppError('GraphQl', `Unknown schema_type ${JSON.stringify(type)}; expected one of ${SCHEMA_TYPES.join(', ')}`);
   }
@@ -96,9 +104,8 @@ export function builtinSchema(type: string): GraphQLSchema {
     { id: 'b3', title: 'Kindred', authorId: 'a2' },
   ];
   let nextId = books.length + 1;
-  const events = new EventEmitter();
-  // Every open bookAdded subscription is a listener; lift the default cap of 10 (not a leak).
-  events.setMaxListeners(0);
+  const pubsub = options.pubsub ?? new MemoryPubSub();
+  const bookAddedTopic = options.bookAddedTopic ?? 'graphql:bookAdded';
 
   const resolvers: Record<string, Record<string, GraphQLFieldResolver<any, unknown, any>>> = {
     Query: {
@@ -115,13 +122,15 @@ export function builtinSchema(type: string): GraphQLSchema {
       books: (a: AuthorRow, { first }) => take(books.filter((b) => b.authorId === a.id), first),
     },
     Mutation: {
-      addBook: (_s, { input }: { input: { title: string; authorId: string } }) => {
+      addBook: async (_s, { input }: { input: { title: string; authorId: string } }) => {
         if (!authors.some((a) => a.id === input.authorId)) {
           throw new GraphQLError(`No author with id ${input.authorId}`, { extensions: { code: 'NOT_FOUND' } });
         }
         const book = { id: `b${nextId++}`, title: input.title, authorId: input.authorId };
         books.push(book);
-        events.emit('bookAdded', book);
+        // Through the App's pub/sub: subscribers on every instance get it. Fails only when the pub/sub
+        // fails closed (RedisPubSub passOnStoreError: false): the mutation then reports the error.
+        await pubsub.publish(bookAddedTopic, book);
         return book;
       },
       deleteBook: (_s, { id }) => {
@@ -151,10 +160,8 @@ export function builtinSchema(type: string): GraphQLSchema {
         for (let i = from; i >= 0; i--) yield i;
       })();
     };
-    sub.bookAdded!.subscribe = async function* bookAdded() {
-      // events.on ends (and removes its listener) when the consumer returns, i.e. on `complete`.
-      for await (const [book] of on(events, 'bookAdded')) yield book as BookRow;
-    };
+    // Unsubscribes when the consumer returns, i.e. on `complete` or when the connection closes.
+    sub.bookAdded!.subscribe = () => pubsubIterator<BookRow>(pubsub, bookAddedTopic);
   }
   return schema;
 }
