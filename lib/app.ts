@@ -154,8 +154,8 @@ export class App implements AppCore {
   }
 
   /** Publish `payload` (a JSON value) on `topic` to every subscriber, on every instance when the pubsub is shared. */
-  publish(topic: string, payload: unknown): Promise<void> {
-    return this.pubsub.publish(topic, payload);
+  async publish(topic: string, payload: unknown): Promise<void> {
+    await this.pubsub.publish(topic, payload);
   }
 
   /** spec: App.new() / App.default(): an application with the default ServerConfig. */

@@ -10,13 +10,14 @@ import FindMyWay, { type HTTPMethod } from 'find-my-way';
 import type { AppCore as App, KeelRouter, Mount } from './plugin.js';
 import { readRawBodyThen } from './body.js';
 import { jsonPoisoning } from './json-parse.js';
-import { AppError } from './errors.js';
+import { AppError, HttpError } from './errors.js';
 import { fallbackFeatures, routeFeatures, mountFeatures, preflightFeatures, staticFeature } from './features.js';
 import { runChain, withMiddleware } from './chain.js';
 import { isThenable } from './handler.js';
 import { compileCore, type RouteHandler } from './pipeline.js';
 import { problemFor, sendProblem, toProblem } from './problem.js';
 import type { MergedRouter } from './merge.js';
+import { sendSocketProblem } from './socket-problem.js';
 import type { KeelRequest, Middleware, NextFunction } from './request.js';
 import type { RouteDefinition } from './route-definition.js';
 import { compilePattern } from './router.js';
@@ -56,9 +57,7 @@ function mountHandler(app: App, mount: Mount): RouteHandler {
   };
 }
 
-function refuseUpgrade(socket: Duplex, status: number, reason: string): void {
-  socket.end(`HTTP/1.1 ${status} ${reason}\r\nConnection: close\r\nContent-Length: 0\r\n\r\n`);
-}
+
 
 export function buildRouter(app: App, parts: RouterParts): KeelRouter {
   const fmw = FindMyWay({ ignoreTrailingSlash: false, caseSensitive: true, maxParamLength: 2048 });
@@ -202,12 +201,13 @@ export function buildRouter(app: App, parts: RouterParts): KeelRouter {
   router.handleUpgrade = function handleUpgrade(req, socket, head) {
     const path = (req.url ?? '/').split('?', 1)[0]!;
     const h = upgrades.get(path);
-    if (!h) return refuseUpgrade(socket, 404, 'Not Found');
+    if (!h) return sendSocketProblem(socket, new HttpError(404, `No WebSocket route for ${path}`));
     try {
       h(req, socket, head);
     } catch (err) {
       app.logger.error({ err, path }, 'upgrade handler failed');
-      refuseUpgrade(socket, 500, 'Internal Server Error');
+      // toProblem: a 4xx HttpError keeps its status; anything else is a 500 without internals.
+      sendSocketProblem(socket, err);
     }
   };
   return router;

@@ -56,6 +56,16 @@ export interface AppGraphqlRouteOptions {
   maxBodySize?: number | null;
   /** A CorsConfig: subscription upgrades from browser origins it does not allow get 403. Default: any origin. */
   cors?: unknown;
+  /** Most lexical tokens in one query (HTTP and WebSocket). Default DEFAULT_MAX_TOKENS (5000), docs/graphql.md. */
+  maxTokens?: number;
+  /** Operations open at once per WebSocket connection. Default 100. */
+  maxSubscriptionsPerConnection?: number;
+  /** WebSocket connections open at once on the route; more are refused with 503. Default 1000. */
+  maxConnections?: number;
+  /** A keel/graphql `PubSub` for the built-in schema's events. Default: a MemoryPubSub per route. */
+  pubsub?: unknown;
+  /** SDL routes: Subscription fields stream what is published on `graphql:<path>:<field>` (`app.publish()`), on every instance with a shared pub/sub. Default false. */
+  subscriptionEvents?: boolean;
   /** Further keel/graphql route options. */
   [option: string]: unknown;
 }

@@ -5,15 +5,7 @@
  */
 import { GraphQLError, buildSchema, type GraphQLFieldResolver, type GraphQLSchema } from 'graphql';
 import { AppError } from '../errors.js';
-import { MemoryPubSub, pubsubIterator, type PubSub } from '../pubsub/memory.js';
-
-/** Where a built-in schema's events go (bookAdded): the App's pub/sub, so they reach every instance. */
-export interface BuiltinSchemaOptions {
-  /** Default: a MemoryPubSub of this schema alone. */
-  pubsub?: PubSub;
-  /** Topic of bookAdded events. Default 'graphql:bookAdded'; an App route uses 'graphql:<path>:bookAdded'. */
-  bookAddedTopic?: string;
-}
+import { MemoryPubSub, type PubSub } from './pubsub.js';
 
 /** The accepted `schema_type` names. */
 export const SCHEMA_TYPES = ['query_only', 'query_mutation', 'full'] as const;
@@ -79,6 +71,19 @@ function take<T>(rows: T[], first: unknown): T[] {
   return typeof first === 'number' && first >= 0 ? rows.slice(0, first) : rows;
 }
 
+/** The PubSub topic of `bookAdded`: the added book is published on it. */
+export const BOOK_ADDED_TOPIC = 'bookAdded';
+
+export interface BuiltinSchemaOptions {
+  /** Where `addBook` publishes and `bookAdded` subscribes. Default: a new MemoryPubSub (this schema only). */
+  pubsub?: PubSub;
+  /**
+   * The topic of `bookAdded`. Default {@link BOOK_ADDED_TOPIC}; a route on the App's shared pub/sub
+   * uses `graphql:<path>:bookAdded`, so two routes (and only the same route on other instances) share events.
+   */
+  topic?: string;
+}
+
 /**
  * Build the built-in schema `type`. Throws AppError GraphQl for any other name.
  *
@@ -105,7 +110,7 @@ export function builtinSchema(type: string, options: BuiltinSchemaOptions = {}):
   ];
   let nextId = books.length + 1;
   const pubsub = options.pubsub ?? new MemoryPubSub();
-  const bookAddedTopic = options.bookAddedTopic ?? 'graphql:bookAdded';
+  const topic = options.topic ?? BOOK_ADDED_TOPIC;
 
   const resolvers: Record<string, Record<string, GraphQLFieldResolver<any, unknown, any>>> = {
     Query: {
@@ -128,9 +133,8 @@ export function builtinSchema(type: string, options: BuiltinSchemaOptions = {}):
         }
         const book = { id: `b${nextId++}`, title: input.title, authorId: input.authorId };
         books.push(book);
-        // Through the App's pub/sub: subscribers on every instance get it. Fails only when the pub/sub
-        // fails closed (RedisPubSub passOnStoreError: false): the mutation then reports the error.
-        await pubsub.publish(bookAddedTopic, book);
+        // Awaited: a cross-instance PubSub that fails to publish fails the mutation visibly.
+        await pubsub.publish(topic, book);
         return book;
       },
       deleteBook: (_s, { id }) => {
@@ -160,8 +164,9 @@ export function builtinSchema(type: string, options: BuiltinSchemaOptions = {}):
         for (let i = from; i >= 0; i--) yield i;
       })();
     };
-    // Unsubscribes when the consumer returns, i.e. on `complete` or when the connection closes.
-    sub.bookAdded!.subscribe = () => pubsubIterator<BookRow>(pubsub, bookAddedTopic);
+    // The PubSub's iterator itself (not an async generator around it): graphql-ws's return() on
+    // `complete` or close then releases the subscription at once (lib/graphql/pubsub.ts).
+    sub.bookAdded!.subscribe = () => pubsub.subscribe(topic);
   }
   return schema;
 }

@@ -2,8 +2,8 @@ import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { createServer } from 'node:http';
 import request from 'supertest';
-import { buildSchema, parse, specifiedRules, validate, type GraphQLError } from 'graphql';
-import { DocumentCache, isRejected } from './documents.js';
+import { buildSchema, getIntrospectionQuery, parse, specifiedRules, validate, type GraphQLError } from 'graphql';
+import { DEFAULT_MAX_TOKENS, DocumentCache, isRejected } from './documents.js';
 import { createGraphqlHttpHandler } from './http.js';
 import { limitRules, type GraphqlLimits } from './limits.js';
 
@@ -107,5 +107,32 @@ describe('when many distinct queries arrive', () => {
     assert.equal(documents.size, 0);
     for (let i = 0; i < 10; i++) documents.prepare(`{ count   c${i}: count }`, undefined);
     assert.ok(documents.size <= 100 / '{ count   c0: count }'.length, `size ${documents.size}`);
+  });
+});
+
+describe('when a query has more tokens than maxTokens', () => {
+  it('should refuse it as a syntax error before validating it', () => {
+    const documents = new DocumentCache(schema, UNLIMITED, { maxTokens: 10 });
+    // { count count count count } = 6 tokens; 12 fields = 14 tokens.
+    assert.equal(isRejected(documents.prepare('{ count count count count }', undefined)), false);
+    const refused = documents.prepare(`{ ${'count '.repeat(12)}}`, undefined);
+    assert.deepEqual(messages(refused), ['Query exceeds the limit of 10 tokens']);
+    assert.deepEqual((refused as readonly GraphQLError[])[0]!.extensions, { code: 'TOKEN_LIMIT_EXCEEDED', limit: 10 });
+  });
+  it(`should refuse ${DEFAULT_MAX_TOKENS + 1} tokens by default and accept the standard introspection query`, () => {
+    const documents = new DocumentCache(schema, UNLIMITED);
+    assert.equal(isRejected(documents.prepare(getIntrospectionQuery({ descriptions: true, specifiedByUrl: true, directiveIsRepeatable: true, schemaDescription: true, inputValueDeprecation: true }), undefined)), false);
+    assert.match(messages(documents.prepare(`{ ${'count '.repeat(DEFAULT_MAX_TOKENS)}}`, undefined))[0]!, new RegExp(`^Query exceeds the limit of ${DEFAULT_MAX_TOKENS} tokens$`));
+  });
+  it('should refuse a bad maxTokens at construction', () => {
+    assert.throws(() => new DocumentCache(schema, UNLIMITED, { maxTokens: 0 }), /maxTokens must be a positive integer, got 0/);
+  });
+});
+
+describe('when a query nests deeper than the parser can recurse', () => {
+  it('should answer a syntax error without the stack overflow, and keep answering it', () => {
+    const documents = new DocumentCache(schema, UNLIMITED, { maxTokens: 1_000_000 });
+    const deep = `{ ${'me { '.repeat(20_000)}id${' }'.repeat(20_000)} }`;
+    for (let i = 0; i < 2; i++) assert.deepEqual(messages(documents.prepare(deep, undefined)), ['Syntax Error: Document is nested too deeply. Parsing aborted.']);
   });
 });

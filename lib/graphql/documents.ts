@@ -18,6 +18,7 @@ import {
   type DocumentNode, type GraphQLSchema, type ValidationRule, type ValueNode,
 } from 'graphql';
 import { complexityLimitRule, depthLimitRule, introspectionDisabledRule, PAGINATION_ARGUMENTS, type GraphqlLimits } from './limits.js';
+import { withoutSuggestions } from './suggestions.js';
 
 /** Most distinct query texts kept per route (mercurius keeps 1024). */
 export const DEFAULT_DOCUMENT_CACHE_ENTRIES = 1000;
@@ -27,11 +28,22 @@ export const DEFAULT_DOCUMENT_CACHE_ENTRIES = 1000;
  */
 export const DEFAULT_DOCUMENT_CACHE_TEXT = 256 * 1024;
 
+/**
+ * Most lexical tokens in one query (graphql-js's `parse(…, { maxTokens })`), checked while parsing, so
+ * a query over it costs no validation. Parsing and validating up to this many tokens took at most
+ * ~100 ms of CPU in the worst shapes found (the same nested field repeated, which graphql-js's
+ * OverlappingFieldsCanBeMergedRule compares pairwise); GraphiQL's introspection query has under 200
+ * tokens, and graphql-armor's default is 1000.
+ */
+export const DEFAULT_MAX_TOKENS = 5000;
+
 export interface DocumentCacheOptions {
   /** Default DEFAULT_DOCUMENT_CACHE_ENTRIES (1000). */
   maxEntries?: number;
   /** Default DEFAULT_DOCUMENT_CACHE_TEXT (256 Ki code units). */
   maxText?: number;
+  /** Most tokens in a query; more is refused with TOKEN_LIMIT_EXCEEDED (400). Default DEFAULT_MAX_TOKENS (5000). */
+  maxTokens?: number;
 }
 
 interface Checked {
@@ -85,10 +97,15 @@ export class DocumentCache {
   /** The same without the complexity rule, for documents whose complexity reads variables. */
   readonly #rulesWithoutComplexity: readonly ValidationRule[];
   readonly #cache: LRUCache<string, Checked>;
+  readonly #maxTokens: number;
 
   constructor(schema: GraphQLSchema, limits: Readonly<GraphqlLimits>, options: DocumentCacheOptions = {}) {
     this.#schema = schema;
     this.#limits = limits;
+    this.#maxTokens = options.maxTokens ?? DEFAULT_MAX_TOKENS;
+    if (!Number.isInteger(this.#maxTokens) || this.#maxTokens < 1) {
+      throw new TypeError(`maxTokens must be a positive integer, got ${String(options.maxTokens)}`);
+    }
     const base: ValidationRule[] = [...specifiedRules];
     if (!limits.introspection_enabled) base.push(introspectionDisabledRule);
     if (limits.depth_limit !== null) base.push(depthLimitRule(limits.depth_limit));
@@ -107,10 +124,7 @@ export class DocumentCache {
     return this.#cache.size;
   }
 
-  /**
-   * The document to execute for `query`, or the errors to answer with (syntax, validation, limits).
-   * A parse failure that is not a GraphQLError (a stack overflow on absurd nesting) is thrown.
-   */
+  /** The document to execute for `query`, or the errors to answer with (syntax, token limit, validation, limits). */
   prepare(query: string, variables: Readonly<Record<string, unknown>> | null | undefined): DocumentNode | readonly GraphQLError[] {
     let checked = this.#cache.get(query);
     if (checked === undefined) {
@@ -123,19 +137,33 @@ export class DocumentCache {
       ? [...this.#rulesWithoutComplexity, complexityLimitRule(this.#limits.complexity_limit!, variables ?? {})]
       : [complexityLimitRule(this.#limits.complexity_limit!, variables ?? {})];
     const errors = validate(this.#schema, checked.document, rules);
-    return errors.length > 0 ? errors : checked.document;
+    return errors.length > 0 ? this.#hideSuggestions(errors) : checked.document;
+  }
+
+  /** With introspection disabled, validation messages do not suggest names of the schema (withoutSuggestions). */
+  #hideSuggestions(errors: readonly GraphQLError[]): readonly GraphQLError[] {
+    return this.#limits.introspection_enabled ? errors : errors.map(withoutSuggestions);
   }
 
   #check(query: string): Checked {
     let document: DocumentNode;
     try {
-      document = parse(query);
+      document = parse(query, { maxTokens: this.#maxTokens });
     } catch (err) {
-      if (err instanceof GraphQLError) return { document: null, errors: [err], variableComplexity: false };
+      if (err instanceof GraphQLError) {
+        // graphql-js: "Document contains more that N tokens. Parsing aborted." (sic): keel's wording and a code.
+        const error = /tokens\. Parsing aborted\.$/.test(err.message)
+          ? new GraphQLError(`Query exceeds the limit of ${this.#maxTokens} tokens`, { extensions: { code: 'TOKEN_LIMIT_EXCEEDED', limit: this.#maxTokens } })
+          : err;
+        return { document: null, errors: [error], variableComplexity: false };
+      }
+      // graphql-js parses recursively: a few thousand nested selections overflow the stack. That is
+      // the query's fault (400), and the stack overflow is not a message for the client.
+      if (err instanceof RangeError) return { document: null, errors: [new GraphQLError('Syntax Error: Document is nested too deeply. Parsing aborted.')], variableComplexity: false };
       throw err;
     }
     const variableComplexity = this.#limits.complexity_limit !== null && paginationTakesVariable(document);
     const errors = validate(this.#schema, document, variableComplexity ? this.#rulesWithoutComplexity : this.#staticRules);
-    return { document, errors, variableComplexity };
+    return { document, errors: this.#hideSuggestions(errors), variableComplexity };
   }
 }

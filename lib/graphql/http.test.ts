@@ -175,3 +175,26 @@ describe('when the HTTP request itself is wrong', () => {
     assert.equal(res.body.status, 413);
   });
 });
+
+describe('when introspection is disabled and a query misspells a name', () => {
+  // Each misspelling graphql-js answers with "Did you mean …", naming a field, argument, type or input field.
+  const cases: [string, { query: string; variables?: Record<string, unknown> }, string, string][] = [
+    ['a field', { query: '{ helo }' }, 'Cannot query field "helo" on type "Query".', 'Did you mean "hello"?'],
+    ['an argument', { query: '{ hello(nme: "x") }' }, 'Unknown argument "nme" on field "Query.hello".', 'Did you mean "name"?'],
+    ['a type', { query: 'query ($i: BookInpt) { hello(name: $i) }' }, 'Unknown type "BookInpt".', 'Did you mean "BookInput" or "Book"?'],
+    ['an input field in a literal', { query: 'mutation { addBook(input: { title: "x", titl: "x", authorId: "a1" }) { id } }' }, 'Field "titl" is not defined by type "BookInput".', 'Did you mean "title"?'],
+    ['an input field in variables (execution)', { query: 'mutation ($i: BookInput!) { addBook(input: $i) { id } }', variables: { i: { title: 'x', authorId: 'a1', titl: 'y' } } },
+      'Variable "$i" got invalid value { title: "x", authorId: "a1", titl: "y" }; Field "titl" is not defined by type "BookInput".', 'Did you mean "title"?'],
+  ];
+  for (const [what, body, message, suggestion] of cases) {
+    it(`should not suggest ${what}`, async () => {
+      const res = await post(server({ limits: { introspection_enabled: false } }), body);
+      assert.equal(res.status, 400);
+      assert.deepEqual(res.body.errors.map((e: { message: string }) => e.message), [message]);
+    });
+    it(`should still suggest ${what} when introspection is enabled`, async () => {
+      const res = await post(server(), body);
+      assert.deepEqual(res.body.errors.map((e: { message: string }) => e.message), [`${message} ${suggestion}`]);
+    });
+  }
+});

@@ -25,6 +25,7 @@ import { DEFAULT_JSON_POISONING, parseJsonText, type JsonPoisoning } from '../js
 import type { KeelRequest } from '../request.js';
 import { DocumentCache, isRejected, type DocumentCacheOptions } from './documents.js';
 import type { GraphqlLimits } from './limits.js';
+import { withoutSuggestions } from './suggestions.js';
 
 /** Default cap on a GraphQL request body when the App gives none: 1 MiB. */
 export const DEFAULT_GRAPHQL_MAX_BODY_SIZE = 1024 * 1024;
@@ -109,13 +110,15 @@ export function createGraphqlHttpHandler(schema: GraphQLSchema, options: Graphql
       let checked;
       try {
         checked = documents.prepare(params.query, params.variables);
-      } catch (err) {
-        return [new GraphQLError((err as Error).message)];
+      } catch {
+        // DocumentCache answers every query fault with GraphQL errors; anything else is ours (no internals).
+        return [new GraphQLError(MESSAGE_HIDDEN, { extensions: { code: 'INTERNAL_SERVER_ERROR' } })];
       }
       if (isRejected(checked)) return checked;
       return { schema, document: checked, operationName: params.operationName, variableValues: params.variables };
     },
-    formatError: formatGraphqlError,
+    // Variable coercion errors come from execution and suggest names too ("Did you mean \"title\"?").
+    formatError: limits.introspection_enabled ? formatGraphqlError : (err) => hideSuggestion(formatGraphqlError(err)),
     onOperation: (req, _args, result) => {
       if (!(Symbol.asyncIterator in result)) req.context.result = result;
     },
@@ -173,6 +176,10 @@ function requestBody(text: string, contentType: string | undefined, poisoning: J
     return text;
   }
   return value !== null && typeof value === 'object' && !Array.isArray(value) ? (value as Record<string, unknown>) : text;
+}
+
+function hideSuggestion(err: GraphQLError | Error): GraphQLError | Error {
+  return err instanceof GraphQLError ? withoutSuggestions(err) : err;
 }
 
 function payloadMessage(payload: string | null): string | undefined {

@@ -2,14 +2,20 @@
  * GraphQL routes (spec: GraphQL records, Rules for GraphQL registration): built-in test schemas,
  * SDL schemas over static data, limits, GraphQL over HTTP, GraphiQL, subscriptions over WebSocket.
  */
-export { builtinSchema, SCHEMA_TYPES, MAX_COUNTDOWN, type SchemaType } from './builtin-schemas.js';
+export { builtinSchema, SCHEMA_TYPES, MAX_COUNTDOWN, BOOK_ADDED_TOPIC, type SchemaType, type BuiltinSchemaOptions } from './builtin-schemas.js';
+export { MemoryPubSub, DEFAULT_MAX_QUEUED_EVENTS, type PubSub, type MemoryPubSubOptions } from './pubsub.js';
 export { buildSdlSchema, SDL_ALLOWED_KINDS } from './sdl.js';
 export {
   limitRules, measureDepth, measureComplexity, introspectionDisabledRule, depthLimitRule, complexityLimitRule,
-  PAGINATION_ARGUMENTS, type GraphqlLimits,
+  PAGINATION_ARGUMENTS, MAX_MEASURE, DocumentMeasure, INTROSPECTION_DEPTH_LIMIT, INTROSPECTION_COMPLEXITY_LIMIT,
+  type GraphqlLimits,
 } from './limits.js';
+export { withoutSuggestions } from './suggestions.js';
 export { createGraphqlHttpHandler, formatGraphqlError, DEFAULT_GRAPHQL_MAX_BODY_SIZE, type GraphqlHttpOptions, type GraphqlContext } from './http.js';
-export { createGraphqlWsUpgradeHandler, DEFAULT_CONNECTION_INIT_WAIT_TIMEOUT, type GraphqlWsOptions } from './subscriptions.js';
+export {
+  createGraphqlWsUpgradeHandler, DEFAULT_CONNECTION_INIT_WAIT_TIMEOUT, DEFAULT_MAX_SUBSCRIPTIONS_PER_CONNECTION, type GraphqlWsOptions,
+} from './subscriptions.js';
+export { DocumentCache, DEFAULT_MAX_TOKENS, DEFAULT_DOCUMENT_CACHE_ENTRIES, DEFAULT_DOCUMENT_CACHE_TEXT, type DocumentCacheOptions } from './documents.js';
 export { playgroundPage, PLAYGROUND_ASSET_NAMES, PLAYGROUND_ASSET_MAX_AGE, PLAYGROUND_CSP } from './playground.js';
 export {
   graphqlRoute, graphqlSdlRoute, graphqlRouteForSchema, installGraphqlRoute, routeOptions, PLAYGROUND_ASSETS_SEGMENT,

@@ -1,7 +1,7 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { buildSchema, getOperationAST, parse, specifiedRules, validate } from 'graphql';
-import { limitRules, measureComplexity, measureDepth } from './limits.js';
+import { buildSchema, getIntrospectionQuery, getOperationAST, Kind, parse, specifiedRules, validate, type DocumentNode } from 'graphql';
+import { INTROSPECTION_COMPLEXITY_LIMIT, INTROSPECTION_DEPTH_LIMIT, limitRules, MAX_MEASURE, measureComplexity, measureDepth } from './limits.js';
 
 const schema = buildSchema(`
   type Query { me: User, users(first: Int, limit: Int, after: String): [User!]!, count: Int }
@@ -122,5 +122,86 @@ describe('when a complexity limit is set', () => {
   it('should use the request variables', () => {
     assert.equal(errors('query ($n: Int) { users(first: $n) { id } }', { complexity_limit: 10 }, { n: 100 }).length, 1);
     assert.equal(errors('query ($n: Int) { users(first: $n) { id } }', { complexity_limit: 10 }, { n: 2 }).length, 0);
+  });
+});
+
+/** Fragments that each spread the previous one `width` times: the expanded query has width^levels fields. */
+function fanOut(levels: number, width = 10): string {
+  const parts = ['fragment F0 on Query { count }'];
+  for (let i = 1; i <= levels; i++) parts.push(`fragment F${i} on Query { ${Array(width).fill(`...F${i - 1}`).join(' ')} }`);
+  return `{ ...F${levels} } ${parts.join(' ')}`;
+}
+
+/**
+ * The document of `query`, with every fragment's selection set behind a getter that counts its reads:
+ * a walk that expands fragments without remembering them reads F0 width^levels times. Counting reads
+ * (not time) makes the test fail at once on exponential work, however fast the machine.
+ */
+function countingFragmentReads(query: string): { doc: DocumentNode; reads: () => number } {
+  const doc = parse(query);
+  let reads = 0;
+  for (const def of doc.definitions) {
+    if (def.kind !== Kind.FRAGMENT_DEFINITION) continue;
+    const set = def.selectionSet;
+    Object.defineProperty(def, 'selectionSet', { get: () => { reads++; return set; } });
+  }
+  return { doc, reads: () => reads };
+}
+
+describe('when fragments fan out (each spreads the previous one ten times)', () => {
+  it('should read each fragment once when measuring depth', () => {
+    const { doc, reads } = countingFragmentReads(fanOut(6));
+    assert.equal(measureDepth(doc, getOperationAST(doc)!), 1);
+    assert.ok(reads() <= 7, `fragments read ${reads()} times for 7 fragments`);
+  });
+  it('should read each fragment once when measuring complexity, and count the expanded cost', () => {
+    const { doc, reads } = countingFragmentReads(fanOut(6));
+    assert.equal(measureComplexity(schema, doc, getOperationAST(doc)!), 10 ** 6);
+    assert.ok(reads() <= 7, `fragments read ${reads()} times for 7 fragments`);
+  });
+  it('should share fragment measures between the operations of one document', () => {
+    const query = fanOut(6).replace('{ ...F6 }', 'query A { ...F6 } query B { ...F6 } query C { ...F5 }');
+    const { doc, reads } = countingFragmentReads(query);
+    const rules = limitRules({ introspection_enabled: true, depth_limit: 5, complexity_limit: 100 }, {});
+    const errs = validate(schema, doc, rules);
+    assert.deepEqual(errs.map((e) => e.extensions.complexity), [10 ** 6, 10 ** 6, 10 ** 5]);
+    // At most five walks over 7 fragments, however many operations spread them: graphql-js's visitor,
+    // depth, complexity, and for each limit rule the check whether an over-limit operation is introspection.
+    assert.ok(reads() <= 5 * 7, `fragments read ${reads()} times`);
+  });
+  it('should refuse a fan-out of 10^40 fields with a saturated complexity, not accept it', () => {
+    const errs = errors(fanOut(40), { complexity_limit: 1000 });
+    assert.deepEqual(errs.map((e) => e.extensions), [{ code: 'COMPLEXITY_LIMIT_EXCEEDED', complexity: MAX_MEASURE, limit: 1000 }]);
+  });
+  it('should multiply list arguments inside fanned-out fragments', () => {
+    const query = '{ ...F2 } fragment F0 on Query { users(first: 3) { id } } fragment F1 on Query { ...F0 ...F0 } fragment F2 on Query { ...F1 ...F1 }';
+    assert.equal(complexity(query), 4 * 4);
+  });
+});
+
+describe('when an operation selects only introspection (introspection enabled)', () => {
+  const standard = getIntrospectionQuery({ descriptions: true, schemaDescription: true, inputValueDeprecation: true, specifiedByUrl: true, directiveIsRepeatable: true });
+  it('should accept the standard introspection query (depth 15) under a smaller route limit', () => {
+    assert.equal(depth(standard), 15);
+    assert.deepEqual(errors(standard, { depth_limit: 8, complexity_limit: 100 }), []);
+  });
+  it(`should still refuse one deeper than INTROSPECTION_DEPTH_LIMIT (${INTROSPECTION_DEPTH_LIMIT})`, () => {
+    const deep = `{ __type(name: "User") { ${'ofType { '.repeat(INTROSPECTION_DEPTH_LIMIT)}name${' }'.repeat(INTROSPECTION_DEPTH_LIMIT)} } }`;
+    assert.deepEqual(errors(deep, { depth_limit: 8 }).map((e) => e.extensions), [{ code: 'DEPTH_LIMIT_EXCEEDED', depth: INTROSPECTION_DEPTH_LIMIT + 2, limit: INTROSPECTION_DEPTH_LIMIT }]);
+  });
+  it(`should refuse an alias flood over INTROSPECTION_COMPLEXITY_LIMIT (${INTROSPECTION_COMPLEXITY_LIMIT})`, () => {
+    const flood = `{ ${Array.from({ length: 400 }, (_, i) => `a${i}: __schema { queryType { name } }`).join(' ')} }`;
+    assert.deepEqual(errors(flood, { complexity_limit: 500 }).map((e) => e.extensions), [{ code: 'COMPLEXITY_LIMIT_EXCEEDED', complexity: 1200, limit: INTROSPECTION_COMPLEXITY_LIMIT }]);
+  });
+  it('should recognise introspection behind fragments', () => {
+    assert.deepEqual(errors('{ ...I } fragment I on Query { __schema { types { ...T } } } fragment T on __Type { name ofType { ofType { ofType { name } } } }', { depth_limit: 3 }), []);
+  });
+  it('should measure an operation that also selects data against the route\'s own limits', () => {
+    const mixed = `{ me { id } __type(name: "User") { ${'ofType { '.repeat(5)}name${' }'.repeat(5)} } }`;
+    assert.deepEqual(errors(mixed, { depth_limit: 3 }).map((e) => e.extensions), [{ code: 'DEPTH_LIMIT_EXCEEDED', depth: 7, limit: 3 }]);
+  });
+  it('should keep a route limit above the introspection bound', () => {
+    const deep = `{ __type(name: "User") { ${'ofType { '.repeat(25)}name${' }'.repeat(25)} } }`;
+    assert.deepEqual(errors(deep, { depth_limit: 30 }), []);
   });
 });

@@ -4,19 +4,25 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import WebSocket from 'ws';
 import { graphqlSubscriptionSnapshot } from '../../harness/graphql-subscription.js';
+import { MemoryPubSub } from './pubsub.js';
 import { graphqlRoute, graphqlSdlRoute, type GraphqlRoute } from './route.js';
 
 let server: Server;
 let routes: GraphqlRoute[];
 let base: string;
+/** The /limited route's PubSub: its listener count is the number of open bookAdded subscriptions. */
+const pubsub = new MemoryPubSub();
+const LIMIT = 5;
 
 before(async () => {
   const full = graphqlRoute('/graphql', 'POST', 'full', { depth_limit: 3, introspection_enabled: false }, { cors: { allowed_origins: ['https://app.example'] } });
   const sdl = graphqlSdlRoute('/sdl', 'POST', 'type Query { a: Int } type Subscription { news: News! } type News { title: String! }',
     { a: 1, news: { title: 'static headline' } }, { introspection_enabled: true });
-  routes = [full, sdl];
-  server = createServer((req, res) => void (req.url!.startsWith('/sdl') ? sdl : full).handler(req, res));
-  server.on('upgrade', (req, socket, head) => (req.url!.startsWith('/sdl') ? sdl : full).upgrade(req, socket, head));
+  const limited = graphqlRoute('/limited', 'POST', 'full', {}, { pubsub, maxSubscriptionsPerConnection: LIMIT });
+  routes = [full, sdl, limited];
+  const pick = (url: string) => (url.startsWith('/sdl') ? sdl : url.startsWith('/limited') ? limited : full);
+  server = createServer((req, res) => void pick(req.url!).handler(req, res));
+  server.on('upgrade', (req, socket, head) => pick(req.url!).upgrade(req, socket, head));
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
   base = `ws://127.0.0.1:${(server.address() as AddressInfo).port}`;
 });
@@ -78,6 +84,18 @@ describe('when a subscription is not valid', () => {
     const snap = await graphqlSubscriptionSnapshot(`${base}/graphql`, { query: '{ __schema { types { name } } }' });
     assert.match(JSON.stringify(snap.errors), /INTROSPECTION_DISABLED/);
   });
+  it('should not suggest field names in validation errors while introspection is disabled', async () => {
+    const snap = await graphqlSubscriptionSnapshot(`${base}/graphql`, { query: 'subscription { bookAdde { id } }' });
+    assert.deepEqual(snap.errors.map((e) => (e as { message: string }).message), ['Cannot query field "bookAdde" on type "Subscription".']);
+  });
+  it('should not suggest input field names in variable errors while introspection is disabled', async () => {
+    const snap = await graphqlSubscriptionSnapshot(`${base}/graphql`, {
+      query: 'mutation ($i: BookInput!) { addBook(input: $i) { id } }', variables: { i: { title: 'x', authorId: 'a1', titl: 'y' } },
+    });
+    const messages = JSON.stringify([snap.event, snap.errors]);
+    assert.match(messages, /Field \\"titl\\" is not defined by type \\"BookInput\\"\./);
+    assert.doesNotMatch(messages, /Did you mean/);
+  });
   it('should close with 4406 when the client offers no graphql-transport-ws subprotocol', async () => {
     const ws = new WebSocket(`${base}/graphql`);
     const code = await new Promise<number>((r) => ws.once('close', (c) => r(c)));
@@ -102,6 +120,63 @@ describe('when subscribing to an SDL route', () => {
     const events = await collect(`${base}/sdl`, 'subscription { news { title } }');
     assert.deepEqual(events.next, [{ data: { news: { title: 'static headline' } } }]);
     assert.equal(events.completed, true);
+  });
+});
+
+/** Wait (at most ~2 s, polling) until `check()` holds; the last value is returned for the assertion. */
+async function eventually<T>(read: () => T, check: (v: T) => boolean): Promise<T> {
+  for (let i = 0; i < 200 && !check(read()); i++) await new Promise((r) => setTimeout(r, 10));
+  return read();
+}
+function subscribeBooks(ws: WebSocket, id: string): void {
+  send(ws, { id, type: 'subscribe', payload: { query: 'subscription { bookAdded { id } }' } });
+}
+
+describe('when a connection opens more subscriptions than maxSubscriptionsPerConnection', () => {
+  it('should refuse the one over the limit with an error frame and keep the connection', async () => {
+    const ws = await connect(`${base}/limited`);
+    for (let i = 0; i < LIMIT; i++) subscribeBooks(ws, `s${i}`);
+    assert.equal(await eventually(() => pubsub.listenerCount('bookAdded'), (n) => n === LIMIT), LIMIT);
+    const refused = waitFor(ws, (m) => m.id === 'over');
+    subscribeBooks(ws, 'over');
+    const frame = await refused;
+    assert.equal(frame.type, 'error');
+    assert.deepEqual(frame.payload, [{
+      message: `Too many operations on this connection: at most ${LIMIT} may be open at once`,
+      extensions: { code: 'SUBSCRIPTION_LIMIT_EXCEEDED', limit: LIMIT },
+    }]);
+    assert.equal(pubsub.listenerCount('bookAdded'), LIMIT);
+    // Completing one frees a place on the same connection.
+    send(ws, { id: 's0', type: 'complete' });
+    await eventually(() => pubsub.listenerCount('bookAdded'), (n) => n === LIMIT - 1);
+    subscribeBooks(ws, 'again');
+    assert.equal(await eventually(() => pubsub.listenerCount('bookAdded'), (n) => n === LIMIT), LIMIT);
+    ws.close(1000);
+    assert.equal(await eventually(() => pubsub.listenerCount('bookAdded'), (n) => n === 0), 0);
+  });
+  it('should count each connection on its own', async () => {
+    const sockets = await Promise.all([connect(`${base}/limited`), connect(`${base}/limited`)]);
+    for (const [k, ws] of sockets.entries()) for (let i = 0; i < LIMIT; i++) subscribeBooks(ws, `c${k}-${i}`);
+    assert.equal(await eventually(() => pubsub.listenerCount('bookAdded'), (n) => n === 2 * LIMIT), 2 * LIMIT);
+    for (const ws of sockets) ws.close(1000);
+    assert.equal(await eventually(() => pubsub.listenerCount('bookAdded'), (n) => n === 0), 0);
+  });
+});
+
+describe('when subscriptions complete or their socket drops before any event', () => {
+  it('should release their listeners at once, not at the next event', async () => {
+    const a = await connect(`${base}/limited`);
+    const b = await connect(`${base}/limited`);
+    for (let i = 0; i < LIMIT; i++) {
+      subscribeBooks(a, `a${i}`);
+      subscribeBooks(b, `b${i}`);
+    }
+    assert.equal(await eventually(() => pubsub.listenerCount('bookAdded'), (n) => n === 2 * LIMIT), 2 * LIMIT);
+    for (let i = 0; i < LIMIT; i++) send(a, { id: `a${i}`, type: 'complete' });
+    assert.equal(await eventually(() => pubsub.listenerCount('bookAdded'), (n) => n === LIMIT), LIMIT);
+    b.terminate(); // TCP drop, no close frame
+    assert.equal(await eventually(() => pubsub.listenerCount('bookAdded'), (n) => n === 0), 0);
+    a.close(1000);
   });
 });
 

@@ -9,17 +9,26 @@ import { handleProtocols } from 'graphql-ws';
 import { useServer } from 'graphql-ws/use/ws';
 import { WebSocketServer } from 'ws';
 import type { KeelRequest } from '../request.js';
-import { guardedUpgrade, DEFAULT_MAX_PAYLOAD, type UpgradeHandler } from '../ws/upgrade.js';
+import { guardedUpgrade, maxConnectionsOption, DEFAULT_MAX_PAYLOAD, type UpgradeHandler } from '../ws/upgrade.js';
 import type { UpgradeGuard } from '../ws/guard.js';
 import { formatGraphqlError } from './http.js';
-import { DocumentCache, isRejected } from './documents.js';
+import { DocumentCache, isRejected, type DocumentCacheOptions } from './documents.js';
 import type { GraphqlLimits } from './limits.js';
+import { withoutSuggestions } from './suggestions.js';
 
 /** Time a client has to send `connection_init` before the server closes with 4408, ms. */
 export const DEFAULT_CONNECTION_INIT_WAIT_TIMEOUT = 3_000;
+/**
+ * Operations one connection may have open at once (subscriptions, and queries / mutations until they
+ * answer). Each holds an iterator, a listener and graphql-js state; without a cap a few sockets
+ * subscribing in a loop exhausted the heap (issue 13: 5 × 30,000 subscriptions, 4.2 GB).
+ */
+export const DEFAULT_MAX_SUBSCRIPTIONS_PER_CONNECTION = 100;
 
 export interface GraphqlWsOptions {
   limits?: Partial<GraphqlLimits>;
+  /** Bounds of the cache of parsed and validated queries, and `maxTokens`. Default: DocumentCache's defaults. */
+  documentCache?: DocumentCacheOptions;
   /** Checks run before the handshake (server auth, origin, request id). Default none. */
   guards?: readonly UpgradeGuard[];
   /** Largest message, bytes (ws closes with 1009 above it). Default DEFAULT_MAX_PAYLOAD (1 MiB). */
@@ -28,6 +37,13 @@ export interface GraphqlWsOptions {
   connectionInitWaitTimeout?: number;
   /** Keep-alive ping interval, ms; 0 disables. Default 12000 (graphql-ws's default). */
   keepAlive?: number;
+  /**
+   * Operations open at once per connection; one more is refused with an `error` message
+   * (SUBSCRIPTION_LIMIT_EXCEEDED) and the connection stays open. Default DEFAULT_MAX_SUBSCRIPTIONS_PER_CONNECTION (100).
+   */
+  maxSubscriptionsPerConnection?: number;
+  /** Open connections at once; more are refused with 503 before the handshake. Default DEFAULT_MAX_CONNECTIONS (1000). */
+  maxConnections?: number;
 }
 
 /**
@@ -43,8 +59,15 @@ export function createGraphqlWsUpgradeHandler(schema: GraphQLSchema, options: Gr
     depth_limit: options.limits?.depth_limit ?? null,
     complexity_limit: options.limits?.complexity_limit ?? null,
   };
+  const maxSubscriptions = options.maxSubscriptionsPerConnection ?? DEFAULT_MAX_SUBSCRIPTIONS_PER_CONNECTION;
+  if (!Number.isInteger(maxSubscriptions) || maxSubscriptions < 1) {
+    throw new TypeError(`maxSubscriptionsPerConnection must be a positive integer, got ${String(options.maxSubscriptionsPerConnection)}`);
+  }
+  const maxConnections = maxConnectionsOption(options.maxConnections);
+  // With introspection disabled, no message suggests names of the schema ("Did you mean …").
+  const hide = (e: GraphQLError): GraphQLError => (limits.introspection_enabled ? e : withoutSuggestions(e));
   // The same cache as the HTTP path keeps: parse + validation (with the limits) once per query text.
-  const documents = new DocumentCache(schema, limits);
+  const documents = new DocumentCache(schema, limits, options.documentCache);
   const wss = new WebSocketServer({
     noServer: true,
     maxPayload: options.maxPayload ?? DEFAULT_MAX_PAYLOAD,
@@ -57,6 +80,16 @@ export function createGraphqlWsUpgradeHandler(schema: GraphQLSchema, options: Gr
       schema,
       connectionInitWaitTimeout: options.connectionInitWaitTimeout ?? DEFAULT_CONNECTION_INIT_WAIT_TIMEOUT,
       onSubscribe: (ctx, _id, payload) => {
+        // graphql-ws has entered this operation's id in ctx.subscriptions already; it leaves on
+        // `complete`, `error`, or when the socket closes. Refused: an `error` for this id only
+        // (PROTOCOL.md, Error: "the operation … terminates"), so the client can complete others.
+        let open = 0;
+        for (const _ in ctx.subscriptions) open++;
+        if (open > maxSubscriptions) {
+          return [new GraphQLError(`Too many operations on this connection: at most ${maxSubscriptions} may be open at once`, {
+            extensions: { code: 'SUBSCRIPTION_LIMIT_EXCEEDED', limit: maxSubscriptions },
+          })];
+        }
         let document: DocumentNode | readonly GraphQLError[];
         try {
           document = documents.prepare(payload.query, payload.variables);
@@ -74,11 +107,12 @@ export function createGraphqlWsUpgradeHandler(schema: GraphQLSchema, options: Gr
       },
       onNext: (_ctx, _id, _payload, _args, result) => {
         if (!result.errors?.length) return undefined;
-        return { ...result, errors: result.errors.map((e) => (formatGraphqlError(e) as GraphQLError).toJSON()) };
+        return { ...result, errors: result.errors.map((e) => hide(formatGraphqlError(e) as GraphQLError).toJSON()) };
       },
+      onError: (_ctx, _id, _payload, errors) => (limits.introspection_enabled ? undefined : errors.map((e) => withoutSuggestions(e).toJSON())),
     },
     wss,
     options.keepAlive,
   );
-  return guardedUpgrade(wss, options.guards ?? [], (ws, req) => wss.emit('connection', ws, req));
+  return guardedUpgrade(wss, options.guards ?? [], (ws, req) => wss.emit('connection', ws, req), maxConnections);
 }

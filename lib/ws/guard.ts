@@ -7,10 +7,10 @@
  * closed: the handshake never happened, so an HTTP response is the only thing the client can read
  * (RFC 6455 §4.2.2: "the server MUST … abort the WebSocket handshake" with an HTTP error).
  */
-import { ServerResponse, STATUS_CODES, type IncomingMessage, type OutgoingHttpHeaders } from 'node:http';
+import { ServerResponse, type IncomingMessage, type OutgoingHttpHeaders } from 'node:http';
 import type { Duplex } from 'node:stream';
 import { HttpError } from '../errors.js';
-import { PROBLEM_CONTENT_TYPE, toProblem, type ProblemDetails } from '../problem.js';
+import { sendSocketProblem, writeSocketResponse } from '../socket-problem.js';
 import { CorsConfig } from '../records/route.js';
 import { flattenHeaders, type KeelRequest, type Middleware } from '../request.js';
 
@@ -86,26 +86,24 @@ export async function runGuards(guards: readonly UpgradeGuard[], req: KeelReques
   return headers;
 }
 
-/** Answer an upgrade request with an HTTP error on the raw socket and close it. */
+/** Answer an upgrade request with an HTTP error (problem+json, or a middleware's own answer) on the raw socket and close it. */
 export function rejectUpgrade(socket: Duplex, err: unknown): void {
-  let status: number;
-  let headers: UpgradeHeaders;
-  let body: Buffer;
-  if (err instanceof UpgradeRejection) {
-    status = err.status;
-    headers = flattenHeaders(err.headers);
-    body = err.body;
-  } else {
-    const p: { problem: ProblemDetails; headers: Record<string, string> } = toProblem(err);
-    status = p.problem.status;
-    headers = { ...p.headers, 'Content-Type': PROBLEM_CONTENT_TYPE };
-    body = Buffer.from(JSON.stringify(p.problem));
+  if (err instanceof UpgradeRejection) writeSocketResponse(socket, err.status, flattenHeaders(err.headers), err.body);
+  else sendSocketProblem(socket, err);
+}
+
+/**
+ * ws's own handshake checks (method, Upgrade, Sec-WebSocket-Key / -Version / -Protocol / -Extensions)
+ * answer `text/html` unless the server listens to `wsClientError`; this is keel's problem+json answer
+ * with the status ws would have sent (405 for a method other than GET, else 400).
+ */
+export function handshakeProblem(err: Error, headers: UpgradeHeaders = {}): HttpError {
+  if (err.message === 'Invalid HTTP method') {
+    return new HttpError(405, 'A WebSocket handshake is a GET request (RFC 6455 §4.1)', { headers: { ...headers, Allow: 'GET' } });
   }
-  for (const k of Object.keys(headers)) if (/^(content-length|connection|transfer-encoding)$/i.test(k)) delete headers[k];
-  const lines = [`HTTP/1.1 ${status} ${STATUS_CODES[status] ?? 'Error'}`, 'Connection: close', `Content-Length: ${body.length}`];
-  for (const [k, v] of Object.entries(headers)) lines.push(`${k}: ${v}`);
-  if (socket.writable) socket.end(Buffer.concat([Buffer.from(lines.join('\r\n') + '\r\n\r\n'), body]));
-  else socket.destroy();
+  // RFC 6455 §4.4: name the versions this server speaks.
+  const version: UpgradeHeaders = /Sec-WebSocket-Version/.test(err.message) ? { 'Sec-WebSocket-Version': '13, 8' } : {};
+  return new HttpError(400, `WebSocket handshake refused: ${err.message}`, { headers: { ...headers, ...version } });
 }
 
 /** 404 for an upgrade to a path without a WebSocket route. */

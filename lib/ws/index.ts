@@ -3,8 +3,8 @@
  */
 export { WebSocketSession, HIGH_WATER_MARK, type WebSocketMessage } from './session.js';
 export {
-  createWebSocketUpgradeHandler, guardedUpgrade, WebSocketRouter, DEFAULT_MAX_PAYLOAD, CLOSE_INTERNAL_ERROR, CLOSE_GOING_AWAY,
+  createWebSocketUpgradeHandler, guardedUpgrade, WebSocketRouter, DEFAULT_MAX_PAYLOAD, DEFAULT_MAX_CONNECTIONS, CLOSE_INTERNAL_ERROR, CLOSE_GOING_AWAY,
   type UpgradeHandler, type WebSocketHandler, type WebSocketRouteOptions,
 } from './upgrade.js';
-export { middlewareGuard, originGuard, runGuards, rejectUpgrade, UpgradeRejection, type UpgradeGuard, type UpgradeHeaders } from './guard.js';
+export { middlewareGuard, originGuard, runGuards, rejectUpgrade, handshakeProblem, UpgradeRejection, type UpgradeGuard, type UpgradeHeaders } from './guard.js';
 export { installWebSocketRoute, lazyMiddlewareGuard, type AppWebSocketOptions, type WebSocketHost } from './install.js';

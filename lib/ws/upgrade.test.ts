@@ -214,3 +214,124 @@ describe('when an upgrade guard rejects', () => {
     assert.equal(JSON.parse(r.body).detail, 'no');
   });
 });
+
+/** Send `request` on a raw TCP socket and read the whole answer (the server closes after a refusal). */
+function rawExchange(request: string): Promise<{ status: number; headers: Record<string, string>; body: string }> {
+  const port = (server.address() as AddressInfo).port;
+  return new Promise((resolve, reject) => {
+    const sock = connect(port, '127.0.0.1');
+    let data = '';
+    sock.setEncoding('latin1');
+    sock.on('data', (c: string) => (data += c));
+    sock.on('error', reject);
+    sock.on('close', () => {
+      const [head = '', body = ''] = data.split('\r\n\r\n', 2);
+      const [statusLine = '', ...lines] = head.split('\r\n');
+      const headers: Record<string, string> = {};
+      for (const l of lines) headers[l.slice(0, l.indexOf(':')).toLowerCase()] = l.slice(l.indexOf(':') + 1).trim();
+      resolve({ status: Number(statusLine.split(' ')[1]), headers, body });
+    });
+    sock.end(request);
+  });
+}
+function handshake(path: string, { method = 'GET', drop = [] as string[], add = [] as string[] } = {}): string {
+  const lines = [`${method} ${path} HTTP/1.1`, 'Host: localhost', 'Connection: Upgrade', 'Upgrade: websocket',
+    'Sec-WebSocket-Version: 13', 'Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ=='].filter((l) => !drop.some((d) => l.startsWith(d)));
+  return [...lines, ...add].join('\r\n') + '\r\n\r\n';
+}
+
+describe('when a handshake is malformed (checked by ws)', () => {
+  const cases: [string, string, number, RegExp][] = [
+    ['a method other than GET', handshake('/rooms/x', { method: 'POST' }), 405, /GET request/],
+    ['no Sec-WebSocket-Key', handshake('/rooms/x', { drop: ['Sec-WebSocket-Key'] }), 400, /Sec-WebSocket-Key/],
+    ['a bad Sec-WebSocket-Key', handshake('/rooms/x', { drop: ['Sec-WebSocket-Key'], add: ['Sec-WebSocket-Key: short'] }), 400, /Sec-WebSocket-Key/],
+    ['an unknown Sec-WebSocket-Version', handshake('/rooms/x', { drop: ['Sec-WebSocket-Version'], add: ['Sec-WebSocket-Version: 7'] }), 400, /Sec-WebSocket-Version/],
+    ['a malformed Sec-WebSocket-Protocol', handshake('/rooms/x', { add: ['Sec-WebSocket-Protocol: a,,b'] }), 400, /Sec-WebSocket-Protocol/],
+    ['an Upgrade other than websocket', handshake('/rooms/x', { drop: ['Upgrade:'], add: ['Upgrade: h2c'] }), 400, /Upgrade header/],
+  ];
+  for (const [what, request, status, detail] of cases) {
+    it(`should answer ${status} problem+json, not text/html, for ${what}`, async () => {
+      const r = await rawExchange(request);
+      assert.equal(r.status, status);
+      assert.equal(r.headers['content-type'], 'application/problem+json');
+      const problem = JSON.parse(r.body);
+      assert.equal(problem.status, status);
+      assert.match(problem.detail, detail);
+      // The guards ran before ws's checks: their headers are on the refusal too.
+      assert.equal(r.headers['x-request-id'], 'req-42');
+    });
+  }
+  it('should name the versions it speaks and the method it allows', async () => {
+    assert.equal((await rawExchange(handshake('/echo', { drop: ['Sec-WebSocket-Version'], add: ['Sec-WebSocket-Version: 7'] }))).headers['sec-websocket-version'], '13, 8');
+    assert.equal((await rawExchange(handshake('/echo', { method: 'PUT' }))).headers.allow, 'GET');
+  });
+  it('should answer an unknown path with a 404 problem over a raw socket', async () => {
+    const r = await rawExchange(handshake('/nowhere'));
+    assert.equal(r.status, 404);
+    assert.equal(r.headers['content-type'], 'application/problem+json');
+  });
+});
+
+describe('when an upgrade arrives after the route was closed (shutdown)', () => {
+  it('should answer 503 problem+json with Retry-After', async () => {
+    const handler = createWebSocketUpgradeHandler((ws) => ws.close());
+    const closing = createServer().listen(0, '127.0.0.1');
+    closing.on('upgrade', handler);
+    await new Promise((r) => closing.once('listening', r));
+    await handler.close();
+    const r = await new Promise<{ status: number; headers: Record<string, string>; body: string }>((resolve) => {
+      const ws = new WebSocket(`ws://127.0.0.1:${(closing.address() as AddressInfo).port}/`);
+      ws.once('unexpected-response', (_req, res) => {
+        let body = '';
+        res.on('data', (c: Buffer) => (body += c));
+        res.on('end', () => resolve({ status: res.statusCode!, headers: res.headers as Record<string, string>, body }));
+      });
+      ws.once('error', () => {});
+    });
+    await new Promise((r) => closing.close(r));
+    assert.equal(r.status, 503);
+    assert.equal(r.headers['content-type'], 'application/problem+json');
+    assert.equal(r.headers['retry-after'], '1');
+    assert.equal(JSON.parse(r.body).detail, 'The server is shutting down');
+  });
+});
+
+describe('when a route has maxConnections open', () => {
+  it('should refuse one more with 503 problem+json and accept again once one closes', async () => {
+    const handler = createWebSocketUpgradeHandler(async (ws) => {
+      for await (const _ of ws) { /* hold */ }
+    }, { maxConnections: 2 });
+    const srv = createServer().listen(0, '127.0.0.1');
+    srv.on('upgrade', handler);
+    await new Promise((r) => srv.once('listening', r));
+    const url = `ws://127.0.0.1:${(srv.address() as AddressInfo).port}/`;
+    const openOne = () => new Promise<WebSocket>((resolve, reject) => {
+      const ws = new WebSocket(url);
+      ws.once('open', () => resolve(ws));
+      ws.once('unexpected-response', (_req, res) => {
+        let body = '';
+        res.on('data', (c: Buffer) => (body += c));
+        res.on('end', () => reject(Object.assign(new Error('refused'), { status: res.statusCode, type: res.headers['content-type'], retry: res.headers['retry-after'], body })));
+      });
+    });
+    const [a, b] = [await openOne(), await openOne()];
+    await assert.rejects(openOne(), (e: { status: number; type: string; retry: string; body: string }) => {
+      assert.deepEqual([e.status, e.type, e.retry], [503, 'application/problem+json', '5']);
+      assert.match(JSON.parse(e.body).detail, /2 connections open/);
+      return true;
+    });
+    a.close();
+    await closed(a);
+    // The server sees the close after the client: wait until a place is free again (bounded).
+    let c: WebSocket | undefined;
+    for (let i = 0; i < 50 && !c; i++) c = await openOne().catch(() => new Promise<undefined>((r) => setTimeout(() => r(undefined), 20)));
+    assert.ok(c, 'a connection is accepted again');
+    b.terminate();
+    c.terminate();
+    await handler.close();
+    await new Promise((r) => srv.close(r));
+  });
+  it('should refuse a maxConnections that is not a positive integer', () => {
+    for (const bad of [0, -1, 2.5]) assert.throws(() => createWebSocketUpgradeHandler(() => {}, { maxConnections: bad }), /maxConnections must be a positive integer/);
+  });
+});

@@ -8,8 +8,9 @@ import type { IncomingMessage, Server } from 'node:http';
 import type { Duplex } from 'node:stream';
 import findMyWay from 'find-my-way';
 import { WebSocketServer, type WebSocket } from 'ws';
+import { HttpError } from '../errors.js';
 import type { KeelRequest } from '../request.js';
-import { notFoundUpgrade, rejectUpgrade, runGuards, type UpgradeGuard, type UpgradeHeaders } from './guard.js';
+import { handshakeProblem, notFoundUpgrade, rejectUpgrade, runGuards, type UpgradeGuard, type UpgradeHeaders } from './guard.js';
 import { WebSocketSession } from './session.js';
 
 /** Default largest message accepted, bytes (1 MiB; ws's own default is 100 MiB). */
@@ -18,6 +19,12 @@ export const DEFAULT_MAX_PAYLOAD = 1024 * 1024;
 export const CLOSE_INTERNAL_ERROR = 1011;
 /** Close code sent to open connections on shutdown (RFC 6455 §7.4.1: 1001 going away). */
 export const CLOSE_GOING_AWAY = 1001;
+/**
+ * Open connections per WebSocket route; one more handshake is refused with 503 (problem+json,
+ * Retry-After). Each connection holds socket buffers and, on a GraphQL route, up to
+ * DEFAULT_MAX_SUBSCRIPTIONS_PER_CONNECTION subscriptions (about 5 KB of heap each).
+ */
+export const DEFAULT_MAX_CONNECTIONS = 1000;
 
 export type WebSocketHandler = (session: WebSocketSession) => void | Promise<void>;
 
@@ -31,6 +38,15 @@ export interface WebSocketRouteOptions {
   guards?: readonly UpgradeGuard[];
   /** Subprotocols this route speaks (Sec-WebSocket-Protocol, RFC 6455 §1.9); the client's first match wins. Default none. */
   protocols?: readonly string[];
+  /** Open connections at once; more are refused with 503. Default DEFAULT_MAX_CONNECTIONS (1000). */
+  maxConnections?: number;
+}
+
+/** `value` (default DEFAULT_MAX_CONNECTIONS) checked as a positive integer. */
+export function maxConnectionsOption(value: number | undefined): number {
+  const max = value ?? DEFAULT_MAX_CONNECTIONS;
+  if (!Number.isInteger(max) || max < 1) throw new TypeError(`maxConnections must be a positive integer, got ${String(value)}`);
+  return max;
 }
 
 /** A node `upgrade` listener for one route, plus shutdown. */
@@ -45,17 +61,30 @@ export interface UpgradeHandler {
  * Wrap a noServer WebSocketServer as an upgrade handler that runs `guards` first. Used for plain
  * WebSocket routes and for GraphQL subscriptions (graphql-ws listens on the same kind of server).
  */
-export function guardedUpgrade(wss: WebSocketServer, guards: readonly UpgradeGuard[], onSocket: (ws: WebSocket, req: KeelRequest) => void): UpgradeHandler {
+export function guardedUpgrade(
+  wss: WebSocketServer, guards: readonly UpgradeGuard[], onSocket: (ws: WebSocket, req: KeelRequest) => void,
+  maxConnections: number = DEFAULT_MAX_CONNECTIONS,
+): UpgradeHandler {
   const extraHeaders = new WeakMap<IncomingMessage, UpgradeHeaders>();
   wss.on('headers', (headers: string[], req: IncomingMessage) => {
     for (const [k, v] of Object.entries(extraHeaders.get(req) ?? {})) headers.push(`${k}: ${v}`);
   });
+  // Malformed handshakes: problem+json instead of ws's text/html (handshakeProblem).
+  // The guards' headers (X-Request-ID) go on this answer as they would on the 101.
+  wss.on('wsClientError', (err: Error, socket: Duplex, req: IncomingMessage) => rejectUpgrade(socket, handshakeProblem(err, extraHeaders.get(req))));
+  let closing = false;
   const handler = function handleUpgrade(req: IncomingMessage, socket: Duplex, head: Buffer): void {
     // A reset while guards run must not crash the process.
     socket.on('error', () => socket.destroy());
     runGuards(guards, req as KeelRequest).then(
       (headers) => {
         if (socket.destroyed) return;
+        // ws would answer a text/html 503 once closed; shutdown is the server's state, so say so.
+        if (closing) return rejectUpgrade(socket, new HttpError(503, 'The server is shutting down', { headers: { 'Retry-After': '1' } }));
+        // ws tracks open connections (clientTracking); handshakes in flight are few and short.
+        if (wss.clients.size >= maxConnections) {
+          return rejectUpgrade(socket, new HttpError(503, `This WebSocket route has its ${maxConnections} connections open; try again later`, { headers: { ...headers, 'Retry-After': '5' } }));
+        }
         extraHeaders.set(req, headers);
         wss.handleUpgrade(req, socket, head, (ws) => onSocket(ws, req as KeelRequest));
       },
@@ -64,6 +93,7 @@ export function guardedUpgrade(wss: WebSocketServer, guards: readonly UpgradeGua
   } as UpgradeHandler;
   Object.defineProperty(handler, 'server', { value: wss });
   handler.close = () => new Promise<void>((resolve) => {
+    closing = true;
     for (const client of wss.clients) client.close(CLOSE_GOING_AWAY, 'Server shutting down');
     wss.close(() => resolve());
   });
@@ -83,6 +113,7 @@ export function guardedUpgrade(wss: WebSocketServer, guards: readonly UpgradeGua
 export function createWebSocketUpgradeHandler(handler: WebSocketHandler, options: WebSocketRouteOptions = {}): UpgradeHandler {
   const maxPayload = options.maxPayload ?? DEFAULT_MAX_PAYLOAD;
   if (!Number.isInteger(maxPayload) || maxPayload < 1) throw new TypeError(`maxPayload must be a positive integer, got ${String(maxPayload)}`);
+  const maxConnections = maxConnectionsOption(options.maxConnections);
   const protocols = options.protocols ?? [];
   const wss = new WebSocketServer({
     noServer: true,
@@ -94,7 +125,7 @@ export function createWebSocketUpgradeHandler(handler: WebSocketHandler, options
     Promise.resolve()
       .then(() => handler(session))
       .catch(() => session.close(CLOSE_INTERNAL_ERROR, 'Internal error'));
-  });
+  }, maxConnections);
 }
 
 /**
