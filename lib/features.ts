@@ -15,7 +15,7 @@ import { requestId } from '../middleware/request-id/index.js';
 import { httpTrace } from '../middleware/http-trace/index.js';
 import { securityHeaders, type SecurityHeadersOptions } from '../middleware/security-headers/index.js';
 import { cors } from '../middleware/cors/index.js';
-import { rateLimit } from '../middleware/rate-limit/index.js';
+import { rateLimit, type RateLimitExtensions, type RateLimitStore } from '../middleware/rate-limit/index.js';
 import { jwtAuth } from '../middleware/jwt-auth/index.js';
 import { apiKeyAuth } from '../middleware/api-key-auth/index.js';
 import { authorization } from '../middleware/authorization/index.js';
@@ -90,7 +90,7 @@ export function routeFeatures(app: App, route: RouteDefinition, uses: readonly M
     s.trace,
     s.security,
     route.cors ? corsFor(route) : undefined,
-    route.rateLimit ? rateLimit(route.rateLimit) : s.rateLimit,
+    route.rateLimit ? rateLimit(route.rateLimit, routeRateLimitOptions(app, route)) : s.rateLimit,
     jwt,
     apiKey,
     route.authorization ? authorization(route.authorization) : undefined,
@@ -99,6 +99,22 @@ export function routeFeatures(app: App, route: RouteDefinition, uses: readonly M
     ...uses,
     ...route.middleware,
   ]);
+}
+
+/**
+ * A route's own rate limit takes the server-level options (AppOptions.rateLimit: store, key,
+ * ipv6Subnet, passOnStoreError), so a shared RedisStore limits the route across instances too. Its
+ * keys are namespaced by route (`route:<methods> <path>:<client>`): the route's bucket is neither the
+ * server-level one nor another route's. Without a store each route limit keeps its own memory store.
+ */
+function routeRateLimitOptions(app: App, route: RouteDefinition): RateLimitExtensions {
+  const base = app.rateLimitOptions;
+  if (!base.store) return base;
+  return { ...base, store: namespacedStore(base.store, `route:${route.methods.join(',')} ${route.path}:`) };
+}
+
+function namespacedStore(store: RateLimitStore, prefix: string): RateLimitStore {
+  return { take: (key, policy) => store.take(prefix + key, policy) };
 }
 
 /** The chain of a mounted protocol handler (JSON-RPC, GraphQL, docs pages). */
