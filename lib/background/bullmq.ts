@@ -141,6 +141,9 @@ export function bullmqBackground(options: BullMqBackgroundOptions): BackgroundBa
   };
 }
 
+/** Longest wait for Redis at enqueue before the job is refused (or run here with passOnStoreError): 2000 ms. */
+export const ENQUEUE_TIMEOUT_MS = 2000;
+
 /** Why a running job's signal fired at shutdown: it is handed back, not failed. */
 const HANDED_BACK = 'keel: shutdown drain timed out; job handed back to the queue';
 
@@ -165,6 +168,7 @@ class BullMqExecutor implements BackgroundRunner {
   #abandoned: BackgroundJobMetadata[] = [];
   #handedBack: BackgroundJobMetadata[] = [];
   #shutdown: Promise<ShutdownReport> | undefined;
+  #workerClosed: Promise<unknown> | undefined;
 
   constructor(config: Readonly<BackgroundTaskConfig>, options: BullMqBackgroundOptions, context: { logger: Logger; jobs: JobRegistry }, m: Modules) {
     this.config = config;
@@ -189,8 +193,10 @@ class BullMqExecutor implements BackgroundRunner {
     const { Queue, Worker } = this.#m.bullmq;
     const name = this.#options.queueName ?? DEFAULT_BULLMQ_QUEUE;
     const prefix = this.#options.prefix ?? DEFAULT_BULLMQ_PREFIX;
-    // Producer: fail fast when Redis is down (no offline queue), so enqueue answers at once.
-    this.#queue = new Queue(name, { connection: this.#connect({ maxRetriesPerRequest: 1, enableOfflineQueue: false }), prefix, skipWaitingForReady: true });
+    // Producer: while Redis is down a command fails after one reconnection attempt (or ENQUEUE_TIMEOUT_MS),
+    // so enqueue answers soon instead of holding the request. (Not enableOfflineQueue: false: BullMQ's
+    // own start-up INFO would fail before the connection is up, and the queue with it.)
+    this.#queue = new Queue(name, { connection: this.#connect({ maxRetriesPerRequest: 1, commandTimeout: ENQUEUE_TIMEOUT_MS }), prefix });
     this.#queue.on('error', (err: Error) => this.#logger.debug({ err }, 'background queue error'));
     if (this.#options.worker !== false) {
       // The worker's connection blocks (BZPOPMIN), which BullMQ requires to retry for ever.
@@ -220,19 +226,19 @@ class BullMqExecutor implements BackgroundRunner {
   }
 
   async #add(name: string, payload: unknown, meta: BackgroundJobMetadata): Promise<void> {
+    let timer: NodeJS.Timeout | undefined;
+    const attempt = { expired: false };
     try {
-      const waiting: number = await this.#queue.getJobCountByTypes('waiting', 'delayed', 'prioritized', 'paused');
-      if (waiting >= this.config.max_queue_size) {
-        this.#rejected++;
-        this.#logger.warn({ task: name, request_id: meta.request_id, max_queue_size: this.config.max_queue_size }, 'background queue full; job refused');
-        throw new BackgroundQueueFullError(meta, this.config.max_queue_size);
-      }
-      await this.#queue.add(name, { payload: payload ?? null, metadata: meta }, {
-        attempts: this.#options.attempts ?? DEFAULT_BULLMQ_ATTEMPTS,
-        backoff: this.#options.backoff ?? DEFAULT_BULLMQ_BACKOFF,
-        removeOnComplete: this.#options.keepCompleted ?? DEFAULT_BULLMQ_KEEP_COMPLETED,
-        removeOnFail: this.#options.keepFailed ?? DEFAULT_BULLMQ_KEEP_FAILED,
+      // Bounded: while Redis reconnects, BullMQ may wait for the connection rather than fail.
+      const deadline = new Promise<never>((_, reject) => {
+        timer = setTimeout(() => {
+          attempt.expired = true;
+          reject(new Error(`Redis did not answer within ${ENQUEUE_TIMEOUT_MS} ms`));
+        }, ENQUEUE_TIMEOUT_MS);
       });
+      const stored = this.#store(name, payload, meta, attempt);
+      stored.catch(() => undefined); // settled late, after the deadline answered
+      await Promise.race([stored, deadline]);
     } catch (err) {
       if (err instanceof BackgroundQueueFullError) throw err;
       if (this.#options.passOnStoreError) {
@@ -243,7 +249,26 @@ class BullMqExecutor implements BackgroundRunner {
       this.#rejected++;
       this.#logger.warn({ err, task: name, request_id: meta.request_id }, 'background queue unavailable; job refused');
       throw new BackgroundStoreError(meta, err);
+    } finally {
+      clearTimeout(timer);
     }
+  }
+
+  async #store(name: string, payload: unknown, meta: BackgroundJobMetadata, attempt: { expired: boolean }): Promise<void> {
+    const waiting: number = await this.#queue.getJobCountByTypes('waiting', 'delayed', 'prioritized', 'paused');
+    // The caller was already answered (refused, or the job ran here): a late add would run it again.
+    if (attempt.expired) return;
+    if (waiting >= this.config.max_queue_size) {
+      this.#rejected++;
+      this.#logger.warn({ task: name, request_id: meta.request_id, max_queue_size: this.config.max_queue_size }, 'background queue full; job refused');
+      throw new BackgroundQueueFullError(meta, this.config.max_queue_size);
+    }
+    await this.#queue.add(name, { payload: payload ?? null, metadata: meta }, {
+      attempts: this.#options.attempts ?? DEFAULT_BULLMQ_ATTEMPTS,
+      backoff: this.#options.backoff ?? DEFAULT_BULLMQ_BACKOFF,
+      removeOnComplete: this.#options.keepCompleted ?? DEFAULT_BULLMQ_KEEP_COMPLETED,
+      removeOnFail: this.#options.keepFailed ?? DEFAULT_BULLMQ_KEEP_FAILED,
+    });
   }
 
   #localExecutor(): BackgroundExecutor {
@@ -308,9 +333,12 @@ class BullMqExecutor implements BackgroundRunner {
     };
   }
 
-  /** Shutdown begins: take no more jobs from the shared queue; the running ones continue. */
-  async beginShutdown(): Promise<void> {
-    await this.#worker?.pause(true).catch(() => undefined);
+  /**
+   * Shutdown begins: take no more jobs from the shared queue (BullMQ's close() stops fetching at once
+   * and resolves when the running jobs are done); the running ones continue.
+   */
+  beginShutdown(): void {
+    this.#workerClosed ??= this.#worker ? this.#worker.close().catch((err: unknown) => this.#logger.warn({ err }, 'background worker close failed')) : Promise.resolve();
   }
 
   shutdown(): Promise<ShutdownReport> {
@@ -321,20 +349,19 @@ class BullMqExecutor implements BackgroundRunner {
   async #drain(): Promise<ShutdownReport> {
     const settledBefore = this.#succeeded + this.#failed;
     this.#state = 'draining';
-    await this.beginShutdown();
+    this.beginShutdown();
     const local = this.#local?.shutdown();
-    if (this.#active.size > 0) {
-      let timer: NodeJS.Timeout | undefined;
-      const timedOut = new Promise<'timeout'>((r) => (timer = setTimeout(() => r('timeout'), this.config.drain_timeout_secs * 1000)));
-      const outcome = await Promise.race([this.idle().then(() => 'idle' as const), timedOut]);
-      clearTimeout(timer);
-      if (outcome === 'timeout') {
-        this.#worker.cancelAllJobs(HANDED_BACK);
-        await this.idle();
-      }
+    let timer: NodeJS.Timeout | undefined;
+    const timedOut = new Promise<'timeout'>((r) => (timer = setTimeout(() => r('timeout'), this.config.drain_timeout_secs * 1000)));
+    const outcome = await Promise.race([this.#workerClosed!.then(() => 'closed' as const), timedOut]);
+    clearTimeout(timer);
+    if (outcome === 'timeout') {
+      // Their signal fires; #process moves each back to waiting for another instance.
+      this.#worker.cancelAllJobs(HANDED_BACK);
+      await this.#workerClosed;
     }
     this.#state = 'stopped';
-    await Promise.allSettled([this.#worker?.close(), this.#queue?.close()]);
+    await Promise.allSettled([this.#queue?.close()]);
     for (const c of this.#connections) c.disconnect();
     const localReport = await local;
     const abandoned = [...this.#abandoned, ...(localReport?.abandoned ?? [])];
