@@ -19,6 +19,9 @@ import { checkTopic, encodePayload, MemoryPubSub, type PubSub } from './memory.j
 /** Prefix of every channel: 'keel:ps:'. */
 export const DEFAULT_PUBSUB_PREFIX = 'keel:ps:';
 
+/** Longest wait for Redis at publish before passOnStoreError decides: 2000 ms. */
+export const PUBLISH_TIMEOUT_MS = 2000;
+
 export interface RedisPubSubOptions {
   /** Redis URL (`redis://127.0.0.1:6379`) or ioredis options (`{ host, port, password, tls }`). */
   connection: string | Record<string, unknown>;
@@ -87,8 +90,10 @@ export class RedisPubSub implements PubSub {
         client.on('error', (err: Error) => this.#logger.debug({ err }, 'pubsub: redis connection error'));
         return client;
       };
-      // Publishing fails fast while Redis is down; the subscriber waits and resubscribes on reconnect.
-      const pub = make({ enableOfflineQueue: false, maxRetriesPerRequest: 1 });
+      // While Redis is down a publish fails after one reconnection attempt (or PUBLISH_TIMEOUT_MS); the
+      // subscriber waits and resubscribes on reconnect. (Not enableOfflineQueue: false: the first
+      // publish of a fresh instance would fail before the connection is up.)
+      const pub = make({ maxRetriesPerRequest: 1, commandTimeout: PUBLISH_TIMEOUT_MS });
       const sub = make({ maxRetriesPerRequest: null });
       sub.on('message', (channel: string, text: string) => this.#receive(channel.slice(this.#prefix.length), text));
       return { pub, sub };
