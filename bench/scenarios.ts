@@ -23,6 +23,11 @@ export const BENCH_JWT_SECRET = 'bench-secret-0123456789-abcdefghijklmnop';
 /** Rate-limit budget so large that no benchmark ever hits it: the cost is the bookkeeping. */
 export const HUGE_RATE = 1_000_000_000;
 
+/** Why only keel runs the rate-limit store scenarios: they compare keel's memory and Redis stores. */
+const STORE_WHY: Partial<Record<Peer, string>> = {
+  node: 'compares keel\'s own stores', fastify: 'compares keel\'s own stores', express: 'compares keel\'s own stores', 'express-std': 'compares keel\'s own stores',
+};
+
 export interface ScenarioRequest {
   method: 'GET' | 'POST';
   path: string;
@@ -212,6 +217,18 @@ export function scenarios(jwt: string): Scenario[] {
       why: { node: 'no hand-written equivalent of the whole stack', express: 'Express alone has no stack; see Express + std middleware' },
       request: { method: 'GET', path: '/hello' },
       check: (s, h, b) => (s !== 200 ? `status ${s}` : !h['x-request-id'] ? 'no X-Request-ID' : !h['x-content-type-options'] ? 'no security headers' : (json(b) as { hello?: string }).hello !== 'world' ? 'bad body' : null),
+    },
+    {
+      id: 'ratelimit', title: 'per-route rate limit, memory store', peers: ['keel'],
+      why: STORE_WHY,
+      request: { method: 'GET', path: '/limited' },
+      check: (s, h) => (s !== 200 ? `status ${s}` : !h['ratelimit'] ? 'no RateLimit header' : null),
+    },
+    {
+      id: 'ratelimit-redis', title: 'per-route rate limit, RedisStore (shared by instances; Lua script per request)', peers: ['keel'],
+      why: STORE_WHY,
+      request: { method: 'GET', path: '/limited' },
+      check: (s, h) => (s !== 200 ? `status ${s}` : !h['ratelimit'] ? 'no RateLimit header' : null),
     },
     {
       id: 'jsonrpc', title: 'JSON-RPC call (params schema)', peers: ALL,
