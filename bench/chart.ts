@@ -12,6 +12,7 @@ const COLORS: Record<Peer, string> = {
   fastify: '#5d3a9b',
   express: '#1a85ff',
   'express-std': '#0b3d6b',
+  'express-keel': '#f5a25d',
 };
 
 /** Row labels a reader can take in at a glance (ids as fallback). */
@@ -28,6 +29,7 @@ const LABELS: Record<string, string> = {
   compress: '20 KB JSON, gzip',
   static: 'static file 16 KB',
   full: 'full default stack',
+  'express-kit': 'Express kit (4 packages vs keel)',
   jsonrpc: 'JSON-RPC call',
   graphql: 'GraphQL query',
 };

@@ -158,3 +158,20 @@ describe('when a profiled run misses a target', () => {
     assert.equal(t.hint, 'where the time goes: `npm run bench -- --scenarios hello --peers keel,node --profile`');
   });
 });
+
+describe('when the express-kit scenario ran', () => {
+  function kit(bare: number, packages: number, keel: number): ScenarioResult {
+    const r = (peer: 'express' | 'express-std' | 'express-keel', cpu: number) => summarise(peer, [round(1000, cpu)], 100 * 1048576, 'VmHWM');
+    return { id: 'express-kit', title: 'kit', results: [r('express', bare), r('express-std', packages), r('express-keel', keel)], na: {}, ratios: {}, cpuRatios: {}, rssRatios: {} };
+  }
+  it("should compare the CPU each stack adds over bare Express 5 and meet the target at ≤ 0.5× the packages'", () => {
+    const t = checkTargets(run([kit(40, 100, 70)])).find((x) => x.name.includes('express-kit'))!;
+    assert.equal(t.met, true);
+    assert.match(t.detail, /packages \+60\.0 µs\/request over bare Express 5, keel's factories \+30\.0 µs \(0\.50×\)/);
+  });
+  it('should miss the target above 0.5× and say how to profile', () => {
+    const t = checkTargets(run([kit(40, 100, 84)])).find((x) => x.name.includes('express-kit'))!;
+    assert.equal(t.met, false);
+    assert.match(t.hint!, /--scenarios express-kit --peers express,express-std,express-keel --profile/);
+  });
+});

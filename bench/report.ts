@@ -58,6 +58,16 @@ export function checkTargets(run: RunResult): TargetCheck[] {
     const met = s.ratios['express-std']! >= 4;
     out.push({ name: `keel ≥ 4× Express 5 + std middleware (${s.id})`, met, detail: `${s.ratios['express-std']!.toFixed(2)}×`, ...(met ? {} : { hint: hintFor(run, [s.id], ['express-std']) }) });
   }
+  const kit = expressKit(run);
+  if (kit) {
+    const met = kit.ratio <= 0.5;
+    out.push({
+      name: "keel's four factories add ≤ 0.5× the CPU per request the four packages add to Express 5 (express-kit)",
+      met,
+      detail: `packages +${kit.packages.toFixed(1)} µs/request over bare Express 5, keel's factories +${kit.keel.toFixed(1)} µs (${kit.ratio.toFixed(2)}×)`,
+      ...(met ? {} : { hint: 'where the time goes: `npm run bench -- --scenarios express-kit --peers express,express-std,express-keel --profile`' }),
+    });
+  }
   const hello = run.scenarios.find((s) => s.id === 'hello' && s.ratios.node !== undefined);
   if (hello) {
     // "costs ≤ 10% over node:http": node's time per request × 1.1 ≥ keel's, i.e. keel ≥ node / 1.1.
@@ -66,6 +76,19 @@ export function checkTargets(run: RunResult): TargetCheck[] {
     out.push({ name: 'a route with every feature off costs ≤ 10% over node:http (hello)', met, detail: overhead < 0 ? `${pct(-overhead)} less time per request` : `${pct(overhead)} more time per request`, ...(met ? {} : { hint: hintFor(run, ['hello'], ['node']) }) });
   }
   return out;
+}
+
+/**
+ * The express-kit scenario's added CPU per request over bare Express 5 (the `express` peer): the
+ * packages' (`express-std`) and keel's factories' (`express-keel`), and keel's ÷ the packages'.
+ */
+export function expressKit(run: RunResult): { packages: number; keel: number; ratio: number } | undefined {
+  const s = run.scenarios.find((x) => x.id === 'express-kit');
+  const cpu = (p: Peer) => s?.results.find((r) => r.peer === p)?.cpuPerReq;
+  const [bare, packages, keel] = [cpu('express'), cpu('express-std'), cpu('express-keel')];
+  if (bare === undefined || packages === undefined || keel === undefined) return undefined;
+  const added = { packages: packages - bare, keel: keel - bare };
+  return { ...added, ratio: added.packages > 0 ? added.keel / added.packages : Infinity };
 }
 
 export function markdownReport(run: RunResult): string {

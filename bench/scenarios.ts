@@ -6,7 +6,7 @@
 import { randomBytes } from 'node:crypto';
 
 /** The peers, in table order. `node` is the hand-written ceiling. */
-export const PEERS = ['keel', 'node', 'fastify', 'express', 'express-std'] as const;
+export const PEERS = ['keel', 'node', 'fastify', 'express', 'express-std', 'express-keel'] as const;
 export type Peer = (typeof PEERS)[number];
 
 export const PEER_LABELS: Record<Peer, string> = {
@@ -15,7 +15,11 @@ export const PEER_LABELS: Record<Peer, string> = {
   fastify: 'Fastify 5',
   express: 'Express 5',
   'express-std': 'Express 5 + std middleware',
+  'express-keel': 'Express 5 + keel factories',
 };
+
+/** The express-kit scenario's allowed CORS origin (the request sends it). */
+export const KIT_ORIGIN = 'https://app.example.com';
 
 /** HS256 secret shared by the JWT scenario's server and client (benchmark only). */
 export const BENCH_JWT_SECRET = 'bench-secret-0123456789-abcdefghijklmnop';
@@ -25,7 +29,7 @@ export const HUGE_RATE = 1_000_000_000;
 
 /** Why only keel runs the rate-limit store scenarios: they compare keel's memory and Redis stores. */
 const STORE_WHY: Partial<Record<Peer, string>> = {
-  node: 'compares keel\'s own stores', fastify: 'compares keel\'s own stores', express: 'compares keel\'s own stores', 'express-std': 'compares keel\'s own stores',
+  node: 'compares keel\'s own stores', fastify: 'compares keel\'s own stores', express: 'compares keel\'s own stores', 'express-std': 'compares keel\'s own stores', 'express-keel': 'compares keel\'s own stores',
 };
 
 export interface ScenarioRequest {
@@ -142,7 +146,7 @@ function multipartBody(): Buffer {
   );
 }
 
-const ALL: readonly Peer[] = PEERS.filter((p) => p !== 'express-std');
+const ALL: readonly Peer[] = PEERS.filter((p) => p !== 'express-std' && p !== 'express-keel');
 const json = (b: Buffer): unknown => JSON.parse(b.toString('utf8'));
 const expectJson = (status: number, want: (v: any) => boolean) => (s: number, _h: unknown, b: Buffer) => {
   if (s !== status) return `status ${s}: ${b.toString('utf8').slice(0, 200)}`;
@@ -217,6 +221,17 @@ export function scenarios(jwt: string): Scenario[] {
       why: { node: 'no hand-written equivalent of the whole stack', express: 'Express alone has no stack; see Express + std middleware' },
       request: { method: 'GET', path: '/hello' },
       check: (s, h, b) => (s !== 200 ? `status ${s}` : !h['x-request-id'] ? 'no X-Request-ID' : !h['x-content-type-options'] ? 'no security headers' : (json(b) as { hello?: string }).hello !== 'world' ? 'bad body' : null),
+    },
+    {
+      // What a legacy app pays per request for the four packages keel replaces, and for keel's four
+      // factories under the same policy: Express 5 bare (the baseline), with cors + helmet +
+      // compression + express-rate-limit ("std" here), and with keel's cors, securityHeaders,
+      // compression and rateLimit given the very same package options.
+      id: 'express-kit', title: 'Express 5: cors + helmet + compression + rate limit, packages vs keel factories',
+      peers: ['express', 'express-std', 'express-keel'],
+      why: { keel: 'the kit is measured inside Express (Express 5 + keel factories)' },
+      request: { method: 'GET', path: '/hello', headers: { origin: KIT_ORIGIN, 'accept-encoding': 'gzip, deflate, br' } },
+      check: expectJson(200, (v) => v.hello === 'world'),
     },
     {
       id: 'ratelimit', title: 'per-route rate limit, memory store', peers: ['keel'],

@@ -23,6 +23,8 @@ async function load(name: string | undefined): Promise<StartPeer> {
       const { start } = await import('./peers/express.js');
       return (s, c) => start(s, c, true);
     }
+    case 'express-keel':
+      return (await import('./peers/express-keel.js')).start;
     default:
       throw new Error(`unknown peer ${String(name)}`);
   }

@@ -90,9 +90,10 @@ export function buildExampleApp(overrides: { port?: number; rate_limit?: { per_s
         request_id: { enabled: false },
       });
       // Lifecycle hooks by name, with a short-circuit.
-      // An error a hook answers with is an HttpError: keel renders it as problem+json with its headers.
+      // An error a hook answers with is an HttpError: keel renders it as problem+json with its headers
+      // (`expected`: a refusal the server chose, so it is not logged as a failure).
       app.hook('on_request', 'maintenance', (ctx) => {
-        if (ctx.req.headers['x-maintenance']) throw new HttpError(503, 'Down for maintenance; try again in two minutes.', { headers: { 'Retry-After': '120' } });
+        if (ctx.req.headers['x-maintenance']) throw new HttpError(503, 'Down for maintenance; try again in two minutes.', { headers: { 'Retry-After': '120' }, expected: true });
       });
       app.hook('on_response', 'stamp', (ctx) => {
         if (ctx.response) ctx.response.headers['X-Served-By'] = 'keel';

@@ -36,6 +36,18 @@ import type { HandlerObject, RouteHandler, RouteParameters, TypedRouteOptions } 
 
 export type { RawHandler, MountOptions, Mount, UpgradeHandler, ExpressRouterLike };
 
+/**
+ * The signature of `app.get/post/put/patch/delete/head/options`: the handler's data is typed from the path
+ * pattern and the option schemas (lib/typed-route.ts), a `response` schema types its return value.
+ */
+export type RouteMethod<Self> = <
+  const P extends string,
+  const Pm extends RouteParameters | undefined = undefined,
+  const B extends object | undefined = undefined,
+  const R extends object | undefined = undefined,
+  const BR extends boolean | undefined = undefined,
+>(path: P, handler: RouteHandler<P, Pm, B, R, BR> | HandlerObject, options?: TypedRouteOptions<Pm, B, R, BR>) => Self;
+
 /** What a late call would have done, for the AppError of `#assertOpen`. */
 const REGISTRATION_WHAT: Readonly<Record<string, string>> = {
   rpc: 'register an RPC method',
@@ -190,42 +202,14 @@ export class App implements AppCore {
   }
 
   /** `app.get('/users/{id:int}', (data) => data.pathParams.id /* number *\/, { parameters, response })`. */
-  get<const P extends string, const Pm extends RouteParameters | undefined = undefined, const B extends object | undefined = undefined, const R extends object | undefined = undefined, const BR extends boolean | undefined = undefined>(
-    path: P, handler: RouteHandler<P, Pm, B, R, BR> | HandlerObject, options?: TypedRouteOptions<Pm, B, R, BR>,
-  ): this {
-    return this.#add('GET', path, handler, options);
-  }
+  readonly get: RouteMethod<this> = (path, handler, options) => this.#add('GET', path, handler, options);
   /** `app.post('/users', (data) => data.body.email /* string *\/, { body: { type: 'object', ... } })`. */
-  post<const P extends string, const Pm extends RouteParameters | undefined = undefined, const B extends object | undefined = undefined, const R extends object | undefined = undefined, const BR extends boolean | undefined = undefined>(
-    path: P, handler: RouteHandler<P, Pm, B, R, BR> | HandlerObject, options?: TypedRouteOptions<Pm, B, R, BR>,
-  ): this {
-    return this.#add('POST', path, handler, options);
-  }
-  put<const P extends string, const Pm extends RouteParameters | undefined = undefined, const B extends object | undefined = undefined, const R extends object | undefined = undefined, const BR extends boolean | undefined = undefined>(
-    path: P, handler: RouteHandler<P, Pm, B, R, BR> | HandlerObject, options?: TypedRouteOptions<Pm, B, R, BR>,
-  ): this {
-    return this.#add('PUT', path, handler, options);
-  }
-  patch<const P extends string, const Pm extends RouteParameters | undefined = undefined, const B extends object | undefined = undefined, const R extends object | undefined = undefined, const BR extends boolean | undefined = undefined>(
-    path: P, handler: RouteHandler<P, Pm, B, R, BR> | HandlerObject, options?: TypedRouteOptions<Pm, B, R, BR>,
-  ): this {
-    return this.#add('PATCH', path, handler, options);
-  }
-  delete<const P extends string, const Pm extends RouteParameters | undefined = undefined, const B extends object | undefined = undefined, const R extends object | undefined = undefined, const BR extends boolean | undefined = undefined>(
-    path: P, handler: RouteHandler<P, Pm, B, R, BR> | HandlerObject, options?: TypedRouteOptions<Pm, B, R, BR>,
-  ): this {
-    return this.#add('DELETE', path, handler, options);
-  }
-  head<const P extends string, const Pm extends RouteParameters | undefined = undefined, const B extends object | undefined = undefined, const R extends object | undefined = undefined, const BR extends boolean | undefined = undefined>(
-    path: P, handler: RouteHandler<P, Pm, B, R, BR> | HandlerObject, options?: TypedRouteOptions<Pm, B, R, BR>,
-  ): this {
-    return this.#add('HEAD', path, handler, options);
-  }
-  options<const P extends string, const Pm extends RouteParameters | undefined = undefined, const B extends object | undefined = undefined, const R extends object | undefined = undefined, const BR extends boolean | undefined = undefined>(
-    path: P, handler: RouteHandler<P, Pm, B, R, BR> | HandlerObject, options?: TypedRouteOptions<Pm, B, R, BR>,
-  ): this {
-    return this.#add('OPTIONS', path, handler, options);
-  }
+  readonly post: RouteMethod<this> = (path, handler, options) => this.#add('POST', path, handler, options);
+  readonly put: RouteMethod<this> = (path, handler, options) => this.#add('PUT', path, handler, options);
+  readonly patch: RouteMethod<this> = (path, handler, options) => this.#add('PATCH', path, handler, options);
+  readonly delete: RouteMethod<this> = (path, handler, options) => this.#add('DELETE', path, handler, options);
+  readonly head: RouteMethod<this> = (path, handler, options) => this.#add('HEAD', path, handler, options);
+  readonly options: RouteMethod<this> = (path, handler, options) => this.#add('OPTIONS', path, handler, options);
 
   /** Hooks for every route, in the spec's phase order. */
   onRequest(hook: Hook): this {

@@ -121,7 +121,7 @@ export function buildRouter(app: App, parts: RouterParts): KeelRouter {
     // A GET route answers HEAD too (see keelRouter), so Allow says so (RFC 9110 §10.2.1).
     if (allow.includes('GET') && !allow.includes('HEAD')) allow.push('HEAD');
     if (allow.length) sendProblem(res, problemFor('KEEL_METHOD_NOT_ALLOWED', `${req.method} is not allowed for ${path}`), { Allow: allow.join(', ') });
-    else sendProblem(res, problemFor('KEEL_NOT_FOUND', `No route for ${req.method} ${path}`));
+    else sendProblem(res, problemFor('KEEL_NOT_FOUND', `No route matches ${req.method} ${path}`));
   }
 
   // Unmatched requests run the server chain too (request id, tracing, security headers on the 404),

@@ -17,13 +17,15 @@ interface CodeInfo {
   readonly title: string;
   /** Last path segment of the problem `type` URI (request errors only). */
   readonly slug?: string;
+  /** The problem `detail` when the code is answered without one of its own (request errors only). */
+  readonly detail?: string;
 }
 
 /** Base of every problem `type` URI keel emits; the slug of the error code follows it. */
 export const PROBLEM_TYPE_BASE = 'https://keel.dev/errors/';
 
-function code(status: number, cls: ErrorClass, title: string, slug?: string): CodeInfo {
-  return Object.freeze({ status, class: cls, title, ...(slug ? { slug } : {}) });
+function code(status: number, cls: ErrorClass, title: string, slug?: string, detail?: string): CodeInfo {
+  return Object.freeze({ status, class: cls, title, ...(slug ? { slug } : {}), ...(detail ? { detail } : {}) });
 }
 
 /** The one list of error codes: status, class and title. Tested in test/errors.test.ts. */
@@ -62,7 +64,8 @@ export const ERROR_CODES = Object.freeze({
   KEEL_VALIDATION_FAILED: code(422, 'request', 'Request Validation Failed', 'validation-error'),
   KEEL_RATE_LIMITED: code(429, 'request', 'Too Many Requests', 'rate-limit-exceeded'),
   KEEL_HANDLER_ERROR: code(500, 'request', 'Handler Error', 'handler-error'),
-  KEEL_INTERNAL: code(500, 'request', 'Internal Server Error', 'internal-server-error'),
+  // The reference's bare 500 says no more than this (spikard-http problem.rs); nothing internal is shown.
+  KEEL_INTERNAL: code(500, 'request', 'Internal Server Error', 'internal-server-error', 'Internal server error'),
   KEEL_SERVICE_UNAVAILABLE: code(503, 'request', 'Service Unavailable', 'service-unavailable'),
   KEEL_BACKGROUND_QUEUE_FULL: code(503, 'request', 'Background Queue Full', 'background-queue-full'),
   // GraphQlError (status used when the error is rendered over HTTP; see docs/graphql.md)
@@ -201,6 +204,8 @@ export class HttpError extends KeelError<ErrorCode | ExpressJwtErrorCode> {
   readonly title: string;
   readonly type: string;
   readonly detail: string | undefined;
+  /** RFC 9457 §3.1.5: a URI reference for this occurrence (e.g. the request path), when the thrower gives one. */
+  readonly instance: string | undefined;
   readonly extensions: Readonly<Record<string, unknown>>;
   readonly headers: Readonly<Record<string, string>>;
   /**
@@ -211,7 +216,7 @@ export class HttpError extends KeelError<ErrorCode | ExpressJwtErrorCode> {
   constructor(
     status: number,
     detail?: string,
-    options: { code?: ErrorCode; title?: string; type?: string; extensions?: Record<string, unknown>; headers?: Record<string, string>; cause?: unknown; expected?: boolean } = {},
+    options: { code?: ErrorCode; title?: string; type?: string; instance?: string; extensions?: Record<string, unknown>; headers?: Record<string, string>; cause?: unknown; expected?: boolean } = {},
   ) {
     const code = options.code ?? codeForStatus(status);
     // A status keel has no code for (418, 502, ...) gets the reason phrase and `about:blank`: the
@@ -222,6 +227,7 @@ export class HttpError extends KeelError<ErrorCode | ExpressJwtErrorCode> {
     this.title = options.title ?? (ERROR_CODES[code].status === status ? ERROR_CODES[code].title : statusTitle(status));
     this.type = options.type ?? (own ? problemType(code) : 'about:blank');
     this.detail = detail;
+    this.instance = options.instance;
     this.extensions = options.extensions ?? {};
     this.headers = options.headers ?? {};
     this.expected = options.expected ?? false;

@@ -37,6 +37,11 @@ interface ServerFeatureSet {
 
 const cache = new WeakMap<App, ServerFeatureSet>();
 
+/** ServerConfig.trust_proxy for the rate limit's client address (nothing when off, the default). */
+function trustOf(app: App): { trustProxy?: App['config']['trust_proxy'] } {
+  return app.config.trust_proxy === false ? {} : { trustProxy: app.config.trust_proxy };
+}
+
 /** Server-level feature instances, built once per App from its ServerConfig. */
 function serverSet(app: App): ServerFeatureSet {
   let set = cache.get(app);
@@ -47,11 +52,11 @@ function serverSet(app: App): ServerFeatureSet {
     requestId: c.enable_request_id ? requestId({ enabled: true }) : undefined,
     trace: c.enable_http_trace ? httpTrace({ logger: app.logger }) : undefined,
     security: sec === false ? undefined : securityHeaders(sec),
-    rateLimit: c.rate_limit ? rateLimit(c.rate_limit, app.rateLimitOptions) : undefined,
+    rateLimit: c.rate_limit?.enabled ? rateLimit(c.rate_limit, { ...trustOf(app), ...app.rateLimitOptions }) : undefined,
     jwt: c.jwt_auth ? jwtAuth(c.jwt_auth) : undefined,
     apiKey: c.api_key_auth ? apiKeyAuth(c.api_key_auth) : undefined,
     timeout: c.request_timeout !== null ? timeout({ request_timeout: c.request_timeout }) : undefined,
-    compression: c.compression ? compression(c.compression) : undefined,
+    compression: c.compression?.enabled ? compression(c.compression) : undefined,
     staticFiles: c.static_files.length ? staticFiles(c.static_files) : undefined,
   };
   cache.set(app, set);
@@ -90,12 +95,12 @@ export function routeFeatures(app: App, route: RouteDefinition, uses: readonly M
     s.trace,
     s.security,
     route.cors ? corsFor(route) : undefined,
-    route.rateLimit ? rateLimit(route.rateLimit, routeRateLimitOptions(app, route)) : s.rateLimit,
+    rateLimitFor(app, route, s),
     jwt,
     apiKey,
     route.authorization ? authorization(route.authorization) : undefined,
     to,
-    route.compression ? compression(route.compression) : s.compression,
+    route.compression ? (route.compression.enabled ? compression(route.compression) : undefined) : s.compression,
     ...uses,
     ...route.middleware,
   ]);
@@ -140,18 +145,42 @@ const corsInstances = new WeakMap<RouteDefinition, Middleware>();
 function corsFor(route: RouteDefinition): Middleware {
   let mw = corsInstances.get(route);
   if (!mw) {
-    mw = cors(route.cors!);
+    // A route's CorsConfig answers an actual request from a disallowed origin with a 403, as the
+    // reference does (spikard-http cors.rs, validate_cors_request): the browser would block the
+    // response anyway, and refusing also stops the side effects of a cross-origin "simple" POST.
+    // The Express factory keeps the cors package's default (pass on without CORS headers).
+    mw = cors({ ...route.cors!.toJSON(), rejectDisallowedOrigins: true });
     corsInstances.set(route, mw);
   }
   return mw;
 }
 
-/** The chain answering CORS preflights (OPTIONS) for a route with a CorsConfig. */
+/** A route's own rate limit (one instance, shared by the route and its preflights), else the server's. */
+const routeRateLimits = new WeakMap<RouteDefinition, Middleware>();
+function rateLimitFor(app: App, route: RouteDefinition, s: ServerFeatureSet): Middleware | undefined {
+  if (!route.rateLimit) return s.rateLimit;
+  // A route's record replaces the server's; `enabled: false` turns the limit off for the route.
+  if (!route.rateLimit.enabled) return undefined;
+  let mw = routeRateLimits.get(route);
+  if (!mw) {
+    mw = rateLimit(route.rateLimit, { ...trustOf(app), ...routeRateLimitOptions(app, route) });
+    routeRateLimits.set(route, mw);
+  }
+  return mw;
+}
+
+/**
+ * The chain answering CORS preflights (OPTIONS) for a route with a CorsConfig: the route's request id,
+ * tracing, security headers and rate limit, so a preflight answer carries the same always-present
+ * headers as any other (docs/middleware.md) and a preflight flood draws from the same bucket (as the
+ * reference, whose rate-limit layer wraps its preflight routes). The rate limit runs before CORS here,
+ * since CORS answers the preflight itself; a refused preflight fails in the browser either way.
+ * Preflights carry no credentials (Fetch standard), so authentication is not applied to them.
+ */
 export function preflightFeatures(app: App, route: RouteDefinition): Middleware[] | undefined {
   if (!route.cors) return undefined;
   const s = serverSet(app);
-  // Preflights carry no credentials (Fetch standard), so authentication is not applied to them.
-  return present([route.requestId ? requestId({ enabled: route.requestId.enabled }) : s.requestId, s.trace, s.security, corsFor(route)]);
+  return present([route.requestId ? requestId({ enabled: route.requestId.enabled }) : s.requestId, s.trace, s.security, rateLimitFor(app, route, s), corsFor(route)]);
 }
 
 export type { SecurityHeadersOptions };

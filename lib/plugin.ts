@@ -31,6 +31,36 @@ export interface MountOptions {
   securityHeaders?: SecurityHeadersOptions | false;
   /** Extra Connect-style middleware for this mount, after keel's server-level features. */
   middleware?: Middleware[];
+  /**
+   * How this mount appears in the App's OpenAPI document (keel/openapi, when `ServerConfig.openapi` is on):
+   * its operations, or a function giving them when the document is generated (the first time it is
+   * served, after every protocol was installed). Without it the mount is not listed (docs pages, assets).
+   */
+  openapi?: MountOpenApi | (() => MountOpenApi | undefined);
+}
+
+/** HTTP methods an OpenAPI Path Item describes (OpenAPI 3.1 §4.8.9.1), lower-case as its keys. */
+export type OpenApiMethod = 'get' | 'put' | 'post' | 'delete' | 'options' | 'head' | 'patch' | 'trace';
+
+/**
+ * A mount's operations for the OpenAPI document. Protocols describe themselves with this, so OpenAPI
+ * generation never imports them (docs/api-descriptions.md, "Mounted protocols").
+ */
+export interface MountOpenApi {
+  /**
+   * OpenAPI 3.1 Operation Objects (§4.8.10) by method, written as they go into the document. They may
+   * refer to `#/components/schemas/<name>` of `schemas` below and to `#/components/schemas/ProblemDetails`
+   * (RFC 9457, always present). An `operationId` already used by a route gets a `_2` suffix; a 401
+   * response and the server's security requirement are added when the mount is not public and the
+   * server authenticates.
+   */
+  operations: Readonly<Partial<Record<OpenApiMethod, Readonly<Record<string, unknown>>>>>;
+  /**
+   * JSON Schemas (draft-07 or 2020-12, as routes take them) added to `components.schemas`, converted as
+   * route schemas are (local `definitions` hoisted, `nullable` made a type). A name another schema already
+   * holds is renamed (`Name_2`) and the `$ref`s of these operations and schemas follow.
+   */
+  schemas?: Readonly<Record<string, unknown>>;
 }
 
 export interface Mount {
@@ -92,6 +122,8 @@ export interface ProtocolHost {
   preShutdown(fn: () => void | Promise<void>): unknown;
   /** The registered keel routes, in order (OpenAPI generation, JSON-RPC route methods). */
   routes(): readonly RouteDefinition[];
+  /** The mounts so far, in order; complete once every protocol is installed (OpenAPI generation). */
+  mounts(): readonly Mount[];
   /** Replace how the listening server is created (gRPC serves HTTP/2 on the same port). */
   setServerFactory(factory: ServerFactory): unknown;
   /** The server-level middleware chain (request id, rate limit, auth, `app.use`), for upgrade guards. */
@@ -128,7 +160,6 @@ export interface AppCore extends ProtocolHost {
   readonly securityHeaders: SecurityHeadersOptions | false;
   /** Store and key options of the server-level rate limit (AppOptions.rateLimit). */
   readonly rateLimitOptions: RateLimitExtensions;
-  mounts(): readonly Mount[];
   upgrades(): ReadonlyMap<string, UpgradeHandler>;
   readonly serverFactory: ServerFactory | undefined;
   // eslint-disable-next-line @typescript-eslint/no-explicit-any -- the App passes itself

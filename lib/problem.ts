@@ -43,8 +43,8 @@ export function problem(
 
 /** A problem for one of keel's request error codes. */
 export function problemFor(code: ErrorCode, detail?: string, extensions?: Record<string, unknown>): ProblemDetails {
-  const info = ERROR_CODES[code];
-  return problem(info.status, detail, { title: info.title, type: problemType(code), extensions });
+  const info: { status: number; title: string; detail?: string } = ERROR_CODES[code];
+  return problem(info.status, detail ?? info.detail, { title: info.title, type: problemType(code), extensions });
 }
 
 /**
@@ -54,7 +54,7 @@ export function problemFor(code: ErrorCode, detail?: string, extensions?: Record
 export function toProblem(err: unknown): { problem: ProblemDetails; headers: Record<string, string> } {
   if (err instanceof HttpError && isErrorStatus(err.status)) {
     return {
-      problem: problem(err.status, err.detail, { title: err.title, type: err.type, extensions: err.extensions as Record<string, unknown> }),
+      problem: problem(err.status, err.detail, { title: err.title, type: err.type, instance: err.instance, extensions: err.extensions as Record<string, unknown> }),
       headers: err.headers as Record<string, string>,
     };
   }

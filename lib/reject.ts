@@ -77,8 +77,8 @@ export interface Rejecter {
 
 /** The HttpError for a problem: every standard member, the extensions, and the headers. */
 export function httpErrorFrom(problem: ProblemDetails, headers?: Readonly<Record<string, string>>): HttpError {
-  const { type, title, status, detail, instance: _instance, ...extensions } = problem;
-  return new HttpError(status, detail, { type, title, extensions, headers: headers ? { ...headers } : {} });
+  const { type, title, status, detail, instance, ...extensions } = problem;
+  return new HttpError(status, detail, { type, title, instance, extensions, headers: headers ? { ...headers } : {} });
 }
 
 function toError(refusal: Refusal, headers: Readonly<Record<string, string>> | undefined, make: ErrorMaker): HttpError {
@@ -88,6 +88,7 @@ function toError(refusal: Refusal, headers: Readonly<Record<string, string>> | u
     code: refusal.code as never,
     title: refusal.title,
     type: refusal.type,
+    instance: refusal.instance,
     extensions: { ...refusal.extensions },
     headers: { ...refusal.headers, ...headers },
     cause: refusal.cause,

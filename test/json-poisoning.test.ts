@@ -3,15 +3,13 @@
  * removed or kept with ServerConfig `on_proto_poisoning` / `on_constructor_poisoning` (secure-json-parse's
  * `protoAction` / `constructorAction`), per route too; JSON-RPC and GraphQL bodies included.
  */
-import { describe, it } from 'node:test';
+import { before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import request from 'supertest';
 import { pino } from 'pino';
 import { App } from '../lib/app.js';
 import { ConfigError } from '../lib/errors.js';
 import { ServerConfig } from '../lib/records/server.js';
-import '../lib/jsonrpc/index.js';
-import '../lib/graphql/index.js';
 
 const silent = { logger: pino({ level: 'silent' }) };
 
@@ -114,7 +112,11 @@ describe('when the setting is misspelt', () => {
 
 describe('when a JSON-RPC body carries a poisoning key', () => {
   const app = new App({ port: 0 }, silent).rpc('keys', (p) => Object.keys(p as object));
-  const router = app.intoRouter();
+  let router: ReturnType<App['intoRouter']>;
+  before(async () => {
+    await app.ready();
+    router = app.intoRouter();
+  });
 
   it('should answer -32600 Invalid Request and not call the method', async () => {
     for (const text of ['{"jsonrpc": "2.0", "method": "keys", "params": {"__proto__": {"admin": true}}, "id": 1}', '[{"jsonrpc": "2.0", "method": "keys", "params": {"constructor": {"prototype": {}}}, "id": 1}]']) {
@@ -125,7 +127,9 @@ describe('when a JSON-RPC body carries a poisoning key', () => {
   });
 
   it('should call the method with the key removed when the server says "remove"', async () => {
-    const own = new App({ port: 0, on_proto_poisoning: 'remove' }, silent).rpc('keys', (p) => Object.keys(p as object)).intoRouter();
+    const ownApp = new App({ port: 0, on_proto_poisoning: 'remove' }, silent).rpc('keys', (p) => Object.keys(p as object));
+    await ownApp.ready();
+    const own = ownApp.intoRouter();
     const res = await post(own, '/rpc', '{"jsonrpc": "2.0", "method": "keys", "params": {"__proto__": {}, "a": 1}, "id": 1}').expect(200);
     assert.deepEqual(res.body.result, ['a']);
   });
@@ -134,7 +138,11 @@ describe('when a JSON-RPC body carries a poisoning key', () => {
 describe('when a GraphQL body carries a poisoning key', () => {
   const app = new App({ port: 0 }, silent);
   app.registerGraphqlSdlRoute('/graphql', 'POST', 'type Query { a: Int }', { a: 1 }, { introspection_enabled: true });
-  const router = app.intoRouter();
+  let router: ReturnType<App['intoRouter']>;
+  before(async () => {
+    await app.ready();
+    router = app.intoRouter();
+  });
 
   it('should refuse it with a 400 problem', async () => {
     const res = await post(router, '/graphql', '{"query": "{ a }", "variables": {"__proto__": {"admin": true}}}');

@@ -61,9 +61,18 @@ describe('when a thrown value is mapped to a problem', () => {
     assert.deepEqual(headers, { 'Retry-After': '1' });
   });
 
+  it('should keep the instance an HttpError carries (RFC 9457 §3.1.5)', () => {
+    const { problem: p } = toProblem(new HttpError(404, 'Item with ID 999 was not found', { instance: '/items/999' }));
+    assert.deepEqual(p, { type: 'https://keel.dev/errors/not-found', title: 'Resource Not Found', status: 404, detail: 'Item with ID 999 was not found', instance: '/items/999' });
+  });
+
+  it('should leave instance out when the HttpError has none', () => {
+    assert.equal('instance' in toProblem(new HttpError(404, 'gone')).problem, false);
+  });
+
   it('should turn an unexpected error into a bare 500', () => {
     const { problem: p } = toProblem(new Error(SECRET));
-    assert.deepEqual(p, { type: 'https://keel.dev/errors/internal-server-error', title: 'Internal Server Error', status: 500 });
+    assert.deepEqual(p, { type: 'https://keel.dev/errors/internal-server-error', title: 'Internal Server Error', status: 500, detail: 'Internal server error' });
   });
 
   it('should not repeat the message of a 5xx error-like object', () => {
@@ -87,7 +96,7 @@ describe('when a thrown value is mapped to a problem', () => {
   it('should render a ConfigError reaching a request as a bare 500', () => {
     const p = toProblem(new ConfigError(SECRET, { record: 'R', path: 'R.k', key: 'k' })).problem;
     assert.equal(p.status, 500);
-    assert.equal(p.detail, undefined);
+    assert.equal(p.detail, 'Internal server error');
   });
 
   for (const thrown of ['a string', 42, null, undefined, { message: SECRET }]) {
@@ -180,7 +189,7 @@ describe('when a keel handler fails', () => {
       const res = await request(router).get(path);
       assert.equal(res.status, 500);
       assert.equal(res.headers['content-type'], PROBLEM_CONTENT_TYPE);
-      assert.deepEqual(JSON.parse(res.text), { type: 'https://keel.dev/errors/internal-server-error', title: 'Internal Server Error', status: 500 });
+      assert.deepEqual(JSON.parse(res.text), { type: 'https://keel.dev/errors/internal-server-error', title: 'Internal Server Error', status: 500, detail: 'Internal server error' });
       assert.equal(res.text.includes('hunter2'), false);
       assert.equal(res.text.includes('    at '), false, 'no stack trace');
       assert.equal(/Error:/.test(res.text), false);
@@ -221,7 +230,7 @@ describe('when a handler throws a value whose status is not an error status', ()
         const res = await request(router).get(`/${mode}/${i}`);
         assert.equal(res.status, 500);
         assert.equal(res.headers['content-type'], PROBLEM_CONTENT_TYPE);
-        assert.deepEqual(JSON.parse(res.text), { type: 'https://keel.dev/errors/internal-server-error', title: 'Internal Server Error', status: 500 });
+        assert.deepEqual(JSON.parse(res.text), { type: 'https://keel.dev/errors/internal-server-error', title: 'Internal Server Error', status: 500, detail: 'Internal server error' });
       });
     }
   });

@@ -56,12 +56,14 @@ describe('when records are parsed from an empty object', () => {
       grpc: null,
       background_tasks: { enabled: false, max_queue_size: 1024, max_concurrent_tasks: 128, drain_timeout_secs: 30 },
       enable_http_trace: false,
+      // keel extension (Express's 'trust proxy' for the rate limit's client address): off.
+      trust_proxy: false,
     });
   });
 
   const cases: Array<[string, () => unknown, unknown]> = [
-    ['CompressionConfig', () => CompressionConfig.defaults(), { gzip: true, brotli: true, min_size: 1024, quality: 6 }],
-    ['RateLimitConfig', () => RateLimitConfig.defaults(), { per_second: 100, burst: 200, ip_based: true }],
+    ['CompressionConfig', () => CompressionConfig.defaults(), { gzip: true, brotli: true, min_size: 1024, quality: 6, enabled: true }],
+    ['RateLimitConfig', () => RateLimitConfig.defaults(), { per_second: 100, burst: 200, ip_based: true, enabled: true }],
     ['AsyncApiConfig', () => AsyncApiConfig.defaults(), { enabled: false, spec: null }],
     ['OpenApiConfig', () => OpenApiConfig.defaults(), {
       enabled: false, title: 'API', version: '1.0.0', description: null, swagger_ui_path: '/docs', redoc_path: '/redoc',
@@ -162,7 +164,7 @@ describe('when records are given camelCase keys', () => {
     assert.equal(c.graceful_shutdown, false);
     assert.equal(c.shutdown_timeout, 3);
     assert.equal(c.enable_http_trace, true);
-    assert.deepEqual({ ...c.rate_limit }, { per_second: 5, burst: 200, ip_based: false });
+    assert.deepEqual({ ...c.rate_limit }, { per_second: 5, burst: 200, ip_based: false, enabled: true });
     assert.equal(c.compression?.min_size, 10);
     assert.equal(c.background_tasks.max_queue_size, 8);
     assert.equal(c.background_tasks.drain_timeout_secs, 1);
@@ -173,7 +175,7 @@ describe('when records are given camelCase keys', () => {
 
   it('should return snake_case keys only', () => {
     const c = RateLimitConfig.parse({ perSecond: 5 });
-    assert.deepEqual(Object.keys(c).sort(), ['burst', 'ip_based', 'per_second']);
+    assert.deepEqual(Object.keys(c).sort(), ['burst', 'enabled', 'ip_based', 'per_second']);
   });
 
   it('should accept camelCase for the per-route records', () => {
@@ -188,6 +190,24 @@ describe('when records are given camelCase keys', () => {
   });
 });
 
+describe('when a feature record carries enabled, as the reference\'s records do', () => {
+  it('should accept enabled: true and false on CompressionConfig and RateLimitConfig', () => {
+    assert.equal(RateLimitConfig.parse({ enabled: true, per_second: 1, burst: 1 }).enabled, true);
+    assert.equal(RateLimitConfig.parse({ enabled: false }).enabled, false);
+    assert.equal(CompressionConfig.parse({ enabled: false, min_size: 0 }).enabled, false);
+    assert.equal(ServerConfig.parse({ compression: { enabled: false } }).compression?.enabled, false);
+  });
+  it('should reject an enabled that is not a boolean', () => {
+    const err = configError(() => RateLimitConfig.parse({ enabled: 'yes' }));
+    assert.equal(err.key, 'enabled');
+  });
+  it('should still reject a key the reference does not have either (requests_per_second), suggesting per_second', () => {
+    const err = configError(() => RateLimitConfig.parse({ enabled: true, requests_per_second: 10 }));
+    assert.equal(err.key, 'requests_per_second');
+    assert.match(err.message, /Did you mean "per_second"\?/);
+  });
+});
+
 describe('when a record is given an unknown key', () => {
   const typos: Array<[string, () => unknown, string, string]> = [
     ['ServerConfig "prot"', () => ServerConfig.parse({ prot: 1 }), 'prot', 'port'],
@@ -196,6 +216,7 @@ describe('when a record is given an unknown key', () => {
     ['CompressionConfig "gzp" nested in ServerConfig', () => ServerConfig.parse({ compression: { gzp: true } }), 'gzp', 'gzip'],
     ['CorsConfig "allowed_origin"', () => CorsConfig.parse({ allowed_origin: ['*'] }), 'allowed_origin', 'allowed_origins'],
     ['AuthorizationConfig "required_scope"', () => AuthorizationConfig.parse({ required_scope: 'x' }), 'required_scope', 'required_scopes'],
+    ['ApiKeyAuthConfig "header" (another spelling, not the reference\'s header_name)', () => ApiKeyAuthConfig.parse({ enabled: true, header: 'X-API-Key' }), 'header', 'header_name'],
     ['LifecycleHookRef "dependencys"', () => LifecycleHookRef.parse({ name: 'a', handler: 'h', dependencys: [] }), 'dependencys', 'dependencies'],
   ];
   for (const [what, fn, key, suggestion] of typos) {
@@ -209,7 +230,7 @@ describe('when a record is given an unknown key', () => {
 
   it('should list the allowed keys when nothing is close', () => {
     const err = configError(() => RateLimitConfig.parse({ zzzzzzzzzz: 1 }));
-    assert.match(err.message, /Allowed keys: per_second, burst, ip_based\./);
+    assert.match(err.message, /Allowed keys: per_second, burst, ip_based, enabled\./);
   });
 
   it('should name the nested path of the unknown key', () => {

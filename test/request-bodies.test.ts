@@ -239,7 +239,7 @@ describe('when JSON Schema keywords without a Pydantic counterpart fail', () => 
     ['minProperties', {}, { type: 'validation_error', loc: ['body'], msg: '{} has less than 1 property', input: {} }],
     ['maxProperties', { a: 1, b: 2, c: 3, d: 4 }, { type: 'validation_error', loc: ['body'], msg: '{"a":1,"b":2,"c":3,"d":4} has more than 3 properties', input: { a: 1, b: 2, c: 3, d: 4 } }],
     ['dependencies', { card: '1' }, { type: 'validation_error', loc: ['body'], msg: '"billing" is a required property', input: { card: '1' } }],
-    ['format email', { email: 'nope' }, { type: 'string_pattern_mismatch', loc: ['body', 'email'], msg: `String should match pattern '${EMAIL_PATTERN}'`, input: 'nope', ctx: { pattern: EMAIL_PATTERN } }],
+    ['format email', { email: 'nope' }, { type: 'string_pattern_mismatch', loc: ['body', 'email'], msg: 'value is not a valid email address', input: 'nope', ctx: { pattern: EMAIL_PATTERN } }],
   ];
   for (const [keyword, body, expected] of cases) {
     it(`should word a failed ${keyword} as one item`, async () => {

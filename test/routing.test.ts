@@ -75,7 +75,7 @@ describe('when no route matches', () => {
     const res = await request(router).get('/nope');
     assert.equal(res.status, 404);
     assert.equal(res.headers['content-type'], 'application/problem+json');
-    assert.deepEqual(JSON.parse(res.text), { type: 'https://keel.dev/errors/not-found', title: 'Resource Not Found', status: 404, detail: 'No route for GET /nope' });
+    assert.deepEqual(JSON.parse(res.text), { type: 'https://keel.dev/errors/not-found', title: 'Resource Not Found', status: 404, detail: 'No route matches GET /nope' });
   });
 
   it('should answer a known path under another method with a 405 problem listing Allow', async () => {

@@ -11,7 +11,8 @@ import multer from 'multer';
 import { rateLimit } from 'express-rate-limit';
 import { expressjwt } from 'express-jwt';
 import { createHandler } from 'graphql-http/lib/use/express';
-import { BENCH_JWT_SECRET, HUGE_RATE, reportDocument } from '../scenarios.js';
+import cors from 'cors';
+import { BENCH_JWT_SECRET, HUGE_RATE, KIT_ORIGIN, reportDocument } from '../scenarios.js';
 import { graphqlRoot, graphqlSchema, rpcServer, validateOrder, validateSearch, validationProblem } from './shared.js';
 import type { PeerContext } from './types.js';
 
@@ -19,6 +20,7 @@ function routes(app: Express, scenario: string, ctx: PeerContext): void {
   switch (scenario) {
     case 'hello':
     case 'full':
+    case 'express-kit':
       app.get('/hello', (_req, res) => void res.json({ hello: 'world' }));
       return;
     case 'param':
@@ -102,10 +104,29 @@ function standardStack(app: Express): void {
   app.use(express.json({ limit: '1mb' }));
 }
 
+/**
+ * The express-kit policy, in package options: one allowed origin, helmet's defaults, compression
+ * over 1 kB, a rate limit never reached (draft-7 headers). bench/peers/express-keel.ts passes the
+ * same objects to keel's factories.
+ */
+export const KIT_OPTIONS = Object.freeze({
+  cors: { origin: [KIT_ORIGIN] },
+  helmet: {},
+  compression: { threshold: 1024 },
+  rateLimit: { windowMs: 1000, limit: HUGE_RATE, standardHeaders: 'draft-7', legacyHeaders: false } as const,
+});
+
+function packageKit(app: Express): void {
+  app.use(cors(KIT_OPTIONS.cors));
+  app.use(helmet(KIT_OPTIONS.helmet));
+  app.use(compression(KIT_OPTIONS.compression));
+  app.use(rateLimit(KIT_OPTIONS.rateLimit));
+}
+
 export async function start(scenario: string, ctx: PeerContext, std = false): Promise<number> {
   const app = express();
   app.disable('x-powered-by');
-  if (std) standardStack(app);
+  if (std) (scenario === 'express-kit' ? packageKit : standardStack)(app);
   routes(app, scenario, ctx);
   const server = app.listen(0, '127.0.0.1');
   await new Promise<void>((resolve) => server.once('listening', () => resolve()));

@@ -40,6 +40,16 @@ describe('corpus contradictions', () => {
     });
   });
 
+  describe('when the contradicted field is the status and the status differs', () => {
+    it('should cover the body and headers that follow from the status', () => {
+      const statusEntry = CONTRADICTIONS.find((c) => c.field === 'expected_response.status_code');
+      assert.ok(statusEntry, 'contradictions.json lists at least one status contradiction');
+      const body = { what: 'body $.title', expected: 'Forbidden', actual: '<<missing>>' };
+      assert.equal(contradictionFor(statusEntry.case, [{ what: 'status', expected: 403, actual: 200 }, body]), statusEntry);
+      assert.equal(contradictionFor(statusEntry.case, [body]), undefined, 'with the status right, a body difference is the implementation\'s');
+    });
+  });
+
   describe('when the conflicting case failed too', () => {
     it('should keep the case failed and say why it is not excused', () => {
       const results = [result(entry.case, 'failed', [{ what: 'body $.errors[0].msg', expected: 'a', actual: 'b' }]), result(entry.conflicts_with, 'failed', [{ what: 'body $.errors[0].msg', expected: 'c', actual: 'b' }])];

@@ -7,7 +7,8 @@
  * An entry names the case, the case it conflicts with and the field (a path into the case:
  * `expected_response.body.errors[0].msg`, `expected_response.status_code`,
  * `expected_response.headers.<name>`, or `request.<...>` when the case's request itself is what
- * contradicts the other case, in which case any difference is excused).
+ * contradicts the other case, in which case any difference is excused). `expected_response.status_code`
+ * covers the body and headers too when the status is among the differences.
  */
 import data from './contradictions.json' with { type: 'json' };
 import type { Mismatch } from './compare.js';
@@ -55,6 +56,9 @@ export function contradictionFor(id: string, mismatches: readonly Mismatch[]): C
   if (mismatches.length === 0) return undefined;
   for (const c of byCase.get(id) ?? []) {
     const prefix = mismatchPrefix(c.field);
+    // A contradicted status covers the whole answer when the status is what differs: the other
+    // status's body and headers (a 200's payload, a 403's problem) follow from it.
+    if (prefix === 'status' && mismatches.some((m) => m.what === 'status')) return c;
     if (mismatches.every((m) => covers(prefix, m.what))) return c;
   }
   return undefined;

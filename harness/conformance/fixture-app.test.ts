@@ -53,6 +53,16 @@ describe('fixture app', () => {
       assert.deepEqual(snap.json, { type: 'https://keel.dev/errors/not-found', title: 'Resource Not Found', status: 404, detail: 'Item not found' });
     });
 
+    it('should give the problem the instance the case shows (the handler\'s own member)', async () => {
+      const c = kase({
+        handler: { route: '/items/{id}', method: 'GET' },
+        request: { method: 'GET', path: '/items/999' },
+        expected: { status_code: 404, body: { detail: 'Item with ID 999 was not found', instance: '/items/999' } },
+      });
+      const snap = await once(c);
+      assert.deepEqual(snap.json, { type: 'https://keel.dev/errors/not-found', title: 'Resource Not Found', status: 404, detail: 'Item with ID 999 was not found', instance: '/items/999' });
+    });
+
     it('should leave routing 404s to keel', () => {
       const c = kase({ handler: { route: '/items/{id}', method: 'GET' }, request: { method: 'GET', path: '/other' }, expected: { status_code: 404 } });
       assert.equal(isHandlerOwnedError(c), false);
@@ -63,6 +73,7 @@ describe('fixture app', () => {
       const snap = await once(c);
       assert.equal(snap.status, 500);
       assert.doesNotMatch(snap.text, /fixture handler failure/);
+      assert.deepEqual(snap.json, { type: 'https://keel.dev/errors/internal-server-error', title: 'Internal Server Error', status: 500, detail: 'Internal server error' });
     });
   });
 
@@ -99,13 +110,13 @@ describe('fixture app', () => {
 
     it('should surface a record keel refuses as a failed case, not a crash', async () => {
       const c = kase({
-        handler: { route: '/r', method: 'GET', middleware: { rate_limit: { enabled: true } } },
+        handler: { route: '/r', method: 'GET', middleware: { rate_limit: { enabled: true, requests_per_second: 10 } } },
         request: { method: 'GET', path: '/r' },
         expected: { status_code: 200 },
       });
       const report = await runCases([c], { target: fixtureTarget });
       assert.equal(report.failed, 1);
-      assert.match(report.results[0]!.error!, /Unknown key "enabled" in RateLimitConfig/);
+      assert.match(report.results[0]!.error!, /Unknown key "requests_per_second" in RateLimitConfig/);
     });
   });
 

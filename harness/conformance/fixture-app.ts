@@ -105,7 +105,9 @@ export function caseHandler(c: ConformanceCase): HandlerFunction {
     if (status >= 400) {
       if (!owned) return response(HANDLER_REACHED, { status: 200 });
       if (status === 500) throw new Error('fixture handler failure (must not reach the client)');
-      throw new HttpError(status, errorDetail(expected.body));
+      // The handler's own problem: its detail and, when the case shows one, its instance (RFC 9457 §3.1.5).
+      const instance = (expected.body as Json | undefined)?.instance;
+      throw new HttpError(status, errorDetail(expected.body), typeof instance === 'string' ? { instance } : {});
     }
     if (streaming?.chunks) {
       const chunks = streaming.chunks.map((ch) => (typeof ch.base64 === 'string' ? Buffer.from(ch.base64, 'base64') : String(ch.value ?? '')));

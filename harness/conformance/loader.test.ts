@@ -113,6 +113,19 @@ describe('loadCases', () => {
         rmSync(join(root, 'di'), { recursive: true });
       }
     });
+
+    it('should skip a gRPC call written as an HTTP/1.1 JSON request as another protocol', () => {
+      const grpc = httpCase('grpc');
+      write('grpc/calls/01_unary.json', { ...grpc, request: { ...(grpc.request as object), headers: { 'content-type': 'application/grpc+proto', te: 'trailers' } } });
+      write('grpc/calls/02_json.json', { ...grpc, request: { ...(grpc.request as object), headers: { 'Content-Type': 'application/json' } } });
+      try {
+        const byId = new Map(loadCases([join(root, 'grpc')]).map((c) => [c.id, c]));
+        assert.match(byId.get('calls/01_unary')!.skip!, /other protocol: a gRPC call/);
+        assert.equal(byId.get('calls/02_json')!.skip, undefined);
+      } finally {
+        rmSync(join(root, 'grpc'), { recursive: true });
+      }
+    });
   });
 
   describe('when given single files', () => {

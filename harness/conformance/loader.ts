@@ -43,6 +43,19 @@ export function outOfSpecScope(handler: Json, doc: Json): string | undefined {
   return undefined;
 }
 
+/**
+ * A gRPC call written as an HTTP/1.1 request (`Content-Type: application/grpc` with a JSON body): gRPC
+ * is HTTP/2 with length-prefixed protobuf messages and trailers (gRPC over HTTP/2, PROTOCOL-HTTP2.md),
+ * which such a case cannot describe; the corpus's gRPC cases proper are the protobuf documents.
+ */
+function grpcOverHttp1(request: CaseRequest): string | undefined {
+  const headers = isObject(request.headers) ? request.headers : {};
+  const type = Object.entries(headers).find(([k]) => k.toLowerCase() === 'content-type')?.[1];
+  return typeof type === 'string' && /^application\/grpc(\+|;|$)/i.test(type.trim())
+    ? 'other protocol: a gRPC call written as an HTTP/1.1 JSON request (gRPC needs HTTP/2 framing, length-prefixed messages and trailers)'
+    : undefined;
+}
+
 /** Normalise one case object of either layout. */
 export function toCase(doc: unknown, info: { id: string; category: string; source: string }): LoadedCase {
   if (!isObject(doc)) return { ...info, skip: 'not a JSON object' };
@@ -66,7 +79,7 @@ export function toCase(doc: unknown, info: { id: string; category: string; sourc
     expected: expected as CaseExpectedResponse,
     extra,
   };
-  const outOfScope = outOfSpecScope(handler, doc);
+  const outOfScope = outOfSpecScope(handler, doc) ?? grpcOverHttp1(c.request);
   if (outOfScope) c.skip = outOfScope;
   const skip = doc.skip;
   if (isObject(skip) && Array.isArray(skip.languages) && skip.languages.includes(RUNNER_LANGUAGE)) {

@@ -16,6 +16,7 @@ export {
   createGraphqlWsUpgradeHandler, DEFAULT_CONNECTION_INIT_WAIT_TIMEOUT, DEFAULT_MAX_SUBSCRIPTIONS_PER_CONNECTION, type GraphqlWsOptions,
 } from './subscriptions.js';
 export { DocumentCache, DEFAULT_MAX_TOKENS, DEFAULT_DOCUMENT_CACHE_ENTRIES, DEFAULT_DOCUMENT_CACHE_TEXT, type DocumentCacheOptions } from './documents.js';
+export { graphqlOpenApi, GRAPHQL_OPENAPI_TAG, type GraphqlRouteShape } from './openapi.js';
 export { playgroundPage, PLAYGROUND_ASSET_NAMES, PLAYGROUND_ASSET_MAX_AGE, PLAYGROUND_CSP } from './playground.js';
 export {
   graphqlRoute, graphqlSdlRoute, graphqlRouteForSchema, installGraphqlRoute, routeOptions, PLAYGROUND_ASSETS_SEGMENT,

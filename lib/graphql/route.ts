@@ -11,11 +11,13 @@ import { AppError } from '../errors.js';
 import { problemFor, sendProblem } from '../problem.js';
 import { DynamicSchemaConfig, GraphQlRouteConfig, SchemaConfig } from '../records/graphql.js';
 import { parseMethod } from '../records/protocol.js';
+import type { MountOpenApi } from '../plugin.js';
 import type { KeelRequest } from '../request.js';
 import { originGuard, type UpgradeGuard } from '../ws/guard.js';
 import type { UpgradeHandler } from '../ws/upgrade.js';
 import { builtinSchema } from './builtin-schemas.js';
 import { createGraphqlHttpHandler } from './http.js';
+import { graphqlOpenApi } from './openapi.js';
 import type { GraphqlLimits } from './limits.js';
 import { PLAYGROUND_CSP, sendPlaygroundAsset, sendPlaygroundPage, wantsPlayground } from './playground.js';
 import { MemoryPubSub, type PubSub } from './pubsub.js';
@@ -165,7 +167,7 @@ export function graphqlSdlRoute(path: string, method: unknown, sdl: string, resp
 export interface GraphqlHost {
   mount(
     method: string[], path: string, handler: (req: KeelRequest, res: ServerResponse) => void | Promise<void>,
-    options?: { readBody?: boolean; public?: boolean; securityHeaders?: { content_security_policy: string } },
+    options?: { readBody?: boolean; public?: boolean; securityHeaders?: { content_security_policy: string }; openapi?: MountOpenApi },
   ): unknown;
   upgrade(path: string, handler: (req: KeelRequest, socket: Duplex, head: Buffer) => void): unknown;
   preShutdown(fn: () => void | Promise<void>): unknown;
@@ -176,7 +178,8 @@ export function installGraphqlRoute(app: GraphqlHost, route: GraphqlRoute): void
   // readBody: the App reads the body under its max_body_size before the handler runs.
   // The playground page is served on the GraphQL path itself, so that path gets a CSP that lets it load.
   const csp = route.playground ? { securityHeaders: { content_security_policy: PLAYGROUND_CSP } } : {};
-  app.mount([...route.methods], route.path, route.handler, { readBody: route.methods.includes('POST'), ...csp });
+  // `openapi`: the route's operations in the App's OpenAPI document (when keel/openapi is on).
+  app.mount([...route.methods], route.path, route.handler, { readBody: route.methods.includes('POST'), ...csp, openapi: graphqlOpenApi(route) });
   if (route.playground) app.mount(['GET', 'HEAD'], `${route.assetsPath}/{asset}`, route.handler, { public: true, ...csp });
   app.upgrade(route.path, route.upgrade);
   app.preShutdown(() => route.close());

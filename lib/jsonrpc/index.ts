@@ -18,6 +18,7 @@ import { mountAll, type MountSpec, type ProtocolHost, type RawHandler } from '..
 import { run, type JsonRpcResponse } from './dispatch.js';
 import { JSON_RPC_ERRORS } from './errors.js';
 import { openRpcDocument, type OpenRpcInfo } from './openrpc.js';
+import { jsonRpcOpenApi } from './openapi.js';
 import { JsonRpcRegistry, type JsonRpcMethodInfoInput, type RpcHandler } from './registry.js';
 import { registerRouteMethods } from './routes.js';
 import type { RouteDefinition } from '../route-definition.js';
@@ -26,6 +27,7 @@ export * from './errors.js';
 export * from './registry.js';
 export { dispatch, dispatchOne, envelopeProblem, type DispatchOptions, type JsonRpcResponse, type JsonRpcSuccess, type JsonRpcFailure } from './dispatch.js';
 export { registerRouteMethods, ROUTE_ERROR_CODE } from './routes.js';
+export { jsonRpcOpenApi, JSONRPC_OPENAPI_TAG, JSONRPC_OPERATION_ID } from './openapi.js';
 export { openRpcDocument, OPENRPC_VERSION, DEFAULT_OPENRPC_TITLE, DEFAULT_OPENRPC_VERSION, type OpenRpcInfo } from './openrpc.js';
 
 /** JsonRpcConfig as accepted from code: snake_case or camelCase keys. */
@@ -165,18 +167,20 @@ export function jsonRpcMounts(host: ProtocolHost & { routes?(): readonly RouteDe
   if (host.config.jsonrpc?.enabled === false) return [];
   const routes = host.routes?.() ?? [];
   if (routes.some((r) => r.jsonrpc)) registerRouteMethods(rpcRegistryOf(host), routes);
-  const registry = registries.get(host);
-  const config = host.config.jsonrpc ?? (registry && registry.size > 0 ? JsonRpcConfig.defaults() : null);
+  const registered = registries.get(host);
+  const config = host.config.jsonrpc ?? (registered && registered.size > 0 ? JsonRpcConfig.defaults() : null);
   if (!config) return [];
   const openapi = host.config.openapi;
+  const registry = rpcRegistryOf(host);
   const handler = jsonRpcHandler({
-    registry: rpcRegistryOf(host),
+    registry,
     config,
     maxBodySize: host.config.max_body_size,
     jsonPoisoning: jsonPoisoningOf(host.config),
     discovery: { title: openapi?.title, version: openapi?.version, description: openapi?.description },
   });
-  return [{ method: 'POST', path: config.endpoint_path, handler, readBody: true }];
+  // Described for the OpenAPI document (read when it is first served, so every method is in).
+  return [{ method: 'POST', path: config.endpoint_path, handler, readBody: true, openapi: () => jsonRpcOpenApi(registry, config) }];
 }
 
 /** Installer for lib/builtins.ts. */

@@ -57,3 +57,62 @@ describe('API documentation pages in headless Chromium', { skip }, () => {
     assert.deepEqual(problems, []);
   });
 });
+
+describe("the example server's API documentation in headless Chromium", { skip }, () => {
+  let handle: ServerHandle;
+  let browser: Browser;
+  before(async () => {
+    const { buildExampleApp } = await import('../../examples/server.js');
+    handle = await buildExampleApp({ port: 0, rate_limit: null }).listen({ port: 0, host: '127.0.0.1', handleSignals: false });
+    browser = await launchChromium();
+  });
+  after(async () => {
+    await browser?.close();
+    await handle?.close();
+  });
+
+  async function texts(path: string, selector: string, shot: string): Promise<{ texts: string[]; external: string[]; problems: string[] }> {
+    const page = await browser.newPage({ viewport: { width: 1280, height: 900 } });
+    const { external, problems } = watchPage(page, handle.url);
+    await page.goto(handle.url + path, { waitUntil: 'load' });
+    await page.waitForSelector(selector, { timeout: 30_000 });
+    const found = (await page.locator(selector).allInnerTexts()).map((t) => t.trim().replace(/\s+/g, ' '));
+    await page.screenshot({ path: `${OUT}example-${shot}.png`, fullPage: true });
+    await page.close();
+    return { texts: found, external, problems };
+  }
+
+  it("should list the example's routes, its JSON-RPC endpoint and its GraphQL route in Swagger UI", async () => {
+    const { texts: ops, external, problems } = await texts('/docs', '.opblock-summary', 'docs');
+    for (const expected of ['GET /items', 'POST /items', 'GET /items/{id}', 'POST /rpc JSON-RPC 2.0 endpoint', 'POST /graphql GraphQL query or mutation', 'GET /graphql GraphQL query']) {
+      assert.ok(ops.some((t) => t === expected || t.startsWith(`${expected} `)), `${expected} in ${JSON.stringify(ops)}`);
+    }
+    assert.deepEqual(external, []);
+    assert.deepEqual(problems, []);
+  });
+
+  it("should call the JSON-RPC endpoint from Swagger UI's Try it out with the documented example", async () => {
+    const page = await browser.newPage({ viewport: { width: 1280, height: 1400 } });
+    const { external, problems } = watchPage(page, handle.url);
+    await page.goto(`${handle.url}/docs`, { waitUntil: 'load' });
+    const op = page.locator('#operations-JSON-RPC-jsonRpc');
+    await op.locator('.opblock-summary').click();
+    await op.locator('.try-out__btn').click();
+    await op.locator('.execute').click();
+    const body = op.locator('.live-responses-table .response-col_description pre').first();
+    await body.waitFor({ timeout: 30_000 });
+    const text = await body.innerText();
+    await op.screenshot({ path: `${OUT}example-docs-rpc-try.png` });
+    await page.close();
+    assert.deepEqual(JSON.parse(text), { jsonrpc: '2.0', result: 1, id: 1 }, 'items.count of the example: one item');
+    assert.deepEqual(external, []);
+    assert.deepEqual(problems, []);
+  });
+
+  it("should list the example's JSON-RPC and GraphQL operations in Redoc", async () => {
+    const { texts: ops, external, problems } = await texts('/redoc', '[data-section-id^="operation/"] h2', 'redoc');
+    for (const expected of ['JSON-RPC 2.0 endpoint', 'GraphQL query or mutation', 'GraphQL query']) assert.ok(ops.includes(expected), `${expected} in ${JSON.stringify(ops)}`);
+    assert.deepEqual(external, []);
+    assert.deepEqual(problems, []);
+  });
+});

@@ -8,6 +8,7 @@ import type { OpenApiConfig, SecuritySchemeInfo } from '../records/protocol.js';
 import type { ServerConfig } from '../records/server.js';
 import type { RouteDefinition } from '../route-definition.js';
 import { openApiPath } from '../router.js';
+import { addMountOperations, defaultOperationId, type OpenApiMountInput } from './mounts.js';
 import { PROBLEM_DETAILS_SCHEMA, SchemaComponents, toOpenApiSchema } from './schema.js';
 
 /** The OpenAPI version keel writes. */
@@ -35,11 +36,6 @@ function toScheme(s: SecuritySchemeInfo): Json {
   return s.type === 'http' ? { type: 'http', scheme: s.scheme, bearerFormat: s.bearer_format } : { type: 'apiKey', in: s.location, name: s.name };
 }
 
-/** `GET /users/{id}/files` → `getUsersIdFiles`. */
-function defaultOperationId(method: string, path: string): string {
-  const words = path.split(/[^A-Za-z0-9]+/).filter(Boolean);
-  return method.toLowerCase() + words.map((w) => w[0]!.toUpperCase() + w.slice(1)).join('') || method.toLowerCase();
-}
 
 /** Resolves which security schemes a route requires, adding detected schemes as it meets them. */
 class SecurityResolver {
@@ -117,13 +113,16 @@ function responses(route: RouteDefinition, method: string, components: SchemaCom
   return out;
 }
 
-/** The security requirement of one route: JWT and/or API key, both required when both apply (AND). */
-function requirement(route: RouteDefinition, server: OpenApiServerAuth, security: SecurityResolver): Json | undefined {
+/**
+ * The security requirement of one route (or, with no route, of a mount behind the server-level
+ * authentication): JWT and/or API key, both required when both apply (AND).
+ */
+function requirement(route: RouteDefinition | undefined, server: OpenApiServerAuth, security: SecurityResolver): Json | undefined {
   const req: Json = {};
-  const jwt = route.jwtAuth ? route.jwtAuth.enabled : server.jwt_auth !== null;
+  const jwt = route?.jwtAuth ? route.jwtAuth.enabled : server.jwt_auth !== null;
   if (jwt) req[security.bearer()] = [];
-  const apiKey = route.apiKeyAuth ? route.apiKeyAuth.enabled : server.api_key_auth !== null;
-  if (apiKey) req[security.apiKey(route.apiKeyAuth?.header_name ?? server.api_key_auth?.header_name ?? 'X-API-Key')] = [];
+  const apiKey = route?.apiKeyAuth ? route.apiKeyAuth.enabled : server.api_key_auth !== null;
+  if (apiKey) req[security.apiKey(route?.apiKeyAuth?.header_name ?? server.api_key_auth?.header_name ?? 'X-API-Key')] = [];
   return Object.keys(req).length > 0 ? req : undefined;
 }
 
@@ -145,10 +144,12 @@ function info(config: Readonly<OpenApiConfig>): Json {
 }
 
 /**
- * Generate the document. Throws ConfigError for two operations sharing an operationId (the
- * document would be invalid), at start-up, like any other bad configuration.
+ * Generate the document: the routes, then the operations mounted protocols describe (`mounts`,
+ * lib/openapi/mounts.ts). Throws ConfigError for two routes sharing an operationId (the document
+ * would be invalid), at start-up, like any other bad configuration; a mount's operationId that a
+ * route holds gets a suffix instead (the protocol chose it, not the user).
  */
-export function generateOpenApi(routes: readonly RouteDefinition[], config: Readonly<OpenApiConfig>, server: OpenApiServerAuth): Json {
+export function generateOpenApi(routes: readonly RouteDefinition[], config: Readonly<OpenApiConfig>, server: OpenApiServerAuth, mounts: readonly OpenApiMountInput[] = []): Json {
   const components = new SchemaComponents([PROBLEM_SCHEMA_NAME]);
   const security = new SecurityResolver(config.security_schemes);
   const paths: Record<string, Json> = {};
@@ -191,6 +192,7 @@ export function generateOpenApi(routes: readonly RouteDefinition[], config: Read
       item[method.toLowerCase()] = op;
     });
   }
+  addMountOperations({ paths, components, operationIds, tags, serverRequirement: () => requirement(undefined, server, security), problemResponse }, mounts);
 
   const doc: Json = { openapi: OPENAPI_VERSION, info: info(config) };
   if (config.servers.length > 0) doc.servers = config.servers.map((s) => (s.description ? { url: s.url, description: s.description } : { url: s.url }));

@@ -4,6 +4,7 @@
  * See docs/architecture.md, "App extension points".
  */
 import type { ServerResponse } from 'node:http';
+import type { MountOptions } from '../plugin.js';
 import type { ServerConfig } from '../records/server.js';
 import type { KeelRequest } from '../request.js';
 
@@ -19,14 +20,21 @@ export interface MountSpec {
   readBody: boolean;
   /** Skip server-level authentication (documentation pages a browser opens without credentials). */
   public?: boolean;
+  /** The endpoint's operations for the OpenAPI document (MountOptions.openapi). */
+  openapi?: MountOptions['openapi'];
 }
 
 export interface ProtocolHost {
   readonly config: Readonly<ServerConfig>;
-  mount(method: string, path: string, handler: RawHandler, options?: { readBody?: boolean; public?: boolean }): unknown;
+  mount(method: string, path: string, handler: RawHandler, options?: Pick<MountOptions, 'readBody' | 'public' | 'openapi'>): unknown;
 }
 
 /** Mount every spec on the host. */
 export function mountAll(host: ProtocolHost, specs: readonly MountSpec[]): void {
-  for (const s of specs) host.mount(s.method, s.path, s.handler, s.public ? { readBody: s.readBody, public: true } : { readBody: s.readBody });
+  for (const s of specs) {
+    const options: Pick<MountOptions, 'readBody' | 'public' | 'openapi'> = { readBody: s.readBody };
+    if (s.public) options.public = true;
+    if (s.openapi) options.openapi = s.openapi;
+    host.mount(s.method, s.path, s.handler, options);
+  }
 }

@@ -99,7 +99,13 @@ export function suggest(key: string, candidates: readonly string[]): string | un
       best = c;
     }
   }
-  return best !== undefined && bestD <= Math.max(2, Math.floor(best.length / 3)) ? best : undefined;
+  if (best !== undefined && bestD <= Math.max(2, Math.floor(best.length / 3))) return best;
+  // Otherwise a candidate that the key contains, or that contains the key, at a word boundary: the
+  // spelling of another framework (`requests_per_second` for `per_second`, `header` for `header_name`).
+  return candidates.find((c) => {
+    const lc = c.toLowerCase();
+    return lc.includes('_') || asSnake.includes('_') ? asSnake.endsWith(`_${lc}`) || asSnake.startsWith(`${lc}_`) || lc.startsWith(`${asSnake}_`) || lc.endsWith(`_${asSnake}`) : false;
+  });
 }
 
 /** Quote a value for an error message without dumping huge structures. */

@@ -1,7 +1,8 @@
 /**
  * ServerConfig and the records it nests, with the specification's defaults (each stated once here).
  */
-import { defineRecord, fail, t, type InputOf } from './define.js';
+import { isIP } from 'node:net';
+import { defineRecord, fail, t, type FieldType, type InputOf } from './define.js';
 import { OpenApiConfig, AsyncApiConfig, JsonRpcConfig, GrpcConfig, BackgroundTaskConfig } from './protocol.js';
 import type * as P from './protocol.js';
 import { DEFAULT_ON_CONSTRUCTOR_POISONING, DEFAULT_ON_PROTO_POISONING, POISONING_ACTIONS, type PoisoningAction } from '../json-parse.js';
@@ -43,6 +44,8 @@ export function rejectPlaceholder(record: string, path: string, key: string, val
 }
 
 export interface CompressionConfig {
+  /** `false` turns compression off (for a route: overrides the server's). The reference's records carry it too. */
+  enabled: boolean;
   gzip: boolean;
   brotli: boolean;
   min_size: number;
@@ -53,18 +56,38 @@ export const CompressionConfig = defineRecord<CompressionConfig>()('CompressionC
   brotli: { type: t.boolean(), default: true, doc: 'Enable brotli' },
   min_size: { type: t.integer(0), default: DEFAULT_COMPRESSION_MIN_SIZE, doc: 'Minimum response size to compress, bytes' },
   quality: { type: t.integer(0, 11), default: DEFAULT_COMPRESSION_QUALITY, doc: '0-11 for brotli, 0-9 for gzip (gzip uses min(quality, 9))' },
+  enabled: { type: t.boolean(), default: true, doc: 'false: no compression (a route: not even the server\'s)' },
 });
 
 export interface RateLimitConfig {
+  /** `false` turns the limit off (for a route: overrides the server's). The reference's records carry it too. */
+  enabled: boolean;
   per_second: number;
   burst: number;
   ip_based: boolean;
 }
-export const RateLimitConfig = defineRecord<RateLimitConfig>()('RateLimitConfig', {
-  per_second: { type: t.integer(1), default: DEFAULT_RATE_PER_SECOND, doc: 'Sustained requests per second (token refill rate)' },
-  burst: { type: t.integer(1), default: DEFAULT_RATE_BURST, doc: 'Bucket size: requests allowed at once' },
-  ip_based: { type: t.boolean(), default: true, doc: 'Limit per client IP (false: one global limit)' },
-});
+/** Slowest refill keel accepts: one request per day (below that, a bucket is a permanent ban). */
+export const MIN_RATE_PER_SECOND = 1 / 86_400;
+/**
+ * `per_second` may be fractional, so rates below one per second are expressible: "N per window W
+ * seconds" is `burst: N, per_second: N / W` (3 per 15 minutes: `burst: 3, per_second: 3 / 900`).
+ */
+export const RateLimitConfig = defineRecord<RateLimitConfig>()(
+  'RateLimitConfig',
+  {
+    per_second: { type: t.number(0), default: DEFAULT_RATE_PER_SECOND, doc: 'Sustained requests per second (token refill rate); fractional for slower rates, e.g. 3/900 for 3 per 15 minutes' },
+    burst: { type: t.integer(1), default: DEFAULT_RATE_BURST, doc: 'Bucket size: requests allowed at once' },
+    ip_based: { type: t.boolean(), default: true, doc: 'Limit per client IP (false: one global limit)' },
+    enabled: { type: t.boolean(), default: true, doc: 'false: no rate limit (a route: not even the server\'s)' },
+  },
+  {
+    check: (v, path) => {
+      if (!(v.per_second >= MIN_RATE_PER_SECOND)) {
+        fail('RateLimitConfig', path, 'per_second', v.per_second, `a number >= ${MIN_RATE_PER_SECOND} (one per day)`, 'For N requests per W seconds write burst: N, per_second: N / W.');
+      }
+    },
+  },
+);
 
 export interface JwtConfig {
   secret?: string;
@@ -124,6 +147,36 @@ export const StaticFilesConfig = defineRecord<StaticFilesConfig>()('StaticFilesC
   cache_control: { type: t.string(), nullable: true, doc: 'Cache-Control header value sent' },
 });
 
+/**
+ * Express's `trust proxy` setting as data: `false` (the socket's peer is the client), `true` (the
+ * left-most X-Forwarded-For address), a number of proxy hops to trust, or the proxies' addresses /
+ * subnets / names (`loopback`, `linklocal`, `uniquelocal`) as a comma-separated string or a list.
+ */
+export type TrustProxySetting = boolean | number | string | readonly string[];
+/** No proxy is trusted: the client address is the socket's peer. false. */
+export const DEFAULT_TRUST_PROXY: TrustProxySetting = false;
+
+const TRUST_NAMES = ['loopback', 'linklocal', 'uniquelocal'];
+/** Rejects a trust_proxy value Express would not understand (proxy-addr would throw at request time). */
+export function checkTrustProxy(record: string, path: string, key: string, value: unknown): void {
+  const expected = "false, true, a hop count (integer >= 0), or proxy addresses / subnets / 'loopback' | 'linklocal' | 'uniquelocal' as a string or a list";
+  if (typeof value === 'boolean') return;
+  if (typeof value === 'number') {
+    if (!Number.isInteger(value) || value < 0) fail(record, path, key, value, expected);
+    return;
+  }
+  const list = typeof value === 'string' ? value.split(',').map((s) => s.trim()) : Array.isArray(value) ? value : null;
+  if (list === null) fail(record, path, key, value, expected);
+  list.forEach((entry, i) => {
+    if (typeof entry !== 'string' || entry === '') fail(record, path, `${key}[${i}]`, entry, 'an address, a subnet or a name');
+    if (TRUST_NAMES.includes(entry)) return;
+    const [ip, bits, ...rest] = entry.split('/');
+    const okIp = isIP(ip!) !== 0;
+    const okBits = bits === undefined || (/^\d+$/.test(bits) && Number(bits) <= (isIP(ip!) === 4 ? 32 : 128)) || isIP(bits) === 4;
+    if (!okIp || !okBits || rest.length > 0) fail(record, path, Array.isArray(value) ? `${key}[${i}]` : key, entry, expected);
+  });
+}
+
 export interface ServerConfig {
   host: string;
   port: number;
@@ -146,6 +199,7 @@ export interface ServerConfig {
   grpc: Readonly<P.GrpcConfig> | null;
   background_tasks: Readonly<P.BackgroundTaskConfig>;
   enable_http_trace: boolean;
+  trust_proxy: TrustProxySetting;
 }
 
 export const ServerConfig = defineRecord<ServerConfig>()('ServerConfig', {
@@ -170,6 +224,9 @@ export const ServerConfig = defineRecord<ServerConfig>()('ServerConfig', {
   grpc: { type: t.record(GrpcConfig), nullable: true },
   background_tasks: { type: t.record(BackgroundTaskConfig), default: () => BackgroundTaskConfig.defaults() },
   enable_http_trace: { type: t.boolean(), default: false, doc: 'Per-request HTTP tracing' },
+  trust_proxy: { type: t.json(), default: DEFAULT_TRUST_PROXY, doc: "Which proxies' X-Forwarded-For to believe for the client address, as Express's 'trust proxy': false, true, a hop count, or addresses / subnets / 'loopback' | 'linklocal' | 'uniquelocal' (string, comma-separated, or a list)" },
+}, {
+  check: (v, path) => checkTrustProxy('ServerConfig', path, 'trust_proxy', v.trust_proxy),
 });
 
 // ---------------------------------------------------------------- input types (generated from the fields above)

@@ -21,8 +21,8 @@ describe('apiKeyAuth inside createApp', () => {
       const missing = await request(router).get('/data');
       const invalid = await request(router).get('/data').set('X-API-Key', 'nope');
       assert.deepEqual([missing.status, invalid.status], [401, 401]);
-      assert.equal(missing.body.detail, "Missing API key: send it in the 'X-API-Key' header");
-      assert.equal(invalid.body.detail, 'Invalid API key');
+      assert.deepEqual([missing.body.title, missing.body.detail], ['Missing API key', "Expected 'X-API-Key' header with valid API key"]);
+      assert.deepEqual([invalid.body.title, invalid.body.detail], ['Invalid API key', 'The provided API key is not valid']);
       assert.equal(invalid.headers['www-authenticate'], 'ApiKey header="X-API-Key"');
       assert.match(invalid.headers['content-type']!, /^application\/problem\+json/);
     });

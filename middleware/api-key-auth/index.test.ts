@@ -22,13 +22,15 @@ function appWith(options: ApiKeyAuthOptions): express.Express {
 
 const KEYS = ['sk_live_first_0123456789', 'sk_live_second_0123456789'];
 
-async function expect401(req: request.Test, detail: string, challenge = 'ApiKey header="X-API-Key"') {
+const MISSING = 'Missing API key';
+const INVALID = 'Invalid API key';
+
+/** The whole problem, title and detail as the reference implementation words them. */
+async function expect401(req: request.Test, title: string, detail: string, challenge = 'ApiKey header="X-API-Key"') {
   const res = await req;
   assert.equal(res.status, 401);
   assert.match(res.headers['content-type']!, /^application\/problem\+json/);
-  assert.equal(res.body.type, 'https://keel.dev/errors/unauthorized');
-  assert.equal(res.body.title, 'Unauthorized');
-  assert.equal(res.body.detail, detail);
+  assert.deepEqual(res.body, { type: 'https://keel.dev/errors/unauthorized', title, status: 401, detail });
   assert.equal(res.headers['www-authenticate'], challenge);
   assert.equal(JSON.stringify(res.body).includes('sk_live'), false, 'no key material in the problem');
 }
@@ -81,13 +83,13 @@ describe('apiKeyAuth', () => {
       assert.equal(res.status, 200);
     });
     it('should say "missing" when no key is sent', async () => {
-      await expect401(request(app).get('/data'), "Missing API key: send it in the 'X-API-Key' header");
+      await expect401(request(app).get('/data'), MISSING, "Expected 'X-API-Key' header with valid API key");
     });
     it('should say "missing" for an empty header', async () => {
-      await expect401(request(app).get('/data').set('X-API-Key', ''), "Missing API key: send it in the 'X-API-Key' header");
+      await expect401(request(app).get('/data').set('X-API-Key', ''), MISSING, "Expected 'X-API-Key' header with valid API key");
     });
     it('should not read the query string by default', async () => {
-      await expect401(request(app).get(`/data?api_key=${KEYS[0]}`), "Missing API key: send it in the 'X-API-Key' header");
+      await expect401(request(app).get(`/data?api_key=${KEYS[0]}`), MISSING, "Expected 'X-API-Key' header with valid API key");
     });
     const wrong: Array<[string, string]> = [
       ['an unknown key', 'sk_live_unknown'],
@@ -99,7 +101,7 @@ describe('apiKeyAuth', () => {
     ];
     for (const [name, value] of wrong) {
       it(`should say "invalid" for ${name} (compared over fixed-length digests, so lengths never throw)`, async () => {
-        await expect401(request(app).get('/data').set('X-API-Key', value), 'Invalid API key');
+        await expect401(request(app).get('/data').set('X-API-Key', value), INVALID, 'The provided API key is not valid');
       });
     }
   });
@@ -112,7 +114,7 @@ describe('apiKeyAuth', () => {
       assert.deepEqual(res.body.apiKey, { source: 'header', index: 0 });
     });
     it('should ignore the default header and name the custom one in the challenge', async () => {
-      await expect401(request(app).get('/data').set('X-API-Key', KEYS[0]!), "Missing API key: send it in the 'X-API-Token' header", 'ApiKey header="X-API-Token"');
+      await expect401(request(app).get('/data').set('X-API-Key', KEYS[0]!), MISSING, "Expected 'X-API-Token' header with valid API key", 'ApiKey header="X-API-Token"');
     });
   });
 
@@ -132,19 +134,19 @@ describe('apiKeyAuth', () => {
     it('should use a custom parameter name', async () => {
       const app2 = appWith({ keys: KEYS, allow_query: true, query_param: 'token' });
       assert.equal((await request(app2).get(`/data?token=${KEYS[1]}`)).status, 200);
-      await expect401(request(app2).get(`/data?api_key=${KEYS[1]}`), "Missing API key: send it in the 'X-API-Key' header or the 'token' query parameter", 'ApiKey header="X-API-Key", query="token"');
+      await expect401(request(app2).get(`/data?api_key=${KEYS[1]}`), MISSING, "Expected 'X-API-Key' header or 'token' query parameter with valid API key", 'ApiKey header="X-API-Key", query="token"');
     });
     it('should name both places when the key is missing', async () => {
-      await expect401(request(app).get('/data'), "Missing API key: send it in the 'X-API-Key' header or the 'api_key' query parameter", challenge);
+      await expect401(request(app).get('/data'), MISSING, "Expected 'X-API-Key' header or 'api_key' query parameter with valid API key", challenge);
     });
     it('should reject a parameter given twice', async () => {
-      await expect401(request(app).get(`/data?api_key=${KEYS[0]}&api_key=${KEYS[1]}`), "Invalid API key: the 'api_key' query parameter is given more than once", challenge);
+      await expect401(request(app).get(`/data?api_key=${KEYS[0]}&api_key=${KEYS[1]}`), INVALID, "The 'api_key' query parameter is given more than once", challenge);
     });
     it('should not let a valid query key rescue a wrong header key', async () => {
-      await expect401(request(app).get(`/data?api_key=${KEYS[0]}`).set('X-API-Key', 'wrong'), 'Invalid API key', challenge);
+      await expect401(request(app).get(`/data?api_key=${KEYS[0]}`).set('X-API-Key', 'wrong'), INVALID, 'The provided API key is not valid', challenge);
     });
     it('should reject a wrong query key', async () => {
-      await expect401(request(app).get('/data?api_key=wrong'), 'Invalid API key', challenge);
+      await expect401(request(app).get('/data?api_key=wrong'), INVALID, 'The provided API key is not valid', challenge);
     });
   });
 });

@@ -8,7 +8,8 @@
  */
 import { createHash, timingSafeEqual } from 'node:crypto';
 import type { ServerResponse } from 'node:http';
-import { problemFor } from '../../lib/problem.js';
+import { problemType } from '../../lib/errors.js';
+import { problem } from '../../lib/problem.js';
 import { rejecter, takeOnReject, type OnRejectOption } from '../../lib/reject.js';
 import { ApiKeyAuthConfig, ApiKeyConfig, assertApiKeysPresent, fail } from '../../lib/records/index.js';
 import type { KeelRequest, Middleware, NextFunction } from '../../lib/request.js';
@@ -43,6 +44,11 @@ export interface ApiKeyQueryOptions {
   queryParam?: string;
 }
 
+/** Problem title for a request that carries no key (the reference implementation's words). */
+export const API_KEY_MISSING_TITLE = 'Missing API key';
+/** Problem title for a key that is not one of `keys` (the reference implementation's words). */
+export const API_KEY_INVALID_TITLE = 'Invalid API key';
+
 /** RFC 9110 §5.1 field-name / §5.6.2 token. */
 const TOKEN = /^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$/;
 
@@ -61,8 +67,10 @@ function extension<T>(options: Record<string, unknown>, record: string, snake: s
  * Sets `req.apiKey = { source: 'header' | 'query', index }` (the index of the matching key in `keys`,
  * never the key itself).
  *
- * A missing key and a wrong key are both 401 problems with distinct details ("Missing API key…" /
- * "Invalid API key") and a `WWW-Authenticate: ApiKey header="X-API-Key"` challenge. When the header
+ * A missing key and a wrong key are both 401 problems (type `unauthorized`) titled "Missing API key"
+ * (detail "Expected 'X-API-Key' header with valid API key") and "Invalid API key" (detail "The
+ * provided API key is not valid"), as the reference implementation words them, with a
+ * `WWW-Authenticate: ApiKey header="X-API-Key"` challenge. When the header
  * is present it alone is checked: a bad header key is not rescued by a query parameter.
  *
  * @example
@@ -101,11 +109,14 @@ export function apiKeyAuth(options: ApiKeyAuthOptions): Middleware {
   });
 
   const headerName = config.header_name.toLowerCase();
-  const where = `the '${config.header_name}' header${allowQuery ? ` or the '${queryParam}' query parameter` : ''}`;
+  // The reference's wording; the query parameter is only named when keel reads it (allow_query), so
+  // no client is told to put its key in a URL that will not be accepted anyway.
+  const where = `'${config.header_name}' header${allowQuery ? ` or '${queryParam}' query parameter` : ''}`;
   const challenge = { 'WWW-Authenticate': `${API_KEY_AUTH_SCHEME} header="${config.header_name}"${allowQuery ? `, query="${queryParam}"` : ''}` };
-  const missing = Object.freeze(problemFor('KEEL_UNAUTHORIZED', `Missing API key: send it in ${where}`));
-  const invalid = Object.freeze(problemFor('KEEL_UNAUTHORIZED', 'Invalid API key'));
-  const ambiguous = Object.freeze(problemFor('KEEL_UNAUTHORIZED', `Invalid API key: the '${queryParam}' query parameter is given more than once`));
+  const unauthorized = problemType('KEEL_UNAUTHORIZED');
+  const missing = Object.freeze(problem(401, `Expected ${where} with valid API key`, { title: API_KEY_MISSING_TITLE, type: unauthorized }));
+  const invalid = Object.freeze(problem(401, 'The provided API key is not valid', { title: API_KEY_INVALID_TITLE, type: unauthorized }));
+  const ambiguous = Object.freeze(problem(401, `The '${queryParam}' query parameter is given more than once`, { title: API_KEY_INVALID_TITLE, type: unauthorized }));
 
   /** Index of the matching key or -1; compares against every key whatever the outcome. */
   function match(presented: string): number {

@@ -32,13 +32,11 @@ const get = (app: express.Express, claims?: Record<string, unknown>) => {
   return claims ? req.set('X-Test-Claims', JSON.stringify(claims)) : req;
 };
 
-async function expect403(res: request.Response, missing: Record<string, string[]>, detail: string) {
+/** The whole 403: the reference's title and detail, what is lacking in `missing`. */
+async function expect403(res: request.Response, missing: Record<string, string[]>) {
   assert.equal(res.status, 403);
   assert.match(res.headers['content-type']!, /^application\/problem\+json/);
-  assert.equal(res.body.type, 'https://keel.dev/errors/forbidden');
-  assert.equal(res.body.title, 'Forbidden');
-  assert.equal(res.body.detail, detail);
-  assert.deepEqual(res.body.missing, missing);
+  assert.deepEqual(res.body, { type: 'https://keel.dev/errors/forbidden', title: 'Forbidden', status: 403, detail: 'Insufficient permissions to access this resource', missing });
 }
 
 describe('authorization', () => {
@@ -81,12 +79,12 @@ describe('authorization', () => {
     });
     it('should name exactly what is missing', async () => {
       const res = await get(app, { roles: ['admin'], scope: 'users:read', permissions: ['delete:users'] });
-      await expect403(res, { roles: ['ops'], scopes: ['users:write'] }, "Missing required roles 'ops'; scopes 'users:write'");
+      await expect403(res, { roles: ['ops'], scopes: ['users:write'] });
       assert.equal(res.headers['www-authenticate'], 'Bearer error="insufficient_scope", scope="users:write"');
     });
     it('should list all requirements for a caller holding none', async () => {
       const res = await get(app, { sub: 'u' });
-      await expect403(res, { roles: ['admin', 'ops'], scopes: ['users:write'], permissions: ['delete:users'] }, "Missing required roles 'admin', 'ops'; scopes 'users:write'; permissions 'delete:users'");
+      await expect403(res, { roles: ['admin', 'ops'], scopes: ['users:write'], permissions: ['delete:users'] });
     });
     it('should not send a scope challenge when only roles are missing', async () => {
       const res = await get(app, { roles: ['admin'], scope: 'users:write', permissions: ['delete:users'] });
@@ -105,7 +103,7 @@ describe('authorization', () => {
     });
     it('should report every listed requirement when none is held', async () => {
       const res = await get(app, { roles: ['user'], scope: 'read' });
-      await expect403(res, { roles: ['admin'], scopes: ['write'] }, "Requires at least one of: roles 'admin'; scopes 'write'");
+      await expect403(res, { roles: ['admin'], scopes: ['write'] });
     });
   });
 
@@ -163,7 +161,7 @@ describe('authorization', () => {
     });
     it('should answer 403 for a valid token without them', async () => {
       const res = await request(app).get('/').set('Authorization', `Bearer ${await sign({ sub: 'user123' })}`);
-      await expect403(res, { roles: ['admin'], permissions: ['read'] }, "Missing required roles 'admin'; permissions 'read'");
+      await expect403(res, { roles: ['admin'], permissions: ['read'] });
     });
   });
 });

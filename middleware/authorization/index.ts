@@ -55,17 +55,19 @@ const BEARER_CHALLENGE = Object.freeze({ 'WWW-Authenticate': 'Bearer' });
 /** RFC 6749 §3.3: scope-token = 1*( %x21 / %x23-5B / %x5D-7E ). */
 const SCOPE_TOKEN = /^[\x21\x23-\x5b\x5d-\x7e]+$/;
 
-function describeMissing(missing: MissingGrants, requireAll: boolean): string {
-  const parts = KINDS.filter((k) => missing[k]?.length).map((k) => `${k} ${missing[k]!.map((v) => `'${v}'`).join(', ')}`);
-  return requireAll ? `Missing required ${parts.join('; ')}` : `Requires at least one of: ${parts.join('; ')}`;
-}
+/**
+ * The 403's detail, in the reference implementation's words; what is lacking is in the `missing`
+ * extension member (RFC 9457 §3.2), where a client can read it without parsing prose.
+ */
+export const AUTHORIZATION_FORBIDDEN_DETAIL = 'Insufficient permissions to access this resource';
 
 /**
  * Enforce an AuthorizationConfig (`required_roles`, `required_scopes`, `required_permissions`,
  * `require_all`) against `req.auth`, which jwtAuth sets. Place it after jwtAuth.
  *
  * - no `req.auth` (the request is not authenticated with a token): 401 with `WWW-Authenticate: Bearer`;
- * - requirements not met: 403 problem whose `detail` lists them and whose extension member
+ * - requirements not met: 403 problem (title "Forbidden", detail "Insufficient permissions to access
+ *   this resource", as the reference words it) whose extension member
  *   `missing: { roles?, scopes?, permissions? }` holds what is lacking (all listed requirements when
  *   `require_all` is false and none matched). When scopes are lacking the response also carries
  *   `WWW-Authenticate: Bearer error="insufficient_scope", scope="…"` (RFC 6750 §3.1).
@@ -122,6 +124,6 @@ export function authorization(options: AuthorizationOptions = {}): Middleware {
     const report: MissingGrants = requireAll ? missing : Object.fromEntries(KINDS.filter((k) => required[k].length).map((k) => [k, required[k]]));
     const headers: Record<string, string> = {};
     if (report.scopes) headers['WWW-Authenticate'] = `Bearer error="insufficient_scope", scope="${required.scopes.join(' ')}"`;
-    reject.refuse(req, res, next, problemFor('KEEL_FORBIDDEN', describeMissing(report, requireAll), { missing: report }), headers);
+    reject.refuse(req, res, next, problemFor('KEEL_FORBIDDEN', AUTHORIZATION_FORBIDDEN_DETAIL, { missing: report }), headers);
   };
 }

@@ -26,6 +26,7 @@ describe('compression under createApp', () => {
       app.get('/compression/skip', () => ({ message: 'Small payload', payload: 'tiny' }), { compression: { gzip: true, brotli: false, min_size: 4096, quality: 6 } });
       app.get('/server-level', () => ({ items: 'b'.repeat(5000) }));
       app.get('/server-level/small', () => PAYLOAD);
+      app.get('/compression/off', () => ({ items: 'c'.repeat(5000) }), { compression: { enabled: false } });
     });
     handle = await app.listen({ port: 0, host: '127.0.0.1', handleSignals: false });
   });
@@ -60,5 +61,11 @@ describe('compression under createApp', () => {
   it('should apply the server-level min_size', async () => {
     const res = await get(`${handle.url}/server-level/small`, { 'Accept-Encoding': 'gzip, br' });
     assert.equal(res.headers['content-encoding'], undefined);
+  });
+
+  it('should not compress a route whose record says enabled: false, even above the server min_size', async () => {
+    const res = await get(`${handle.url}/compression/off`, { 'Accept-Encoding': 'gzip, br' });
+    assert.equal(res.headers['content-encoding'], undefined);
+    assert.deepEqual(JSON.parse(res.body.toString()), { items: 'c'.repeat(5000) });
   });
 });

@@ -296,6 +296,20 @@ describe('compression: when one coding or both are off', () => {
   });
 });
 
+describe('compression: when the record says enabled: false', () => {
+  it('should be a pass-through, whatever the codings and sizes', async () => {
+    assert.equal(compression({ enabled: false, gzip: true, min_size: 0 }).name, 'compressionDisabled');
+    const s = await serve({ enabled: false, minSize: 0 });
+    try {
+      const raw = await s.get('/json', { 'Accept-Encoding': 'gzip, br' });
+      assert.equal(raw.headers['content-encoding'], undefined);
+      assert.equal(raw.headers.vary, undefined);
+    } finally {
+      s.server.close();
+    }
+  });
+});
+
 describe('compression: at the quality bounds', () => {
   for (const quality of [0, 9, 11]) {
     it(`should produce decodable gzip and brotli at quality ${quality}`, async () => {

@@ -58,10 +58,16 @@ describe('cors inside a keel App (route-level CorsConfig)', () => {
     assert.match(res.headers.vary ?? '', /Origin/);
   });
 
-  it('should serve a disallowed origin without CORS headers', async () => {
+  it('should refuse an actual request from a disallowed origin with a 403, as the reference does', async () => {
     const res = await request(router).get('/api/data').set('Origin', 'https://EXAMPLE.COM');
-    assert.equal(res.status, 200);
+    assert.equal(res.status, 403);
+    assert.match(res.headers['content-type'] ?? '', /^application\/problem\+json/);
+    assert.deepEqual(res.body, { type: 'https://keel.dev/errors/forbidden', title: 'Forbidden', status: 403, detail: "CORS request from origin 'https://EXAMPLE.COM' not allowed" });
     assert.equal(res.headers['access-control-allow-origin'], undefined);
+  });
+
+  it('should serve a request without Origin (not a CORS request)', async () => {
+    assert.equal((await request(router).get('/api/data')).status, 200);
   });
 
   it('should add nothing to a route without a CorsConfig', async () => {

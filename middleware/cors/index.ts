@@ -12,6 +12,9 @@ import { fail } from '../../lib/records/define.js';
 import { problemFor } from '../../lib/problem.js';
 import { rejecter, takeOnReject, type OnRejectOption } from '../../lib/reject.js';
 import type { KeelRequest, Middleware, NextFunction } from '../../lib/request.js';
+import { fromCorsPackage, isPackageStyle, type CorsPackageOptions, type TranslatedCors } from './familiar.js';
+
+export { PACKAGE_DEFAULT_METHODS, type CorsOriginFunction, type CorsPackageOptions } from './familiar.js';
 
 import type { CorsConfigInput as CorsRecordInput } from '../../lib/records/route.js';
 
@@ -35,7 +38,8 @@ export interface CorsExtensions {
   allowPrivateNetwork?: boolean;
 }
 
-export type CorsOptions = CorsConfigInput & CorsExtensions & OnRejectOption;
+/** keel's CorsConfig or the `cors` package's options (one style per call), plus keel's extensions and `onReject` (lib/reject.ts). */
+export type CorsOptions = (CorsConfigInput | CorsPackageOptions) & CorsExtensions & OnRejectOption;
 
 export { DEFAULT_ON_REJECT } from '../../lib/reject.js';
 
@@ -94,6 +98,11 @@ function checkConfig(cfg: CorsConfig): CorsConfig {
 /** Add `value` to the Vary header once, keeping what other middleware put there. */
 function appendVary(res: ServerResponse, value: string): void {
   const current = res.getHeader('Vary');
+  // The common case, nothing there yet: no parsing.
+  if (current === undefined) {
+    res.setHeader('Vary', value);
+    return;
+  }
   const text = Array.isArray(current) ? current.join(', ') : current === undefined ? '' : String(current);
   const parts = text.split(',').map((s) => s.trim().toLowerCase()).filter(Boolean);
   if (parts.includes('*') || parts.includes(value.toLowerCase())) return;
@@ -129,7 +138,17 @@ export function cors(options: CorsOptions = {}): Middleware {
   const input: Record<string, unknown> = rest instanceof CorsConfig ? rest.toJSON() as never : { ...(rest as object) };
   const rejectDisallowed = takeFlag(input, 'reject_disallowed_origins', 'rejectDisallowedOrigins', DEFAULT_REJECT_DISALLOWED_ORIGINS);
   const allowPrivateNetwork = takeFlag(input, 'allow_private_network', 'allowPrivateNetwork', DEFAULT_ALLOW_PRIVATE_NETWORK);
-  const cfg = checkConfig(CorsConfig.parse(input));
+  const familiar: TranslatedCors | undefined = options instanceof CorsConfig || !isPackageStyle(input) ? undefined : fromCorsPackage(input);
+  if (familiar?.disabled) {
+    return function corsDisabled(_req: KeelRequest, _res: ServerResponse, next: NextFunction): void {
+      next();
+    };
+  }
+  const cfg = checkConfig(CorsConfig.parse(familiar ? familiar.record : input));
+  // A RegExp / function / `true` origin from the cors package; undefined keeps the record's exact matches.
+  const matchOrigin = familiar?.matchOrigin;
+  const preflightStatus = familiar?.preflightStatus ?? DEFAULT_PREFLIGHT_STATUS;
+  const preflightContinue = familiar?.preflightContinue ?? false;
 
   const credentials = cfg.allow_credentials === true;
   const anyOrigin = cfg.allowed_origins.includes('*');
@@ -159,7 +178,7 @@ export function cors(options: CorsOptions = {}): Middleware {
     reject.refuse(req, res, next, problemFor('KEEL_FORBIDDEN', detail));
   }
 
-  return function corsMiddleware(req: KeelRequest, res: ServerResponse, next: NextFunction): void {
+  const middleware = function corsMiddleware(req: KeelRequest, res: ServerResponse, next: NextFunction): void {
     if (!staticOrigin) appendVary(res, 'Origin');
     const origin = req.headers.origin;
     if (origin === undefined) {
@@ -168,7 +187,7 @@ export function cors(options: CorsOptions = {}): Middleware {
     }
     const requestMethod = req.headers['access-control-request-method'];
     const preflight = req.method === 'OPTIONS' && typeof requestMethod === 'string';
-    const originAllowed = cfg.isOriginAllowed(origin);
+    const originAllowed = matchOrigin === undefined ? cfg.isOriginAllowed(origin) : matchOrigin(origin, req);
 
     if (!preflight) {
       if (!originAllowed) {
@@ -182,7 +201,8 @@ export function cors(options: CorsOptions = {}): Middleware {
       return;
     }
 
-    if (!originAllowed) return forbid(req, res, next, `CORS preflight from origin '${origin}' not allowed`);
+    // The reference's words for a refused origin, preflight or not (cors.rs handle_preflight).
+    if (!originAllowed) return forbid(req, res, next, `CORS request from origin '${origin}' not allowed`);
     const method = requestMethod.trim();
     if (!cfg.isMethodAllowed(method)) return forbid(req, res, next, `CORS preflight for method '${method}' not allowed`);
     const rawHeaders = req.headers['access-control-request-headers'];
@@ -206,8 +226,15 @@ export function cors(options: CorsOptions = {}): Middleware {
     if (allowPrivateNetwork && req.headers['access-control-request-private-network'] === 'true') {
       res.setHeader('Access-Control-Allow-Private-Network', 'true');
     }
-    res.statusCode = DEFAULT_PREFLIGHT_STATUS;
+    if (preflightContinue) return next();
+    res.statusCode = preflightStatus;
     res.setHeader('Content-Length', '0');
     res.end();
+  };
+  const decide = familiar?.decide;
+  if (decide === undefined) return middleware;
+  // A function origin (cors package) decides first, possibly later; then the same middleware runs.
+  return function corsMiddleware(req: KeelRequest, res: ServerResponse, next: NextFunction): void {
+    decide(req, res, next, () => middleware(req, res, next));
   };
 }

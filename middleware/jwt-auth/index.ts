@@ -12,11 +12,14 @@ import type { JWTVerifyOptions } from 'jose';
 import { lazyRequire } from '../../lib/lazy-require.js';
 import { UnauthorizedError, problemType, type ExpressJwtErrorCode } from '../../lib/errors.js';
 import { problem, sendProblem, type ProblemDetails } from '../../lib/problem.js';
-import { rejecter, takeOnReject, type OnRejectOption } from '../../lib/reject.js';
+import { rejecter, takeOnReject, type OnRejectOption, type Rejecter } from '../../lib/reject.js';
 import { JwtAuthConfig, JwtConfig, checkJwtKeys, type JwtAlgorithm } from '../../lib/records/index.js';
 import type { KeelRequest, Middleware, NextFunction } from '../../lib/request.js';
 import { hmacFailureReason, hmacVerifier, type FailureReason } from './hmac.js';
 import { importVerificationKey } from './keys.js';
+import { fromExpressJwt, headerFromGetToken, isPackageStyle, wrapVerifier, type JwtPackageOptions } from './familiar.js';
+
+export type { JwtPackageOptions } from './familiar.js';
 
 export { MIN_HMAC_SECRET_BYTES, MIN_RSA_MODULUS_BITS } from './keys.js';
 export { DEFAULT_JWT_ALGORITHM, JWT_ALGORITHMS } from '../../lib/records/index.js';
@@ -37,6 +40,8 @@ export const JWT_INVALID_TITLE = 'JWT validation failed';
 export const JWT_HEADER_FORMAT_TITLE = 'Invalid Authorization header format';
 /** Problem title for a token that is not a compact JWS. */
 export const JWT_MALFORMED_TITLE = 'Malformed JWT token';
+/** Problem title for a request without an Authorization header (the reference implementation's words). */
+export const JWT_MISSING_TITLE = 'Missing or invalid Authorization header';
 
 const UNAUTHORIZED_TYPE = problemType('KEEL_UNAUTHORIZED');
 
@@ -73,7 +78,7 @@ function invalidToken(detail: string, title = JWT_INVALID_TITLE, innerName = 'Js
   };
 }
 
-const MISSING = challengeOnly('Unauthorized', "Authorization header is missing; send 'Authorization: Bearer <token>'", 'credentials_required');
+const MISSING = challengeOnly(JWT_MISSING_TITLE, "Expected 'Authorization: Bearer <token>'", 'credentials_required');
 const NOT_BEARER = challengeOnly(JWT_HEADER_FORMAT_TITLE, "Authorization header must use Bearer scheme: 'Bearer <token>'", 'credentials_bad_scheme');
 const NO_TOKEN = challengeOnly(JWT_HEADER_FORMAT_TITLE, "Authorization header must use Bearer scheme: 'Bearer <token>'", 'credentials_bad_format');
 
@@ -85,6 +90,11 @@ function unauthorizedError(failure: Failure): UnauthorizedError {
 
 /** RFC 6750 §2.1 b64token; anything else cannot be a compact JWS. */
 const B64TOKEN = /^[A-Za-z0-9\-._~+/]+=*$/;
+/** One base64url segment (RFC 7515 §2: no padding). */
+const BASE64URL = /^[A-Za-z0-9_-]*$/;
+function isBase64Url(segment: string): boolean {
+  return BASE64URL.test(segment) && segment.length % 4 !== 1;
+}
 
 /** jose, for the asymmetric algorithms: loaded by the first factory that needs it. */
 const jose = lazyRequire<typeof Jose>('jose');
@@ -110,7 +120,8 @@ function describeFailure(reason: FailureReason, algorithm: string, issuer: strin
     case 'signature':
       return invalidToken('Token signature is invalid');
     case 'malformed':
-      return invalidToken('Malformed JWT token: the header, claims or signature is not valid', JWT_MALFORMED_TITLE);
+      // The reference's words for a token jsonwebtoken cannot read (ErrorKind::InvalidToken).
+      return invalidToken('Token is invalid');
     case 'unverifiable':
       // Fail closed, say little.
       return invalidToken('Token could not be verified');
@@ -147,9 +158,12 @@ function parseOptions(options: JwtAuthOptions): { record: 'JwtConfig' | 'JwtAuth
  * `enabled: false` returns a pass-through.
  *
  * Rejections are 401 `application/problem+json` with `WWW-Authenticate: Bearer` (RFC 6750 §3), plus
- * `error="invalid_token"` and `error_description` when a token was presented. The problem `detail`
- * says what failed: header missing, not Bearer, malformed token, wrong algorithm, bad signature,
- * expired, not yet valid, wrong audience, wrong issuer.
+ * `error="invalid_token"` and `error_description` when a token was presented. Title and `detail` are
+ * the reference implementation's words: "Missing or invalid Authorization header" (no header), "Invalid
+ * Authorization header format" (not Bearer), "Malformed JWT token" (not three parts), otherwise "JWT
+ * validation failed" with "Token signature is invalid", "Token has expired", "JWT not valid yet, not
+ * before claim is in the future", "Token audience is invalid", "Token issuer is invalid, expected '…'",
+ * "Token is invalid" (unreadable); a wrong algorithm names the expected one.
  *
  * @example
  * import express from 'express';
@@ -164,10 +178,20 @@ function parseOptions(options: JwtAuthOptions): { record: 'JwtConfig' | 'JwtAuth
  * `code` (`credentials_required`, `credentials_bad_scheme`, `credentials_bad_format`,
  * `invalid_token`), `status: 401` and `inner`, so express-jwt error handlers keep working.
  */
-export function jwtAuth(options: JwtAuthOptions): Middleware {
+export function jwtAuth(options: JwtAuthOptions | JwtPackageOptions): Middleware {
   const { onReject, rest } = takeOnReject(options, typeof options === 'object' && options !== null && 'enabled' in options ? 'JwtAuthConfig' : 'JwtConfig');
   const rejection = rejecter(onReject);
-  const { record, config } = parseOptions(rest);
+  if (typeof rest === 'object' && rest !== null && isPackageStyle(rest)) {
+    const familiar = fromExpressJwt(rest as Record<string, unknown>);
+    const verify = verifier(familiar.record as JwtAuthOptions, rejection, familiar.getToken ? headerFromGetToken : undefined);
+    return wrapVerifier(verify, familiar);
+  }
+  return verifier(rest as JwtAuthOptions, rejection);
+}
+
+/** The verifier; `headerOf` reads `Bearer <token>` from somewhere else than the Authorization header (express-jwt's getToken). */
+function verifier(options: JwtAuthOptions, rejection: Rejecter, headerOf?: (req: KeelRequest) => string | undefined): Middleware {
+  const { record, config } = parseOptions(options);
   if (!config.enabled) {
     return function jwtAuthDisabled(_req: KeelRequest, _res: ServerResponse, next: NextFunction): void {
       next();
@@ -194,7 +218,9 @@ export function jwtAuth(options: JwtAuthOptions): Middleware {
     try {
       alg = jose().decodeProtectedHeader(token).alg;
     } catch {
-      return invalidToken('Malformed JWT token: the header is not base64url-encoded JSON', JWT_MALFORMED_TITLE);
+      // The reference (jsonwebtoken) fails a header that is not base64url as a signature error, and
+      // one that is not JSON as an invalid token.
+      return invalidToken(isBase64Url(token.slice(0, token.indexOf('.'))) ? 'Token is invalid' : 'Token signature is invalid');
     }
     return alg === algorithm ? null : wrongAlgorithm;
   }
@@ -205,7 +231,7 @@ export function jwtAuth(options: JwtAuthOptions): Middleware {
   }
 
   return function jwtAuthMiddleware(req: KeelRequest, res: ServerResponse, next: NextFunction): void {
-    const header = req.headers.authorization;
+    const header = headerOf === undefined ? req.headers.authorization : headerOf(req);
     if (header === undefined || header.trim() === '') return reject(req, res, next, MISSING);
     const space = header.indexOf(' ');
     // The scheme is case-insensitive (RFC 9110 §11.1); the token follows one or more spaces.
@@ -217,7 +243,8 @@ export function jwtAuth(options: JwtAuthOptions): Middleware {
     if (parts !== 3) {
       return reject(req, res, next, invalidToken(`Malformed JWT token: expected 3 parts separated by dots, found ${parts}`, JWT_MALFORMED_TITLE));
     }
-    if (!B64TOKEN.test(token)) return reject(req, res, next, invalidToken('Malformed JWT token: it contains characters outside base64url', JWT_MALFORMED_TITLE));
+    // Not base64url: the reference's jsonwebtoken reports it as a base64 error, "Token signature is invalid".
+    if (!B64TOKEN.test(token)) return reject(req, res, next, invalidToken('Token signature is invalid'));
     if (verifyHmac !== null) {
       let claims: Record<string, unknown>;
       try {

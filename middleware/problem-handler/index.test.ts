@@ -115,7 +115,7 @@ for (const { name, express } of EXPRESS_VERSIONS) {
           const log = recorder();
           const res = await request(appThrowing(err, log)).get('/async');
           assert.equal(res.status, 500);
-          assert.deepEqual(res.body, { type: 'https://keel.dev/errors/internal-server-error', title: 'Internal Server Error', status: 500 });
+          assert.deepEqual(res.body, { type: 'https://keel.dev/errors/internal-server-error', title: 'Internal Server Error', status: 500, detail: 'Internal server error' });
           assert.doesNotMatch(res.text, /hunter2/);
           assert.equal(log.lines.length, 1);
           assert.equal(log.lines[0]!.obj.err, err);

@@ -107,7 +107,7 @@ export function problemHandler(options: ProblemHandlerOptions = {}): ProblemErro
     const { problem: p, headers } = err instanceof HttpError || err instanceof KeelError
       ? toProblem(err)
       : isHttpErrorShape(err) && err.status >= 400 && err.status <= 599
-        ? { problem: problem(err.status, err.detail, { title: err.title, type: err.type, extensions: { ...err.extensions } }), headers: { ...err.headers } }
+        ? { problem: problem(err.status, err.detail, { title: err.title, type: err.type, instance: err.instance, extensions: { ...err.extensions } }), headers: { ...err.headers } }
         : foreignProblem(err);
     if (p.status >= 500 && logger) {
       const r = req as KeelRequest & { id?: unknown; originalUrl?: string };

@@ -83,6 +83,23 @@ describe('rateLimit inside createApp', () => {
     });
   });
 
+  describe('when a route turns the limit off with enabled: false', () => {
+    it('should not limit that route, while the server limit holds elsewhere', async () => {
+      const router = createApp({ rate_limit: { per_second: 1, burst: 1, ip_based: false } }, (a) => {
+        a.get('/open', () => ({ ok: true }), { rate_limit: { enabled: false } });
+        a.get('/limited', () => ({ ok: true }));
+      }, silent).intoRouter();
+      for (let i = 0; i < 3; i++) assert.equal((await request(router).get('/open')).status, 200);
+      assert.equal((await request(router).get('/open')).headers['ratelimit'], undefined);
+      assert.equal((await request(router).get('/limited')).status, 200);
+      assert.equal((await request(router).get('/limited')).status, 429);
+    });
+    it('should turn the server limit off with ServerConfig.rate_limit.enabled: false', async () => {
+      const router = createApp({ rate_limit: { enabled: false, per_second: 1, burst: 1 } }, (a) => a.get('/a', () => ({ ok: true })), silent).intoRouter();
+      for (let i = 0; i < 3; i++) assert.equal((await request(router).get('/a')).status, 200);
+    });
+  });
+
   describe('when ip_based is false', () => {
     it('should refuse every client once the global bucket is empty', async () => {
       const router = createApp({ rate_limit: { per_second: 1, burst: 1, ip_based: false } }, (a) => {

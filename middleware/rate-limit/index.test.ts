@@ -50,14 +50,26 @@ function statusFor(mw: ReturnType<typeof rateLimit>, remoteAddress: string): Pro
 }
 
 describe('rateLimit', () => {
+  describe('when the record says enabled: false', () => {
+    it('should let every request through without rate-limit headers', async () => {
+      assert.equal(rateLimit({ enabled: false, per_second: 1, burst: 1 }).name, 'rateLimitDisabled');
+      const app = appWith({ enabled: false, per_second: 1, burst: 1 });
+      for (let i = 0; i < 3; i++) {
+        const res = await request(app).get('/');
+        assert.equal(res.status, 200);
+        assert.equal(res.headers['ratelimit'], undefined);
+      }
+    });
+  });
+
   describe('when the configuration is invalid', () => {
     const cases: Array<[string, unknown, unknown, RegExp]> = [
       ['per_second 0', { per_second: 0 }, {}, /per_second/],
-      ['a fractional per_second', { per_second: 1.5 }, {}, /per_second/],
+      ['a per_second below one per day', { per_second: 1 / 86_401 }, {}, /per_second/],
       ['burst 0', { burst: 0 }, {}, /burst/],
       ['a burst given as a string', { burst: '10' }, {}, /burst/],
       ['ip_based that is not a boolean', { ip_based: 'yes' }, {}, /ip_based/],
-      ['an unknown key', { windowMs: 1000 }, {}, /Unknown key "windowMs"/],
+      ['an unknown key', { windowSize: 1000 }, {}, /Unknown key "windowSize"/],
       ['burst given twice', { burst: 1, burst_: 2 }, {}, /burst_/],
       ['a store without take()', {}, { store: {} }, /store/],
       ['a key that is not a function', {}, { key: 'ip' }, /key/],

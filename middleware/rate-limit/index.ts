@@ -5,42 +5,60 @@
  * (the same step as one atomic Lua script, for limits shared between instances).
  */
 import type { ServerResponse } from 'node:http';
+import type ProxyAddr from 'proxy-addr';
 import { ipKey, preloadIpKey } from './ip-key.js';
+import { lazyRequire } from '../../lib/lazy-require.js';
 import { problemFor, sendProblem } from '../../lib/problem.js';
-import { rejecter, takeOnReject, type OnRejectOption } from '../../lib/reject.js';
-import { RateLimitConfig, fail } from '../../lib/records/index.js';
+import { rejecter, takeOnReject, type OnRejectOption, type Rejecter } from '../../lib/reject.js';
+import { RateLimitConfig, checkTrustProxy, fail, type TrustProxySetting } from '../../lib/records/index.js';
 import type { KeelRequest, Middleware, NextFunction } from '../../lib/request.js';
 import { MemoryStore, type BucketPolicy, type RateLimitStore, type TakeResult } from './store.js';
+import { fromExpressRateLimit, PACKAGE_KEYS, type RateLimitPackageOptions, type TranslatedRateLimit } from './familiar.js';
 
 export { DEFAULT_RATE_BURST, DEFAULT_RATE_PER_SECOND } from '../../lib/records/index.js';
 export { MemoryStore, DEFAULT_MEMORY_STORE_MAX_KEYS, gcraTake, type BucketPolicy, type MemoryStoreOptions, type RateLimitStore, type TakeResult } from './store.js';
 export { RedisStore, DEFAULT_REDIS_PREFIX, type RedisStoreOptions } from './redis.js';
+export { PACKAGE_DEFAULT_LIMIT, PACKAGE_DEFAULT_WINDOW_MS, type RateLimitPackageOptions } from './familiar.js';
 export { DEFAULT_ON_REJECT } from '../../lib/reject.js';
+
+/** proxy-addr, loaded by the first limiter given a trust setting. */
+const proxyAddr = lazyRequire<typeof ProxyAddr>('proxy-addr');
 
 /** Default IPv6 prefix length that counts as one client: one /56 is what a single site is usually given (express-rate-limit's default). */
 export const DEFAULT_IPV6_SUBNET = 56;
 /** Key of the single bucket when `ip_based` is false. */
 export const GLOBAL_KEY = 'global';
 
-/** RateLimitConfig, snake_case or camelCase, and `onReject` (lib/reject.ts). */
-export type RateLimitOptions = RateLimitConfigInput & OnRejectOption;
-import type { RateLimitConfigInput } from '../../lib/records/server.js';
-
-/** The record input under the name the house style uses for every factory. */
+/** The RateLimitConfig record, snake_case or camelCase (type generated from the record). */
 export type { RateLimitConfigInput } from '../../lib/records/server.js';
+import type { RateLimitConfigInput } from '../../lib/records/server.js';
+/** RateLimitConfig under the name the migration guide uses. */
+export type RateLimitConfigOptions = RateLimitConfigInput;
+
+/**
+ * keel's RateLimitConfig, or express-rate-limit's options (`windowMs`, `limit`, …; one style per call),
+ * plus `onReject` (lib/reject.ts).
+ */
+export type RateLimitOptions = (RateLimitConfigInput | RateLimitPackageOptions) & OnRejectOption;
 
 /** keel extensions, not part of the RateLimitConfig record; the factory's second argument. */
 export interface RateLimitExtensions {
   /** Where buckets live. Default: a new `MemoryStore` per middleware. Use `RedisStore` to share a limit between instances. */
   store?: RateLimitStore;
   /**
-   * The client key when `ip_based` is true. Default: `req.socket.remoteAddress`, IPv6 addresses
-   * grouped by `ipv6Subnet`. Behind a reverse proxy or load balancer every request comes from the
-   * proxy, so everyone would share one bucket: derive the key from the proxy's forwarded address
-   * instead (Express: `key: (req) => ipKeyGenerator(req.ip)` with `app.set('trust proxy', …)`). Never
-   * trust `X-Forwarded-For` from the open internet: clients can write anything there.
+   * The client key when `ip_based` is true. Default: the client address, IPv6 addresses grouped by
+   * `ipv6Subnet`. The address is `req.ip` under Express (so `app.set('trust proxy', …)` applies), the
+   * address `trustProxy` picks when it is given, else the socket's peer.
    */
   key?: (req: KeelRequest) => string;
+  /**
+   * Which proxies to believe about the client address, with Express's `trust proxy` semantics
+   * (proxy-addr): `true`, a hop count, addresses / subnets / `loopback` | `linklocal` | `uniquelocal`,
+   * or a function `(addr, i) => boolean`. Behind a reverse proxy every request comes from the proxy,
+   * so without this everyone shares one bucket. Never trust `X-Forwarded-For` from the open internet:
+   * clients can write anything there. Default `DEFAULT_TRUST_PROXY` (false): the socket's peer, or `req.ip` under Express.
+   */
+  trustProxy?: TrustProxySetting | ((addr: string, i: number) => boolean);
   /** IPv6 prefix length treated as one client, or false for whole addresses. Default `DEFAULT_IPV6_SUBNET` (56). */
   ipv6Subnet?: number | false;
   /** When the store fails (e.g. Redis is down): true lets the request through, false answers 503. Default false. */
@@ -50,7 +68,7 @@ export interface RateLimitExtensions {
 function checkExtensions(ext: RateLimitExtensions): void {
   const bad = (key: string, value: unknown, expected: string): never => fail('RateLimitConfig', 'rateLimit(options, extensions)', key, value, expected);
   if (typeof ext !== 'object' || ext === null) bad('', ext, 'an object');
-  const known = ['store', 'key', 'ipv6Subnet', 'passOnStoreError'];
+  const known = ['store', 'key', 'ipv6Subnet', 'passOnStoreError', 'trustProxy'];
   for (const k of Object.keys(ext)) if (!known.includes(k)) bad(k, ext[k as keyof RateLimitExtensions], `one of the extensions ${known.join(', ')}`);
   if (ext.store !== undefined && typeof ext.store?.take !== 'function') bad('store', ext.store, 'a RateLimitStore (an object with take(key, policy))');
   if (ext.key !== undefined && typeof ext.key !== 'function') bad('key', ext.key, 'a function (req) => string');
@@ -58,6 +76,7 @@ function checkExtensions(ext: RateLimitExtensions): void {
     bad('ipv6Subnet', ext.ipv6Subnet, 'an integer from 1 to 128, or false');
   }
   if (ext.passOnStoreError !== undefined && typeof ext.passOnStoreError !== 'boolean') bad('passOnStoreError', ext.passOnStoreError, 'true or false');
+  if (ext.trustProxy !== undefined && typeof ext.trustProxy !== 'function') checkTrustProxy('RateLimitConfig', 'rateLimit(options, extensions)', 'trustProxy', ext.trustProxy);
 }
 
 /** Client addresses whose IPv6 key one limiter remembers; the memo starts over when it is full. */
@@ -85,8 +104,29 @@ function clientKeys(subnet: number | false): (ip: string) => string {
   };
 }
 
-function keyFromSocket(clientKey: (ip: string) => string): (req: KeelRequest) => string {
-  return (req) => clientKey(req.socket.remoteAddress ?? 'unknown');
+/** proxy-addr's trust function for a setting, compiled once (as Express compiles `trust proxy`). */
+export function compileTrust(setting: TrustProxySetting | ((addr: string, i: number) => boolean)): ((addr: string, i: number) => boolean) | null {
+  if (typeof setting === 'function') return setting;
+  if (setting === false) return null;
+  if (setting === true) return () => true;
+  if (typeof setting === 'number') return (_addr, i) => i < setting;
+  const list = typeof setting === 'string' ? setting.split(',').map((s) => s.trim()) : [...setting];
+  return proxyAddr().compile(list);
+}
+
+/**
+ * The client address: with a trust setting, the one proxy-addr picks from X-Forwarded-For; under
+ * Express, `req.ip` (which honours `app.set('trust proxy', …)`); else the socket's peer.
+ */
+function keyFromAddress(clientKey: (ip: string) => string, trust: ((addr: string, i: number) => boolean) | null): (req: KeelRequest) => string {
+  if (trust !== null) {
+    const addrOf = proxyAddr();
+    return (req) => clientKey(addrOf(req, trust));
+  }
+  return (req) => {
+    const ip = (req as { ip?: unknown }).ip;
+    return clientKey(typeof ip === 'string' ? ip : (req.socket.remoteAddress ?? 'unknown'));
+  };
 }
 
 const isPromise = <T>(v: T | Promise<T>): v is Promise<T> => typeof (v as Promise<T>)?.then === 'function';
@@ -118,33 +158,113 @@ const isPromise = <T>(v: T | Promise<T>): v is Promise<T> => typeof (v as Promis
 export function rateLimit(options: RateLimitOptions = {}, extensions: RateLimitExtensions = {}): Middleware {
   const { onReject, rest } = takeOnReject(options, 'RateLimitConfig');
   const reject = rejecter(onReject);
-  const config = RateLimitConfig.parse(rest, 'RateLimitConfig');
+  const familiar = packageStyle(rest) ? fromExpressRateLimit(rest as Record<string, unknown>) : undefined;
+  if (!familiar) return limiter(RateLimitConfig.parse(rest, 'RateLimitConfig'), extensions, reject);
+  if (familiar.onLimited && ('onReject' in options || 'on_reject' in options)) {
+    fail('RateLimitConfig', 'rateLimit(options)', 'handler', '[function]', "one of express-rate-limit's handler and keel's onReject", 'Both say what to do with a refused request: keep one.');
+  }
+  const ext: RateLimitExtensions = {
+    ...(familiar.passOnStoreError !== undefined ? { passOnStoreError: familiar.passOnStoreError } : {}),
+    ...(familiar.ipv6Subnet !== undefined ? { ipv6Subnet: familiar.ipv6Subnet } : {}),
+    ...extensions,
+  };
+  const { keyGenerator, skip } = familiar;
+  // The key a keyGenerator gave the request being limited: the limiter reads it synchronously, first
+  // thing, in the call that follows (a variable, not a property: a new property on an Express request
+  // is an uncached map transition).
+  let givenKey = '';
+  if (keyGenerator) ext.key = () => givenKey;
+  const core = limiter(RateLimitConfig.parse(familiar.record, 'RateLimitConfig'), ext, reject, familiar);
+  // No keyGenerator or skip: the limiter itself, with no wrapper on the request path.
+  if (!keyGenerator && !skip) return core;
+  return function rateLimitMiddleware(req: KeelRequest, res: ServerResponse, next: NextFunction): void {
+    // A throwing or rejecting skip / keyGenerator is a bug in the application: a 500 without internals (or next(err)).
+    const fail = (err: unknown): void => reject.fail(req, res, next, err);
+    const limitWith = (key: unknown): void => {
+      givenKey = String(key);
+      core(req, res, next);
+    };
+    const limit = (): void => {
+      if (!keyGenerator) return core(req, res, next);
+      let key: string | Promise<string>;
+      try {
+        key = keyGenerator(req, res);
+      } catch (err) {
+        return fail(err);
+      }
+      // An error further down the chain must not become an unhandled rejection.
+      if (isPromise(key)) key.then(limitWith, fail).catch(fail);
+      else limitWith(key);
+    };
+    let skipped: boolean | Promise<boolean>;
+    try {
+      skipped = skip ? skip(req, res) : false;
+    } catch (err) {
+      return fail(err);
+    }
+    if (isPromise(skipped)) skipped.then((yes) => (yes ? next() : limit()), fail).catch(fail);
+    else if (skipped) next();
+    else limit();
+  };
+}
+
+/** express-rate-limit options (any of its keys) rather than keel's record; both in one call is a ConfigError. */
+function packageStyle(options: object): boolean {
+  if (typeof options !== 'object' || options === null) return false;
+  const keys = Object.keys(options).filter((k) => (options as Record<string, unknown>)[k] !== undefined);
+  const pkg = keys.filter((k) => PACKAGE_KEYS.includes(k));
+  if (pkg.length === 0) return false;
+  const keel = keys.filter((k) => ['per_second', 'perSecond', 'burst', 'ip_based', 'ipBased'].includes(k));
+  if (keel.length > 0) {
+    fail('RateLimitConfig', 'rateLimit(options)', keel[0]!, (options as Record<string, unknown>)[keel[0]!],
+      `keel's keys (per_second, burst, ip_based) or express-rate-limit's (${pkg.join(', ')}), not both`,
+      `Write either { per_second, burst } or { windowMs, limit }: ${pkg[0]} is express-rate-limit's, ${keel[0]} is keel's.`);
+  }
+  return true;
+}
+
+function limiter(config: Readonly<RateLimitConfig>, extensions: RateLimitExtensions, reject: Rejecter, familiar?: TranslatedRateLimit): Middleware {
   checkExtensions(extensions);
+  // `enabled: false` (the reference's records carry it): no limit, no headers, nothing per request.
+  if (!config.enabled) {
+    return function rateLimitDisabled(_req: KeelRequest, _res: ServerResponse, next: NextFunction): void {
+      next();
+    };
+  }
   const policy: BucketPolicy = Object.freeze({ burst: config.burst, perSecond: config.per_second });
   const store = extensions.store ?? new MemoryStore();
   const passOnStoreError = extensions.passOnStoreError ?? false;
   const subnet = extensions.ipv6Subnet ?? DEFAULT_IPV6_SUBNET;
   const keyOf: (req: KeelRequest) => string = !config.ip_based
     ? () => GLOBAL_KEY
-    : (extensions.key ?? keyFromSocket(clientKeys(subnet)));
+    : (extensions.key ?? keyFromAddress(clientKeys(subnet), extensions.trustProxy === undefined ? null : compileTrust(extensions.trustProxy)));
+  const sendHeaders = familiar?.headers ?? true;
+  const onLimited = familiar?.onLimited;
 
-  const policyHeader = `${policy.burst};w=${Math.ceil(policy.burst / policy.perSecond)}`;
-  const exceeded = `Rate limit exceeded: ${policy.burst} requests at once, refilled at ${policy.perSecond} per second`;
+  // The window a full bucket refills in, whole seconds (rounded to µs first: 3 / (3 / 900) is 900.0000000000001).
+  const windowSeconds = Math.ceil(Math.round((policy.burst / policy.perSecond) * 1e6) / 1e6);
+  const policyHeader = `${policy.burst};w=${windowSeconds}`;
+  const exceeded = `Rate limit exceeded: ${policy.burst} requests at once, refilled at ${describeRate(policy.perSecond)}`;
+  const detailFor = familiar?.detail !== undefined ? ((): string => familiar.detail!) : (retryAfter: number): string => `${exceeded}; retry in ${retryAfter} s`;
   const unavailable = Object.freeze(problemFor('KEEL_SERVICE_UNAVAILABLE', 'The rate limiter is unavailable'));
 
   function answer(req: KeelRequest, res: ServerResponse, next: NextFunction, result: TakeResult): void {
     const state = `limit=${policy.burst}, remaining=${result.remaining}, reset=${Math.ceil(result.resetMs / 1000)}`;
-    if (!res.headersSent) {
+    if (sendHeaders && !res.headersSent) {
       res.setHeader('RateLimit-Policy', policyHeader);
       res.setHeader('RateLimit', state);
     }
     if (result.allowed) return next();
-    const retryAfter = Math.max(1, Math.ceil(result.retryAfterMs / 1000));
-    const headers: Record<string, string> = reject.mode === 'respond'
+    const retryAfter = Math.max(1, Math.ceil(Math.round(result.retryAfterMs) / 1000));
+    if (onLimited) {
+      if (!res.headersSent) res.setHeader('Retry-After', String(retryAfter));
+      return onLimited(req, res, next);
+    }
+    const headers: Record<string, string> = reject.mode === 'respond' || !sendHeaders
       ? { 'Retry-After': String(retryAfter) }
       // Handed on, the error carries every header its answer needs, not only those already on `res`.
       : { 'Retry-After': String(retryAfter), 'RateLimit-Policy': policyHeader, RateLimit: state };
-    reject.refuse(req, res, next, problemFor('KEEL_RATE_LIMITED', `${exceeded}; retry in ${retryAfter} s`), headers);
+    reject.refuse(req, res, next, problemFor('KEEL_RATE_LIMITED', detailFor(retryAfter)), headers);
   }
 
   function storeFailed(req: KeelRequest, res: ServerResponse, next: NextFunction): void {
@@ -176,4 +296,13 @@ export function rateLimit(options: RateLimitOptions = {}, extensions: RateLimitE
       // An error thrown further down the chain must not become an unhandled rejection.
       .catch((err: unknown) => sendProblem(res, err));
   };
+}
+
+/** "2 per second", "1 per 5 minutes": the refill rate in words for the 429 detail. */
+function describeRate(perSecond: number): string {
+  if (perSecond >= 1) return `${Math.round(perSecond * 1000) / 1000} per second`;
+  const seconds = Math.round(1 / perSecond);
+  if (seconds % 3600 === 0) return `1 per ${seconds / 3600} hour(s)`;
+  if (seconds % 60 === 0) return `1 per ${seconds / 60} minute(s)`;
+  return `1 per ${Math.round(1000 / perSecond) / 1000} seconds`;
 }

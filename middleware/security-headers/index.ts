@@ -9,6 +9,10 @@
  * Strict-Transport-Security (RFC 6797) is sent only when `hsts_max_age` is set: whether a host is
  * HTTPS-only is a deployment decision (TLS often ends at a proxy), and a wrong HSTS pin is hard to undo.
  *
+ * Given helmet's options instead (`securityHeaders({ helmet: opts })`, or helmet's keys at the top
+ * level as in `helmet(opts)`), the headers are exactly `helmet(opts)`'s: helmet's defaults (HSTS,
+ * SAMEORIGIN, helmet's HTML-site CSP) for what is not given, none of keel's API choices.
+ *
  * HTML pages served by the same app (Swagger UI, Redoc, GraphiQL) need a looser CSP: their handler
  * sets `res.setHeader('Content-Security-Policy', docsPageCsp())`, which replaces the API policy for
  * that one response (this middleware runs before the handler).
@@ -66,8 +70,49 @@ export interface SecurityHeadersOptions {
   /** Default {@link DEFAULT_HSTS_PRELOAD} (false). */
   hsts_preload?: boolean;
   hstsPreload?: boolean;
-  /** helmet options, applied over keel's choices (helmet's own key names). */
+  /**
+   * helmet's options: the headers are then exactly `helmet(options)`'s (helmet's defaults for what
+   * is not given, none of keel's API choices). Cannot be combined with the keys above (but `enabled`).
+   */
   helmet?: HelmetOptions;
+}
+
+/**
+ * securityHeaders also takes helmet's options at the top level, as `helmet(options)` does
+ * (`securityHeaders({ contentSecurityPolicy: { directives } })`): the headers are exactly helmet's.
+ */
+export type SecurityHeadersHelmetOptions = HelmetOptions & { enabled?: boolean };
+
+/** helmet's top-level option names (helmet 8, with its legacy aliases). */
+export const HELMET_OPTION_KEYS: readonly string[] = Object.freeze([
+  'contentSecurityPolicy', 'crossOriginEmbedderPolicy', 'crossOriginOpenerPolicy', 'crossOriginResourcePolicy',
+  'originAgentCluster', 'referrerPolicy', 'strictTransportSecurity', 'hsts', 'xContentTypeOptions', 'noSniff',
+  'xDnsPrefetchControl', 'dnsPrefetchControl', 'xDownloadOptions', 'ieNoOpen', 'xFrameOptions', 'frameguard',
+  'xPermittedCrossDomainPolicies', 'permittedCrossDomainPolicies', 'xPoweredBy', 'hidePoweredBy', 'xXssProtection', 'xssFilter',
+]);
+/** Keys both styles use: a string (or null) value is keel's record, an object or boolean is helmet's. */
+const SHARED_KEYS = ['contentSecurityPolicy', 'crossOriginResourcePolicy', 'referrerPolicy'];
+
+/**
+ * helmet's options when the call is written in helmet's style (`{ helmet: opts }` or helmet's keys at
+ * the top level), else undefined. keel's record keys next to helmet's are a ConfigError.
+ */
+function helmetStyle(options: Record<string, unknown>): { helmet: HelmetOptions; path: string } | undefined {
+  const keys = Object.keys(options).filter((k) => options[k] !== undefined && k !== 'enabled');
+  const isHelmetValue = (k: string) => !SHARED_KEYS.includes(k) || (typeof options[k] === 'object' && options[k] !== null) || typeof options[k] === 'boolean';
+  const helmetKeys = keys.filter((k) => HELMET_OPTION_KEYS.includes(k) && isHelmetValue(k));
+  const nested = options.helmet;
+  if (nested !== undefined && (typeof nested !== 'object' || nested === null || Array.isArray(nested))) return undefined;
+  if (nested === undefined && helmetKeys.length === 0) return undefined;
+  const given = nested !== undefined ? 'helmet' : helmetKeys[0]!;
+  const keel = keys.find((k) => k !== 'helmet' && !helmetKeys.includes(k));
+  if (keel !== undefined || (nested !== undefined && helmetKeys.length > 0)) {
+    const other = keel ?? helmetKeys[0]!;
+    fail(RECORD, RECORD, other, options[other], `keel's keys or helmet's options (${given}), not both`,
+      `With helmet's options the headers are exactly helmet's: write ${other} the helmet way inside them (or drop ${given} and use keel's keys).`);
+  }
+  if (nested !== undefined) return { helmet: nested as HelmetOptions, path: `${RECORD}.helmet` };
+  return { helmet: Object.fromEntries(helmetKeys.map((k) => [k, options[k]])) as HelmetOptions, path: RECORD };
 }
 
 interface Parsed {
@@ -138,9 +183,15 @@ export function docsPageCsp(sources: readonly string[] = DOCS_PAGE_CDN_SOURCES):
   ].join('; ');
 }
 
-/** Headers an earlier instance set on this response, so a disabled one can take them back. */
+/**
+ * Headers an earlier instance set on each response, so a disabled one (a route's opt-out) can take
+ * them back. Recorded only once a disabled instance exists: a new own property on an Express
+ * response is an uncached map transition (≈ 3.5 µs; Express has changed its prototype), which a
+ * process without opt-outs should not pay on every response.
+ */
 const kSet = Symbol('keel.securityHeaders.set');
 type TaggedResponse = ServerResponse & { [kSet]?: readonly string[] };
+let disabledInstances = 0;
 
 /**
  * Send API-appropriate security headers (see the module comment for the list and why).
@@ -159,37 +210,42 @@ type TaggedResponse = ServerResponse & { [kSet]?: readonly string[] };
  * });
  * app.listen(8000);
  */
-export function securityHeaders(options: SecurityHeadersOptions = {}): Middleware {
-  const c = SecurityHeadersRecord.parse(options, RECORD);
+export function securityHeaders(options: SecurityHeadersOptions | SecurityHeadersHelmetOptions = {}): Middleware {
+  const own = typeof options === 'object' && options !== null ? helmetStyle(options as Record<string, unknown>) : undefined;
+  const c = SecurityHeadersRecord.parse(own ? ('enabled' in options ? { enabled: options.enabled } : {}) : options, RECORD);
   if (!c.enabled) {
+    disabledInstances++;
     return function securityHeadersDisabled(_req: KeelRequest, res: ServerResponse, next: NextFunction): void {
-      const tagged = res as TaggedResponse;
-      if (tagged[kSet] && !res.headersSent) for (const name of tagged[kSet]) res.removeHeader(name);
-      tagged[kSet] = undefined;
+      const names = (res as TaggedResponse)[kSet];
+      if (names !== undefined) {
+        if (!res.headersSent) for (const name of names) res.removeHeader(name);
+        (res as TaggedResponse)[kSet] = undefined;
+      }
       next();
     };
   }
 
-  const helmetOptions: HelmetOptions = {
+  const helmetOptions: HelmetOptions = own ? own.helmet : {
     // CSP is a plain string here (what users copy from documentation), set below.
     contentSecurityPolicy: false,
     crossOriginResourcePolicy: { policy: c.cross_origin_resource_policy },
     referrerPolicy: { policy: c.referrer_policy },
     xFrameOptions: { action: c.frame_options === 'DENY' ? 'deny' : 'sameorigin' },
     strictTransportSecurity: c.hsts_max_age === null ? false : { maxAge: c.hsts_max_age, includeSubDomains: c.hsts_include_sub_domains, preload: c.hsts_preload },
-    ...(c.helmet as HelmetOptions | undefined),
   } as HelmetOptions;
-  const userSetsCsp = c.helmet !== undefined && 'contentSecurityPolicy' in c.helmet;
-  const csp = userSetsCsp ? null : c.content_security_policy;
+  // helmet's style gives exactly helmet's headers: keel's API CSP is not added.
+  const csp = own ? null : c.content_security_policy;
+  const userOptions = own?.helmet;
+  const helmetPath = own ? own.path : `${RECORD}.helmet`;
 
   let apply: ReturnType<typeof helmet>;
   try {
     apply = helmet(helmetOptions);
   } catch (err) {
-    throw new ConfigError(`Invalid ${RECORD} at ${RECORD}.helmet: ${(err as Error).message}`, { record: RECORD, path: `${RECORD}.helmet`, key: 'helmet', value: c.helmet });
+    throw new ConfigError(`Invalid ${RECORD} at ${helmetPath}: ${(err as Error).message}`, { record: RECORD, path: helmetPath, key: 'helmet', value: userOptions });
   }
 
-  const plan = recordHelmet(apply, c.helmet);
+  const plan = recordHelmet(apply, userOptions);
   if (plan === null) return perRequestHelmet(apply, csp);
   if (csp !== null) plan.push(['Content-Security-Policy', csp]);
   // Parallel arrays, in helmet's order: the per-response loop reads two strings, no tuples.
@@ -201,7 +257,7 @@ export function securityHeaders(options: SecurityHeadersOptions = {}): Middlewar
     if (res.headersSent) return next();
     for (let i = 0; i < removed.length; i++) res.removeHeader(removed[i]!);
     for (let i = 0; i < names.length; i++) res.setHeader(names[i]!, values[i]!);
-    (res as TaggedResponse)[kSet] = names;
+    if (disabledInstances > 0) (res as TaggedResponse)[kSet] = names;
     next();
   };
 }
@@ -248,7 +304,7 @@ function containsFunction(value: unknown, depth = 0): boolean {
 function perRequestHelmet(apply: ReturnType<typeof helmet>, csp: string | null): Middleware {
   return function securityHeaders(req: KeelRequest, res: ServerResponse, next: NextFunction): void {
     if (res.headersSent) return next();
-    const before = new Set(res.getHeaderNames());
+    const before = disabledInstances > 0 ? new Set(res.getHeaderNames()) : undefined;
     let failure: unknown;
     // helmet's middleware is synchronous: it sets the headers, then calls back.
     apply(req, res, (err?: unknown) => {
@@ -256,7 +312,7 @@ function perRequestHelmet(apply: ReturnType<typeof helmet>, csp: string | null):
     });
     if (failure) return next(failure);
     if (csp !== null) res.setHeader('Content-Security-Policy', csp);
-    (res as TaggedResponse)[kSet] = res.getHeaderNames().filter((n) => !before.has(n));
+    if (before !== undefined) (res as TaggedResponse)[kSet] = res.getHeaderNames().filter((n) => !before.has(n));
     next();
   };
 }
