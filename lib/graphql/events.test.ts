@@ -71,7 +71,7 @@ describe('when an App serves GraphQL subscriptions from its pub/sub', () => {
   });
 
   it('should refuse a subscriptionEvents that is not a boolean when the router is built', async () => {
-    const app = createApp({}, (a) => a.registerGraphqlSdlRoute('/x', 'POST', SDL, {}, { introspection_enabled: true }, { subscriptionEvents: 'yes' }), { logger: silent });
+    const app = createApp({}, (a) => a.registerGraphqlSdlRoute('/x', 'POST', SDL, {}, { introspection_enabled: true }, { subscriptionEvents: 'yes' as never }), { logger: silent });
     await app.ready();
     assert.throws(() => app.intoRouter(), /subscriptionEvents must be true or false/);
   });
