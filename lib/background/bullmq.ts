@@ -144,6 +144,19 @@ export function bullmqBackground(options: BullMqBackgroundOptions): BackgroundBa
 /** Longest wait for Redis at enqueue before the job is refused (or run here with passOnStoreError): 2000 ms. */
 export const ENQUEUE_TIMEOUT_MS = 2000;
 
+/** After the drain timeout, how long aborted jobs get to be moved back to waiting (and the queue to close): 5000 ms. */
+export const HAND_BACK_GRACE_MS = 5000;
+
+/** Whether `p` settles within `ms` (it keeps running either way). */
+async function settlesWithin(p: Promise<unknown>, ms: number): Promise<boolean> {
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<false>((r) => (timer = setTimeout(() => r(false), ms)));
+  const done = p.then(() => true, () => true);
+  const result = await Promise.race([done, late]);
+  clearTimeout(timer);
+  return result;
+}
+
 /** Why a running job's signal fired at shutdown: it is handed back, not failed. */
 const HANDED_BACK = 'keel: shutdown drain timed out; job handed back to the queue';
 
@@ -351,21 +364,25 @@ class BullMqExecutor implements BackgroundRunner {
     this.#state = 'draining';
     this.beginShutdown();
     const local = this.#local?.shutdown();
-    let timer: NodeJS.Timeout | undefined;
-    const timedOut = new Promise<'timeout'>((r) => (timer = setTimeout(() => r('timeout'), this.config.drain_timeout_secs * 1000)));
-    const outcome = await Promise.race([this.#workerClosed!.then(() => 'closed' as const), timedOut]);
-    clearTimeout(timer);
-    if (outcome === 'timeout') {
+    const closed = await settlesWithin(this.#workerClosed!, this.config.drain_timeout_secs * 1000);
+    if (!closed && this.#worker) {
       // Their signal fires; #process moves each back to waiting for another instance.
       this.#worker.cancelAllJobs(HANDED_BACK);
-      await this.#workerClosed;
+      // Bounded as well: with Redis unreachable, BullMQ's close() waits for a reconnection that may never come.
+      if (!(await settlesWithin(this.#workerClosed!, HAND_BACK_GRACE_MS))) {
+        for (const { metadata } of this.#active) if (!this.#handedBack.includes(metadata)) this.#abandoned.push(metadata);
+        this.#logger.warn({ running: this.#active.size }, 'background worker did not close (Redis unreachable?); giving up on it');
+        void this.#worker.close(true).catch(() => undefined);
+      }
     }
     this.#state = 'stopped';
-    await Promise.allSettled([this.#queue?.close()]);
+    await settlesWithin(Promise.allSettled([this.#queue?.close()]), HAND_BACK_GRACE_MS);
     for (const c of this.#connections) c.disconnect();
     const localReport = await local;
     const abandoned = [...this.#abandoned, ...(localReport?.abandoned ?? [])];
     if (this.#handedBack.length) this.#logger.warn({ handed_back: this.#handedBack }, 'background jobs handed back to the queue at shutdown');
+    if (abandoned.length) this.#logger.warn({ abandoned }, 'background jobs abandoned at shutdown');
     return { completed: this.#succeeded + this.#failed - settledBefore + (localReport?.completed ?? 0), abandoned, handedBack: [...this.#handedBack] };
   }
+
 }

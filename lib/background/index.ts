@@ -22,6 +22,6 @@ export { installBackground, backgroundOf, memoryBackground, BACKGROUND_EXTENSION
 export { JobRegistry, UnknownJobError, JOB_NAME_PATTERN, type JobHandler, type JobRunContext } from './jobs.js';
 export {
   bullmqBackground, BackgroundStoreError, BULLMQ_PACKAGES, DEFAULT_BULLMQ_QUEUE, DEFAULT_BULLMQ_PREFIX, DEFAULT_BULLMQ_ATTEMPTS,
-  DEFAULT_BULLMQ_BACKOFF, DEFAULT_BULLMQ_KEEP_COMPLETED, DEFAULT_BULLMQ_KEEP_FAILED,
+  DEFAULT_BULLMQ_BACKOFF, DEFAULT_BULLMQ_KEEP_COMPLETED, DEFAULT_BULLMQ_KEEP_FAILED, ENQUEUE_TIMEOUT_MS, HAND_BACK_GRACE_MS,
   type BullMqBackgroundOptions, type BackgroundBackend,
 } from './bullmq.js';

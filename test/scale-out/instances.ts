@@ -8,8 +8,8 @@ export interface Instance {
   /** `http://127.0.0.1:port`, or '' for a worker. */
   readonly url: string;
   output(): string;
-  /** SIGTERM and wait for the exit code. */
-  stop(): Promise<number | null>;
+  /** SIGTERM and wait for the exit code; after 30 s, SIGKILL and 'hung'. */
+  stop(): Promise<number | null | 'hung'>;
   kill(): Promise<void>;
 }
 
@@ -39,9 +39,17 @@ export async function startInstance(env: Record<string, string>): Promise<Instan
     output: () => out,
     async stop() {
       if (child.exitCode !== null) return child.exitCode;
+      const exited = once(child, 'exit').then(([code]) => code as number | null);
       child.kill('SIGTERM');
-      const [code] = await once(child, 'exit');
-      return code as number | null;
+      let timer: NodeJS.Timeout | undefined;
+      const hung = new Promise<'hung'>((r) => (timer = setTimeout(() => r('hung'), 30_000)));
+      const result = await Promise.race([exited, hung]);
+      clearTimeout(timer);
+      if (result === 'hung') {
+        child.kill('SIGKILL');
+        await exited;
+      }
+      return result;
     },
     async kill() {
       if (child.exitCode !== null || child.signalCode !== null) return;

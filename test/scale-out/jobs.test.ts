@@ -86,6 +86,14 @@ describe('when a job is queued on an instance that is stopping', { skip: NO_REDI
       assert.match(res.headers.get('content-type') ?? '', /application\/problem\+json/);
       assert.equal(res.headers.get('retry-after'), '1');
     });
+    it('should still stop, within drain_timeout_secs and the hand-back grace, while Redis is down', async () => {
+      const t0 = performance.now();
+      const code = await closed.stop();
+      const seconds = (performance.now() - t0) / 1000;
+      assert.equal(code, 0, closed.output());
+      // The fixture's drain_timeout_secs is 5; HAND_BACK_GRACE_MS bounds the worker's and the queue's close (5 s each).
+      assert.ok(seconds < 16, `stopped after ${seconds.toFixed(1)} s`);
+    });
     it('should run the job in the process with passOnStoreError: true', async () => {
       const res = await fetch(`${open.url}/enqueue?n=8`, { method: 'POST' });
       assert.equal(res.status, 202);
