@@ -27,6 +27,11 @@ export const BENCH_JWT_SECRET = 'bench-secret-0123456789-abcdefghijklmnop';
 /** Rate-limit budget so large that no benchmark ever hits it: the cost is the bookkeeping. */
 export const HUGE_RATE = 1_000_000_000;
 
+/** Why only keel runs the rate-limit store scenarios: they compare keel's memory and Redis stores. */
+const STORE_WHY: Partial<Record<Peer, string>> = {
+  node: 'compares keel\'s own stores', fastify: 'compares keel\'s own stores', express: 'compares keel\'s own stores', 'express-std': 'compares keel\'s own stores', 'express-keel': 'compares keel\'s own stores',
+};
+
 export interface ScenarioRequest {
   method: 'GET' | 'POST';
   path: string;
@@ -227,6 +232,18 @@ export function scenarios(jwt: string): Scenario[] {
       why: { keel: 'the kit is measured inside Express (Express 5 + keel factories)' },
       request: { method: 'GET', path: '/hello', headers: { origin: KIT_ORIGIN, 'accept-encoding': 'gzip, deflate, br' } },
       check: expectJson(200, (v) => v.hello === 'world'),
+    },
+    {
+      id: 'ratelimit', title: 'per-route rate limit, memory store', peers: ['keel'],
+      why: STORE_WHY,
+      request: { method: 'GET', path: '/limited' },
+      check: (s, h) => (s !== 200 ? `status ${s}` : !h['ratelimit'] ? 'no RateLimit header' : null),
+    },
+    {
+      id: 'ratelimit-redis', title: 'per-route rate limit, RedisStore (shared by instances; Lua script per request)', peers: ['keel'],
+      why: STORE_WHY,
+      request: { method: 'GET', path: '/limited' },
+      check: (s, h) => (s !== 200 ? `status ${s}` : !h['ratelimit'] ? 'no RateLimit header' : null),
     },
     {
       id: 'jsonrpc', title: 'JSON-RPC call (params schema)', peers: ALL,

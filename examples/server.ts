@@ -2,6 +2,7 @@
  * The example server: every feature keel has, on 127.0.0.1:8000 (PORT overrides).
  *
  *   npm install && npm start
+ *   REDIS_URL=redis://127.0.0.1:6379 npm start    # several instances share limits, jobs and events (docs/scaling.md)
  *
  * The README and docs/protocols.md list curl lines for each feature. `buildExampleApp()` is exported for the tests.
  */
@@ -9,7 +10,8 @@ import { fileURLToPath } from 'node:url';
 import { dirname, join } from 'node:path';
 import { readFileSync } from 'node:fs';
 import express from 'express';
-import { createApp, HttpError, response, type App } from '../lib/index.js';
+import { bullmqBackground, createApp, HttpError, RedisPubSub, response, type App, type AppOptions } from '../lib/index.js';
+import { RedisStore } from '../middleware/rate-limit/index.js';
 import { GREETER_PROTO_PATH, greeterHandlers } from './grpc/server.js';
 
 const here = dirname(fileURLToPath(import.meta.url));
@@ -29,7 +31,7 @@ interface Item {
  * The example App. `overrides.rate_limit` replaces its server-level rate limit (`null`: none), e.g. for
  * `npm run soak`, whose load comes from one loopback address.
  */
-export function buildExampleApp(overrides: { port?: number; rate_limit?: { per_second: number; burst: number } | null } = {}): App {
+export function buildExampleApp(overrides: { port?: number; rate_limit?: { per_second: number; burst: number } | null } = {}, options: AppOptions = {}): App {
   const items = new Map<number, Item>([[1, { id: 1, name: 'Anchor', price: 120, tags: ['heavy'] }]]);
   let nextId = 2;
   return createApp(
@@ -97,9 +99,14 @@ export function buildExampleApp(overrides: { port?: number; rate_limit?: { per_s
         if (ctx.response) ctx.response.headers['X-Served-By'] = 'keel';
       });
       app.get('/hooked', () => ({ hooked: true }), { lifecycle_hooks: { on_request: [{ name: 'maintenance', handler: 'maintenance' }], on_response: [{ name: 'stamp', handler: 'stamp' }] } });
-      // Background work, enqueued from a handler.
-      app.post('/jobs', (d) => {
-        d.background?.enqueue(async () => { await new Promise((r) => setTimeout(r, 50)); }, { name: 'demo-job' });
+      // Background work: a named job registered at start-up, enqueued from a handler with a JSON payload.
+      // In process by default; with REDIS_URL a BullMQ queue any instance may run it from (docs/scaling.md).
+      app.job('demo-job', async (payload: { at: number }, ctx) => {
+        await new Promise((r) => setTimeout(r, 50));
+        app.logger.info({ job: ctx.metadata.name, request_id: ctx.metadata.request_id, queued_at: payload.at }, 'demo-job done');
+      });
+      app.post('/jobs', async (d) => {
+        await d.background?.enqueue('demo-job', { at: Date.now() });
         return response({ queued: true }, { status: 202 });
       });
       // JSON-RPC 2.0 methods (POST /rpc; `rpc.discover` returns their OpenRPC description).
@@ -121,6 +128,11 @@ export function buildExampleApp(overrides: { port?: number; rate_limit?: { per_s
       app.ws('/ws/echo', async (ws) => {
         for await (const message of ws) if (message.type === 'text' || message.type === 'binary') await ws.send(message);
       });
+      // A chat room: every text message goes to every client, on every instance with REDIS_URL.
+      app.ws('/ws/chat', async (ws) => {
+        ws.subscribe('chat');
+        for await (const message of ws) if (message.type === 'text') await app.publish('chat', message.data.slice(0, 1000));
+      });
       // gRPC: keel.examples.v1.Greeter (examples/grpc/greeter.proto) beside the HTTP routes.
       app.grpc(GREETER_PROTO_PATH, 'keel.examples.v1.Greeter', greeterHandlers);
       // A legacy Express router, merged: keel routes win, Express serves the rest.
@@ -128,11 +140,29 @@ export function buildExampleApp(overrides: { port?: number; rate_limit?: { per_s
       legacy.get('/legacy/hello', (_req, res) => { res.json({ from: 'express' }); });
       app.mergeRouter(legacy);
     },
+    options,
   );
 }
 
+/**
+ * Redis mode (`REDIS_URL=redis://127.0.0.1:6379 npm start`): the server-level and per-route rate limits
+ * share buckets, background jobs go to a BullMQ queue, GraphQL subscriptions and `/ws/chat` reach
+ * clients of every instance. Needs `npm install ioredis bullmq` (dev dependencies of this repository).
+ */
+export async function redisOptions(url: string): Promise<AppOptions> {
+  const { Redis } = await import('ioredis');
+  const client = new Redis(url, { maxRetriesPerRequest: 1 });
+  client.on('error', (err) => console.error(`redis: ${err.message}`));
+  return {
+    rateLimit: { store: new RedisStore({ sendCommand: (command, ...args) => client.call(command!, ...args) as Promise<unknown> }) },
+    background: bullmqBackground({ connection: url }),
+    pubsub: new RedisPubSub({ connection: url }),
+  };
+}
+
 if (process.argv[1] && fileURLToPath(import.meta.url) === process.argv[1]) {
-  const app = buildExampleApp();
+  const redisUrl = process.env.REDIS_URL;
+  const app = buildExampleApp({}, redisUrl ? await redisOptions(redisUrl) : {});
   const server = await app.listen();
-  console.log(`keel example server on ${server.url} — try: curl ${server.url}/items`);
+  console.log(`keel example server on ${server.url}${redisUrl ? ` (Redis mode: ${redisUrl})` : ''} — try: curl ${server.url}/items`);
 }

@@ -15,7 +15,10 @@ import { buildRouter } from './dispatch.js';
 import type { ListenOptions } from './server.js';
 import { listen } from './server.js';
 import { loadedProtocol, loadProtocols, protocolsUsed, PROTOCOL_OF_METHOD } from './builtins.js';
-import { installBackground } from './background/install.js';
+import { installBackground, memoryBackground } from './background/install.js';
+import type { BackgroundBackend } from './background/bullmq.js';
+import { JobRegistry, type JobHandler } from './background/jobs.js';
+import { MemoryPubSub, type PubSub } from './pubsub/index.js';
 import { mountFeatures, serverRateLimit } from './features.js';
 import { prepareMergedRouter, type ExpressRouterLike, type MergedRouter, type MergeRouterOptions } from './merge.js';
 import type { DynamicSchemaConfigInput, GraphQlRouteConfig, SchemaConfigInput } from './records/graphql.js';
@@ -67,6 +70,22 @@ export interface AppOptions {
    * `RedisStore` for several instances, a `key(req)` behind a reverse proxy. Default: memory, socket address.
    */
   rateLimit?: RateLimitExtensions;
+  /**
+   * Where background jobs run (`background_tasks.enabled`): in this process (default), or
+   * `bullmqBackground({ connection })` for a queue in Redis shared by every instance (docs/scaling.md).
+   */
+  background?: BackgroundBackend;
+  /**
+   * How events reach subscribers (GraphQL subscriptions, `app.publish()` to WebSocket sessions):
+   * a `MemoryPubSub` per App (default), or `new RedisPubSub({ connection })` to reach every instance.
+   */
+  pubsub?: PubSub;
+}
+
+/** What `app.runWorker()` resolves to: a job process with no HTTP server. */
+export interface WorkerHandle {
+  /** Stop taking jobs, let running ones finish (or hand them back) within drain_timeout_secs. Idempotent. */
+  close(): Promise<void>;
 }
 
 /**
@@ -100,6 +119,11 @@ export class App implements AppCore {
   readonly securityHeaders: SecurityHeadersOptions | false;
   /** Store and key options of the server-level rate limit (AppOptions.rateLimit). */
   readonly rateLimitOptions: RateLimitExtensions;
+  /** Where events are published and subscribed (AppOptions.pubsub). */
+  readonly pubsub: PubSub;
+  /** Named background jobs (`app.job()`). */
+  readonly jobs = new JobRegistry();
+  readonly #background: BackgroundBackend;
   readonly hooks = new HookRegistry();
   readonly #routes: RouteDefinition[] = [];
   readonly #mounts: Mount[] = [];
@@ -121,6 +145,29 @@ export class App implements AppCore {
     this.logger = options.logger ?? defaultLogger();
     this.securityHeaders = options.securityHeaders ?? {};
     this.rateLimitOptions = options.rateLimit ?? {};
+    this.pubsub = options.pubsub ?? new MemoryPubSub();
+    this.#background = options.background ?? memoryBackground;
+    if (typeof this.#background?.create !== 'function' || typeof this.#background.load !== 'function') {
+      throw new AppError('Server', 'AppOptions.background must be a background backend, e.g. bullmqBackground({ connection: process.env.REDIS_URL }); leave it out for the in-process executor');
+    }
+    if (typeof this.pubsub?.publish !== 'function' || typeof this.pubsub.subscribe !== 'function') {
+      throw new AppError('Server', 'AppOptions.pubsub must be a PubSub (publish, subscribe), e.g. new RedisPubSub({ connection: process.env.REDIS_URL }); leave it out for the in-memory one');
+    }
+  }
+
+  /**
+   * Register a named background job, run as `fn(payload, ctx)` for `data.background.enqueue(name, payload)`.
+   * Register the same jobs on every instance (and job machine) at start-up: a queue in Redis stores
+   * the name and the JSON payload, not the function (docs/scaling.md). Bad or duplicate name: AppError now.
+   */
+  job<P = unknown>(name: string, fn: JobHandler<P>): this {
+    this.jobs.register(name, fn as JobHandler);
+    return this;
+  }
+
+  /** Publish `payload` (a JSON value) on `topic` to every subscriber, on every instance when the pubsub is shared. */
+  async publish(topic: string, payload: unknown): Promise<void> {
+    await this.pubsub.publish(topic, payload);
   }
 
   /** spec: App.new() / App.default(): an application with the default ServerConfig. */
@@ -347,6 +394,7 @@ export class App implements AppCore {
    */
   async ready(): Promise<this> {
     await loadProtocols(protocolsUsed(this.config, this.#registrations, this.#routes));
+    if (this.config.background_tasks.enabled) await this.#background.load();
     return this;
   }
 
@@ -368,7 +416,8 @@ export class App implements AppCore {
         loadedProtocol(name)!.install(this, this.#registrations.filter((r) => PROTOCOL_OF_METHOD[r.method] === name));
       }
       // After the protocols, whose registrations may still be refused: a refused build starts no executor.
-      installBackground(this);
+      this.#checkJobs();
+      installBackground(this, this.#background, this.jobs);
       this.#built = buildRouter(this, { routes: this.#routes, mounts: this.#mounts, uses: this.#uses, routers: this.#routers as never[] });
     } catch (err) {
       // keel's own errors and bad arguments (a TypeError naming the option) reach the caller as they are.
@@ -376,6 +425,49 @@ export class App implements AppCore {
       throw new AppError('Server', `Building the router failed: ${(err as Error).message}`, { cause: err });
     }
     return this.#built;
+  }
+
+  #checkJobs(): void {
+    if (this.jobs.size > 0 && !this.config.background_tasks.enabled) {
+      throw new AppError('Server', `Background jobs are registered (${this.jobs.names().join(', ')}) but background_tasks.enabled is false: set background_tasks: { enabled: true }`);
+    }
+  }
+
+  /**
+   * Worker-only mode: run this App's background jobs from the shared queue and serve no HTTP (a job
+   * machine). Needs a durable backend (`AppOptions.background: bullmqBackground(...)`), background
+   * tasks enabled and at least one `app.job()`. SIGTERM / SIGINT (when `graceful_shutdown`) drain it
+   * and exit 0.
+   *
+   * @example
+   * const app = createApp({ background_tasks: { enabled: true } }, registerJobs, { background: bullmqBackground({ connection: process.env.REDIS_URL! }) });
+   * await app.runWorker();
+   */
+  async runWorker(options: { handleSignals?: boolean } = {}): Promise<WorkerHandle> {
+    if (!this.#background.durable) {
+      throw new AppError('Server', 'app.runWorker() needs a shared job queue: createApp(config, setup, { background: bullmqBackground({ connection: process.env.REDIS_URL }) })');
+    }
+    if (!this.config.background_tasks.enabled) throw new AppError('Server', 'app.runWorker() needs background_tasks: { enabled: true }');
+    if (this.jobs.size === 0) throw new AppError('Server', 'app.runWorker() has no jobs to run: register them with app.job(name, fn) first');
+    await this.ready();
+    const executor = installBackground(this, this.#background, this.jobs)!;
+    let closing: Promise<void> | undefined;
+    const signals: NodeJS.Signals[] = ['SIGTERM', 'SIGINT'];
+    const onSignal = (signal: NodeJS.Signals) => {
+      this.logger.info({ signal }, 'worker shutting down');
+      void handle.close().then(() => process.exit(0));
+    };
+    const handle: WorkerHandle = {
+      close: () => (closing ??= (async () => {
+        for (const s of signals) process.off(s, onSignal);
+        await executor.beginShutdown?.();
+        const results = await Promise.allSettled(this.#onShutdown.map((fn) => Promise.resolve().then(fn)));
+        for (const r of results) if (r.status === 'rejected') this.logger.error({ err: r.reason }, 'shutdown hook failed');
+      })()),
+    };
+    if (options.handleSignals ?? this.config.graceful_shutdown) for (const s of signals) process.once(s, onSignal);
+    this.logger.info({ jobs: this.jobs.names() }, 'background worker running');
+    return handle;
   }
 
   /** spec: into_router_and_config(): the router plus the frozen ServerConfig, for embedding. */

@@ -15,7 +15,7 @@ import { requestId } from '../middleware/request-id/index.js';
 import { httpTrace } from '../middleware/http-trace/index.js';
 import { securityHeaders, type SecurityHeadersOptions } from '../middleware/security-headers/index.js';
 import { cors } from '../middleware/cors/index.js';
-import { rateLimit } from '../middleware/rate-limit/index.js';
+import { rateLimit, type RateLimitExtensions, type RateLimitStore } from '../middleware/rate-limit/index.js';
 import { jwtAuth } from '../middleware/jwt-auth/index.js';
 import { apiKeyAuth } from '../middleware/api-key-auth/index.js';
 import { authorization } from '../middleware/authorization/index.js';
@@ -106,6 +106,22 @@ export function routeFeatures(app: App, route: RouteDefinition, uses: readonly M
   ]);
 }
 
+/**
+ * A route's own rate limit takes the server-level options (AppOptions.rateLimit: store, key,
+ * ipv6Subnet, passOnStoreError), so a shared RedisStore limits the route across instances too. Its
+ * keys are namespaced by route (`route:<methods> <path>:<client>`): the route's bucket is neither the
+ * server-level one nor another route's. Without a store each route limit keeps its own memory store.
+ */
+function routeRateLimitOptions(app: App, route: RouteDefinition): RateLimitExtensions {
+  const base = app.rateLimitOptions;
+  if (!base.store) return base;
+  return { ...base, store: namespacedStore(base.store, `route:${route.methods.join(',')} ${route.path}:`) };
+}
+
+function namespacedStore(store: RateLimitStore, prefix: string): RateLimitStore {
+  return { take: (key, policy) => store.take(prefix + key, policy) };
+}
+
 /** The chain of a mounted protocol handler (JSON-RPC, GraphQL, docs pages). */
 export function mountFeatures(app: App, mount: Mount, uses: readonly Middleware[]): Middleware[] {
   const s = serverSet(app);
@@ -147,7 +163,7 @@ function rateLimitFor(app: App, route: RouteDefinition, s: ServerFeatureSet): Mi
   if (!route.rateLimit.enabled) return undefined;
   let mw = routeRateLimits.get(route);
   if (!mw) {
-    mw = rateLimit(route.rateLimit, trustOf(app));
+    mw = rateLimit(route.rateLimit, { ...trustOf(app), ...routeRateLimitOptions(app, route) });
     routeRateLimits.set(route, mw);
   }
   return mw;

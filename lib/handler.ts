@@ -112,8 +112,18 @@ export interface RequestData<
   auth: Record<string, unknown> | undefined;
   /** Per-request scratch space shared by hooks and the handler. */
   state: Record<string, unknown>;
-  /** Enqueue background work (present when the background executor is enabled). */
-  background?: { enqueue(task: () => unknown, metadata?: { name?: string; request_id?: string | null }): void };
+  /**
+   * Enqueue background work (present when the background executor is enabled): a closure (in-process
+   * executor only) or a job registered with `app.job(name, fn)` and its JSON payload. A durable
+   * executor (BullMQ) returns a promise: `await` it so a refusal (503) reaches the client.
+   */
+  background?: BackgroundApi;
+}
+
+/** `data.background` (docs/protocols.md, docs/scaling.md). */
+export interface BackgroundApi {
+  enqueue(task: (signal: AbortSignal) => unknown, metadata?: { name?: string; request_id?: string | null }): void | Promise<void>;
+  enqueue(name: string, payload?: unknown, metadata?: { name?: string; request_id?: string | null }): void | Promise<void>;
 }
 
 export type HandlerOutcome = KeelResponse | HandlerResult | HttpError | unknown;

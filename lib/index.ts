@@ -7,14 +7,14 @@ export * from './problem.js';
 export type { KeelRequest, KeelRequestExtensions, Middleware, NextFunction } from './request.js';
 export { DEFAULT_ON_REJECT, type OnReject, type OnRejectOption, type RejectHandler } from './reject.js';
 export type { ExpressFactoryLike, MergeRouterOptions } from './merge.js';
-export { App, createApp, type AppOptions, type ExpressRouterLike, type ServerConfigInput } from './app.js';
+export { App, createApp, type AppOptions, type WorkerHandle, type ExpressRouterLike, type ServerConfigInput } from './app.js';
 export type { KeelRouter, MountOptions, RawHandler, UpgradeHandler, ServerHandle, ServerFactory, ProtocolHost, ProtocolPlugin, ProtocolRegistration, ProtocolName } from './plugin.js';
 export type { AppWebSocketHandler, AppWebSocketOptions, AppGraphqlRouteOptions, WebSocketSessionApi, WebSocketMessage } from './protocol-api.js';
 export type { ListenOptions } from './server.js';
 export * from './connections.js';
 export {
   KeelResponse, HandlerResult, response, handlerResultFromResponse, handlerError, intoHandler,
-  type Handler, type HandlerFunction, type HandlerFlags, type RequestData, type ResponseCookie,
+  type Handler, type HandlerFunction, type BackgroundApi, type HandlerFlags, type RequestData, type ResponseCookie,
 } from './handler.js';
 export { UploadFile } from './multipart.js';
 export { HOOK_PHASES, HookRegistry, type Hook, type HookContext } from './hooks.js';
@@ -32,5 +32,6 @@ export { parseCookies, parseQuery } from './query.js';
 export { compilePattern, openApiPath } from './router.js';
 export { validationError, type ValidationIssue } from './validation.js';
 export * from './background/index.js';
+export * from './pubsub/index.js';
 // Protocols are subpath exports, loaded only by apps that use them (lib/builtins.ts): keel/graphql,
 // keel/grpc, keel/ws, keel/jsonrpc, keel/openapi, keel/asyncapi.

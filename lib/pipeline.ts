@@ -267,7 +267,12 @@ export function compileCore(route: RouteDefinition, ctx: PipelineContext): Route
     const data = new LazyRequestData(req, pathParams, search, flags.wantsHeaders || withBody, flags.wantsCookies || withBody);
     if (bg) {
       // Jobs carry the request id of the request that enqueued them (BackgroundJobMetadata.request_id).
-      data.background = { enqueue: (task, meta) => bg.enqueue(task, { request_id: req.requestId ?? null, ...meta }) };
+      const requestId = req.requestId ?? null;
+      data.background = {
+        enqueue: (task: unknown, a?: unknown, b?: object) => typeof task === 'string'
+          ? bg.enqueue(task, a, { request_id: requestId, ...b })
+          : bg.enqueue(task as never, { request_id: requestId, ...(a as object | undefined) }),
+      } as RequestData['background'];
     }
     if (flags.wantsRequestExtensions) (req as KeelRequest & { keel?: RequestData }).keel = data;
     if (alwaysGeneral) void run(req, res, data, withBody);

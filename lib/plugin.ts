@@ -17,6 +17,7 @@ import type { KeelRequest, Middleware, NextFunction } from './request.js';
 import type { RouteDefinition } from './route-definition.js';
 import type { SecurityHeadersOptions } from '../middleware/security-headers/index.js';
 import type { RateLimitExtensions } from '../middleware/rate-limit/index.js';
+import type { PubSub } from './pubsub/memory.js';
 
 /** A node-level handler behind the server-level middleware (used by protocol modules). */
 export type RawHandler = (req: KeelRequest, res: ServerResponse) => void | Promise<void>;
@@ -106,6 +107,8 @@ export interface ProtocolHost {
   readonly logger: Logger;
   /** Per-App state of protocol modules, keyed by module name. */
   readonly extensions: Map<string, unknown>;
+  /** Where events are published and subscribed (AppOptions.pubsub): memory, or Redis across instances. */
+  readonly pubsub: PubSub;
   /** A node-level handler at `path` behind the server-level middleware. */
   mount(method: string | string[] | '*', path: string, handler: RawHandler, options?: MountOptions): unknown;
   /** Handle HTTP upgrades (WebSocket) at an exact path. */

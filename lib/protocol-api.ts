@@ -26,6 +26,11 @@ export interface WebSocketSessionApi extends AsyncIterable<WebSocketMessage> {
   readonly protocol: string;
   readonly isOpen: boolean;
   send(message: WebSocketMessage | string | Buffer): Promise<void>;
+  /**
+   * Forward each event published on `topic` (`app.publish(topic, payload)`, on every instance with a
+   * shared pub/sub) to this client as text (JSON unless a string). Ends on close or when the returned function is called.
+   */
+  subscribe(topic: string): () => void;
   close(code?: number, reason?: string): void;
   terminate(): void;
 }
@@ -64,6 +69,8 @@ export interface AppGraphqlRouteOptions {
   maxConnections?: number;
   /** A keel/graphql `PubSub` for the built-in schema's events. Default: a MemoryPubSub per route. */
   pubsub?: unknown;
+  /** SDL routes: Subscription fields stream what is published on `graphql:<path>:<field>` (`app.publish()`), on every instance with a shared pub/sub. Default false. */
+  subscriptionEvents?: boolean;
   /** Further keel/graphql route options. */
   [option: string]: unknown;
 }

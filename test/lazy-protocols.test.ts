@@ -7,6 +7,7 @@ import { App, AppError, createApp } from '../lib/index.js';
 import { loadedProtocol, PROTOCOLS } from '../lib/builtins.js';
 import { missingPackages, missingPackagesError, packageName, PLAYGROUND_PACKAGES } from '../lib/packages.js';
 import type { ProtocolName } from '../lib/plugin.js';
+import { BULLMQ_PACKAGES } from '../lib/background/bullmq.js';
 
 const NAMES = Object.keys(PROTOCOLS) as ProtocolName[];
 
@@ -61,7 +62,8 @@ describe('when the package lists its optional peer dependencies', () => {
   const pkg = JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as {
     peerDependencies: Record<string, string>; peerDependenciesMeta: Record<string, { optional?: boolean }>; devDependencies: Record<string, string>; dependencies: Record<string, string>;
   };
-  const specs = [...NAMES.flatMap((n) => PROTOCOLS[n].packages), ...PLAYGROUND_PACKAGES];
+  // The BullMQ executor and RedisPubSub (docs/scaling.md) load theirs the same way.
+  const specs = [...NAMES.flatMap((n) => PROTOCOLS[n].packages), ...PLAYGROUND_PACKAGES, ...BULLMQ_PACKAGES];
 
   it('should declare every package a protocol needs as an optional peer and a dev dependency, never a dependency', () => {
     for (const spec of specs) {
@@ -76,7 +78,7 @@ describe('when the package lists its optional peer dependencies', () => {
     }
   });
 
-  it('should have no peer dependency that no protocol uses (except express for merged routers, @types/ws for keel/ws\'s types, yaml for AsyncAPI YAML bodies)', () => {
+  it('should have no peer dependency that no protocol or Redis feature uses (except express for merged routers, @types/ws for keel/ws\'s types, yaml for AsyncAPI YAML bodies)', () => {
     const used = new Set(specs.map(packageName));
     assert.deepEqual(Object.keys(pkg.peerDependencies).filter((n) => !used.has(n)), ['@types/ws', 'express', 'yaml']);
   });

@@ -8,6 +8,7 @@ import {
   BENCH_JWT_SECRET, GRAPHQL_DATA, GRAPHQL_SDL, HUGE_RATE, orderSchema, reportDocument, rpcAddParamsSchema, searchQuerySchema,
 } from '../scenarios.js';
 import type { PeerContext } from './types.js';
+import type { RateLimitStore } from '../../middleware/rate-limit/index.js';
 
 const silent = pino({ level: 'silent' });
 
@@ -19,6 +20,7 @@ export async function start(scenario: string, ctx: PeerContext): Promise<number>
   const config: Record<string, unknown> = { host: '127.0.0.1', port: 0, graceful_shutdown: false };
   let securityHeaders: false | undefined = false;
   let setup: (app: App) => void;
+  let rateLimitStore: RateLimitStore | undefined;
   switch (scenario) {
     case 'hello':
       setup = (app) => app.get('/hello', () => ({ hello: 'world' }));
@@ -81,6 +83,16 @@ export async function start(scenario: string, ctx: PeerContext): Promise<number>
       });
       setup = (app) => app.get('/hello', () => ({ hello: 'world' }));
       break;
+    case 'ratelimit':
+      setup = (app) => app.get('/limited', () => ({ hello: 'world' }), { rate_limit: { per_second: HUGE_RATE, burst: HUGE_RATE } });
+      break;
+    case 'ratelimit-redis': {
+      // The same route with its buckets in a redis-server of its own on loopback (docs/scaling.md).
+      const { startBenchRedis } = await import('./redis.js');
+      rateLimitStore = await startBenchRedis();
+      setup = (app) => app.get('/limited', () => ({ hello: 'world' }), { rate_limit: { per_second: HUGE_RATE, burst: HUGE_RATE } });
+      break;
+    }
     case 'jsonrpc':
       config.jsonrpc = { enabled: true };
       setup = (app) => app.rpc({ method_name: 'math.add', params_schema: rpcAddParamsSchema as unknown as Record<string, unknown> }, ({ a, b }: { a: number; b: number }) => a + b);
@@ -91,7 +103,7 @@ export async function start(scenario: string, ctx: PeerContext): Promise<number>
     default:
       throw new Error(`keel: unknown scenario ${scenario}`);
   }
-  const app = createApp(config, setup, { logger: silent, ...(securityHeaders === false ? { securityHeaders: false } : {}) });
+  const app = createApp(config, setup, { logger: silent, ...(securityHeaders === false ? { securityHeaders: false } : {}), ...(rateLimitStore ? { rateLimit: { store: rateLimitStore } } : {}) });
   const handle = await app.listen({ port: 0, host: '127.0.0.1', handleSignals: false });
   return handle.port;
 }

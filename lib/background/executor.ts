@@ -10,6 +10,7 @@ import { pino, type Logger } from 'pino';
 import { ConfigError, HttpError } from '../errors.js';
 import { BackgroundJobMetadata, BackgroundTaskConfig } from '../records/protocol.js';
 import { acquireRejectionGuard, jobContext, releaseRejectionGuard, type JobContext } from './context.js';
+import { checkPayload, JobRegistry } from './jobs.js';
 
 /** Work to run after the response. `signal` aborts when shutdown gives up on the job (drain timeout). */
 export type BackgroundTask = (signal: AbortSignal) => Promise<void> | void;
@@ -33,6 +34,8 @@ export interface BackgroundExecutorOptions {
    * a count (the first refusal at once). Default {@link DEFAULT_REFUSAL_LOG_INTERVAL_MS} (1000).
    */
   refusalLogIntervalMs?: number;
+  /** Named jobs for `enqueue(name, payload)` (an App passes the jobs of `app.job()`). Default: none. */
+  jobs?: JobRegistry;
 }
 
 /** Level of the default logger: info. */
@@ -63,6 +66,29 @@ export interface ShutdownReport {
   completed: number;
   /** Jobs still running, then those still queued, when the drain timed out (each in start/queue order). */
   abandoned: BackgroundJobMetadata[];
+  /**
+   * Durable executors only: jobs left in the shared queue for another instance (aborted running jobs
+   * moved back to waiting). Absent for the in-process executor, which has nowhere to hand them.
+   */
+  handedBack?: BackgroundJobMetadata[];
+}
+
+/**
+ * What the App needs from a background executor: `data.background.enqueue`, start when the router is
+ * built, `shutdown()` after HTTP has drained (docs/operations.md). BackgroundExecutor (in process, the
+ * default) and the BullMQ executor (lib/background/bullmq.ts) implement it.
+ */
+export interface BackgroundRunner {
+  readonly config: Readonly<BackgroundTaskConfig>;
+  start(): void;
+  /** A closure (in process only) or a registered job name and its JSON payload. */
+  enqueue(task: BackgroundTask, metadata?: BackgroundJobMetadataInput): void | Promise<void>;
+  enqueue(name: string, payload?: unknown, metadata?: BackgroundJobMetadataInput): void | Promise<void>;
+  /** Called when shutdown begins (beside the HTTP drain): a durable worker stops taking jobs from the shared queue. */
+  beginShutdown?(): void | Promise<void>;
+  shutdown(): Promise<ShutdownReport>;
+  stats(): BackgroundStats;
+  idle(): Promise<void>;
 }
 
 /** The queue is full: the job was not accepted. A 503 problem (with Retry-After) when it reaches a client. */
@@ -109,9 +135,10 @@ interface Job extends JobContext {
  * background.enqueue(async (signal) => { await fetch('https://example.com/hooks/welcome', { method: 'POST', signal }); }, { name: 'welcome_mail', request_id: 'req-1' });
  * const { abandoned } = await background.shutdown();
  */
-export class BackgroundExecutor {
+export class BackgroundExecutor implements BackgroundRunner {
   readonly config: Readonly<BackgroundTaskConfig>;
   readonly #logger: Logger;
+  readonly #jobs: JobRegistry | undefined;
   readonly #queue: Job[] = [];
   readonly #running = new Set<Job>();
   #state: BackgroundExecutorState = 'created';
@@ -138,6 +165,7 @@ export class BackgroundExecutor {
       });
     }
     this.#refusalLogIntervalMs = interval;
+    this.#jobs = options.jobs;
   }
 
   /** Begin running jobs (idempotent). Jobs enqueued before start() wait in the queue. */
@@ -149,12 +177,34 @@ export class BackgroundExecutor {
   }
 
   /**
-   * Queue `task`. Throws BackgroundQueueFullError when `max_queue_size` jobs are already waiting,
-   * BackgroundExecutorClosedError once shutdown() has begun, and ConfigError for bad metadata.
+   * Queue `task`, or the registered job `name` with its JSON `payload` (run as `fn(payload, ctx)`).
+   * Throws BackgroundQueueFullError when `max_queue_size` jobs are already waiting,
+   * BackgroundExecutorClosedError once shutdown() has begun, UnknownJobError for an unregistered
+   * name, and ConfigError for bad metadata.
    */
-  enqueue(task: BackgroundTask, metadata?: BackgroundJobMetadataInput): void {
-    if (typeof task !== 'function') throw new TypeError('enqueue() expects a function');
-    const meta = BackgroundJobMetadata.parse(metadata ?? {}, 'BackgroundJobMetadata') as BackgroundJobMetadata;
+  enqueue(task: BackgroundTask, metadata?: BackgroundJobMetadataInput): void;
+  enqueue(name: string, payload?: unknown, metadata?: BackgroundJobMetadataInput): void;
+  enqueue(taskOrName: BackgroundTask | string, a?: unknown, b?: BackgroundJobMetadataInput): void {
+    let task: BackgroundTask;
+    let meta: BackgroundJobMetadata;
+    if (typeof taskOrName === 'string') {
+      if (!this.#jobs) throw new TypeError(`enqueue(${JSON.stringify(taskOrName)}): this executor has no named jobs (BackgroundExecutorOptions.jobs, or app.job() in an App)`);
+      const fn = this.#jobs.get(taskOrName);
+      checkPayload(taskOrName, a);
+      meta = BackgroundJobMetadata.parse({ name: taskOrName, ...b }, 'BackgroundJobMetadata') as BackgroundJobMetadata;
+      // The job sees what a durable queue would hand it: a JSON copy, not the caller's object.
+      const payload: unknown = a === undefined ? undefined : JSON.parse(JSON.stringify(a));
+      const m = meta;
+      task = (signal) => fn(payload, { signal, metadata: m, attempt: 1, id: undefined }) as Promise<void> | void;
+    } else {
+      if (typeof taskOrName !== 'function') throw new TypeError('enqueue() expects a function or the name of a registered job');
+      task = taskOrName;
+      meta = BackgroundJobMetadata.parse((a as BackgroundJobMetadataInput | undefined) ?? {}, 'BackgroundJobMetadata') as BackgroundJobMetadata;
+    }
+    this.#accept(task, meta);
+  }
+
+  #accept(task: BackgroundTask, meta: BackgroundJobMetadata): void {
     if (this.#state === 'draining' || this.#state === 'stopped') {
       this.#refused('shut_down', meta);
       throw new BackgroundExecutorClosedError(meta);

@@ -77,6 +77,11 @@ export const BOOK_ADDED_TOPIC = 'bookAdded';
 export interface BuiltinSchemaOptions {
   /** Where `addBook` publishes and `bookAdded` subscribes. Default: a new MemoryPubSub (this schema only). */
   pubsub?: PubSub;
+  /**
+   * The topic of `bookAdded`. Default {@link BOOK_ADDED_TOPIC}; a route on the App's shared pub/sub
+   * uses `graphql:<path>:bookAdded`, so two routes (and only the same route on other instances) share events.
+   */
+  topic?: string;
 }
 
 /**
@@ -105,6 +110,7 @@ export function builtinSchema(type: string, options: BuiltinSchemaOptions = {}):
   ];
   let nextId = books.length + 1;
   const pubsub = options.pubsub ?? new MemoryPubSub();
+  const topic = options.topic ?? BOOK_ADDED_TOPIC;
 
   const resolvers: Record<string, Record<string, GraphQLFieldResolver<any, unknown, any>>> = {
     Query: {
@@ -128,7 +134,7 @@ export function builtinSchema(type: string, options: BuiltinSchemaOptions = {}):
         const book = { id: `b${nextId++}`, title: input.title, authorId: input.authorId };
         books.push(book);
         // Awaited: a cross-instance PubSub that fails to publish fails the mutation visibly.
-        await pubsub.publish(BOOK_ADDED_TOPIC, book);
+        await pubsub.publish(topic, book);
         return book;
       },
       deleteBook: (_s, { id }) => {
@@ -160,7 +166,7 @@ export function builtinSchema(type: string, options: BuiltinSchemaOptions = {}):
     };
     // The PubSub's iterator itself (not an async generator around it): graphql-ws's return() on
     // `complete` or close then releases the subscription at once (lib/graphql/pubsub.ts).
-    sub.bookAdded!.subscribe = () => pubsub.subscribe(BOOK_ADDED_TOPIC);
+    sub.bookAdded!.subscribe = () => pubsub.subscribe(topic);
   }
   return schema;
 }

@@ -18,10 +18,15 @@ export const protocol: ProtocolPlugin = {
       const a = args as [string, string, ...unknown[]];
       let route: GraphqlRoute;
       const jsonPoisoning = jsonPoisoningOf(host.config);
+      const own = routeOptions((method === 'registerGraphqlRoute' ? a[4] : a[5]) as RouteArgs);
+      // The App's pub/sub (AppOptions.pubsub: memory, or Redis across instances) unless the route brings its own;
+      // topics scoped by path, so two routes of one App keep their events apart.
+      const events = own.pubsub ? {} : { pubsub: host.pubsub, topicPrefix: own.topicPrefix ?? `graphql:${a[0]}:` };
+      const options = { ...own, ...events, guards: [serverGuardOf(host)], jsonPoisoning };
       if (method === 'registerGraphqlRoute') {
-        route = graphqlRoute(a[0], a[1], a[2] as string, a[3], { ...routeOptions(a[4] as RouteArgs), guards: [serverGuardOf(host)], jsonPoisoning });
+        route = graphqlRoute(a[0], a[1], a[2] as string, a[3], options);
       } else {
-        route = graphqlSdlRoute(a[0], a[1], a[2] as string, a[3], a[4], { ...routeOptions(a[5] as RouteArgs), guards: [serverGuardOf(host)], jsonPoisoning });
+        route = graphqlSdlRoute(a[0], a[1], a[2] as string, a[3], a[4], options);
       }
       if (route.playground) {
         const missing = missingPackages(PLAYGROUND_PACKAGES);

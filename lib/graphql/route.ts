@@ -20,7 +20,7 @@ import { createGraphqlHttpHandler } from './http.js';
 import { graphqlOpenApi } from './openapi.js';
 import type { GraphqlLimits } from './limits.js';
 import { PLAYGROUND_CSP, sendPlaygroundAsset, sendPlaygroundPage, wantsPlayground } from './playground.js';
-import type { PubSub } from './pubsub.js';
+import { MemoryPubSub, type PubSub } from './pubsub.js';
 import { buildSdlSchema } from './sdl.js';
 import { createGraphqlWsUpgradeHandler } from './subscriptions.js';
 
@@ -42,8 +42,19 @@ export interface GraphqlRouteOptions {
   maxSubscriptionsPerConnection?: number;
   /** Open WebSocket connections at once; more are refused with 503. Default DEFAULT_MAX_CONNECTIONS (1000). */
   maxConnections?: number;
-  /** Where the built-in schema's `addBook` publishes and `bookAdded` listens. Default: a MemoryPubSub per route. */
+  /** Where the built-in schema's `addBook` publishes and `bookAdded` listens. Default: a MemoryPubSub per route (an App passes its `AppOptions.pubsub`). */
   pubsub?: PubSub;
+  /**
+   * Prefix of this route's topics: the built-in schema's `bookAdded` is `<prefix>bookAdded`, an SDL
+   * route's Subscription field `f` is `<prefix>f`. Default: none (`bookAdded`); an App route on the
+   * App's pub/sub uses `graphql:<path>:`, so two routes do not share events.
+   */
+  topicPrefix?: string;
+  /**
+   * SDL routes: each Subscription field streams the payloads published on its topic (`app.publish('graphql:<path>:<field>', value)`)
+   * instead of emitting `response_data` once and completing (the spec's default). Default false.
+   */
+  subscriptionEvents?: boolean;
   /** Most lexical tokens in one query, over HTTP and WebSocket; more is refused with TOKEN_LIMIT_EXCEEDED. Default DEFAULT_MAX_TOKENS (5000). */
   maxTokens?: number;
 }
@@ -129,7 +140,7 @@ export function routeOptions(route: GraphQlRouteConfig | GraphqlRouteOptions | u
 export function graphqlRoute(path: string, method: unknown, schemaType: string, config: unknown = {}, options: GraphqlRouteOptions = {}): GraphqlRoute {
   routeMethods(path, method);
   const cfg = SchemaConfig.parse(config ?? {}, 'SchemaConfig');
-  const schema = builtinSchema(schemaType, { pubsub: options.pubsub });
+  const schema = builtinSchema(schemaType, { pubsub: options.pubsub, topic: options.topicPrefix !== undefined ? `${options.topicPrefix}bookAdded` : undefined });
   return graphqlRouteForSchema(path, method, schema, cfg, options);
 }
 
@@ -143,7 +154,11 @@ export function graphqlRoute(path: string, method: unknown, schemaType: string, 
 export function graphqlSdlRoute(path: string, method: unknown, sdl: string, responseData: unknown, config: unknown, options: GraphqlRouteOptions = {}): GraphqlRoute {
   routeMethods(path, method);
   const cfg = DynamicSchemaConfig.parse(config, 'DynamicSchemaConfig');
-  const schema = buildSdlSchema(sdl, responseData, cfg);
+  if (options.subscriptionEvents !== undefined && typeof options.subscriptionEvents !== 'boolean') {
+    throw new AppError('GraphQl', `GraphQL route option subscriptionEvents must be true or false, got ${JSON.stringify(options.subscriptionEvents)}`);
+  }
+  const events = options.subscriptionEvents ? { pubsub: options.pubsub ?? new MemoryPubSub(), topicPrefix: options.topicPrefix ?? '' } : undefined;
+  const schema = buildSdlSchema(sdl, responseData, cfg, events);
   const limits = { introspection_enabled: cfg.introspection_enabled, depth_limit: cfg.max_depth, complexity_limit: cfg.max_complexity };
   return graphqlRouteForSchema(path, method, schema, limits, options);
 }

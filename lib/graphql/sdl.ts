@@ -16,6 +16,29 @@ import {
 } from 'graphql';
 import { AppError } from '../errors.js';
 import { DynamicSchemaConfig } from '../records/graphql.js';
+import type { PubSub } from '../pubsub/memory.js';
+
+/**
+ * A Subscription field fed by the pub/sub: each payload published on its topic is the field's value
+ * (shaped like `response_data[field]`), resolved by the same resolvers, field errors included.
+ */
+function eventsOf(events: SdlEventOptions, field: string): GraphQLFieldResolver<unknown, unknown> {
+  return () => {
+    const source = events.pubsub.subscribe(events.topicPrefix + field);
+    // Mapped without an async generator, so return() reaches the PubSub's iterator at once.
+    return {
+      next: async () => {
+        const r = await source.next();
+        return r.done ? r : { done: false, value: { data: { [field]: r.value }, path: '' } satisfies Node };
+      },
+      return: () => source.return!(),
+      throw: (err?: unknown) => source.throw!(err),
+      [Symbol.asyncIterator]() {
+        return this;
+      },
+    } as AsyncIterableIterator<unknown>;
+  };
+}
 
 /** Definition kinds an SDL route accepts. */
 export const SDL_ALLOWED_KINDS: ReadonlySet<string> = new Set([Kind.OBJECT_TYPE_DEFINITION, Kind.INPUT_OBJECT_TYPE_DEFINITION]);
@@ -98,7 +121,14 @@ function checkFieldErrorPaths(schema: GraphQLSchema, paths: readonly string[]): 
  * @example
  * const schema = buildSdlSchema('type Query { hello: String }', { hello: 'world' }, { introspection_enabled: true });
  */
-export function buildSdlSchema(sdl: string, responseData: unknown, config: unknown): GraphQLSchema {
+/** Live SDL subscriptions: each Subscription field streams what is published on `<topicPrefix><field>`. */
+export interface SdlEventOptions {
+  pubsub: PubSub;
+  /** Topic of field `f` is `topicPrefix + f`. An App route uses `graphql:<path>:`. */
+  topicPrefix: string;
+}
+
+export function buildSdlSchema(sdl: string, responseData: unknown, config: unknown, events?: SdlEventOptions): GraphQLSchema {
   const cfg = DynamicSchemaConfig.parse(config, 'DynamicSchemaConfig');
   const doc = parseSdl(sdl);
   checkKinds(doc);
@@ -131,7 +161,7 @@ export function buildSdlSchema(sdl: string, responseData: unknown, config: unkno
     const isSubscription = type === schema.getSubscriptionType();
     for (const field of Object.values(type.getFields())) {
       field.resolve = resolve as GraphQLFieldResolver<unknown, unknown>;
-      if (isSubscription) field.subscribe = subscribe;
+      if (isSubscription) field.subscribe = events ? eventsOf(events, field.name) : subscribe;
     }
   }
   return schema;

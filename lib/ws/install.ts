@@ -7,6 +7,7 @@ import type { IncomingMessage } from 'node:http';
 import type { Duplex } from 'node:stream';
 import type { ProtocolHost, ProtocolPlugin } from '../plugin.js';
 import type { Middleware } from '../request.js';
+import type { PubSub } from '../pubsub/memory.js';
 import { middlewareGuard, originGuard, type UpgradeGuard } from './guard.js';
 import { createWebSocketUpgradeHandler, type WebSocketHandler, type WebSocketRouteOptions } from './upgrade.js';
 
@@ -19,6 +20,8 @@ export interface AppWebSocketOptions extends WebSocketRouteOptions {
 export interface WebSocketHost {
   upgrade(path: string, handler: (req: IncomingMessage, socket: Duplex, head: Buffer) => void): unknown;
   preShutdown(fn: () => void | Promise<void>): unknown;
+  /** Where `session.subscribe(topic)` listens (the App's pub/sub). */
+  readonly pubsub?: PubSub;
 }
 
 /**
@@ -41,7 +44,7 @@ export function installWebSocketRoute(app: WebSocketHost, path: string, handler:
   // Parsed now: a bad CorsConfig is a ConfigError at registration, not at the first upgrade.
   if (cors !== undefined) all.push(originGuard(cors));
   all.push(...guards);
-  const upgrade = createWebSocketUpgradeHandler(handler, { ...rest, guards: all });
+  const upgrade = createWebSocketUpgradeHandler(handler, { pubsub: app.pubsub, ...rest, guards: all });
   app.upgrade(path, upgrade);
   app.preShutdown(() => upgrade.close());
 }

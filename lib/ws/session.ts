@@ -7,6 +7,7 @@
  */
 import type { WebSocket } from 'ws';
 import type { KeelRequest } from '../request.js';
+import { MemoryPubSub, type PubSub } from '../pubsub/memory.js';
 
 import type { WebSocketMessage } from '../protocol-api.js';
 
@@ -31,9 +32,11 @@ export class WebSocketSession implements AsyncIterable<WebSocketMessage> {
   #wake: (() => void) | undefined;
   #ended = false;
   #paused = false;
+  #pubsub: PubSub | undefined;
 
-  constructor(ws: WebSocket, request: KeelRequest, params: Readonly<Record<string, string>> = {}) {
+  constructor(ws: WebSocket, request: KeelRequest, params: Readonly<Record<string, string>> = {}, pubsub?: PubSub) {
     this.#ws = ws;
+    this.#pubsub = pubsub;
     this.request = request;
     this.params = params;
     ws.on('message', (data: Buffer, isBinary: boolean) => {
@@ -114,6 +117,25 @@ export class WebSocketSession implements AsyncIterable<WebSocketMessage> {
         case 'pong': return this.#ws.pong(msg.data, undefined, done);
       }
     });
+  }
+
+  /**
+   * Forward every event published on `topic` (`app.publish(topic, payload)`, on any instance when the
+   * App's pub/sub is shared) to this client: a string as a text frame, any other JSON value as JSON
+   * text. Stops when the connection closes or when the returned function is called. A client that
+   * does not read ends its subscription after the pub/sub's `maxQueued` events (default 1000).
+   */
+  subscribe(topic: string): () => void {
+    const events = (this.#pubsub ??= new MemoryPubSub()).subscribe(topic);
+    const stop = () => void events.return?.();
+    void (async () => {
+      for await (const payload of events) {
+        if (!this.isOpen) break;
+        await this.send(typeof payload === 'string' ? payload : JSON.stringify(payload)).catch(() => undefined);
+      }
+    })().catch(() => undefined);
+    void this.closed.then(stop);
+    return stop;
   }
 
   /**

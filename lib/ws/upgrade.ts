@@ -12,6 +12,7 @@ import { HttpError } from '../errors.js';
 import type { KeelRequest } from '../request.js';
 import { handshakeProblem, notFoundUpgrade, rejectUpgrade, runGuards, type UpgradeGuard, type UpgradeHeaders } from './guard.js';
 import { WebSocketSession } from './session.js';
+import { MemoryPubSub, type PubSub } from '../pubsub/memory.js';
 
 /** Default largest message accepted, bytes (1 MiB; ws's own default is 100 MiB). */
 export const DEFAULT_MAX_PAYLOAD = 1024 * 1024;
@@ -40,6 +41,8 @@ export interface WebSocketRouteOptions {
   protocols?: readonly string[];
   /** Open connections at once; more are refused with 503. Default DEFAULT_MAX_CONNECTIONS (1000). */
   maxConnections?: number;
+  /** Where `session.subscribe(topic)` listens. Default: a MemoryPubSub of this route (an App passes `AppOptions.pubsub`). */
+  pubsub?: PubSub;
 }
 
 /** `value` (default DEFAULT_MAX_CONNECTIONS) checked as a positive integer. */
@@ -115,13 +118,14 @@ export function createWebSocketUpgradeHandler(handler: WebSocketHandler, options
   if (!Number.isInteger(maxPayload) || maxPayload < 1) throw new TypeError(`maxPayload must be a positive integer, got ${String(maxPayload)}`);
   const maxConnections = maxConnectionsOption(options.maxConnections);
   const protocols = options.protocols ?? [];
+  const pubsub = options.pubsub ?? new MemoryPubSub();
   const wss = new WebSocketServer({
     noServer: true,
     maxPayload,
     handleProtocols: (offered: Set<string>) => protocols.find((p) => offered.has(p)) ?? false,
   });
   return guardedUpgrade(wss, options.guards ?? [], (ws, req) => {
-    const session = new WebSocketSession(ws, req, routeParams.get(req) ?? {});
+    const session = new WebSocketSession(ws, req, routeParams.get(req) ?? {}, pubsub);
     Promise.resolve()
       .then(() => handler(session))
       .catch(() => session.close(CLOSE_INTERNAL_ERROR, 'Internal error'));

@@ -1,0 +1,388 @@
+/**
+ * Durable background jobs in Redis through BullMQ: the same `data.background` API and
+ * BackgroundTaskConfig semantics as the in-process executor, shared by every instance.
+ *
+ * - Jobs are named functions registered at start-up (`app.job(name, fn)`, lib/background/jobs.ts);
+ *   `enqueue(name, payload)` stores name, JSON payload and metadata (name, request id) in the queue.
+ *   A closure is refused: it cannot cross processes.
+ * - `max_queue_size`: jobs waiting in the shared queue (waiting, delayed, prioritized, paused), counted
+ *   before each add; one more is a BackgroundQueueFullError (503). Instances count concurrently, so
+ *   the bound can be overshot by the adds in flight at that moment (at most one per concurrent request).
+ * - `max_concurrent_tasks`: the worker's concurrency in this process.
+ * - Retries: `attempts` with `backoff` (BullMQ's exponential or fixed), off by default (1 attempt).
+ * - Shutdown: when it begins the worker stops taking jobs (another instance takes the waiting ones);
+ *   after HTTP has drained, running jobs get `drain_timeout_secs` to finish, then their AbortSignal
+ *   fires and they are moved back to waiting (handed back). Only a job that cannot be handed back
+ *   (Redis gone) is reported abandoned.
+ * bullmq and ioredis are optional peer dependencies, loaded by `app.ready()` (docs/scaling.md).
+ */
+import type { Logger } from 'pino';
+import { AppError, HttpError } from '../errors.js';
+import { missingPackages, missingPackagesError } from '../packages.js';
+import { BackgroundJobMetadata, type BackgroundTaskConfig } from '../records/protocol.js';
+import {
+  BackgroundExecutor, BackgroundExecutorClosedError, BackgroundQueueFullError,
+  type BackgroundJobMetadataInput, type BackgroundRunner, type BackgroundStats, type BackgroundTask, type ShutdownReport,
+} from './executor.js';
+import { checkPayload, type JobRegistry } from './jobs.js';
+
+/** Packages the BullMQ executor needs (optional peer dependencies of keel). */
+export const BULLMQ_PACKAGES: readonly string[] = ['bullmq@6', 'ioredis@6'];
+/** Default BullMQ queue name: 'keel-background'. */
+export const DEFAULT_BULLMQ_QUEUE = 'keel-background';
+/** Default prefix of BullMQ's Redis keys: 'keel:bull'. */
+export const DEFAULT_BULLMQ_PREFIX = 'keel:bull';
+/** Default attempts per job: 1 (no retry). */
+export const DEFAULT_BULLMQ_ATTEMPTS = 1;
+/** Default backoff between attempts: exponential from 1000 ms. */
+export const DEFAULT_BULLMQ_BACKOFF = Object.freeze({ type: 'exponential' as const, delay: 1000 });
+/** Completed jobs kept in Redis (newest first): 1000. */
+export const DEFAULT_BULLMQ_KEEP_COMPLETED = 1000;
+/** Failed jobs kept in Redis: 5000. */
+export const DEFAULT_BULLMQ_KEEP_FAILED = 5000;
+
+export interface BullMqBackgroundOptions {
+  /** Redis URL (`redis://127.0.0.1:6379`) or ioredis options (`{ host, port, password, tls }`). */
+  connection: string | Record<string, unknown>;
+  /** Queue name; instances sharing it share jobs. Default {@link DEFAULT_BULLMQ_QUEUE} ('keel-background'). */
+  queueName?: string;
+  /** Prefix of BullMQ's keys. Default {@link DEFAULT_BULLMQ_PREFIX} ('keel:bull'). */
+  prefix?: string;
+  /** Run jobs in this process. false: a web-only instance that only enqueues. Default true. */
+  worker?: boolean;
+  /** Runs per job, first included. Default {@link DEFAULT_BULLMQ_ATTEMPTS} (1: no retry). */
+  attempts?: number;
+  /** Wait between attempts. Default {@link DEFAULT_BULLMQ_BACKOFF} (exponential, 1000 ms). */
+  backoff?: { type: 'exponential' | 'fixed'; delay: number };
+  /** Completed / failed jobs kept in Redis. Defaults 1000 / 5000. */
+  keepCompleted?: number;
+  keepFailed?: number;
+  /**
+   * When Redis fails at enqueue: true runs the job in this process instead (fail open: no durability,
+   * no retries), false refuses it with a 503 problem (fail closed). Default false.
+   */
+  passOnStoreError?: boolean;
+}
+
+/** How the App creates its background executor (`AppOptions.background`). Default: in process. */
+export interface BackgroundBackend {
+  /** 'memory' or 'bullmq'. */
+  readonly kind: string;
+  /** Whether jobs survive this process and are shared between instances (worker-only mode needs it). */
+  readonly durable: boolean;
+  /** Load third-party packages (`app.ready()`); rejects with an AppError naming `npm install …`. */
+  load(): Promise<void>;
+  create(config: Readonly<BackgroundTaskConfig>, context: { logger: Logger; jobs: JobRegistry }): BackgroundRunner;
+}
+
+/** Redis is unreachable and the job was not stored: 503 (fail closed, `passOnStoreError: false`). */
+export class BackgroundStoreError extends HttpError {
+  readonly metadata: BackgroundJobMetadata;
+  constructor(metadata: BackgroundJobMetadata, cause: unknown) {
+    super(503, 'The background queue is unavailable; try again later', { code: 'KEEL_SERVICE_UNAVAILABLE', headers: { 'Retry-After': '1' }, expected: true, cause });
+    this.metadata = metadata;
+  }
+}
+
+// Loaded by load(); typed loosely so keel's declarations never reference the optional packages.
+/* eslint-disable @typescript-eslint/no-explicit-any */
+interface Modules { bullmq: any; Redis: any }
+let modules: Modules | undefined;
+
+async function loadModules(): Promise<Modules> {
+  if (modules) return modules;
+  const missing = missingPackages(BULLMQ_PACKAGES);
+  if (missing.length) throw missingPackagesError('The BullMQ background executor (AppOptions.background)', missing);
+  const [bullmq, ioredis] = await Promise.all([import('bullmq'), import('ioredis')]);
+  modules = { bullmq, Redis: (ioredis as any).Redis ?? (ioredis as any).default };
+  return modules;
+}
+
+function checkOptions(o: BullMqBackgroundOptions): void {
+  const bad = (key: string, value: unknown, expected: string): never => {
+    throw new AppError('Server', `Invalid bullmqBackground option ${key}: expected ${expected}, got ${JSON.stringify(value)}`);
+  };
+  if (typeof o !== 'object' || o === null) bad('(options)', o, 'an object with a connection');
+  const known = ['connection', 'queueName', 'prefix', 'worker', 'attempts', 'backoff', 'keepCompleted', 'keepFailed', 'passOnStoreError'];
+  for (const k of Object.keys(o)) if (!known.includes(k)) bad(k, (o as unknown as Record<string, unknown>)[k], `one of ${known.join(', ')}`);
+  if (typeof o.connection !== 'string' && (typeof o.connection !== 'object' || o.connection === null)) bad('connection', o.connection, 'a redis:// URL or ioredis options');
+  if (typeof o.connection === 'string' && !/^rediss?:\/\//.test(o.connection)) bad('connection', o.connection, 'a redis:// or rediss:// URL');
+  if (o.queueName !== undefined && !(typeof o.queueName === 'string' && /^[A-Za-z0-9_.-]{1,100}$/.test(o.queueName))) bad('queueName', o.queueName, 'letters, digits, "_", "." or "-"');
+  if (o.prefix !== undefined && !(typeof o.prefix === 'string' && o.prefix.length > 0)) bad('prefix', o.prefix, 'a non-empty string');
+  if (o.worker !== undefined && typeof o.worker !== 'boolean') bad('worker', o.worker, 'true or false');
+  if (o.attempts !== undefined && !(Number.isInteger(o.attempts) && o.attempts >= 1)) bad('attempts', o.attempts, 'an integer ≥ 1');
+  if (o.backoff !== undefined && !(typeof o.backoff === 'object' && o.backoff !== null && ['exponential', 'fixed'].includes(o.backoff.type) && Number.isInteger(o.backoff.delay) && o.backoff.delay >= 0)) {
+    bad('backoff', o.backoff, "{ type: 'exponential' | 'fixed', delay: integer ms ≥ 0 }");
+  }
+  for (const k of ['keepCompleted', 'keepFailed'] as const) if (o[k] !== undefined && !(Number.isInteger(o[k]) && o[k]! >= 0)) bad(k, o[k], 'an integer ≥ 0');
+  if (o.passOnStoreError !== undefined && typeof o.passOnStoreError !== 'boolean') bad('passOnStoreError', o.passOnStoreError, 'true or false');
+}
+
+/**
+ * The BullMQ backend for `createApp(config, setup, { background: bullmqBackground({ connection }) })`.
+ * Options are checked now (AppError naming the option); bullmq and ioredis are loaded by `app.ready()`.
+ *
+ * @example
+ * const app = createApp({ background_tasks: { enabled: true } }, (app) => {
+ *   app.job('send_welcome', async ({ userId }, { signal }) => { await mailer.welcome(userId, { signal }); });
+ *   app.post('/users', async (data) => { await data.background!.enqueue('send_welcome', { userId: 7 }); return { ok: true }; });
+ * }, { background: bullmqBackground({ connection: process.env.REDIS_URL! }) });
+ */
+export function bullmqBackground(options: BullMqBackgroundOptions): BackgroundBackend {
+  checkOptions(options);
+  return {
+    kind: 'bullmq',
+    durable: true,
+    load: async () => void (await loadModules()),
+    create(config, context) {
+      if (!modules) throw new AppError('Server', 'The BullMQ background executor is not loaded: await app.ready() first (app.listen() and app.runWorker() do it)');
+      return new BullMqExecutor(config, options, context, modules);
+    },
+  };
+}
+
+/** Longest wait for Redis at enqueue before the job is refused (or run here with passOnStoreError): 2000 ms. */
+export const ENQUEUE_TIMEOUT_MS = 2000;
+
+/** After the drain timeout, how long aborted jobs get to be moved back to waiting (and the queue to close): 5000 ms. */
+export const HAND_BACK_GRACE_MS = 5000;
+
+/** Whether `p` settles within `ms` (it keeps running either way). */
+async function settlesWithin(p: Promise<unknown>, ms: number): Promise<boolean> {
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<false>((r) => (timer = setTimeout(() => r(false), ms)));
+  const done = p.then(() => true, () => true);
+  const result = await Promise.race([done, late]);
+  clearTimeout(timer);
+  return result;
+}
+
+/** Why a running job's signal fired at shutdown: it is handed back, not failed. */
+const HANDED_BACK = 'keel: shutdown drain timed out; job handed back to the queue';
+
+interface Active { job: any; metadata: BackgroundJobMetadata }
+
+class BullMqExecutor implements BackgroundRunner {
+  readonly config: Readonly<BackgroundTaskConfig>;
+  readonly #options: BullMqBackgroundOptions;
+  readonly #logger: Logger;
+  readonly #jobs: JobRegistry;
+  readonly #m: Modules;
+  readonly #connections: any[] = [];
+  #queue: any;
+  #worker: any;
+  #local: BackgroundExecutor | undefined;
+  #state: BackgroundStats['state'] = 'created';
+  readonly #active = new Set<Active>();
+  #idleWaiters: (() => void)[] = [];
+  #succeeded = 0;
+  #failed = 0;
+  #rejected = 0;
+  #abandoned: BackgroundJobMetadata[] = [];
+  #handedBack: BackgroundJobMetadata[] = [];
+  #shutdown: Promise<ShutdownReport> | undefined;
+  #workerClosed: Promise<unknown> | undefined;
+
+  constructor(config: Readonly<BackgroundTaskConfig>, options: BullMqBackgroundOptions, context: { logger: Logger; jobs: JobRegistry }, m: Modules) {
+    this.config = config;
+    this.#options = options;
+    this.#logger = context.logger;
+    this.#jobs = context.jobs;
+    this.#m = m;
+  }
+
+  #connect(extra: Record<string, unknown>): any {
+    const c = this.#options.connection;
+    const client = typeof c === 'string' ? new this.#m.Redis(c, extra) : new this.#m.Redis({ ...c, ...extra });
+    // Connection errors surface where they matter (enqueue, the worker's own retries), not as crashes.
+    client.on('error', (err: Error) => this.#logger.debug({ err }, 'background queue: redis connection error'));
+    this.#connections.push(client);
+    return client;
+  }
+
+  start(): void {
+    if (this.#state !== 'created') return;
+    this.#state = 'running';
+    const { Queue, Worker } = this.#m.bullmq;
+    const name = this.#options.queueName ?? DEFAULT_BULLMQ_QUEUE;
+    const prefix = this.#options.prefix ?? DEFAULT_BULLMQ_PREFIX;
+    // Producer: while Redis is down a command fails after one reconnection attempt (or ENQUEUE_TIMEOUT_MS),
+    // so enqueue answers soon instead of holding the request. (Not enableOfflineQueue: false: BullMQ's
+    // own start-up INFO would fail before the connection is up, and the queue with it.)
+    this.#queue = new Queue(name, { connection: this.#connect({ maxRetriesPerRequest: 1, commandTimeout: ENQUEUE_TIMEOUT_MS }), prefix });
+    this.#queue.on('error', (err: Error) => this.#logger.debug({ err }, 'background queue error'));
+    if (this.#options.worker !== false) {
+      // The worker's connection blocks (BZPOPMIN), which BullMQ requires to retry for ever.
+      this.#worker = new Worker(name, (job: any, token: string, signal: AbortSignal) => this.#process(job, token, signal), {
+        connection: this.#connect({ maxRetriesPerRequest: null }),
+        prefix,
+        concurrency: this.config.max_concurrent_tasks,
+      });
+      this.#worker.on('error', (err: Error) => this.#logger.warn({ err }, 'background worker error'));
+    }
+  }
+
+  enqueue(task: BackgroundTask, metadata?: BackgroundJobMetadataInput): Promise<void>;
+  enqueue(name: string, payload?: unknown, metadata?: BackgroundJobMetadataInput): Promise<void>;
+  enqueue(nameOrTask: string | BackgroundTask, payload?: unknown, metadata?: BackgroundJobMetadataInput): Promise<void> {
+    if (typeof nameOrTask !== 'string') {
+      throw new TypeError('The BullMQ background executor runs named jobs only: a closure cannot cross processes. Register the work at start-up with app.job(name, (payload, ctx) => …) and enqueue(name, payload)');
+    }
+    this.#jobs.get(nameOrTask); // UnknownJobError now, in the request that made the mistake
+    checkPayload(nameOrTask, payload);
+    const meta = BackgroundJobMetadata.parse({ name: nameOrTask, ...metadata }, 'BackgroundJobMetadata') as BackgroundJobMetadata;
+    if (this.#state === 'created' || this.#state === 'draining' || this.#state === 'stopped') {
+      this.#rejected++;
+      throw new BackgroundExecutorClosedError(meta);
+    }
+    return this.#add(nameOrTask, payload, meta);
+  }
+
+  async #add(name: string, payload: unknown, meta: BackgroundJobMetadata): Promise<void> {
+    let timer: NodeJS.Timeout | undefined;
+    const attempt = { expired: false };
+    try {
+      // Bounded: while Redis reconnects, BullMQ may wait for the connection rather than fail.
+      const deadline = new Promise<never>((_, reject) => {
+        timer = setTimeout(() => {
+          attempt.expired = true;
+          reject(new Error(`Redis did not answer within ${ENQUEUE_TIMEOUT_MS} ms`));
+        }, ENQUEUE_TIMEOUT_MS);
+      });
+      const stored = this.#store(name, payload, meta, attempt);
+      stored.catch(() => undefined); // settled late, after the deadline answered
+      await Promise.race([stored, deadline]);
+    } catch (err) {
+      if (err instanceof BackgroundQueueFullError) throw err;
+      if (this.#options.passOnStoreError) {
+        this.#logger.warn({ err, task: name, request_id: meta.request_id }, 'background queue unavailable; running the job in this process (passOnStoreError)');
+        this.#localExecutor().enqueue(name, payload, meta);
+        return;
+      }
+      this.#rejected++;
+      this.#logger.warn({ err, task: name, request_id: meta.request_id }, 'background queue unavailable; job refused');
+      throw new BackgroundStoreError(meta, err);
+    } finally {
+      clearTimeout(timer);
+    }
+  }
+
+  async #store(name: string, payload: unknown, meta: BackgroundJobMetadata, attempt: { expired: boolean }): Promise<void> {
+    const waiting: number = await this.#queue.getJobCountByTypes('waiting', 'delayed', 'prioritized', 'paused');
+    // The caller was already answered (refused, or the job ran here): a late add would run it again.
+    if (attempt.expired) return;
+    if (waiting >= this.config.max_queue_size) {
+      this.#rejected++;
+      this.#logger.warn({ task: name, request_id: meta.request_id, max_queue_size: this.config.max_queue_size }, 'background queue full; job refused');
+      throw new BackgroundQueueFullError(meta, this.config.max_queue_size);
+    }
+    await this.#queue.add(name, { payload: payload ?? null, metadata: meta }, {
+      attempts: this.#options.attempts ?? DEFAULT_BULLMQ_ATTEMPTS,
+      backoff: this.#options.backoff ?? DEFAULT_BULLMQ_BACKOFF,
+      removeOnComplete: this.#options.keepCompleted ?? DEFAULT_BULLMQ_KEEP_COMPLETED,
+      removeOnFail: this.#options.keepFailed ?? DEFAULT_BULLMQ_KEEP_FAILED,
+    });
+  }
+
+  #localExecutor(): BackgroundExecutor {
+    if (!this.#local) {
+      this.#local = new BackgroundExecutor(this.config, { logger: this.#logger, jobs: this.#jobs });
+      this.#local.start();
+    }
+    return this.#local;
+  }
+
+  async #process(job: any, token: string, signal: AbortSignal): Promise<void> {
+    const metadata = BackgroundJobMetadata.parse(job.data?.metadata ?? { name: job.name }, 'BackgroundJobMetadata') as BackgroundJobMetadata;
+    if (!this.#jobs.has(job.name)) {
+      // Another deployment enqueued a name this one does not know: no retry can fix that.
+      const err = new this.#m.bullmq.UnrecoverableError(`No background job named ${JSON.stringify(job.name)} is registered on this instance (registered: ${this.#jobs.names().join(', ') || 'none'})`);
+      this.#failed++;
+      this.#logger.error({ task: job.name, request_id: metadata.request_id, job_id: job.id }, err.message);
+      throw err;
+    }
+    const entry: Active = { job, metadata };
+    this.#active.add(entry);
+    try {
+      await this.#jobs.get(job.name)(job.data?.payload ?? undefined, { signal, metadata, attempt: job.attemptsMade + 1, id: job.id });
+      this.#succeeded++;
+    } catch (err) {
+      if (signal.aborted && signal.reason === HANDED_BACK) {
+        try {
+          await job.moveToWait(token);
+          this.#handedBack.push(metadata);
+        } catch (moveErr) {
+          this.#abandoned.push(metadata);
+          this.#logger.warn({ err: moveErr, task: job.name, request_id: metadata.request_id }, 'background job could not be handed back; abandoned');
+        }
+        throw new this.#m.bullmq.WaitingError();
+      }
+      this.#failed++;
+      this.#logger.error({ err, task: job.name, request_id: metadata.request_id, job_id: job.id, attempt: job.attemptsMade + 1 }, 'background task failed');
+      throw err;
+    } finally {
+      this.#active.delete(entry);
+      if (this.#active.size === 0) for (const w of this.#idleWaiters.splice(0)) w();
+    }
+  }
+
+  /** Resolves when no job runs in this process (jobs waiting in Redis belong to every instance). */
+  idle(): Promise<void> {
+    const local = this.#local?.idle() ?? Promise.resolve();
+    if (this.#active.size === 0) return local;
+    return Promise.all([local, new Promise<void>((r) => this.#idleWaiters.push(r))]).then(() => undefined);
+  }
+
+  stats(): BackgroundStats {
+    const l = this.#local?.stats();
+    return {
+      state: this.#state,
+      queued: l?.queued ?? 0,
+      running: this.#active.size + (l?.running ?? 0),
+      succeeded: this.#succeeded + (l?.succeeded ?? 0),
+      failed: this.#failed + (l?.failed ?? 0),
+      rejected: this.#rejected + (l?.rejected ?? 0),
+      abandoned: this.#abandoned.length + (l?.abandoned ?? 0),
+    };
+  }
+
+  /**
+   * Shutdown begins: take no more jobs from the shared queue (BullMQ's close() stops fetching at once
+   * and resolves when the running jobs are done); the running ones continue.
+   */
+  beginShutdown(): void {
+    this.#workerClosed ??= this.#worker ? this.#worker.close().catch((err: unknown) => this.#logger.warn({ err }, 'background worker close failed')) : Promise.resolve();
+  }
+
+  shutdown(): Promise<ShutdownReport> {
+    this.#shutdown ??= this.#drain();
+    return this.#shutdown;
+  }
+
+  async #drain(): Promise<ShutdownReport> {
+    const settledBefore = this.#succeeded + this.#failed;
+    this.#state = 'draining';
+    this.beginShutdown();
+    const local = this.#local?.shutdown();
+    const closed = await settlesWithin(this.#workerClosed!, this.config.drain_timeout_secs * 1000);
+    if (!closed && this.#worker) {
+      // Their signal fires; #process moves each back to waiting for another instance.
+      this.#worker.cancelAllJobs(HANDED_BACK);
+      // Bounded as well: with Redis unreachable, BullMQ's close() waits for a reconnection that may never come.
+      if (!(await settlesWithin(this.#workerClosed!, HAND_BACK_GRACE_MS))) {
+        for (const { metadata } of this.#active) if (!this.#handedBack.includes(metadata)) this.#abandoned.push(metadata);
+        this.#logger.warn({ running: this.#active.size }, 'background worker did not close (Redis unreachable?); giving up on it');
+        void this.#worker.close(true).catch(() => undefined);
+      }
+    }
+    this.#state = 'stopped';
+    await settlesWithin(Promise.allSettled([this.#queue?.close()]), HAND_BACK_GRACE_MS);
+    for (const c of this.#connections) c.disconnect();
+    const localReport = await local;
+    const abandoned = [...this.#abandoned, ...(localReport?.abandoned ?? [])];
+    if (this.#handedBack.length) this.#logger.warn({ handed_back: this.#handedBack }, 'background jobs handed back to the queue at shutdown');
+    if (abandoned.length) this.#logger.warn({ abandoned }, 'background jobs abandoned at shutdown');
+    return { completed: this.#succeeded + this.#failed - settledBefore + (localReport?.completed ?? 0), abandoned, handedBack: [...this.#handedBack] };
+  }
+
+}

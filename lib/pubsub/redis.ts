@@ -1,0 +1,171 @@
+/**
+ * Events between instances over Redis PUBLISH / SUBSCRIBE (ioredis, an optional peer dependency
+ * loaded on first use). One connection publishes, one subscribes. Subscribers of this instance are
+ * served by an in-process MemoryPubSub (same bounds: `return()` releases at once, a subscriber that
+ * does not read ends after `maxQueued` events); a Redis channel is subscribed while this instance has
+ * at least one subscriber of its topic, and ioredis subscribes again after a reconnect.
+ *
+ * Delivery is at most once: Redis keeps nothing for an instance that is not connected. Payloads cross
+ * as JSON. When Redis is down: `passOnStoreError: true` (the default) delivers the event to this
+ * instance's own subscribers and logs a warning (fail open: events are notifications);
+ * `passOnStoreError: false` rejects `publish()` with PubSubUnavailableError (fail closed: the
+ * built-in schema's `addBook` then reports the error). docs/scaling.md.
+ */
+import { pino, type Logger } from 'pino';
+import { HttpError } from '../errors.js';
+import { missingPackages, missingPackagesError } from '../packages.js';
+import { checkTopic, encodePayload, MemoryPubSub, type PubSub } from './memory.js';
+
+/** Prefix of every channel: 'keel:ps:'. */
+export const DEFAULT_PUBSUB_PREFIX = 'keel:ps:';
+
+/** Longest wait for Redis at publish before passOnStoreError decides: 2000 ms. */
+export const PUBLISH_TIMEOUT_MS = 2000;
+
+export interface RedisPubSubOptions {
+  /** Redis URL (`redis://127.0.0.1:6379`) or ioredis options (`{ host, port, password, tls }`). */
+  connection: string | Record<string, unknown>;
+  /** Channel prefix; instances that share it share events. Default {@link DEFAULT_PUBSUB_PREFIX} ('keel:ps:'). */
+  prefix?: string;
+  /** When Redis is unreachable: true delivers to this instance only and logs (default), false rejects publish(). */
+  passOnStoreError?: boolean;
+  /** Unread events kept per local subscriber (MemoryPubSub maxQueued). Default 1000. */
+  maxQueued?: number;
+  /** Where Redis failures are logged. Default: pino at warn. */
+  logger?: Logger;
+}
+
+/** publish() could not reach Redis (`passOnStoreError: false`): a 503 problem if it reaches a client. */
+export class PubSubUnavailableError extends HttpError {
+  readonly topic: string;
+  constructor(topic: string, cause: unknown) {
+    super(503, 'The event bus is unavailable; try again later', { code: 'KEEL_SERVICE_UNAVAILABLE', headers: { 'Retry-After': '1' }, expected: true, cause });
+    this.topic = topic;
+  }
+}
+
+/* eslint-disable @typescript-eslint/no-explicit-any -- ioredis is optional: its types stay out of keel's declarations */
+type Client = any;
+
+/**
+ * A PubSub shared by every instance that uses the same Redis and prefix.
+ *
+ * @example
+ * import { createApp, RedisPubSub } from 'keel';
+ * const pubsub = new RedisPubSub({ connection: process.env.REDIS_URL! });
+ * const app = createApp(config, setup, { pubsub });
+ */
+export class RedisPubSub implements PubSub {
+  readonly #options: RedisPubSubOptions;
+  readonly #prefix: string;
+  readonly #logger: Logger;
+  readonly #local: MemoryPubSub;
+  /** Topics whose channel this instance subscribed, with the SUBSCRIBE in flight or done. */
+  readonly #channels = new Map<string, Promise<unknown>>();
+  #clients: Promise<{ pub: Client; sub: Client }> | undefined;
+  #closed = false;
+
+  constructor(options: RedisPubSubOptions) {
+    const c = options?.connection;
+    if (!(typeof c === 'string' && /^rediss?:\/\//.test(c)) && !(typeof c === 'object' && c !== null)) {
+      throw new TypeError(`RedisPubSub needs connection: a redis:// URL or ioredis options, got ${JSON.stringify(c)}`);
+    }
+    if (options.prefix !== undefined && (typeof options.prefix !== 'string' || options.prefix === '')) throw new TypeError(`RedisPubSub prefix must be a non-empty string, got ${JSON.stringify(options.prefix)}`);
+    if (options.passOnStoreError !== undefined && typeof options.passOnStoreError !== 'boolean') throw new TypeError(`RedisPubSub passOnStoreError must be true or false, got ${JSON.stringify(options.passOnStoreError)}`);
+    this.#options = options;
+    this.#prefix = options.prefix ?? DEFAULT_PUBSUB_PREFIX;
+    this.#logger = options.logger ?? pino({ level: 'warn', base: { name: 'keel.pubsub' } });
+    this.#local = new MemoryPubSub({ maxQueued: options.maxQueued });
+  }
+
+  #connect(): Promise<{ pub: Client; sub: Client }> {
+    this.#clients ??= (async () => {
+      const missing = missingPackages(['ioredis@6']);
+      if (missing.length) throw missingPackagesError('RedisPubSub', missing);
+      const mod: any = await import('ioredis');
+      const Redis = mod.Redis ?? mod.default;
+      const make = (extra: Record<string, unknown>): Client => {
+        const c = this.#options.connection;
+        const client = typeof c === 'string' ? new Redis(c, extra) : new Redis({ ...c, ...extra });
+        client.on('error', (err: Error) => this.#logger.debug({ err }, 'pubsub: redis connection error'));
+        return client;
+      };
+      // While Redis is down a publish fails after one reconnection attempt (or PUBLISH_TIMEOUT_MS); the
+      // subscriber waits and resubscribes on reconnect. (Not enableOfflineQueue: false: the first
+      // publish of a fresh instance would fail before the connection is up.)
+      const pub = make({ maxRetriesPerRequest: 1, commandTimeout: PUBLISH_TIMEOUT_MS });
+      const sub = make({ maxRetriesPerRequest: null });
+      sub.on('message', (channel: string, text: string) => this.#receive(channel.slice(this.#prefix.length), text));
+      return { pub, sub };
+    })();
+    return this.#clients;
+  }
+
+  #receive(topic: string, text: string): void {
+    let payload: unknown;
+    try {
+      payload = JSON.parse(text);
+    } catch (err) {
+      this.#logger.warn({ err, topic }, 'pubsub: message is not JSON; dropped');
+      return;
+    }
+    this.#local.publish(topic, payload);
+    this.#release(topic);
+  }
+
+  /** Unsubscribe the channel once this instance has no subscriber of `topic` left. */
+  #release(topic: string): void {
+    if (this.#local.listenerCount(topic) > 0 || !this.#channels.has(topic)) return;
+    this.#channels.delete(topic);
+    void this.#connect().then(({ sub }) => sub.unsubscribe(this.#prefix + topic)).catch(() => undefined);
+  }
+
+  async publish(topic: string, payload: unknown): Promise<void> {
+    checkTopic(topic);
+    const text = encodePayload(topic, payload);
+    try {
+      const { pub } = await this.#connect();
+      await pub.publish(this.#prefix + topic, text);
+    } catch (err) {
+      if (this.#options.passOnStoreError === false) throw new PubSubUnavailableError(topic, err);
+      this.#logger.warn({ err, topic }, 'pubsub: redis unavailable; event delivered to this instance only (passOnStoreError)');
+      this.#local.publish(topic, JSON.parse(text));
+    }
+  }
+
+  subscribe(topic: string): AsyncIterableIterator<unknown> {
+    checkTopic(topic);
+    if (this.#closed) throw new Error('RedisPubSub is closed');
+    const events = this.#local.subscribe(topic);
+    if (!this.#channels.has(topic)) {
+      const subscribed = this.#connect().then(({ sub }) => sub.subscribe(this.#prefix + topic));
+      subscribed.catch((err: unknown) => this.#logger.warn({ err, topic }, 'pubsub: subscribe failed; events of other instances will not arrive'));
+      this.#channels.set(topic, subscribed);
+    }
+    const end = events.return!.bind(events);
+    events.return = async (value?: unknown) => {
+      const r = await end(value);
+      this.#release(topic);
+      return r;
+    };
+    return events;
+  }
+
+  /** Resolves once this instance's SUBSCRIBE of `topic` is confirmed by Redis (tests, readiness checks). */
+  async subscribed(topic: string): Promise<void> {
+    await this.#channels.get(topic);
+  }
+
+  listenerCount(topic: string): number {
+    return this.#local.listenerCount(topic);
+  }
+
+  /** Disconnect both connections. */
+  async close(): Promise<void> {
+    this.#closed = true;
+    if (!this.#clients) return;
+    const clients = await this.#clients.catch(() => undefined);
+    clients?.pub.disconnect();
+    clients?.sub.disconnect();
+  }
+}

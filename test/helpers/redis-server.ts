@@ -1,0 +1,69 @@
+/**
+ * A throwaway redis-server on a free loopback port, for tests that need a real Redis (.ci/run
+ * installs it). Tests skip visibly when it is not installed: `{ skip: NO_REDIS }`.
+ */
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { once } from 'node:events';
+import { createServer, type AddressInfo } from 'node:net';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { Redis } from 'ioredis';
+
+export const HAVE_REDIS = spawnSync('redis-server', ['--version']).status === 0;
+/** The `skip` option of a suite that needs redis-server. */
+export const NO_REDIS: string | false = HAVE_REDIS ? false : 'redis-server is not installed (apt-get install redis-server)';
+
+export async function freePort(): Promise<number> {
+  const s = createServer().listen(0, '127.0.0.1');
+  await once(s, 'listening');
+  const { port } = s.address() as AddressInfo;
+  await new Promise((r) => s.close(r));
+  return port;
+}
+
+export interface RedisServer {
+  readonly port: number;
+  readonly url: string;
+  /** A client for assertions (disconnected by stop()). */
+  readonly client: Redis;
+  /** Kill redis-server (an outage); start() brings it back on the same port, empty. */
+  kill(): Promise<void>;
+  start(): Promise<void>;
+  stop(): Promise<void>;
+}
+
+export async function startRedis(): Promise<RedisServer> {
+  const port = await freePort();
+  let proc: ChildProcess | undefined;
+  const client = new Redis({ host: '127.0.0.1', port, lazyConnect: true, maxRetriesPerRequest: 1 });
+  client.on('error', () => {}); // connection attempts while redis-server starts or is down on purpose
+  const server: RedisServer = {
+    port,
+    url: `redis://127.0.0.1:${port}`,
+    client,
+    async start() {
+      proc = spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'], { stdio: 'ignore' });
+      // redis-server takes a while to listen on a loaded machine.
+      for (let i = 0; ; i++) {
+        try {
+          if (client.status === 'wait' || client.status === 'end') await client.connect();
+          await client.ping();
+          return;
+        } catch (err) {
+          if (i > 200) throw err;
+          await sleep(50);
+        }
+      }
+    },
+    async kill() {
+      if (!proc || proc.exitCode !== null || proc.signalCode !== null) return;
+      proc.kill('SIGKILL');
+      await once(proc, 'exit');
+    },
+    async stop() {
+      client.disconnect();
+      await server.kill();
+    },
+  };
+  await server.start();
+  return server;
+}
