@@ -1,51 +1,23 @@
 import { describe, it, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
-import { createServer, type AddressInfo } from 'node:net';
-import { setTimeout as sleep } from 'node:timers/promises';
 import express from 'express';
 import request from 'supertest';
 import { Redis } from 'ioredis';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { rateLimit, RedisStore } from './index.js';
+import { freePort, NO_REDIS, startRedis, type RedisServer } from '../../test/helpers/redis-server.js';
 
-const HAVE_REDIS = spawnSync('redis-server', ['--version']).status === 0;
-
-async function freePort(): Promise<number> {
-  const s = createServer().listen(0, '127.0.0.1');
-  await new Promise((r) => s.once('listening', r));
-  const { port } = s.address() as AddressInfo;
-  await new Promise((r) => s.close(r));
-  return port;
-}
-
-describe('RedisStore', { skip: HAVE_REDIS ? false : 'redis-server is not installed (apt-get install redis-server)' }, () => {
-  let server: ChildProcess;
+describe('RedisStore', { skip: NO_REDIS }, () => {
+  let redis: RedisServer;
   let client: Redis;
   let storeFor: (prefix: string) => RedisStore;
 
   before(async () => {
-    const port = await freePort();
-    server = spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'], { stdio: 'ignore' });
-    client = new Redis({ host: '127.0.0.1', port, lazyConnect: true, maxRetriesPerRequest: 0 });
-    client.on('error', () => {}); // connection attempts while redis-server starts; connect() reports them
-    // redis-server takes a while to listen on a loaded machine. A failed connect() leaves ioredis
-    // reconnecting on its own, so each retry starts from a closed client.
-    for (let i = 0; ; i++) {
-      try {
-        await client.connect();
-        break;
-      } catch (err) {
-        client.disconnect();
-        if (i > 200) throw err;
-        await sleep(50);
-      }
-    }
+    redis = await startRedis();
+    client = redis.client;
     storeFor = (prefix) => new RedisStore({ prefix, sendCommand: (command, ...args) => client.call(command!, ...args) as Promise<unknown> });
   });
-  after(async () => {
-    client?.disconnect();
-    server?.kill();
-  });
+  after(() => redis?.stop());
 
   describe('when a client spends its bucket', () => {
     it('should allow the burst, then refuse with the time until the next token', async () => {
