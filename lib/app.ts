@@ -13,7 +13,7 @@ import { parseRouteDefinition, type RouteDefinition, type RouteDefinitionInput }
 import type { Middleware, NextFunction } from './request.js';
 import { buildRouter } from './dispatch.js';
 import type { ListenOptions } from './server.js';
-import { listen } from './server.js';
+import { listen, onStopSignals, settleAll } from './server.js';
 import { loadedProtocol, loadProtocols, protocolsUsed, PROTOCOL_OF_METHOD } from './builtins.js';
 import { installBackground, memoryBackground } from './background/install.js';
 import type { BackgroundBackend } from './background/bullmq.js';
@@ -452,20 +452,15 @@ export class App implements AppCore {
     await this.ready();
     const executor = installBackground(this, this.#background, this.jobs)!;
     let closing: Promise<void> | undefined;
-    const signals: NodeJS.Signals[] = ['SIGTERM', 'SIGINT'];
-    const onSignal = (signal: NodeJS.Signals) => {
-      this.logger.info({ signal }, 'worker shutting down');
-      void handle.close().then(() => process.exit(0));
-    };
+    let removeSignals = (): void => {};
     const handle: WorkerHandle = {
       close: () => (closing ??= (async () => {
-        for (const s of signals) process.off(s, onSignal);
+        removeSignals();
         await executor.beginShutdown?.();
-        const results = await Promise.allSettled(this.#onShutdown.map((fn) => Promise.resolve().then(fn)));
-        for (const r of results) if (r.status === 'rejected') this.logger.error({ err: r.reason }, 'shutdown hook failed');
+        await settleAll(this, this.#onShutdown);
       })()),
     };
-    if (options.handleSignals ?? this.config.graceful_shutdown) for (const s of signals) process.once(s, onSignal);
+    if (options.handleSignals ?? this.config.graceful_shutdown) removeSignals = onStopSignals(this, 'worker shutting down', () => handle.close());
     this.logger.info({ jobs: this.jobs.names() }, 'background worker running');
     return handle;
   }

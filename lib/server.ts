@@ -69,24 +69,18 @@ export async function listen(app: App, options: ListenOptions = {}): Promise<Ser
   });
   const addr = server.address() as AddressInfo;
   let closing: Promise<void> | undefined;
-  const signals: NodeJS.Signals[] = ['SIGTERM', 'SIGINT'];
-  const onSignal = (signal: NodeJS.Signals) => {
-    app.logger.info({ signal }, 'shutting down');
-    void handle.close().then(() => process.exit(0));
-  };
+  let removeSignals = (): void => {};
   const handle: ServerHandle = {
     server,
     host: addr.address,
     port: addr.port,
     url: `http://${addr.family === 'IPv6' ? `[${addr.address}]` : addr.address}:${addr.port}`,
     close() {
-      closing ??= shutdown(app, server, sockets, cfg.shutdown_timeout * 1000, limits.shutdown_idle_grace_ms).finally(() => {
-        for (const s of signals) process.off(s, onSignal);
-      });
+      closing ??= shutdown(app, server, sockets, cfg.shutdown_timeout * 1000, limits.shutdown_idle_grace_ms).finally(() => removeSignals());
       return closing;
     },
   };
-  if (options.handleSignals ?? cfg.graceful_shutdown) for (const s of signals) process.once(s, onSignal);
+  if (options.handleSignals ?? cfg.graceful_shutdown) removeSignals = onStopSignals(app, 'shutting down', () => handle.close());
   for (const fn of app.startHooks) await fn(handle, app);
   app.logger.info({ url: handle.url }, 'listening');
   return handle;
@@ -140,7 +134,24 @@ function stopDeadlineChecks(server: Server): void {
 }
 
 /** Run hooks side by side; a failing hook is logged and does not stop the others or the shutdown. */
-async function settleAll(app: App, hooks: readonly (() => void | Promise<void>)[]): Promise<void> {
+/**
+ * SIGTERM and SIGINT log `message` and run `close` (once), then exit 0. Returns the function that
+ * removes the listeners (called when the server or worker closes some other way).
+ */
+export function onStopSignals(app: Pick<App, 'logger'>, message: string, close: () => Promise<unknown>): () => void {
+  const signals: NodeJS.Signals[] = ['SIGTERM', 'SIGINT'];
+  const onSignal = (signal: NodeJS.Signals) => {
+    app.logger.info({ signal }, message);
+    void close().then(() => process.exit(0));
+  };
+  for (const s of signals) process.once(s, onSignal);
+  return () => {
+    for (const s of signals) process.off(s, onSignal);
+  };
+}
+
+/** Run every hook, each after the previous tick; a failing one is logged, never stops the others. */
+export async function settleAll(app: Pick<App, 'logger'>, hooks: readonly (() => void | Promise<void>)[]): Promise<void> {
   const results = await Promise.allSettled(hooks.map((fn) => Promise.resolve().then(fn)));
   for (const r of results) if (r.status === 'rejected') app.logger.error({ err: r.reason }, 'shutdown hook failed');
 }
