@@ -10,10 +10,10 @@
 import { spawn } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { once } from 'node:events';
-import net from 'node:net';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import autocannon, { type RequestSpec } from 'autocannon';
+import { freePort } from '../harness/conformance/exec.js';
 
 /** Default soak length, seconds (the issue's bound: ≤ 3 minutes). */
 export const DEFAULT_SOAK_SECONDS = 120;
@@ -47,15 +47,6 @@ const MIX: RequestSpec[] = [
   { method: 'GET', path: '/admin/stats', headers: { 'x-api-key': process.env.KEEL_EXAMPLE_API_KEY ?? 'demo-key-change-me' } },
   { method: 'GET', path: '/openapi.json' },
 ];
-
-async function freePort(): Promise<number> {
-  const srv = net.createServer().listen(0, '127.0.0.1');
-  await once(srv, 'listening');
-  const { port } = srv.address() as net.AddressInfo;
-  srv.close();
-  await once(srv, 'close');
-  return port;
-}
 
 /** Resident set size of `pid`, bytes (Linux /proc; 0 elsewhere). */
 function rssOf(pid: number): number {

@@ -7,11 +7,11 @@ import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import http from 'node:http';
-import net from 'node:net';
 import { fileURLToPath } from 'node:url';
 import { once } from 'node:events';
 import { App } from '../lib/app.js';
 import { AppError } from '../lib/errors.js';
+import { freePort } from '../harness/conformance/exec.js';
 
 interface Reply {
   status: number;
@@ -31,17 +31,6 @@ function get(url: string, agent: http.Agent | false = false): Promise<Reply> {
     });
     req.on('error', reject);
   });
-}
-
-/** A free loopback port (bound, read, released). */
-async function freePort(): Promise<number> {
-  const srv = net.createServer();
-  srv.listen(0, '127.0.0.1');
-  await once(srv, 'listening');
-  const { port } = srv.address() as net.AddressInfo;
-  srv.close();
-  await once(srv, 'close');
-  return port;
 }
 
 /** A promise with its resolve function, so a test can hold a handler open. */

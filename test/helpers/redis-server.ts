@@ -4,21 +4,15 @@
  */
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
-import { createServer, type AddressInfo } from 'node:net';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Redis } from 'ioredis';
+import { freePort } from '../../harness/conformance/exec.js';
+
+export { freePort };
 
 export const HAVE_REDIS = spawnSync('redis-server', ['--version']).status === 0;
 /** The `skip` option of a suite that needs redis-server. */
 export const NO_REDIS: string | false = HAVE_REDIS ? false : 'redis-server is not installed (apt-get install redis-server)';
-
-export async function freePort(): Promise<number> {
-  const s = createServer().listen(0, '127.0.0.1');
-  await once(s, 'listening');
-  const { port } = s.address() as AddressInfo;
-  await new Promise((r) => s.close(r));
-  return port;
-}
 
 export interface RedisServer {
   readonly port: number;

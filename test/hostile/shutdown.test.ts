@@ -9,22 +9,12 @@ import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import http from 'node:http';
-import net from 'node:net';
 import { once } from 'node:events';
 import { fileURLToPath } from 'node:url';
+import { freePort } from '../../harness/conformance/exec.js';
 
 const script = fileURLToPath(new URL('./fixtures/shutdown-app.ts', import.meta.url));
 const CLIENTS = 64;
-
-async function freePort(): Promise<number> {
-  const srv = net.createServer();
-  srv.listen(0, '127.0.0.1');
-  await once(srv, 'listening');
-  const { port } = srv.address() as net.AddressInfo;
-  srv.close();
-  await once(srv, 'close');
-  return port;
-}
 
 interface Answer {
   status: number;
