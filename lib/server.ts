@@ -16,6 +16,7 @@ import type { AppCore as App, ServerFactory, ServerHandle } from './plugin.js';
 import { boundUnreadBody, ConnectionLimits, type ConnectionLimitsInput } from './connections.js';
 import { AppError, ERROR_CODES, type ErrorCode } from './errors.js';
 import { problemFor, PROBLEM_CONTENT_TYPE } from './problem.js';
+import { writeSocketResponse } from './socket-problem.js';
 
 export type { ServerFactory, ServerHandle };
 
@@ -221,7 +222,5 @@ function answerClientError(err: NodeJS.ErrnoException, socket: Duplex): void {
     return;
   }
   const [code, detail] = PARSER_ERRORS[err.code ?? ''] ?? (['KEEL_BAD_REQUEST', 'The request could not be parsed as HTTP/1.1'] as [ErrorCode, string]);
-  const body = JSON.stringify(problemFor(code, detail));
-  const { status } = ERROR_CODES[code];
-  s.end(`HTTP/1.1 ${status} ${http.STATUS_CODES[status] ?? 'Bad Request'}\r\nContent-Type: ${PROBLEM_CONTENT_TYPE}\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`);
+  writeSocketResponse(s, ERROR_CODES[code].status, { 'Content-Type': PROBLEM_CONTENT_TYPE }, Buffer.from(JSON.stringify(problemFor(code, detail))));
 }
