@@ -12,8 +12,11 @@ export interface ValidationIssue {
   ctx?: Record<string, unknown>;
 }
 
-/** Must match `EMAIL_PATTERN` in validation.ts (kept here too to avoid an import cycle). */
-const EMAIL_PATTERN = '^[a-zA-Z0-9_.+-]+@[a-zA-Z0-9-]+\\.[a-zA-Z0-9-.]+$';
+/**
+ * The `email` format keel checks (lib/validation.ts registers it with Ajv): the pattern the reference's
+ * error items carry in `ctx.pattern` (`string_pattern_mismatch`), so the rule actually applied is stated.
+ */
+export const EMAIL_PATTERN = '^[a-zA-Z0-9_.+-]+@[a-zA-Z0-9-]+\\.[a-zA-Z0-9-.]+$';
 
 /** Compact JSON, as the corpus quotes values inside messages (`{"host":"localhost"} has ...`). */
 const json = (v: unknown): string => JSON.stringify(v) ?? 'null';

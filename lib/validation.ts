@@ -16,18 +16,14 @@ import { HttpError } from './errors.js';
 import { checkFiles, type FileParamSpec, type UploadFile } from './multipart.js';
 import { coercionIssue, formCoercer, scalarCoercer, schemaType, UNCONVERTIBLE, type Coercer } from './coerce.js';
 import { parseMediaType } from './content.js';
-import { appendErrorsFromAjv, byLoc } from './validation-errors.js';
+import { appendErrorsFromAjv, byLoc, EMAIL_PATTERN } from './validation-errors.js';
 
 // Loaded with the first schema a route declares: an App without schemas never loads Ajv (lib/lazy-require.ts).
 const loadAjv = lazyRequire<typeof AjvDraft07>('ajv');
 const loadAjv2020 = lazyRequire<typeof AjvDraft2020>('ajv/dist/2020.js');
 const loadFormats = lazyRequire<typeof addFormatsModule>('ajv-formats');
 
-/**
- * The `email` format keel checks: the pattern the corpus's error items name (`string_pattern_mismatch`
- * with this `ctx.pattern`), so the error a client reads states the rule that was actually applied.
- */
-export const EMAIL_PATTERN = '^[a-zA-Z0-9_.+-]+@[a-zA-Z0-9-]+\\.[a-zA-Z0-9-.]+$';
+export { EMAIL_PATTERN };
 
 /**
  * Ajv's notices (an unknown format ignored, …) go to `NODE_DEBUG=keel-ajv`, never to the console:
