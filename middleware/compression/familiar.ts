@@ -7,6 +7,7 @@ import zlib from 'node:zlib';
 import bytes from 'bytes';
 import { fail } from '../../lib/records/define.js';
 import type { KeelRequest } from '../../lib/request.js';
+import { isPackageStyle as packageStyle } from '../../lib/package-style.js';
 
 /** The compression package's default threshold: 1 kb. */
 export const PACKAGE_DEFAULT_THRESHOLD = 1024;
@@ -50,15 +51,13 @@ const WHERE = 'compression(compression package options)';
 /** True when `options` uses the compression package's keys (or a `brotli` options object); both styles is a ConfigError. */
 export function isPackageStyle(options: object): boolean {
   const o = options as Record<string, unknown>;
-  const keys = Object.keys(o).filter((k) => o[k] !== undefined);
-  const pkg = keys.filter((k) => PACKAGE_KEYS.includes(k) || k in UNSUPPORTED || (k === 'brotli' && typeof o.brotli === 'object'));
-  if (pkg.length === 0) return false;
-  const keel = keys.find((k) => RECORD_KEYS.includes(k) || (k === 'brotli' && typeof o.brotli === 'boolean'));
-  if (keel !== undefined) {
-    fail('CompressionConfig', 'compression(options)', keel, o[keel], `keel's CompressionConfig keys or the compression package's (${pkg.join(', ')}), not both`,
-      `${pkg[0]} is the compression package's, ${keel} is keel's: write the whole call in one style.`);
-  }
-  return true;
+  return packageStyle(
+    options,
+    (k, v) => PACKAGE_KEYS.includes(k) || k in UNSUPPORTED || (k === 'brotli' && typeof v === 'object'),
+    (k, v) => RECORD_KEYS.includes(k) || (k === 'brotli' && typeof v === 'boolean'),
+    (pkg, keel) => fail('CompressionConfig', 'compression(options)', keel, o[keel], `keel's CompressionConfig keys or the compression package's (${pkg.join(', ')}), not both`,
+      `${pkg[0]} is the compression package's, ${keel} is keel's: write the whole call in one style.`),
+  );
 }
 
 /** Translate compression-package options; a ConfigError names any option keel cannot honour. */

@@ -5,6 +5,7 @@
 import type { ServerResponse } from 'node:http';
 import { fail } from '../../lib/records/define.js';
 import type { KeelRequest, NextFunction } from '../../lib/request.js';
+import { isPackageStyle as packageStyle } from '../../lib/package-style.js';
 
 type StaticOrigin = boolean | string | RegExp | readonly (string | RegExp)[];
 /** The `cors` package's origin callback: `callback(null, allow)` with true/false or a static origin value. */
@@ -58,15 +59,13 @@ const WHERE = 'cors(cors package options)';
 
 /** True when `options` uses the `cors` package's keys; both styles in one call is a ConfigError. */
 export function isPackageStyle(options: Record<string, unknown>): boolean {
-  const keys = Object.keys(options).filter((k) => options[k] !== undefined);
-  const pkg = keys.filter((k) => PACKAGE_KEYS.includes(k));
-  if (pkg.length === 0) return false;
-  const keel = keys.find((k) => RECORD_KEYS.includes(k));
-  if (keel !== undefined) {
-    fail('CorsConfig', 'cors(options)', keel, options[keel], `keel's CorsConfig keys or the cors package's (${pkg.join(', ')}), not both`,
-      `${pkg[0]} is the cors package's, ${keel} is keel's: write the whole call in one style.`);
-  }
-  return true;
+  return packageStyle(
+    options,
+    (k) => PACKAGE_KEYS.includes(k),
+    (k) => RECORD_KEYS.includes(k),
+    (pkg, keel) => fail('CorsConfig', 'cors(options)', keel, options[keel], `keel's CorsConfig keys or the cors package's (${pkg.join(', ')}), not both`,
+      `${pkg[0]} is the cors package's, ${keel} is keel's: write the whole call in one style.`),
+  );
 }
 
 function list(key: string, value: unknown): string[] | undefined {

@@ -6,6 +6,7 @@ import type { ServerResponse } from 'node:http';
 import { fail } from '../../lib/records/define.js';
 import { JWT_ALGORITHMS } from '../../lib/records/index.js';
 import type { KeelRequest, Middleware, NextFunction } from '../../lib/request.js';
+import { isPackageStyle as packageStyle } from '../../lib/package-style.js';
 
 /** The express-jwt options keel accepts (express-jwt 8 names and meanings). */
 export interface JwtPackageOptions {
@@ -57,15 +58,13 @@ const WHERE = 'jwtAuth(express-jwt options)';
 /** True when `options` uses express-jwt's keys; both styles in one call is a ConfigError. */
 export function isPackageStyle(options: object): boolean {
   const o = options as Record<string, unknown>;
-  const keys = Object.keys(o).filter((k) => o[k] !== undefined);
-  const pkg = keys.filter((k) => PACKAGE_KEYS.includes(k) || k in UNSUPPORTED);
-  if (pkg.length === 0) return false;
-  const keel = keys.find((k) => RECORD_KEYS.includes(k));
-  if (keel !== undefined) {
-    fail('JwtConfig', 'jwtAuth(options)', keel, o[keel], `keel's JwtConfig keys or express-jwt's (${pkg.join(', ')}), not both`,
-      `${pkg[0]} is express-jwt's, ${keel} is keel's: write the whole call in one style (express-jwt's algorithms: ['HS256'] is keel's algorithm: 'HS256').`);
-  }
-  return true;
+  return packageStyle(
+    options,
+    (k) => PACKAGE_KEYS.includes(k) || k in UNSUPPORTED,
+    (k) => RECORD_KEYS.includes(k),
+    (pkg, keel) => fail('JwtConfig', 'jwtAuth(options)', keel, o[keel], `keel's JwtConfig keys or express-jwt's (${pkg.join(', ')}), not both`,
+      `${pkg[0]} is express-jwt's, ${keel} is keel's: write the whole call in one style (express-jwt's algorithms: ['HS256'] is keel's algorithm: 'HS256').`),
+  );
 }
 
 /** Translate express-jwt options; a ConfigError names any option keel cannot honour and its keel equivalent. */

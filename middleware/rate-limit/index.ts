@@ -32,6 +32,7 @@ export const GLOBAL_KEY = 'global';
 /** The RateLimitConfig record, snake_case or camelCase (type generated from the record). */
 export type { RateLimitConfigInput } from '../../lib/records/server.js';
 import type { RateLimitConfigInput } from '../../lib/records/server.js';
+import { isPackageStyle } from '../../lib/package-style.js';
 /** RateLimitConfig under the name the migration guide uses. */
 export type RateLimitConfigOptions = RateLimitConfigInput;
 
@@ -211,17 +212,19 @@ export function rateLimit(options: RateLimitOptions = {}, extensions: RateLimitE
 /** express-rate-limit options (any of its keys) rather than keel's record; both in one call is a ConfigError. */
 function packageStyle(options: object): boolean {
   if (typeof options !== 'object' || options === null) return false;
-  const keys = Object.keys(options).filter((k) => (options as Record<string, unknown>)[k] !== undefined);
-  const pkg = keys.filter((k) => PACKAGE_KEYS.includes(k));
-  if (pkg.length === 0) return false;
-  const keel = keys.filter((k) => ['per_second', 'perSecond', 'burst', 'ip_based', 'ipBased'].includes(k));
-  if (keel.length > 0) {
-    fail('RateLimitConfig', 'rateLimit(options)', keel[0]!, (options as Record<string, unknown>)[keel[0]!],
+  const o = options as Record<string, unknown>;
+  return isPackageStyle(
+    options,
+    (k) => PACKAGE_KEYS.includes(k),
+    (k) => RECORD_KEYS.includes(k),
+    (pkg, keel) => fail('RateLimitConfig', 'rateLimit(options)', keel, o[keel],
       `keel's keys (per_second, burst, ip_based) or express-rate-limit's (${pkg.join(', ')}), not both`,
-      `Write either { per_second, burst } or { windowMs, limit }: ${pkg[0]} is express-rate-limit's, ${keel[0]} is keel's.`);
-  }
-  return true;
+      `Write either { per_second, burst } or { windowMs, limit }: ${pkg[0]} is express-rate-limit's, ${keel} is keel's.`),
+  );
 }
+
+/** RateLimitConfig's keys in both spellings. */
+const RECORD_KEYS: readonly string[] = ['per_second', 'perSecond', 'burst', 'ip_based', 'ipBased'];
 
 function limiter(config: Readonly<RateLimitConfig>, extensions: RateLimitExtensions, reject: Rejecter, familiar?: TranslatedRateLimit): Middleware {
   checkExtensions(extensions);
