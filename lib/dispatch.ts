@@ -5,7 +5,7 @@
 import type { ServerResponse } from 'node:http';
 import type { Duplex } from 'node:stream';
 import { promises as fsp } from 'node:fs';
-import { join } from 'node:path';
+import { resolve, sep } from 'node:path';
 import FindMyWay, { type HTTPMethod } from 'find-my-way';
 import type { AppCore as App, KeelRouter, Mount } from './plugin.js';
 import { readRawBodyThen } from './body.js';
@@ -129,7 +129,7 @@ export function buildRouter(app: App, parts: RouterParts): KeelRouter {
   const statics = staticFeature(app);
   const fallbackList = [...fallbackFeatures(app, parts.uses), ...(statics ? [statics] : [])];
   const fallback = fallbackList.length || merged.length ? fallbackList : undefined;
-  const staticMounts = app.config.static_files.map((m) => ({ prefix: m.route_prefix.replace(/\/+$/, ''), directory: m.directory }));
+  const staticMounts = app.config.static_files.map((m) => ({ prefix: m.route_prefix.replace(/\/+$/, ''), root: resolve(m.directory) }));
 
   function runFallback(req: KeelRequest, res: ServerResponse, path: string, next?: NextFunction): void {
     const done = (err?: unknown) => {
@@ -157,7 +157,11 @@ export function buildRouter(app: App, parts: RouterParts): KeelRouter {
       } catch {
         continue;
       }
-      if (await fsp.stat(join(m.directory, rest)).then(() => true, () => false)) return true;
+      // Only a file inside the directory counts: a path that escapes it (`..%2f`, a NUL) is no file
+      // here, whatever exists outside, so the answer reveals nothing about the rest of the disk.
+      const file = resolve(m.root, `.${rest.startsWith('/') ? '' : '/'}${rest}`);
+      if (rest.includes('\0') || (file !== m.root && !file.startsWith(m.root + sep))) continue;
+      if (await fsp.stat(file).then(() => true, () => false)) return true;
     }
     return false;
   }

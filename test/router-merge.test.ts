@@ -8,7 +8,7 @@ import express from 'express';
 import request from 'supertest';
 import { App } from '../lib/app.js';
 import { AppError } from '../lib/errors.js';
-import { mkdtempSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import express4 from 'express4';
@@ -240,6 +240,22 @@ for (const { name, express: expressOf } of EXPRESS_VERSIONS) {
       const res = await request(legacy).get('/assets/legacy.txt');
       assert.equal(res.text, 'legacy asset');
       assert.equal(res.headers['x-request-id'], undefined);
+    });
+
+    it('should treat a path that escapes the static directory as no file (no existence oracle outside it)', async () => {
+      // hello.txt exists one level up from a sibling directory's point of view: <tmp>/keel-embed-…/hello.txt.
+      const outside = join(dir, '..', 'keel-embed-outside.txt');
+      writeFileSync(outside, 'secret');
+      try {
+        for (const path of [`/assets/..%2fkeel-embed-outside.txt`, `/assets/%2e%2e/keel-embed-outside.txt`, '/assets/hello.txt%00.png']) {
+          const res = await request(legacy).get(path);
+          assert.equal(res.status, 404, path);
+          assert.deepEqual(res.body, { from: 'legacy-404' }, path);
+          assert.equal(res.headers['x-request-id'], undefined, path);
+        }
+      } finally {
+        rmSync(outside, { force: true });
+      }
     });
 
     it("should apply keel's server features to keel's routes", async () => {
