@@ -116,6 +116,42 @@ describe('buildRequest and send', () => {
     });
   });
 
+  describe('when a JSON body is sent as multipart/form-data without a boundary', () => {
+    it('should encode file objects as file parts and the rest as fields, with a boundary', async () => {
+      const e = await roundTrip({
+        method: 'POST',
+        path: '/',
+        headers: { 'Content-Type': 'multipart/form-data' },
+        body: {
+          file: { filename: 'document.pdf', content: 'PDF content', content_type: 'application/pdf' },
+          description: 'Important document',
+          tags: ['important', 'archive'],
+          files: [{ filename: 'a.txt', content: 'A' }, { filename: 'b.txt', content: 'B' }],
+          packed: { filename: 'data.gz', content_encoding: 'gzip', content: 'compressed data' },
+        },
+      });
+      assert.match(e.rawHeaders[e.rawHeaders.findIndex((h) => /^content-type$/i.test(h)) + 1]!, /^multipart\/form-data; boundary=keel-[0-9a-f]{24}$/);
+      assert.equal(e.rawHeaders.filter((h) => /^content-type$/i.test(h)).length, 1);
+      const hex = (t: string) => Buffer.from(t).toString('hex');
+      assert.deepEqual(e.parts, [
+        { field: 'description', value: 'Important document' },
+        { field: 'tags', value: 'important' },
+        { field: 'tags', value: 'archive' },
+        { file: 'file', filename: 'document.pdf', mimeType: 'application/pdf', hex: hex('PDF content') },
+        { file: 'files', filename: 'a.txt', mimeType: 'text/plain', hex: hex('A') },
+        { file: 'files', filename: 'b.txt', mimeType: 'text/plain', hex: hex('B') },
+        { file: 'packed', filename: 'data.gz', mimeType: 'text/plain', hex: hex('compressed data') },
+      ]);
+      assert.match(e.body, /Content-Encoding: gzip\r\n/);
+    });
+    it('should keep a JSON body whose Content-Type names a boundary, and a JSON array, as JSON', () => {
+      const withBoundary = buildRequest({ method: 'POST', path: '/', headers: { 'Content-Type': 'multipart/form-data; boundary=x' }, body: { a: 1 } });
+      assert.equal(withBoundary.body!.toString(), '{"a":1}');
+      const array = buildRequest({ method: 'POST', path: '/', headers: { 'Content-Type': 'multipart/form-data' }, body: [1] });
+      assert.equal(array.body!.toString(), '[1]');
+    });
+  });
+
   describe('when the server is not there', () => {
     it('should reject with the connection error', async () => {
       const closed = createServer();

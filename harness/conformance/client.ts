@@ -95,6 +95,42 @@ export function buildMultipart(data: Record<string, unknown>, files: readonly Ca
   return { body: Buffer.concat(parts), contentType: `multipart/form-data; boundary=${boundary}` };
 }
 
+/** A file as a case's JSON body describes one: an object with `filename` or `content` (upload cases). */
+function isFileObject(v: unknown): v is { filename?: string | null; content?: string; content_type?: string | null; content_encoding?: string } {
+  return v !== null && typeof v === 'object' && !Array.isArray(v) && ('filename' in v || 'content' in v);
+}
+
+/**
+ * A JSON body sent under a multipart/form-data Content-Type is a description of the form, not JSON
+ * (the upload cases write `{file: {filename, content}, description: '…'}` with a bare
+ * `Content-Type: multipart/form-data`, as a client library's `files=` argument would take it).
+ * File objects (and arrays of them) become file parts, everything else fields; a `content_encoding`
+ * other than base64 (e.g. gzip) is the part's Content-Encoding and its content is sent as written.
+ */
+export function formFromBody(body: Record<string, unknown>): { data: Record<string, unknown>; files: CaseFile[] } {
+  const data: Record<string, unknown> = {};
+  const files: CaseFile[] = [];
+  for (const [name, value] of Object.entries(body)) {
+    const items = Array.isArray(value) ? value : [value];
+    if (items.length === 0 || !items.every(isFileObject)) {
+      data[name] = value;
+      continue;
+    }
+    for (const f of items) {
+      const encoding = f.content_encoding && f.content_encoding !== 'text' && f.content_encoding !== 'base64' ? f.content_encoding : undefined;
+      files.push({
+        field_name: name,
+        filename: f.filename ?? null,
+        content: f.content ?? '',
+        ...(f.content_encoding === 'base64' ? { content_encoding: 'base64' } : {}),
+        ...(f.content_type ? { content_type: f.content_type } : {}),
+        ...(encoding ? { headers: { 'Content-Encoding': encoding } } : {}),
+      });
+    }
+  }
+  return { data, files };
+}
+
 /**
  * `request.path` plus the case's query, each parameter once:
  * - `query_string` is the raw form; when given it wins (`query_params` then only documents it);
@@ -137,7 +173,16 @@ export function buildRequest(input: CaseRequest): WireRequest {
   let contentType: string | undefined;
   const declared = req.content_type;
   const isMultipart = (declared ?? '').toLowerCase().startsWith('multipart/form-data') || Array.isArray(req.files) || (req.data !== undefined && req.body === undefined);
-  if (req.body !== undefined) {
+  const headerType = headers.find(([k]) => k.toLowerCase() === 'content-type');
+  const boundaryless = (t: string | undefined) => t !== undefined && /^multipart\/form-data\s*(;|$)/i.test(t) && !/;\s*boundary=/i.test(t);
+  if (req.body !== null && typeof req.body === 'object' && !Array.isArray(req.body) && (boundaryless(headerType?.[1]) || boundaryless(declared))) {
+    // The boundary-less multipart header is what the case's author let the client complete.
+    const form = formFromBody(req.body as Record<string, unknown>);
+    const mp = buildMultipart(form.data, form.files);
+    body = mp.body;
+    if (headerType) headerType[1] = mp.contentType;
+    else contentType = mp.contentType;
+  } else if (req.body !== undefined) {
     if (typeof req.body === 'string') body = Buffer.from(req.body, 'utf8');
     else {
       body = Buffer.from(jsonText(req.body), 'utf8');
