@@ -98,7 +98,8 @@ export function routeFeatures(app: App, route: RouteDefinition, uses: readonly M
     rateLimitFor(app, route, s),
     jwt,
     apiKey,
-    route.authorization ? authorization(route.authorization) : undefined,
+    // Without JWT authentication nothing on this route produces claims: a 403, not a Bearer challenge.
+    route.authorization ? authorization({ ...route.authorization, challenge: jwt !== undefined }) : undefined,
     to,
     route.compression ? (route.compression.enabled ? compression(route.compression) : undefined) : s.compression,
     ...uses,

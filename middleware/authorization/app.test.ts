@@ -43,10 +43,38 @@ describe('authorization inside createApp', () => {
   });
 
   describe('when the route has no token authentication', () => {
-    it('should answer 401: there are no claims to check', async () => {
+    it('should answer 403: no authenticator can produce claims, so there is no challenge to answer', async () => {
       const res = await request(router).get('/open');
+      assert.equal(res.status, 403);
+      assert.equal(res.headers['www-authenticate'], undefined);
+      assert.match(res.headers['content-type']!, /^application\/problem\+json/);
+      assert.deepEqual(res.body, { type: 'https://keel.dev/errors/forbidden', title: 'Forbidden', status: 403, detail: 'Insufficient permissions to access this resource' });
+    });
+    it('should answer 403 even to a request carrying a token nobody verifies', async () => {
+      assert.equal((await request(router).get('/open').set('Authorization', await bearer({ roles: ['admin'] }))).status, 403);
+    });
+  });
+
+  describe('when the server has no JWT authentication at all', () => {
+    const bare = createApp({}, (a) => {
+      a.get('/admin/config', () => ({ ok: true }), { authorization: { required_role: 'admin' } });
+    }, silent).intoRouter();
+    it('should answer the 403 problem without a challenge', async () => {
+      const res = await request(bare).get('/admin/config');
+      assert.equal(res.status, 403);
+      assert.equal(res.headers['www-authenticate'], undefined);
+    });
+  });
+
+  describe('when a route enables its own JWT authentication', () => {
+    const own = createApp({}, (a) => {
+      a.get('/admin', () => ({ ok: true }), { jwt_auth: { secret: SECRET }, authorization: { required_role: 'admin' } });
+    }, silent).intoRouter();
+    it('should keep the 401 Bearer challenge for a request without a token and serve the role', async () => {
+      const res = await request(own).get('/admin');
       assert.equal(res.status, 401);
       assert.equal(res.headers['www-authenticate'], 'Bearer');
+      assert.equal((await request(own).get('/admin').set('Authorization', await bearer({ roles: ['admin'] }))).status, 200);
     });
   });
 

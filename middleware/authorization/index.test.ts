@@ -7,13 +7,13 @@ import { SignJWT } from 'jose';
 import { ConfigError } from '../../lib/errors.js';
 import type { KeelRequest } from '../../lib/request.js';
 import { jwtAuth } from '../jwt-auth/index.js';
-import { authorization, grantsOf, type AuthorizationConfigInput } from './index.js';
+import { authorization, grantsOf, type AuthorizationConfigInput, type AuthorizationOptions } from './index.js';
 import { describeOnReject, describeOnRejectConfig } from '../../test/helpers/on-reject.js';
 
 /** The app under test takes its claims from a test header, standing in for an authenticator. */
 // Every test in this block runs under Express 4 and under Express 5 (test/helpers/express-versions.ts).
 for (const { name: expressVersion, express } of EXPRESS_VERSIONS) describe(`under ${expressVersion}`, () => {
-function appWith(options: AuthorizationConfigInput): express.Express {
+function appWith(options: AuthorizationOptions): express.Express {
   const app = express();
   app.use((req, _res, next) => {
     const claims = req.headers['x-test-claims'];
@@ -50,6 +50,7 @@ describe('authorization', () => {
       ['require_all that is not a boolean', { require_all: 'yes' }, /require_all/],
       ['required_role that is a number', { required_role: 5 }, /required_role/],
       ['an unknown key', { required_claims: ['x'] }, /Unknown key "required_claims"/],
+      ['challenge that is not a boolean', { challenge: 'no' }, /AuthorizationConfig.challenge: expected true or false, got "no"/],
     ];
     for (const [name, options, message] of cases) {
       it(`should throw a ConfigError for ${name}`, () => {
@@ -68,6 +69,21 @@ describe('authorization', () => {
     it('should answer 401 with the defaults (nothing listed still needs authentication)', async () => {
       assert.equal((await get(appWith({}))).status, 401);
       assert.equal((await get(appWith({}), { sub: 'u' })).status, 200);
+    });
+  });
+
+  describe('when challenge is false (no authenticator in front can produce claims)', () => {
+    const closed = { type: 'https://keel.dev/errors/forbidden', title: 'Forbidden', status: 403, detail: 'Insufficient permissions to access this resource' };
+    it('should answer the 403 without a challenge and without restating the requirements', async () => {
+      const res = await get(appWith({ required_roles: ['admin'], required_scopes: ['a:b'], challenge: false }));
+      assert.equal(res.status, 403);
+      assert.deepEqual(res.body, closed);
+      assert.equal(res.headers['www-authenticate'], undefined);
+    });
+    it('should answer 403 with nothing listed, and still check claims that are there', async () => {
+      assert.deepEqual((await get(appWith({ challenge: false }))).body, closed);
+      assert.equal((await get(appWith({ challenge: false }), { sub: 'u' })).status, 200);
+      await expect403(await get(appWith({ required_roles: ['admin'], challenge: false }), { roles: ['user'] }), { roles: ['admin'] });
     });
   });
 

@@ -21,8 +21,21 @@ import type { KeelRequest, Middleware, NextFunction } from '../../lib/request.js
  */
 export type { AuthorizationConfigInput } from '../../lib/records/route.js';
 import type { AuthorizationConfigInput as AuthorizationRecordInput } from '../../lib/records/route.js';
-/** The AuthorizationConfig record (snake_case or camelCase) plus `onReject` (lib/reject.ts). */
-export type AuthorizationOptions = AuthorizationRecordInput & OnRejectOption;
+/** The AuthorizationConfig record (snake_case or camelCase) plus `onReject` (lib/reject.ts) and `challenge`. */
+export type AuthorizationOptions = AuthorizationRecordInput &
+  OnRejectOption & {
+    /**
+     * How a request without verified claims is refused. `true` (default, {@link DEFAULT_CHALLENGE}):
+     * 401 with `WWW-Authenticate: Bearer`, for a token authenticator in front that lets such requests
+     * through (express-jwt's `credentialsRequired: false`). `false`: 403, for routes where no
+     * authenticator can produce claims, so there is no challenge a client could answer (RFC 9110
+     * §15.5.2); createApp sets it on routes without JWT authentication.
+     */
+    challenge?: boolean;
+  };
+
+/** Default of {@link AuthorizationOptions.challenge}: a request without claims gets a 401 Bearer challenge. */
+export const DEFAULT_CHALLENGE = true;
 
 export { DEFAULT_ON_REJECT } from '../../lib/reject.js';
 
@@ -65,7 +78,9 @@ export const AUTHORIZATION_FORBIDDEN_DETAIL = 'Insufficient permissions to acces
  * Enforce an AuthorizationConfig (`required_roles`, `required_scopes`, `required_permissions`,
  * `require_all`) against `req.auth`, which jwtAuth sets. Place it after jwtAuth.
  *
- * - no `req.auth` (the request is not authenticated with a token): 401 with `WWW-Authenticate: Bearer`;
+ * - no `req.auth` (the request is not authenticated with a token): 401 with `WWW-Authenticate: Bearer`,
+ *   or, with `challenge: false`, a 403 problem (title "Forbidden", the detail below, no `missing`: it
+ *   would only restate the configuration to every caller);
  * - requirements not met: 403 problem (title "Forbidden", detail "Insufficient permissions to access
  *   this resource", as the reference words it) whose extension member
  *   `missing: { roles?, scopes?, permissions? }` holds what is lacking (all listed requirements when
@@ -91,7 +106,9 @@ export const AUTHORIZATION_FORBIDDEN_DETAIL = 'Insufficient permissions to acces
  * `WWW-Authenticate` challenge (when scopes are lacking) in `headers`.
  */
 export function authorization(options: AuthorizationOptions = {}): Middleware {
-  const { onReject, rest } = takeOnReject(options, 'AuthorizationConfig');
+  const { onReject, rest: withChallenge } = takeOnReject(options, 'AuthorizationConfig');
+  const { challenge = DEFAULT_CHALLENGE, ...rest } = withChallenge as AuthorizationOptions;
+  if (typeof challenge !== 'boolean') fail('AuthorizationConfig', 'AuthorizationConfig', 'challenge', challenge, 'true or false');
   const reject = rejecter(onReject);
   const config = AuthorizationConfig.parse(rest, 'AuthorizationConfig');
   config.required_scopes.forEach((scope, i) => {
@@ -102,10 +119,16 @@ export function authorization(options: AuthorizationOptions = {}): Middleware {
   const requireAll = config.require_all;
   const nothingRequired = KINDS.every((k) => required[k].length === 0);
   const unauthenticated = Object.freeze(problemFor('KEEL_UNAUTHORIZED', 'Authentication required: this resource needs a verified token'));
+  const listed: MissingGrants = Object.fromEntries(KINDS.filter((k) => required[k].length).map((k) => [k, required[k]]));
+  const forbidden = (report: MissingGrants) => problemFor('KEEL_FORBIDDEN', AUTHORIZATION_FORBIDDEN_DETAIL, { missing: report });
+  const closed = Object.freeze(problemFor('KEEL_FORBIDDEN', AUTHORIZATION_FORBIDDEN_DETAIL));
 
   return function authorizationMiddleware(req: KeelRequest, res: ServerResponse, next: NextFunction): void {
     const claims = req.auth;
     if (claims === undefined || claims === null || typeof claims !== 'object') {
+      // No authenticator can answer a challenge here: nobody holds the grants (spec: the 403 belongs to
+      // the authorization requirement). `missing` would only restate the configuration to every caller.
+      if (!challenge) return reject.refuse(req, res, next, closed);
       // express-jwt with credentialsRequired: false lets such a request through; its error is this one.
       return reject.refuse(req, res, next, unauthenticated, BEARER_CHALLENGE, (p, h) => new UnauthorizedError('credentials_required', p.detail!, { headers: { ...h } }));
     }
@@ -121,9 +144,9 @@ export function authorization(options: AuthorizationOptions = {}): Middleware {
     const allowed = requireAll ? Object.keys(missing).length === 0 : anyHeld;
     if (allowed) return next();
     // With require_all false nothing matched, so every listed requirement is reported.
-    const report: MissingGrants = requireAll ? missing : Object.fromEntries(KINDS.filter((k) => required[k].length).map((k) => [k, required[k]]));
+    const report: MissingGrants = requireAll ? missing : listed;
     const headers: Record<string, string> = {};
     if (report.scopes) headers['WWW-Authenticate'] = `Bearer error="insufficient_scope", scope="${required.scopes.join(' ')}"`;
-    reject.refuse(req, res, next, problemFor('KEEL_FORBIDDEN', AUTHORIZATION_FORBIDDEN_DETAIL, { missing: report }), headers);
+    reject.refuse(req, res, next, forbidden(report), headers);
   };
 }
