@@ -206,6 +206,11 @@ export function parseUrlEncoded(text: string): Record<string, unknown> {
   }
 }
 
+/** The 400 for a multipart/form-data Content-Type without its required boundary (RFC 7578 §4.1), in the reference's words. */
+export function missingBoundary(media: MediaType | null): HttpError | null {
+  return media?.type === 'multipart/form-data' && !media.params.boundary ? new HttpError(400, "multipart/form-data requires 'boundary' parameter") : null;
+}
+
 /**
  * Parse `raw` according to `contentType`: synchronously, except multipart (busboy is a stream),
  * whose result is a Promise. Errors are thrown (or rejected) as HttpErrors.
@@ -226,7 +231,8 @@ export function parseBody(
   if (isJsonType(type)) return { body: parseJson(raw, media?.params.charset, poisoning), files: {} };
   if (type === 'application/x-www-form-urlencoded') return { body: parseUrlEncoded(raw.toString('utf8')), files: {} };
   if (type === 'multipart/form-data') {
-    if (!media?.params.boundary) throw new HttpError(400, 'multipart/form-data requires a boundary parameter (RFC 7578 §4.1)');
+    const refused = missingBoundary(media);
+    if (refused) throw refused;
     return parseMultipart(raw, headers).then(({ fields, files }) => ({ body: fields, files }));
   }
   if (expectJson) {

@@ -8,7 +8,7 @@
 import type { ServerResponse } from 'node:http';
 import type { Logger } from 'pino';
 import { hasRequestBody, readRawBody, readRawBodyThen } from './body.js';
-import { parseBody } from './content.js';
+import { missingBoundary, parseBody, parseMediaType } from './content.js';
 import type { JsonPoisoning } from './json-parse.js';
 import { HttpError } from './errors.js';
 import { HandlerResult, KeelResponse, handlerFlags, isThenable, toResponse, type RequestData } from './handler.js';
@@ -68,6 +68,9 @@ export function compileCore(route: RouteDefinition, ctx: PipelineContext): Route
   // is renamed or an optional parameter may come back undefined.
   const renameParams = wildcard !== null || route.compiled.pattern.includes('?');
   const needsCookies = route.params.some((p) => p.source === 'cookie');
+  // A route taking uploads reads the declared Content-Type even when no body came: a multipart type
+  // without its boundary is malformed whatever follows (RFC 7578 §4.1), a 400 rather than "file missing".
+  const takesUploads = route.files.length > 0;
 
   /** on_response hooks, then the (possibly replaced) response. Only for routes that have such hooks. */
   async function respond(req: KeelRequest, res: ServerResponse, data: RequestData, r: KeelResponse): Promise<void> {
@@ -275,6 +278,10 @@ export function compileCore(route: RouteDefinition, ctx: PipelineContext): Route
       } as RequestData['background'];
     }
     if (flags.wantsRequestExtensions) (req as KeelRequest & { keel?: RequestData }).keel = data;
+    if (takesUploads && !withBody) {
+      const refused = missingBoundary(parseMediaType(req.headers['content-type']));
+      if (refused) return failOpen(req, res, data, refused);
+    }
     if (alwaysGeneral) void run(req, res, data, withBody);
     else if (withBody) directWithBody(req, res, data);
     else direct(req, res, data);

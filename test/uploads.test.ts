@@ -29,6 +29,7 @@ before(async () => {
     for (const [name, f] of Object.entries(d.files)) files[name] = Array.isArray(f) ? f.map(describeFile) : describeFile(f);
     return { fields: d.body ?? null, files };
   });
+  app.post('/documents', (d) => ({ received: Object.keys(d.files) }), { parameters: { files: { document: { required: true } } } });
   handle = await app.listen({ handleSignals: false });
 });
 after(() => handle.close());
@@ -130,7 +131,26 @@ describe('when a multipart body is written by hand', () => {
     const { status, type, json } = await post(body, { 'Content-Type': 'multipart/form-data' });
     assert.equal(status, 400);
     assert.equal(type, 'application/problem+json');
-    assert.match(json.detail, /boundary/);
+    assert.equal(json.detail, "multipart/form-data requires 'boundary' parameter");
+  });
+
+  describe('when a route takes uploads and the request declares multipart without a boundary', () => {
+    const send = (headers: Record<string, string>) =>
+      fetch(`${handle.url}/documents`, { method: 'POST', headers }).then(async (r) => ({ status: r.status, type: r.headers.get('content-type'), json: (await r.json()) as { detail: string; errors: Array<{ loc: unknown[] }> } }));
+    it('should answer 400 even when no body follows (not a 422 for the missing file)', async () => {
+      const { status, type, json } = await send({ 'Content-Type': 'multipart/form-data' });
+      assert.equal(status, 400);
+      assert.equal(type, 'application/problem+json');
+      assert.equal(json.detail, "multipart/form-data requires 'boundary' parameter");
+    });
+    it('should treat an empty boundary parameter as none', async () => {
+      assert.equal((await send({ 'Content-Type': 'multipart/form-data; boundary=' })).status, 400);
+    });
+    it('should still report the missing file for a well-formed multipart type without a body', async () => {
+      const { status, json } = await send({ 'Content-Type': 'multipart/form-data; boundary=x' });
+      assert.equal(status, 422);
+      assert.deepEqual(json.errors[0].loc, ['files', 'document']);
+    });
   });
 
   it('should answer a truncated multipart body with a 400 problem', async () => {
