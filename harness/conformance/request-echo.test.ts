@@ -11,7 +11,7 @@ import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import busboy from 'busboy';
 import { SHARED_CORPUS } from '../../test/helpers/shared-corpus.js';
-import { expandTemplates } from './client.js';
+import { expandTemplates, formFromBody } from './client.js';
 import { loadCases } from './loader.js';
 import { CASE_HEADER, runCases } from './runner.js';
 import { isRunnable, type CaseFile, type CaseRequest, type ConformanceCase } from './types.js';
@@ -116,7 +116,17 @@ function differences(c: ConformanceCase, echo: Echo): string[] {
     const sent = new URLSearchParams(q < 0 ? '' : echo.url.slice(q + 1));
     for (const [k, v] of Object.entries(req.query_params)) check(`query ${k}`, sent.getAll(k), (Array.isArray(v) ? v : [v]).map(scalar));
   }
-  for (const [k, v] of Object.entries(req.headers ?? {})) check(`header ${k}`, headerValues(echo.rawHeaders, k), [scalar(v)]);
+  // A JSON object under a boundary-less multipart type describes a form: it goes out as multipart,
+  // its Content-Type completed with the boundary.
+  const boundaryless = (t: unknown) => typeof t === 'string' && /^multipart\/form-data\s*(;|$)/i.test(t) && !/;\s*boundary=/i.test(t);
+  const declaredType = Object.entries(req.headers ?? {}).find(([k]) => k.toLowerCase() === 'content-type')?.[1];
+  const described = req.body !== null && typeof req.body === 'object' && !Array.isArray(req.body) && (boundaryless(declaredType) || boundaryless(req.content_type))
+    ? formFromBody(req.body as Record<string, unknown>)
+    : undefined;
+  for (const [k, v] of Object.entries(req.headers ?? {})) {
+    if (described && k.toLowerCase() === 'content-type') check(`header ${k}`, headerValues(echo.rawHeaders, k).map((h) => /^multipart\/form-data; boundary=\S+$/.test(h)), [true]);
+    else check(`header ${k}`, headerValues(echo.rawHeaders, k), [scalar(v)]);
+  }
   check(`header ${CASE_HEADER}`, headerValues(echo.rawHeaders, CASE_HEADER), [c.id]);
   if (req.cookies && Object.keys(req.cookies).length) {
     const cookie = headerValues(echo.rawHeaders, 'Cookie').join('; ');
@@ -126,21 +136,23 @@ function differences(c: ConformanceCase, echo: Echo): string[] {
   // the case's, cut to what was declared.
   const declaredLength = Number(Object.entries(req.headers ?? {}).find(([k]) => k.toLowerCase() === 'content-length')?.[1]);
   const bodyBytes = echo.body;
-  if (req.body !== undefined) {
+  const checkMultipart = (fields: Record<string, unknown>, files: readonly CaseFile[]) => {
+    const parts = echo.parts;
+    if (!parts) return void out.push('body: not multipart/form-data with a boundary');
+    // A file part without a filename is, to a multipart parser, a field (RFC 7578 §4.2).
+    const unnamed = files.filter((f) => f.filename == null).map((f) => [f.field_name, fileBytes(f).toString('utf8')] as [string, string]);
+    check('multipart fields', sorted(parts.fields), sorted([...flat(fields), ...unnamed]));
+    const named = files.filter((f) => f.filename != null);
+    const want = named.map((f) => ({ field: f.field_name, filename: f.filename ?? undefined, data: fileBytes(f).toString('base64'), ...(f.content_type ? { type: f.content_type } : {}) }));
+    const got = parts.files.map((f, i) => ({ field: f.field, filename: f.filename, data: f.data.toString('base64'), ...(named[i]?.content_type ? { type: f.type } : {}) }));
+    check('multipart files', got, want);
+  };
+  if (described) checkMultipart(described.data, described.files);
+  else if (req.body !== undefined) {
     if (typeof req.body === 'string') check('body', bodyBytes.toString('utf8'), Number.isFinite(declaredLength) ? req.body.slice(0, declaredLength) : req.body);
     else check('body', JSON.parse(bodyBytes.toString('utf8')), req.body);
   } else if (Array.isArray(req.files) || req.data !== undefined || /^multipart\/form-data/i.test(req.content_type ?? '')) {
-    const parts = echo.parts;
-    if (!parts) out.push('body: not multipart/form-data with a boundary');
-    else {
-      // A file part without a filename is, to a multipart parser, a field (RFC 7578 §4.2).
-      const unnamed = (req.files ?? []).filter((f) => f.filename == null).map((f) => [f.field_name, fileBytes(f).toString('utf8')] as [string, string]);
-      check('multipart fields', sorted(parts.fields), sorted([...flat({ ...(req.form_data ?? {}), ...(req.data ?? {}) }), ...unnamed]));
-      const want = (req.files ?? []).filter((f) => f.filename != null).map((f) => ({ field: f.field_name, filename: f.filename ?? undefined, data: fileBytes(f).toString('base64'), ...(f.content_type ? { type: f.content_type } : {}) }));
-      const named = (req.files ?? []).filter((f) => f.filename != null);
-      const got = parts.files.map((f, i) => ({ field: f.field, filename: f.filename, data: f.data.toString('base64'), ...(named[i]?.content_type ? { type: f.type } : {}) }));
-      check('multipart files', got, want);
-    }
+    checkMultipart({ ...(req.form_data ?? {}), ...(req.data ?? {}) }, req.files ?? []);
   } else if (req.form_data !== undefined) {
     check('form body', sorted([...new URLSearchParams(echo.body.toString('utf8'))]), sorted(flat(req.form_data)));
   } else check('body', echo.body.length, 0);
