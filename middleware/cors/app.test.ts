@@ -86,6 +86,87 @@ describe('cors inside a keel App (route-level CorsConfig)', () => {
   });
 });
 
+describe('when a keel route has a CorsConfig, answering as the reference does (cors.rs, server/mod.rs)', () => {
+  let optionsHandlerRuns = 0;
+  const app = createApp(
+    { port: 0 },
+    (a) => {
+      a.get('/any', () => ({ ok: true }), { cors: {} });
+      a.post('/listed', () => ({ ok: true }), { cors: { allowed_origins: [EXAMPLE], allowed_methods: ['GET', 'POST'], allowed_headers: ['Content-Type', 'X-Custom-Header'], max_age: 3600, allow_credentials: true } });
+      a.get('/own-options', () => ({ ok: true }), { cors: { allowed_origins: [EXAMPLE] } });
+      a.options('/own-options', () => {
+        optionsHandlerRuns++;
+        return { own: true };
+      }, { cors: { allowed_origins: [EXAMPLE] } });
+      a.get('/plain-options', () => ({ ok: true }), { cors: { allowed_origins: [EXAMPLE] } });
+      a.options('/plain-options', () => ({ plain: true }));
+    },
+    silent,
+  );
+  const router = app.intoRouter();
+
+  it('should echo the origin allowed through "*", with Vary: Origin, and list the configured methods and headers', async () => {
+    const res = await request(router).options('/any').set({ Origin: 'https://a.test', 'Access-Control-Request-Method': 'GET' });
+    assert.equal(res.status, 204);
+    assert.equal(res.headers['access-control-allow-origin'], 'https://a.test');
+    assert.equal(res.headers['access-control-allow-methods'], '*');
+    assert.equal(res.headers['access-control-allow-headers'], '');
+    assert.match(res.headers.vary ?? '', /Origin/);
+    const actual = await request(router).get('/any').set('Origin', 'https://a.test');
+    assert.equal(actual.status, 200);
+    assert.equal(actual.headers['access-control-allow-origin'], 'https://a.test');
+    assert.match(actual.headers.vary ?? '', /Origin/);
+  });
+
+  it('should refuse a preflight asking for a header when allowed_headers is left empty', async () => {
+    const res = await request(router).options('/any').set({ Origin: 'https://a.test', 'Access-Control-Request-Method': 'GET', 'Access-Control-Request-Headers': 'Content-Type' });
+    assert.equal(res.status, 403);
+    assert.equal(res.body.detail, "CORS preflight for header(s) 'Content-Type' not allowed");
+  });
+
+  it('should list the configured headers (not the requested ones) and grant credentials to a listed origin', async () => {
+    const res = await request(router).options('/listed').set({ Origin: EXAMPLE, 'Access-Control-Request-Method': 'POST', 'Access-Control-Request-Headers': 'x-custom-header' });
+    assert.equal(res.status, 204);
+    assert.equal(res.headers['access-control-allow-origin'], EXAMPLE);
+    assert.equal(res.headers['access-control-allow-methods'], 'GET, POST');
+    assert.equal(res.headers['access-control-allow-headers'], 'Content-Type, X-Custom-Header');
+    assert.equal(res.headers['access-control-max-age'], '3600');
+    assert.equal(res.headers['access-control-allow-credentials'], 'true');
+    const actual = await request(router).post('/listed').set('Origin', EXAMPLE);
+    assert.equal(actual.headers['access-control-allow-credentials'], 'true');
+    assert.equal(actual.headers['access-control-expose-headers'], undefined);
+  });
+
+  it('should answer an OPTIONS request with Origin but without Access-Control-Request-Method as a preflight', async () => {
+    const res = await request(router).options('/listed').set('Origin', EXAMPLE);
+    assert.equal(res.status, 204);
+    assert.equal(res.headers['access-control-allow-origin'], EXAMPLE);
+    assert.equal(res.headers['access-control-allow-methods'], 'GET, POST');
+  });
+
+  it("should refuse an OPTIONS request without Origin with the reference's 403 (origin '')", async () => {
+    const res = await request(router).options('/listed');
+    assert.equal(res.status, 403);
+    assert.match(res.headers['content-type'] ?? '', /^application\/problem\+json/);
+    assert.equal(res.body.detail, "CORS request from origin '' not allowed");
+  });
+
+  it("should answer an OPTIONS route's preflights itself when that route has a CorsConfig", async () => {
+    const before = optionsHandlerRuns;
+    const res = await request(router).options('/own-options').set('Origin', EXAMPLE);
+    assert.equal(res.status, 204);
+    assert.equal(res.headers['access-control-allow-origin'], EXAMPLE);
+    assert.equal(optionsHandlerRuns, before);
+  });
+
+  it('should leave an OPTIONS route without a CorsConfig to its handler', async () => {
+    const res = await request(router).options('/plain-options').set({ Origin: EXAMPLE, 'Access-Control-Request-Method': 'GET' });
+    assert.equal(res.status, 200);
+    assert.deepEqual(res.body, { plain: true });
+    assert.equal(res.headers['access-control-allow-origin'], undefined);
+  });
+});
+
 // ---------------------------------------------------------------- conformance
 const root = join(process.cwd(), '..', 'shared', 'conformance');
 const present = existsSync(root);

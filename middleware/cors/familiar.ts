@@ -33,7 +33,8 @@ export interface CorsPackageOptions {
 
 /** Keys only the `cors` package uses; `allowedHeaders` and `maxAge` mean the same in both styles. */
 export const PACKAGE_KEYS: readonly string[] = ['origin', 'methods', 'exposedHeaders', 'credentials', 'preflightContinue', 'optionsSuccessStatus'];
-const SHARED_KEYS = ['allowedHeaders', 'maxAge'];
+/** Keys both styles spell alike; a call with only these (or none) is the cors package's `cors()`. */
+export const SHARED_KEYS: readonly string[] = ['allowedHeaders', 'maxAge'];
 /** keel's CorsConfig keys (both spellings). */
 export const RECORD_KEYS: readonly string[] = [
   'allowed_origins', 'allowedOrigins', 'allowed_methods', 'allowedMethods', 'allowed_headers', 'expose_headers', 'exposeHeaders',

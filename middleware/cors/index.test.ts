@@ -7,6 +7,8 @@ import { cors, type CorsOptions } from './index.js';
 import { ConfigError } from '../../lib/errors.js';
 import { CorsConfig } from '../../lib/records/route.js';
 import { describeOnReject, describeOnRejectConfig } from '../../test/helpers/on-reject.js';
+import { rawHttpExchange } from '../../test/helpers/raw-http.js';
+import type { AddressInfo } from 'node:net';
 
 // Every test in this block runs under Express 4 and under Express 5 (test/helpers/express-versions.ts).
 for (const { name: expressVersion, express } of EXPRESS_VERSIONS) describe(`under ${expressVersion}`, () => {
@@ -23,20 +25,20 @@ function appWith(options?: CorsOptions) {
 const EXAMPLE = 'https://example.com';
 const preflight = (app: express.Express, headers: Record<string, string>) => request(app).options('/api/data').set(headers);
 
-describe('cors: when configured with the defaults', () => {
+describe("cors: when called without options (the cors package's cors())", () => {
   const app = appWith();
 
-  it('should answer a preflight from any origin with 204 and wildcards', async () => {
+  it("should answer a preflight from any origin with 204, * and the package's default methods", async () => {
     const res = await preflight(app, { Origin: 'https://a.test', 'Access-Control-Request-Method': 'DELETE' });
     assert.equal(res.status, 204);
     assert.equal(res.headers['access-control-allow-origin'], '*');
-    assert.equal(res.headers['access-control-allow-methods'], '*');
+    assert.equal(res.headers['access-control-allow-methods'], 'GET, HEAD, PUT, PATCH, POST, DELETE');
     assert.equal(res.headers['access-control-allow-credentials'], undefined);
     assert.equal(res.headers['access-control-max-age'], undefined);
     assert.equal(res.text, '');
   });
 
-  it('should echo the requested headers when allowed_headers is empty', async () => {
+  it('should echo the requested headers, as the package does', async () => {
     const res = await preflight(app, { Origin: 'https://a.test', 'Access-Control-Request-Method': 'POST', 'Access-Control-Request-Headers': 'content-type, x-custom' });
     assert.equal(res.status, 204);
     assert.equal(res.headers['access-control-allow-headers'], 'content-type, x-custom');
@@ -47,6 +49,7 @@ describe('cors: when configured with the defaults', () => {
     assert.equal(res.status, 200);
     assert.equal(res.headers['access-control-allow-origin'], '*');
     assert.equal(res.headers['access-control-expose-headers'], undefined);
+    assert.equal(res.headers.vary, undefined);
     assert.deepEqual(res.body, { ok: true });
   });
 
@@ -60,6 +63,76 @@ describe('cors: when configured with the defaults', () => {
     const res = await request(app).options('/api/data').set('Origin', 'https://a.test');
     assert.equal(res.status, 200);
     assert.deepEqual(res.body, { ok: true });
+  });
+});
+
+describe('cors: when only the keys both styles share are given (maxAge, allowedHeaders)', () => {
+  it("should read them as the cors package's options and keep reflecting the requested headers", async () => {
+    const res = await preflight(appWith({ maxAge: 600 }), { Origin: 'https://a.test', 'Access-Control-Request-Method': 'PUT', 'Access-Control-Request-Headers': 'content-type' });
+    assert.equal(res.status, 204);
+    assert.equal(res.headers['access-control-allow-origin'], '*');
+    assert.equal(res.headers['access-control-allow-headers'], 'content-type');
+    assert.equal(res.headers['access-control-max-age'], '600');
+  });
+});
+
+describe('cors: when a CorsConfig allows any origin (the record defaults)', () => {
+  const app = appWith({ allowed_origins: ['*'] });
+
+  it('should echo the origin with Vary: Origin on a preflight, as the reference does', async () => {
+    const res = await preflight(app, { Origin: 'https://a.test', 'Access-Control-Request-Method': 'DELETE' });
+    assert.equal(res.status, 204);
+    assert.equal(res.headers['access-control-allow-origin'], 'https://a.test');
+    assert.equal(res.headers['access-control-allow-methods'], '*');
+    assert.equal(res.headers['access-control-allow-headers'], '');
+    assert.equal(res.headers['access-control-allow-credentials'], undefined);
+    assert.equal(res.headers['access-control-max-age'], undefined);
+    assert.equal(res.headers.vary, 'Origin');
+    assert.equal(res.text, '');
+  });
+
+  it('should refuse a preflight asking for any header, since allowed_headers is empty', async () => {
+    const res = await preflight(app, { Origin: 'https://a.test', 'Access-Control-Request-Method': 'POST', 'Access-Control-Request-Headers': 'Content-Type' });
+    assert.equal(res.status, 403);
+    assert.match(res.headers['content-type'] ?? '', /^application\/problem\+json/);
+    assert.equal(res.body.detail, "CORS preflight for header(s) 'Content-Type' not allowed");
+    assert.equal(res.headers['access-control-allow-origin'], undefined);
+  });
+
+  it('should echo the origin on an actual request and send no Expose-Headers', async () => {
+    const res = await request(app).get('/api/data').set('Origin', 'https://a.test');
+    assert.equal(res.status, 200);
+    assert.equal(res.headers['access-control-allow-origin'], 'https://a.test');
+    assert.equal(res.headers['access-control-expose-headers'], undefined);
+    assert.equal(res.headers.vary, 'Origin');
+    assert.deepEqual(res.body, { ok: true });
+  });
+
+  it('should answer an OPTIONS request with Origin but without Access-Control-Request-Method as a preflight', async () => {
+    const res = await request(app).options('/api/data').set('Origin', 'https://a.test');
+    assert.equal(res.status, 204);
+    assert.equal(res.headers['access-control-allow-origin'], 'https://a.test');
+    assert.equal(res.headers['access-control-allow-methods'], '*');
+    assert.equal(res.headers['x-total-count'], undefined);
+  });
+
+  it('should not check an empty Access-Control-Request-Method', async () => {
+    const strict = appWith({ allowed_origins: [EXAMPLE], allowed_methods: ['GET'] });
+    const res = await preflight(strict, { Origin: EXAMPLE, 'Access-Control-Request-Method': '' });
+    assert.equal(res.status, 204);
+    assert.equal(res.headers['access-control-allow-methods'], 'GET');
+  });
+
+  it('should pass an OPTIONS request without Origin to the route (not a CORS request)', async () => {
+    const res = await request(app).options('/api/data');
+    assert.equal(res.status, 200);
+    assert.equal(res.headers['access-control-allow-origin'], undefined);
+  });
+
+  it('should treat an empty Origin as no Origin', async () => {
+    const res = await request(app).get('/api/data').set('Origin', '');
+    assert.equal(res.status, 200);
+    assert.equal(res.headers['access-control-allow-origin'], undefined);
   });
 });
 
@@ -175,10 +248,25 @@ describe('cors: when credentials are allowed with allowed_origins ["*"]', () => 
 });
 
 describe('cors: when allowed_headers holds *', () => {
-  it('should echo the requested headers', async () => {
-    const res = await preflight(appWith({ allowed_headers: ['*'] }), { Origin: EXAMPLE, 'Access-Control-Request-Method': 'GET', 'Access-Control-Request-Headers': 'authorization' });
+  it('should allow any requested header and answer Access-Control-Allow-Headers: *', async () => {
+    const res = await preflight(appWith({ allowed_headers: ['*'] }), { Origin: EXAMPLE, 'Access-Control-Request-Method': 'GET', 'Access-Control-Request-Headers': 'authorization, x-anything' });
     assert.equal(res.status, 204);
-    assert.equal(res.headers['access-control-allow-headers'], 'authorization');
+    assert.equal(res.headers['access-control-allow-headers'], '*');
+  });
+
+  it('should echo the requested headers with credentials (Fetch: * is literal then)', async () => {
+    const res = await preflight(appWith({ allowed_origins: [EXAMPLE], allowed_headers: ['*'], allow_credentials: true }), { Origin: EXAMPLE, 'Access-Control-Request-Method': 'GET', 'Access-Control-Request-Headers': 'authorization, x-anything' });
+    assert.equal(res.status, 204);
+    assert.equal(res.headers['access-control-allow-headers'], 'authorization, x-anything');
+    assert.equal(res.headers['access-control-allow-credentials'], 'true');
+  });
+});
+
+describe('cors: when expose_headers is an empty list', () => {
+  it('should send an empty Access-Control-Expose-Headers, as the reference does', async () => {
+    const res = await request(appWith({ allowed_origins: [EXAMPLE], expose_headers: [] })).get('/api/data').set('Origin', EXAMPLE);
+    assert.equal(res.status, 200);
+    assert.equal(res.headers['access-control-expose-headers'], '');
   });
 });
 
@@ -252,6 +340,70 @@ describe('cors: when the configuration is invalid', () => {
       assert.throws(() => cors(options as CorsOptions), (err: unknown) => err instanceof ConfigError && message.test(err.message));
     });
   }
+});
+
+describe('cors: when the request headers are hostile', () => {
+  const listed = { allowed_origins: [EXAMPLE], allowed_methods: ['GET', 'POST'], allowed_headers: ['Content-Type'], rejectDisallowedOrigins: true };
+  /** One raw exchange (repeated headers as sent, no client normalising them) with an app on a real socket. */
+  async function raw(options: CorsOptions, lines: string[], method = 'OPTIONS') {
+    const server = appWith(options).listen(0, '127.0.0.1');
+    await new Promise((r) => server.once('listening', r));
+    try {
+      return await rawHttpExchange((server.address() as AddressInfo).port, [`${method} /api/data HTTP/1.1`, 'Host: localhost', ...lines, 'Connection: close', '', ''].join('\r\n'));
+    } finally {
+      server.close();
+    }
+  }
+
+  it('should refuse a huge Origin with a 403 problem, and echo it only where any origin is allowed', async () => {
+    const huge = `https://${'a'.repeat(8000)}.example`;
+    const refused = await preflight(appWith(listed), { Origin: huge, 'Access-Control-Request-Method': 'GET' });
+    assert.equal(refused.status, 403);
+    assert.equal(refused.body.detail, `CORS request from origin '${huge}' not allowed`);
+    const echoed = await request(appWith({ allowed_origins: ['*'] })).get('/api/data').set('Origin', huge);
+    assert.equal(echoed.status, 200);
+    assert.equal(echoed.headers['access-control-allow-origin'], huge);
+  });
+
+  it('should not take a repeated Origin (node joins repeats with ", ") for an allowed one', async () => {
+    const preflightAnswer = await raw(listed, [`Origin: ${EXAMPLE}`, 'Origin: https://evil.test', 'Access-Control-Request-Method: GET']);
+    assert.equal(preflightAnswer.status, 403);
+    assert.equal(preflightAnswer.headers['access-control-allow-origin'], undefined);
+    const actual = await raw(listed, [`Origin: ${EXAMPLE}`, 'Origin: https://evil.test'], 'GET');
+    assert.equal(actual.status, 403);
+    assert.equal(actual.headers['access-control-allow-origin'], undefined);
+  });
+
+  it('should check every value of a repeated Access-Control-Request-Headers', async () => {
+    const res = await raw(listed, [`Origin: ${EXAMPLE}`, 'Access-Control-Request-Method: POST', 'Access-Control-Request-Headers: Content-Type', 'Access-Control-Request-Headers: X-Smuggled']);
+    assert.equal(res.status, 403);
+    assert.match(res.body, /'X-Smuggled'/);
+  });
+
+  it('should refuse a repeated Access-Control-Request-Method (no method is called "GET, DELETE")', async () => {
+    const res = await raw(listed, [`Origin: ${EXAMPLE}`, 'Access-Control-Request-Method: GET', 'Access-Control-Request-Method: DELETE']);
+    assert.equal(res.status, 403);
+    assert.match(res.body, /method 'GET, DELETE'/);
+  });
+
+  it('should skip empty elements of Access-Control-Request-Headers (RFC 9110 §5.6.1) and refuse names outside the list', async () => {
+    const sparse = await preflight(appWith(listed), { Origin: EXAMPLE, 'Access-Control-Request-Method': 'POST', 'Access-Control-Request-Headers': ' , content-type,, ,' });
+    assert.equal(sparse.status, 204);
+    assert.equal(sparse.headers['access-control-allow-headers'], 'Content-Type');
+    const notAToken = await preflight(appWith(listed), { Origin: EXAMPLE, 'Access-Control-Request-Method': 'POST', 'Access-Control-Request-Headers': 'Content-Type, X Y' });
+    assert.equal(notAToken.status, 403);
+    assert.equal(notAToken.body.detail, "CORS preflight for header(s) 'X Y' not allowed");
+    const many = Array.from({ length: 500 }, (_, i) => `X-H${i}`).join(', ');
+    const flood = await preflight(appWith(listed), { Origin: EXAMPLE, 'Access-Control-Request-Method': 'POST', 'Access-Control-Request-Headers': many });
+    assert.equal(flood.status, 403);
+  });
+
+  it('should echo an Origin with bytes outside ASCII where any origin is allowed, without failing', async () => {
+    // The socket carries the UTF-8 bytes of "é"; node reads header bytes as latin1 and writes them back unchanged.
+    const res = await raw({ allowed_origins: ['*'] }, ['Origin: https://\u00e9xample.test'], 'GET');
+    assert.equal(res.status, 200);
+    assert.equal(res.headers['access-control-allow-origin'], Buffer.from('https://\u00e9xample.test', 'utf8').toString('latin1'));
+  });
 });
 
 describe('cors: when other middleware already set Vary', () => {

@@ -1,10 +1,12 @@
 /**
- * CORS (Fetch standard, "CORS protocol" section) from a CorsConfig record.
+ * CORS (Fetch standard, "CORS protocol" section) from a CorsConfig record, or from the `cors`
+ * package's options.
  *
  * Written directly rather than on the `cors` package: keel must answer a disallowed preflight with a
- * 403 problem (the conformance cases require it; `cors` answers 204 without headers), must not send
- * `*` wildcards together with credentials (the Fetch standard treats them literally then), and
- * supports Private Network Access preflights, none of which `cors` can express.
+ * 403 problem (the conformance cases require it; `cors` answers 204 without headers), answers a
+ * CorsConfig as the reference implementation does (Spikard, crates/spikard-http/src/cors.rs), must
+ * not send `*` wildcards together with credentials (the Fetch standard treats them literally then),
+ * and supports Private Network Access preflights, none of which `cors` can express.
  */
 import type { ServerResponse } from 'node:http';
 import { CorsConfig, type CorsConfigData } from '../../lib/records/route.js';
@@ -12,7 +14,7 @@ import { fail } from '../../lib/records/define.js';
 import { problemFor } from '../../lib/problem.js';
 import { rejecter, takeOnReject, type OnRejectOption } from '../../lib/reject.js';
 import type { KeelRequest, Middleware, NextFunction } from '../../lib/request.js';
-import { fromCorsPackage, isPackageStyle, type CorsPackageOptions, type TranslatedCors } from './familiar.js';
+import { fromCorsPackage, isPackageStyle, SHARED_KEYS, type CorsPackageOptions, type TranslatedCors } from './familiar.js';
 
 export { PACKAGE_DEFAULT_METHODS, type CorsOriginFunction, type CorsPackageOptions } from './familiar.js';
 
@@ -26,7 +28,11 @@ export interface CorsExtensions {
   /**
    * Answer a *non-preflight* request from a disallowed origin with a 403 problem instead of passing
    * it on without CORS headers. Browsers already block the response; rejecting also stops the
-   * side effects of "simple" cross-origin requests (form POSTs). Default {@link DEFAULT_REJECT_DISALLOWED_ORIGINS} (false).
+   * side effects of "simple" cross-origin requests (form POSTs). With a CorsConfig, an OPTIONS request
+   * without `Origin` is refused too (as the reference's preflight handler refuses it). keel's routes
+   * turn it on for their `cors` record, as the reference does per route; the factory's default is
+   * {@link DEFAULT_REJECT_DISALLOWED_ORIGINS} (false), because `app.use(cors(…))` covers every route and
+   * browsers send `Origin` on same-origin form POSTs too.
    */
   rejectDisallowedOrigins?: boolean;
   /**
@@ -103,27 +109,58 @@ function appendVary(res: ServerResponse, value: string): void {
     res.setHeader('Vary', value);
     return;
   }
-  const text = Array.isArray(current) ? current.join(', ') : current === undefined ? '' : String(current);
+  const text = Array.isArray(current) ? current.join(', ') : String(current);
   const parts = text.split(',').map((s) => s.trim().toLowerCase()).filter(Boolean);
   if (parts.includes('*') || parts.includes(value.toLowerCase())) return;
   res.setHeader('Vary', text ? `${text}, ${value}` : value);
 }
 
 /**
- * CORS for Express 5 and keel: answers preflights (204, or a 403 problem for a disallowed origin,
- * method or header) and decorates actual responses for allowed origins.
+ * Access-Control-Request-Headers as a list. Empty elements (`a,,b`, a trailing comma, an empty
+ * header) are skipped, as RFC 9110 §5.6.1 asks of every list recipient.
+ */
+function requestedHeaders(raw: string | string[] | undefined): string[] {
+  if (typeof raw !== 'string') return [];
+  return raw.split(',').map((h) => h.trim()).filter(Boolean);
+}
+
+/** keel's CorsConfig unless every key is one the `cors` package also has (or there is none). */
+function isRecordStyle(input: Record<string, unknown>): boolean {
+  if (isPackageStyle(input)) return false; // (throws on a mix of both styles)
+  // Only `allowedHeaders` / `maxAge`, or nothing: the cors package's `cors()`, which must keep behaving as it does.
+  return Object.keys(input).some((k) => input[k] !== undefined && !SHARED_KEYS.includes(k));
+}
+
+/**
+ * CORS for Express 4 and 5 and keel: answers preflights (204, or a 403 problem for a disallowed
+ * origin, method or header) and decorates actual responses for allowed origins. Two styles, one per
+ * call (docs/middleware.md, docs/migrating-from-express.md):
  *
- * - `allowed_origins` (default `["*"]`), `allowed_methods` (default `["*"]`): exact matches; `*` allows any.
- *   With `allow_credentials: true` an origin listed by name is echoed with `Access-Control-Allow-Credentials: true`
- *   and the method is echoed, never `*` (Fetch standard); an origin allowed only through `*` gets `*` without
- *   credentials (as the `cors` package answers), so browsers refuse its credentialed requests.
- * - `allowed_headers` (default `[]`): a non-empty list is strict (any other requested header is a
- *   403). Empty, or `*`, echoes the requested headers, matching the wildcard defaults of origins and
- *   methods (and the Express `cors` package); list the headers to restrict them.
- * - `expose_headers` (default null), `max_age` seconds (default null: header not sent), `allow_credentials` (default null).
- * - Non-preflight requests from a disallowed origin get no CORS headers (the browser blocks the
- *   response) unless `rejectDisallowedOrigins` is true (then 403).
- * - `onReject` (default `'respond'`): `'next'` hands each 403 to `next(err)` as an HttpError instead.
+ * **keel's CorsConfig** (snake_case or camelCase record keys, or a parsed CorsConfig), answering as the
+ * reference implementation does (Spikard, cors.rs):
+ * - `allowed_origins` (default `["*"]`): exact matches, `*` allows any. The allowed origin is echoed in
+ *   `Access-Control-Allow-Origin` (with `Vary: Origin`), also when it is allowed through `*`. With
+ *   `allow_credentials: true`, `Access-Control-Allow-Credentials: true` goes only with origins listed by
+ *   name; one allowed only through `*` gets `*` and no credentials (docs/security.md).
+ * - Every OPTIONS request carrying an `Origin` is answered as a preflight (with or without
+ *   Access-Control-Request-Method, whose check is skipped when it is absent or empty).
+ * - `allowed_methods` (default `["*"]`): exact matches; `Access-Control-Allow-Methods` is the list joined
+ *   with ", " (`*` stays `*`; with credentials it is literal for browsers, so the requested method is echoed).
+ * - `allowed_headers` (default `[]`): the headers a preflight may ask for, compared case-insensitively;
+ *   empty allows none (asking for any is a 403), `*` allows all. `Access-Control-Allow-Headers` is the
+ *   list joined with ", ", sent even when empty (with credentials, `*` echoes the requested headers).
+ * - `expose_headers` (default null): `Access-Control-Expose-Headers` on actual responses, joined with ", ".
+ * - `max_age` seconds (default null: no `Access-Control-Max-Age`).
+ *
+ * **The `cors` package's options** (`origin`, `methods`, `credentials`, …, or no options at all): as the
+ * package answers, except that refusals are 403 problems (docs/migrating-from-express.md). Without
+ * `allowedHeaders` the requested headers are reflected; `*` origins answer `*`; a preflight is an
+ * OPTIONS request with Access-Control-Request-Method.
+ *
+ * Both styles: an actual request from a disallowed origin passes on without CORS headers (the browser
+ * blocks the response) unless `rejectDisallowedOrigins` is true (then 403; with a CorsConfig an OPTIONS
+ * request without `Origin` is refused too, as the reference refuses it). keel's routes set it for their
+ * `cors` record. `onReject` (default `'respond'`): `'next'` hands each 403 to `next(err)` as an HttpError.
  *
  * @example
  * import express from 'express';
@@ -138,7 +175,8 @@ export function cors(options: CorsOptions = {}): Middleware {
   const input: Record<string, unknown> = rest instanceof CorsConfig ? rest.toJSON() as never : { ...(rest as object) };
   const rejectDisallowed = takeFlag(input, 'reject_disallowed_origins', 'rejectDisallowedOrigins', DEFAULT_REJECT_DISALLOWED_ORIGINS);
   const allowPrivateNetwork = takeFlag(input, 'allow_private_network', 'allowPrivateNetwork', DEFAULT_ALLOW_PRIVATE_NETWORK);
-  const familiar: TranslatedCors | undefined = options instanceof CorsConfig || !isPackageStyle(input) ? undefined : fromCorsPackage(input);
+  const record = options instanceof CorsConfig || isRecordStyle(input);
+  const familiar: TranslatedCors | undefined = record ? undefined : fromCorsPackage(input);
   if (familiar?.disabled) {
     return function corsDisabled(_req: KeelRequest, _res: ServerResponse, next: NextFunction): void {
       next();
@@ -154,19 +192,25 @@ export function cors(options: CorsOptions = {}): Middleware {
   const anyOrigin = cfg.allowed_origins.includes('*');
   const anyMethod = cfg.allowed_methods.includes('*');
   const allowedHeaders = new Set(cfg.allowed_headers.map((h) => h.toLowerCase()));
-  const reflectHeaders = allowedHeaders.size === 0 || allowedHeaders.has('*');
+  const anyHeader = allowedHeaders.has('*');
+  // The cors package reflects the requested headers when none are configured; a CorsConfig allows none then.
+  const reflectHeaders = anyHeader || (!record && allowedHeaders.size === 0);
   // Credentials are only granted to origins listed by name. An origin that matches only through `*`
-  // gets a literal `*` (as from the `cors` package) and no Allow-Credentials: browsers then refuse
-  // credentialed requests (Fetch, CORS check) instead of every site reading responses with the
-  // user's cookies, which reflecting the origin would allow.
+  // gets a literal `*` and no Allow-Credentials: browsers then refuse credentialed requests (Fetch,
+  // CORS check) instead of every site reading responses with the user's cookies, which reflecting
+  // the origin would allow. Without credentials a CorsConfig echoes the origin (as the reference
+  // does), while the cors package's `*` stays `*`.
   const namedOrigins = credentials ? new Set(cfg.allowed_origins.filter((o) => o !== '*')) : new Set<string>();
-  // With `*` and no named credentialed origin the Allow-Origin value is the same for every request: no Vary needed.
-  const staticOrigin = anyOrigin && namedOrigins.size === 0;
-  const exposeJoined = cfg.expose_headers && cfg.expose_headers.length > 0 ? cfg.expose_headers.join(', ') : undefined;
+  const wildcardAnswer = anyOrigin && (credentials || !record);
+  // When the Allow-Origin value is the same for every request, no Vary is needed.
+  const staticOrigin = wildcardAnswer && namedOrigins.size === 0;
+  const exposeJoined = record
+    ? (cfg.expose_headers === null ? undefined : cfg.expose_headers.join(', '))
+    : (cfg.expose_headers && cfg.expose_headers.length > 0 ? cfg.expose_headers.join(', ') : undefined);
   const maxAge = cfg.max_age === null ? undefined : String(cfg.max_age);
 
   function allowOrigin(res: ServerResponse, origin: string): void {
-    if (anyOrigin && !namedOrigins.has(origin)) {
+    if (wildcardAnswer && !namedOrigins.has(origin)) {
       res.setHeader('Access-Control-Allow-Origin', '*');
       return;
     }
@@ -178,35 +222,13 @@ export function cors(options: CorsOptions = {}): Middleware {
     reject.refuse(req, res, next, problemFor('KEEL_FORBIDDEN', detail));
   }
 
-  const middleware = function corsMiddleware(req: KeelRequest, res: ServerResponse, next: NextFunction): void {
-    if (!staticOrigin) appendVary(res, 'Origin');
-    const origin = req.headers.origin;
-    if (origin === undefined) {
-      next();
-      return;
-    }
-    const requestMethod = req.headers['access-control-request-method'];
-    const preflight = req.method === 'OPTIONS' && typeof requestMethod === 'string';
-    const originAllowed = matchOrigin === undefined ? cfg.isOriginAllowed(origin) : matchOrigin(origin, req);
+  // The reference's words for a refused origin, preflight or not (cors.rs handle_preflight, validate_cors_request).
+  const originRefused = (origin: string): string => `CORS request from origin '${origin}' not allowed`;
 
-    if (!preflight) {
-      if (!originAllowed) {
-        if (rejectDisallowed) forbid(req, res, next, `CORS request from origin '${origin}' not allowed`);
-        else next();
-        return;
-      }
-      allowOrigin(res, origin);
-      if (exposeJoined) res.setHeader('Access-Control-Expose-Headers', exposeJoined);
-      next();
-      return;
-    }
-
-    // The reference's words for a refused origin, preflight or not (cors.rs handle_preflight).
-    if (!originAllowed) return forbid(req, res, next, `CORS request from origin '${origin}' not allowed`);
-    const method = requestMethod.trim();
-    if (!cfg.isMethodAllowed(method)) return forbid(req, res, next, `CORS preflight for method '${method}' not allowed`);
-    const rawHeaders = req.headers['access-control-request-headers'];
-    const requested = typeof rawHeaders === 'string' ? rawHeaders.split(',').map((h) => h.trim()).filter(Boolean) : [];
+  function answerPreflight(req: KeelRequest, res: ServerResponse, next: NextFunction, origin: string, method: string): void {
+    // An empty or absent Access-Control-Request-Method is not checked (cors.rs handle_preflight).
+    if (method !== '' && !cfg.isMethodAllowed(method)) return forbid(req, res, next, `CORS preflight for method '${method}' not allowed`);
+    const requested = requestedHeaders(req.headers['access-control-request-headers']);
     if (!reflectHeaders) {
       const refused = requested.filter((h) => !allowedHeaders.has(h.toLowerCase()));
       if (refused.length > 0) return forbid(req, res, next, `CORS preflight for header(s) ${refused.map((h) => `'${h}'`).join(', ')} not allowed`);
@@ -214,10 +236,13 @@ export function cors(options: CorsOptions = {}): Middleware {
 
     allowOrigin(res, origin);
     // `*` is only a wildcard for requests without credentials (Fetch); echo the method otherwise.
-    res.setHeader('Access-Control-Allow-Methods', anyMethod ? (credentials ? method : '*') : cfg.allowedMethodsJoined());
-    // No `Vary: Access-Control-Request-Headers` for the echo: OPTIONS responses are not cacheable
+    if (anyMethod && credentials) res.setHeader('Access-Control-Allow-Methods', method || cfg.allowedMethodsJoined());
+    else res.setHeader('Access-Control-Allow-Methods', anyMethod && !record ? '*' : cfg.allowedMethodsJoined());
+    // No `Vary: Access-Control-Request-Headers` for an echo: OPTIONS responses are not cacheable
     // (RFC 9110 §9.3.7), and browsers key their preflight cache on the request itself.
-    if (reflectHeaders) {
+    if (record) {
+      res.setHeader('Access-Control-Allow-Headers', anyHeader && credentials ? requested.join(', ') : cfg.allowedHeadersJoined());
+    } else if (reflectHeaders) {
       if (requested.length > 0) res.setHeader('Access-Control-Allow-Headers', requested.join(', '));
     } else {
       res.setHeader('Access-Control-Allow-Headers', cfg.allowedHeadersJoined());
@@ -230,6 +255,39 @@ export function cors(options: CorsOptions = {}): Middleware {
     res.statusCode = preflightStatus;
     res.setHeader('Content-Length', '0');
     res.end();
+  }
+
+  const middleware = function corsMiddleware(req: KeelRequest, res: ServerResponse, next: NextFunction): void {
+    if (!staticOrigin) appendVary(res, 'Origin');
+    const header = req.headers.origin;
+    // An empty Origin is no origin (cors.rs: is_origin_allowed("") is false, and an actual request without one passes).
+    const origin = header === '' ? undefined : header;
+    const requestMethod = req.headers['access-control-request-method'];
+    // A CorsConfig answers every OPTIONS as a preflight (the reference routes OPTIONS of a CORS route to
+    // its preflight handler); the cors package's options keep keel's reading: OPTIONS + Access-Control-Request-Method.
+    const preflight = req.method === 'OPTIONS' && (record || typeof requestMethod === 'string');
+    if (origin === undefined) {
+      // Not a CORS request; a route's CorsConfig still refuses an OPTIONS without Origin, as the reference does.
+      if (preflight && record && rejectDisallowed) return forbid(req, res, next, originRefused(''));
+      next();
+      return;
+    }
+    const originAllowed = matchOrigin === undefined ? cfg.isOriginAllowed(origin) : matchOrigin(origin, req);
+
+    if (!preflight) {
+      if (!originAllowed) {
+        if (rejectDisallowed) forbid(req, res, next, originRefused(origin));
+        else next();
+        return;
+      }
+      allowOrigin(res, origin);
+      if (exposeJoined !== undefined) res.setHeader('Access-Control-Expose-Headers', exposeJoined);
+      next();
+      return;
+    }
+
+    if (!originAllowed) return forbid(req, res, next, originRefused(origin));
+    answerPreflight(req, res, next, origin, typeof requestMethod === 'string' ? requestMethod.trim() : '');
   };
   const decide = familiar?.decide;
   if (decide === undefined) return middleware;
