@@ -152,6 +152,49 @@ describe('buildRequest and send', () => {
     });
   });
 
+  describe('when the server switches protocols', () => {
+    // Without an 'upgrade' listener node drops the connection and the request never settles: the
+    // timeout turns that regression into a failure instead of a hung run.
+    it('should resolve the 101 with its headers and an empty body, then close the connection', { timeout: 5000 }, async () => {
+      // A hand-written handshake answer, as any server (keel or not) puts it on the wire, followed
+      // by a WebSocket text frame ("hi") that belongs to the new protocol, not to the snapshot.
+      const upgrading = createServer();
+      let clientClosed!: Promise<void>;
+      let seen: Record<string, string | string[] | undefined> = {};
+      upgrading.on('upgrade', (req, socket) => {
+        seen = req.headers;
+        // node's http server keeps sockets half-open: the client's close arrives as 'end'.
+        clientClosed = new Promise((r) => socket.once('end', () => {
+          socket.destroy();
+          r();
+        }));
+        socket.on('error', () => {});
+        socket.write('HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Accept: s3pPLMBiTxaQ9kYGzzhZRbK+xOo=\r\nX-Extra: one\r\nX-Extra: two\r\n\r\n');
+        socket.write(Buffer.from([0x81, 0x02, 0x68, 0x69]));
+      });
+      await new Promise<void>((r) => upgrading.listen(0, '127.0.0.1', r));
+      try {
+        const url = `http://127.0.0.1:${(upgrading.address() as AddressInfo).port}`;
+        const snap = await send(url, buildRequest({
+          method: 'GET', path: '/ws',
+          headers: { Upgrade: 'websocket', Connection: 'Upgrade', 'Sec-WebSocket-Key': 'dGhlIHNhbXBsZSBub25jZQ==', 'Sec-WebSocket-Version': '13' },
+        }));
+        assert.equal(seen['sec-websocket-key'], 'dGhlIHNhbXBsZSBub25jZQ==');
+        assert.equal(snap.status, 101);
+        assert.equal(snap.headers.upgrade, 'websocket');
+        assert.equal(snap.headers.connection, 'Upgrade');
+        assert.equal(snap.headers['sec-websocket-accept'], 's3pPLMBiTxaQ9kYGzzhZRbK+xOo=');
+        assert.equal(snap.headers['x-extra'], 'one, two');
+        assert.equal(snap.body.length, 0);
+        assert.equal(snap.text, '');
+        await clientClosed;
+      } finally {
+        upgrading.closeAllConnections();
+        await new Promise<void>((r) => upgrading.close(() => r()));
+      }
+    });
+  });
+
   describe('when the server is not there', () => {
     it('should reject with the connection error', async () => {
       const closed = createServer();

@@ -5,7 +5,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import { request as httpRequest, type OutgoingHttpHeaders } from 'node:http';
-import { snapshotResponse, type ResponseSnapshot } from '../snapshot.js';
+import { snapshotFromParts, snapshotResponse, type ResponseSnapshot } from '../snapshot.js';
 import type { CaseFile, CaseRequest } from './types.js';
 
 /** Default per-request budget, milliseconds (a hung server fails the case instead of the run). */
@@ -204,7 +204,11 @@ export function buildRequest(input: CaseRequest): WireRequest {
   return { method, path, headers, ...(body !== undefined ? { body } : {}) };
 }
 
-/** Send a wire request to `baseUrl` and snapshot the response (content codings removed). */
+/**
+ * Send a wire request to `baseUrl` and snapshot the response (content codings removed). A 101
+ * Switching Protocols is snapshotted as its status and headers with an empty body, and the upgraded
+ * connection is closed.
+ */
 export function send(baseUrl: string | URL, wire: WireRequest, timeoutMs = DEFAULT_REQUEST_TIMEOUT_MS): Promise<ResponseSnapshot> {
   const base = new URL(baseUrl);
   const prefix = base.pathname.replace(/\/$/, '');
@@ -224,6 +228,21 @@ export function send(baseUrl: string | URL, wire: WireRequest, timeoutMs = DEFAU
         snapshotResponse(res).then(resolve, reject);
       },
     );
+    // node delivers a 101 Switching Protocols as 'upgrade', never as 'response'; without a listener
+    // it destroys the socket and the request fails. The 101 is the answer the case asks about; what
+    // follows it on the socket is another protocol, so its head is the snapshot (no body) and the
+    // connection is closed.
+    req.on('upgrade', (res, socket) => {
+      try {
+        const pairs: Array<[string, string]> = [];
+        for (let i = 0; i + 1 < res.rawHeaders.length; i += 2) pairs.push([res.rawHeaders[i]!, res.rawHeaders[i + 1]!]);
+        resolve(snapshotFromParts({ status: res.statusCode ?? 0, headers: pairs, body: Buffer.alloc(0) }));
+      } catch (err) {
+        reject(err);
+      } finally {
+        socket.destroy();
+      }
+    });
     req.setTimeout(timeoutMs, () => req.destroy(new Error(`No response within ${timeoutMs} ms`)));
     req.on('error', reject);
     // A case may declare more Content-Length than it sends (a truncated body). The server can only

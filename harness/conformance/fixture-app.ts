@@ -12,6 +12,7 @@
  *   body. keel must have answered before the handler; if it did not, the diff says so.
  * Records (`jwt_auth`, `cors`, `rate_limit`, ...) go to keel's per-route records unchanged except
  * for the corpus's test-driver keys (`sleep_ms`, `warmup_*`, `max_bytes`, `allow_*` spellings).
+ * A `websocket` record makes the route a keel WebSocket endpoint instead (fixture-ws.ts).
  */
 import { randomUUID } from 'node:crypto';
 import { mkdtempSync, mkdirSync, rmSync, writeFileSync } from 'node:fs';
@@ -25,6 +26,7 @@ import { HttpError } from '../../lib/errors.js';
 import { response, type HandlerFunction, type ResponseCookie } from '../../lib/handler.js';
 import type { CaseTarget } from './runner.js';
 import { registerCaseHooks } from './fixture-hooks.js';
+import { registerWebSocket, websocketEnabled } from './fixture-ws.js';
 import type { ConformanceCase } from './types.js';
 
 /** Statuses keel (not the handler) is responsible for producing. */
@@ -182,11 +184,13 @@ export interface FixtureApp {
 }
 
 /**
- * One keel App serving the given cases. A case with static files gets a static mount instead of a
- * route (the files are what it tests). Two cases with the same method and route cannot both be
- * mounted: the first wins and the rest are reported in `shadowed`.
+ * One keel App serving the given cases, made `ready()` (WebSocket routes load keel/ws) and built.
+ * A case with static files gets a static mount instead of a route (the files are what it tests), a
+ * case with a `websocket` record an `app.ws()` endpoint. Two cases with the same method and route
+ * (or two WebSocket endpoints on one path) cannot both be mounted: the first wins and the rest are
+ * reported in `shadowed`.
  */
-export function buildFixtureApp(cases: readonly ConformanceCase[]): FixtureApp {
+export async function buildFixtureApp(cases: readonly ConformanceCase[]): Promise<FixtureApp> {
   const tmp = mkdtempSync(join(tmpdir(), 'keel-fixture-'));
   try {
     const statics: Json[] = [];
@@ -205,15 +209,19 @@ export function buildFixtureApp(cases: readonly ConformanceCase[]): FixtureApp {
     const shadowed: string[] = [];
     for (const c of cases) {
       if (((c.handler.middleware as Json | undefined)?.static_files as unknown[] | undefined)?.length) continue;
-      const key = `${c.handler.method.toUpperCase()} ${c.handler.route}`;
+      const ws = websocketEnabled(c.handler);
+      // An upgrade is routed by path alone (app.upgrade), so WebSocket endpoints share one key per path.
+      const key = ws ? `WebSocket ${c.handler.route}` : `${c.handler.method.toUpperCase()} ${c.handler.route}`;
       if (seen.has(key)) {
         shadowed.push(c.id);
         continue;
       }
       seen.add(key);
       registerCaseHooks(app, c.handler);
-      app.route(routeFor(c) as never);
+      if (ws) registerWebSocket(app, c.handler);
+      else app.route(routeFor(c) as never);
     }
+    await app.ready();
     const router = app.intoRouter();
     return { app, router, shadowed, cleanup: () => rmSync(tmp, { recursive: true, force: true }) };
   } catch (err) {
@@ -233,7 +241,7 @@ export interface ServedFixtureApp {
  * behaviour is keel's too), on loopback and a free port unless told otherwise.
  */
 export async function serveFixtureApp(cases: readonly ConformanceCase[], options: { host?: string; port?: number } = {}): Promise<ServedFixtureApp> {
-  const fixture = buildFixtureApp(cases);
+  const fixture = await buildFixtureApp(cases);
   try {
     const handle = await fixture.app.listen({ host: options.host ?? '127.0.0.1', port: options.port ?? 0, handleSignals: false });
     return {
