@@ -292,7 +292,7 @@ function checkParam(p: CompiledParam, value: unknown, raw: unknown, out: Validat
     return;
   }
   const first = issues.length;
-  appendErrorsFromAjv(issues, p.validate.errors as ErrorObject[], [...p.loc], value);
+  appendErrorsFromAjv(issues, p.validate.errors as ErrorObject[], [...p.loc], value, true);
   if (p.quoteRaw && typeof raw === 'string') {
     for (let i = first; i < issues.length; i++) issues[i]!.input = raw;
   }

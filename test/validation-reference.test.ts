@@ -156,3 +156,103 @@ describe('when several parts of a request are invalid', () => {
     assert.deepEqual(errs, [{ type: 'date_parsing', loc: ['path', 'day'], msg: 'Input should be a valid date', input: '2024-13-45' }]);
   });
 });
+
+describe('when a JSON body value has the wrong type', () => {
+  const cases: [string, unknown, Issue][] = [
+    ['integer', { age: true }, { type: 'int_parsing', loc: ['body', 'age'], msg: 'Input should be a valid integer, unable to parse string as an integer', input: true }],
+    ['integer (a fraction)', { age: 1.5 }, { type: 'int_parsing', loc: ['body', 'age'], msg: 'Input should be a valid integer, unable to parse string as an integer', input: 1.5 }],
+    ['number', { ratio: '0.5' }, { type: 'float_parsing', loc: ['body', 'ratio'], msg: 'Input should be a valid number, unable to parse string as a number', input: '0.5' }],
+    ['boolean', { flag: 'yes' }, { type: 'bool_parsing', loc: ['body', 'flag'], msg: 'Input should be a valid boolean', input: 'yes' }],
+    ['string', { name: 5 }, { type: 'string_type', loc: ['body', 'name'], msg: 'Input should be a valid string', input: 5 }],
+    ['object', { meta: [] }, { type: 'type_error', loc: ['body', 'meta'], msg: 'Input should be a valid object', input: [] }],
+    ['array', { list: 'a' }, { type: 'type_error', loc: ['body', 'list'], msg: 'Input should be a valid array', input: 'a' }],
+    ['list of types', { nick: 3 }, { type: 'type_error', loc: ['body', 'nick'], msg: 'Input should be a valid string', input: 3 }],
+  ];
+  for (const [what, body, expected] of cases) {
+    it(`should report a value that is not ${what} by the declared type`, async () => {
+      assert.deepEqual(await issues(await request(router).post('/shapes').send(body as object)), [expected]);
+    });
+  }
+
+  it('should locate an array item by its index as a string and name the item type', async () => {
+    const errs = await issues(await request(router).post('/shapes').send({ tags: ['ab', 'cd', 7] }));
+    assert.deepEqual(errs.filter((e) => e.loc.length === 3), [{ type: 'type_error', loc: ['body', 'tags', '2'], msg: 'Input should be a valid string', input: 7 }]);
+  });
+
+  it('should report the whole body of the wrong type at ["body"]', async () => {
+    const errs = await issues(await request(router).post('/shapes').send([1]));
+    assert.deepEqual(errs, [{ type: 'type_error', loc: ['body'], msg: 'Input should be a valid object', input: [1] }]);
+  });
+});
+
+describe('when a JSON body value breaks a constraint', () => {
+  it('should word lengths and list sizes as the reference does', async () => {
+    const short = await issues(await request(router).post('/shapes').send({ name: '' }));
+    assert.deepEqual(short, [{ type: 'string_too_short', loc: ['body', 'name'], msg: 'String should have at least 1 characters', input: '', ctx: { min_length: 1 } }]);
+    const long = await issues(await request(router).post('/shapes').send({ name: 'ab' }));
+    assert.deepEqual(long, [{ type: 'string_too_long', loc: ['body', 'name'], msg: 'String should have at most 1 characters', input: 'ab', ctx: { max_length: 1 } }]);
+    const few = await issues(await request(router).post('/shapes').send({ tags: [] }));
+    assert.deepEqual(few, [{ type: 'too_short', loc: ['body', 'tags'], msg: 'List should have at least 2 item after validation', input: [], ctx: { min_length: 2 } }]);
+    const many = await issues(await request(router).post('/shapes').send({ tags: ['ab', 'cd'] }));
+    assert.deepEqual(many, [{ type: 'too_long', loc: ['body', 'tags'], msg: 'List should have at most 1 items after validation', input: ['ab', 'cd'], ctx: { max_length: 1 } }]);
+  });
+
+  it('should name no limit where the reference finds none: array items, fractional bounds', async () => {
+    const items = await issues(await request(router).post('/shapes').send({ tags: ['a', 'B1'] }));
+    assert.deepEqual(items.filter((e) => e.loc.length === 3), [
+      { type: 'string_too_short', loc: ['body', 'tags', '0'], msg: 'String is too short', input: 'a' },
+      { type: 'string_pattern_mismatch', loc: ['body', 'tags', '1'], msg: 'String does not match expected pattern', input: 'B1' },
+    ]);
+    const price = await issues(await request(router).post('/shapes').send({ price: 0.25 }));
+    assert.deepEqual(price, [{ type: 'greater_than_equal', loc: ['body', 'price'], msg: 'Input should be greater than or equal to the minimum', input: 0.25 }]);
+  });
+
+  it('should name an enum of numbers by no value', async () => {
+    const errs = await issues(await request(router).post('/shapes').send({ size: 4 }));
+    assert.deepEqual(errs, [{ type: 'enum', loc: ['body', 'size'], msg: 'Input should be one of the allowed values', input: 4, ctx: { expected: 'allowed values' } }]);
+  });
+
+  it('should word multipleOf and uniqueItems as the JSON Schema validator does', async () => {
+    const step = await issues(await request(router).post('/shapes').send({ step: 7 }));
+    assert.deepEqual(step, [{ type: 'validation_error', loc: ['body', 'step'], msg: '7 is not a multiple of 5', input: 7 }]);
+    const dup = await issues(await request(router).post('/shapes').send({ tags: ['ab', 'ab'] }));
+    assert.deepEqual(dup.find((e) => e.type === 'validation_error'), { type: 'validation_error', loc: ['body', 'tags'], msg: '["ab","ab"] has non-unique elements', input: ['ab', 'ab'] });
+  });
+
+  it('should type a failed format as the reference does, naming the format in the message', async () => {
+    const ip = await issues(await request(router).post('/shapes').send({ ip: '999.1.1.1' }));
+    assert.deepEqual(ip, [{ type: 'format_error', loc: ['body', 'ip'], msg: 'Input is not a valid IPv4 address', input: '999.1.1.1' }]);
+    const at = await issues(await request(router).post('/shapes').send({ at: 'yesterday' }));
+    assert.deepEqual(at, [{ type: 'datetime_parsing', loc: ['body', 'at'], msg: 'Input should be a valid datetime', input: 'yesterday' }]);
+  });
+
+  it('should report properties an object may not have as one item naming the first by name', async () => {
+    const errs = await issues(await request(router).post('/strict').send({ name: 'a', zeta: 1, beta: 2 }));
+    assert.deepEqual(errs, [{
+      type: 'validation_error',
+      loc: ['body', 'beta'],
+      msg: 'Additional properties are not allowed',
+      input: { name: 'a', zeta: 1, beta: 2 },
+      ctx: { additional_properties: false, unexpected_field: 'beta' },
+    }]);
+  });
+});
+
+describe('when form fields are read', () => {
+  it('should report number text for an integer field as that number', async () => {
+    const errs = await issues(await request(router).post('/form').type('form').send('age=42.5'));
+    assert.deepEqual(errs, [{ type: 'int_parsing', loc: ['body', 'age'], msg: 'Input should be a valid integer, unable to parse string as an integer', input: 42.5 }]);
+    const res = await request(router).post('/form').type('form').send('age=1e3');
+    assert.deepEqual(res.body.got, { age: 1000 });
+  });
+
+  it('should not read a blank field as a boolean', async () => {
+    const errs = await issues(await request(router).post('/form').type('form').send('subscribe='));
+    assert.deepEqual(errs, [{ type: 'bool_parsing', loc: ['body', 'subscribe'], msg: 'Input should be a valid boolean', input: '' }]);
+  });
+
+  it('should not read number text with blanks', async () => {
+    const errs = await issues(await request(router).post('/form').type('form').send('ratio=%203'));
+    assert.deepEqual(errs.map((e) => [e.type, e.input]), [['float_parsing', ' 3']]);
+  });
+});
