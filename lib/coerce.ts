@@ -16,8 +16,16 @@ export function schemaType(schema: Record<string, unknown>): string | undefined 
  * digits, nothing around them (no blanks, no `1.0`, no `1e3`), within the 64-bit range.
  */
 const INT = /^[+-]?\d+$/;
-const I64_MIN = -(2n ** 63n);
-const I64_MAX = 2n ** 63n - 1n;
+
+/** Whether integer text (INT) is within the 64-bit range, compared as text: no big-number parsing of long input. */
+function withinI64(raw: string): boolean {
+  const negative = raw.charCodeAt(0) === 0x2d;
+  let i = negative || raw.charCodeAt(0) === 0x2b ? 1 : 0;
+  while (i < raw.length - 1 && raw.charCodeAt(i) === 0x30) i++;
+  const digits = raw.length - i;
+  if (digits !== 19) return digits < 19;
+  return raw.slice(i) <= (negative ? '9223372036854775808' : '9223372036854775807');
+}
 /**
  * Number text as the reference reads it (Rust's `str::parse::<f64>`): decimal digits with an optional
  * sign, point and exponent; no blanks, no `0x…`/`0b…`, no `_`. (`inf` and `nan` parse there too, but
@@ -50,10 +58,7 @@ export type Coercer = (raw: string) => unknown;
 const toInteger: Coercer = (raw) => {
   if (!INT.test(raw)) return UNCONVERTIBLE;
   // Past 15 digits the text may leave the 64-bit range the reference parses into.
-  if (raw.length > 15) {
-    const big = BigInt(raw);
-    if (big < I64_MIN || big > I64_MAX) return UNCONVERTIBLE;
-  }
+  if (raw.length > 15 && !withinI64(raw)) return UNCONVERTIBLE;
   return Number(raw);
 };
 const toNumber: Coercer = (raw) => {

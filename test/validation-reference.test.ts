@@ -246,6 +246,14 @@ describe('when form fields are read', () => {
     assert.deepEqual(res.body.got, { age: 1000 });
   });
 
+  it('should refuse integer text past 64 bits, however long, without reading it as a big number', async () => {
+    const digits = '9'.repeat(400_000);
+    const started = process.hrtime.bigint();
+    const errs = await issues(await request(router).post('/form').type('form').send(`age=${digits}`));
+    assert.deepEqual(errs.map((e) => [e.type, e.loc, e.input === digits]), [['int_parsing', ['body', 'age'], true]]);
+    assert.ok(process.hrtime.bigint() - started < 5_000_000_000n, 'a long integer text took seconds');
+  });
+
   it('should not read a blank field as a boolean', async () => {
     const errs = await issues(await request(router).post('/form').type('form').send('subscribe='));
     assert.deepEqual(errs, [{ type: 'bool_parsing', loc: ['body', 'subscribe'], msg: 'Input should be a valid boolean', input: '' }]);
