@@ -4,6 +4,7 @@
  * `?limit=10` and `age=30` satisfy `{type: 'integer'}`. JSON bodies are never converted.
  */
 import type { ValidationIssue } from './validation-errors.js';
+import { jsonDepthExceeds, MAX_JSON_DEPTH } from './content.js';
 
 export function schemaType(schema: Record<string, unknown>): string | undefined {
   const t = schema.type;
@@ -67,7 +68,9 @@ const toNumber: Coercer = (raw) => {
   return Number.isFinite(n) ? n : UNCONVERTIBLE;
 };
 const toBoolean: Coercer = parseBoolean;
+/** JSON text (an object or null parameter); nested deeper than a JSON body may be (MAX_JSON_DEPTH), it is refused. */
 const toJson: Coercer = (raw) => {
+  if (jsonDepthExceeds(Buffer.from(raw), MAX_JSON_DEPTH)) return UNCONVERTIBLE;
   try {
     return JSON.parse(raw);
   } catch {

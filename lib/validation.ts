@@ -15,7 +15,7 @@ import type { ValidationIssue } from './validation-errors.js';
 import { HttpError } from './errors.js';
 import { checkFiles, type FileParamSpec, type UploadFile } from './multipart.js';
 import { coercionIssue, formCoercer, scalarCoercer, schemaType, UNCONVERTIBLE, type Coercer } from './coerce.js';
-import { parseMediaType } from './content.js';
+import { jsonDepthExceeds, MAX_JSON_DEPTH, parseMediaType } from './content.js';
 import { appendErrorsFromAjv, byLoc, EMAIL_PATTERN } from './validation-errors.js';
 
 // Loaded with the first schema a route declares: an App without schemas never loads Ajv (lib/lazy-require.ts).
@@ -246,6 +246,22 @@ function readText(p: CompiledParam, text: string, loc: (string | number)[], issu
 function coerceItems(p: CompiledParam, raw: unknown, issues: ValidationIssue[]): unknown[] | undefined {
   const sent = Array.isArray(raw) ? raw : [raw];
   let items: unknown[] = sent;
+  const listed = p.from === 'query' && typeof raw === 'string' ? jsonList(raw) : undefined;
+  if (listed) {
+    // `?ids=[1,2]`: the reference's query reader takes a bracketed value as a JSON list. Its text items
+    // are read like any other; numbers, booleans and null are checked by the schema as they are.
+    const out: unknown[] = [];
+    let ok = true;
+    for (const item of listed) {
+      if (typeof item !== 'string') out.push(item);
+      else {
+        const v = readText(p, item, [...p.loc], issues);
+        if (v === UNCONVERTIBLE) ok = false;
+        else out.push(v);
+      }
+    }
+    return ok ? out : undefined;
+  }
   if (p.separator) {
     items = [];
     for (const s of sent) for (const part of String(s).split(p.separator)) items.push(part);
@@ -258,6 +274,24 @@ function coerceItems(p: CompiledParam, raw: unknown, issues: ValidationIssue[]):
     else out.push(v);
   }
   return ok ? out : undefined;
+}
+
+/**
+ * A query value written as a JSON list (`[1,2]`, or with single quotes `['a','b']`), else undefined.
+ * A list nested deeper than JSON bodies may be (MAX_JSON_DEPTH) is read as text.
+ */
+function jsonList(text: string): unknown[] | undefined {
+  if (text.length < 2 || text.charCodeAt(0) !== 0x5b || text.charCodeAt(text.length - 1) !== 0x5d) return undefined;
+  if (jsonDepthExceeds(Buffer.from(text), MAX_JSON_DEPTH)) return undefined;
+  for (const candidate of [text, text.replace(/'/g, '"')]) {
+    try {
+      const v: unknown = JSON.parse(candidate);
+      return Array.isArray(v) ? v : undefined;
+    } catch {
+      // not JSON as written: try the single-quoted form, then read the value as text
+    }
+  }
+  return undefined;
 }
 
 /** What `readParam` returns for a parameter with nothing to check (absent, defaulted or unreadable). */

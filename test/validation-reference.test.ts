@@ -24,6 +24,9 @@ app.get('/read', (d) => ({ v: d.validatedParams?.query }), {
     },
   },
 });
+app.get('/lists', (d) => ({ v: d.validatedParams?.query }), {
+  parameters: { query: { ids: { type: 'array', items: { type: 'integer' }, optional: true }, nested: { type: 'array', items: { type: 'array' }, optional: true }, f: { type: 'object', optional: true } } },
+});
 app.get('/bounded', (d) => ({ v: d.validatedParams }), {
   parameters: {
     query: { limit: { type: 'integer', minimum: 1, required: true }, q: { type: 'string', minLength: 3, optional: true } },
@@ -112,6 +115,22 @@ describe('when parameter text is read', () => {
   it('should take the first value of a repeated key for a single-valued parameter', async () => {
     const res = await request(router).get('/read?n=5&n=7&name=a&name=b');
     assert.deepEqual([res.body.v.n, res.body.v.name], [5, 'a']);
+  });
+
+  it('should read a bracketed query value as a JSON list, single quotes included', async () => {
+    assert.deepEqual((await request(router).get('/lists?ids=[1,2]')).body.v.ids, [1, 2]);
+    assert.deepEqual((await request(router).get("/lists?ids=['3','4']")).body.v.ids, [3, 4]);
+    const errs = await issues(await request(router).get('/lists?ids=[1,"x"]'));
+    assert.deepEqual(errs.map((e) => [e.type, e.loc, e.input]), [['int_parsing', ['query', 'ids'], 'x']]);
+  });
+
+  it('should read JSON nested deeper than a JSON body may be as text, not as a value', async () => {
+    const deep = (n: number) => '['.repeat(n) + ']'.repeat(n);
+    assert.equal((await request(router).get(`/lists?nested=${deep(64)}`)).status, 200);
+    const list = await issues(await request(router).get(`/lists?nested=${deep(6000)}`));
+    assert.deepEqual(list.map((e) => [e.type, e.loc]), [['type_error', ['query', 'nested', '0']]]);
+    const object = await issues(await request(router).get(`/lists?f=${'{"a":'.repeat(1000)}1${'}'.repeat(1000)}`));
+    assert.deepEqual(object.map((e) => [e.type, e.loc]), [['json_invalid', ['query', 'f']]]);
   });
 
   it('should read a header parameter named with underscores from the hyphenated header', async () => {
