@@ -4,6 +4,7 @@
  * `?limit=10` and `age=30` satisfy `{type: 'integer'}`. JSON bodies are never converted.
  */
 import type { ValidationIssue } from './validation-errors.js';
+import { jsonDepthExceeds, MAX_JSON_DEPTH } from './content.js';
 
 export function schemaType(schema: Record<string, unknown>): string | undefined {
   const t = schema.type;
@@ -11,16 +12,43 @@ export function schemaType(schema: Record<string, unknown>): string | undefined 
   return typeof t === 'string' ? t : undefined;
 }
 
+/**
+ * Integer text as the reference reads it (Rust's `str::parse::<i64>`): an optional sign and ASCII
+ * digits, nothing around them (no blanks, no `1.0`, no `1e3`), within the 64-bit range.
+ */
 const INT = /^[+-]?\d+$/;
-const NUMERIC = /^[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?$/;
 
+/** Whether integer text (INT) is within the 64-bit range, compared as text: no big-number parsing of long input. */
+function withinI64(raw: string): boolean {
+  const negative = raw.charCodeAt(0) === 0x2d;
+  let i = negative || raw.charCodeAt(0) === 0x2b ? 1 : 0;
+  while (i < raw.length - 1 && raw.charCodeAt(i) === 0x30) i++;
+  const digits = raw.length - i;
+  if (digits !== 19) return digits < 19;
+  return raw.slice(i) <= (negative ? '9223372036854775808' : '9223372036854775807');
+}
+/**
+ * Number text as the reference reads it (Rust's `str::parse::<f64>`): decimal digits with an optional
+ * sign, point and exponent; no blanks, no `0x…`/`0b…`, no `_`. (`inf` and `nan` parse there too, but
+ * become JSON null and fail as "not a number" all the same, so they are left out here.)
+ */
+const NUMERIC = /^[+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?$/;
+
+/** Number text that is not integer text (`42.5`, `1e3`) as its number; anything else as sent. */
 function numberOr(raw: string): unknown {
-  const t = raw.trim();
-  return NUMERIC.test(t) && Number.isFinite(Number(t)) ? Number(t) : raw;
+  return !INT.test(raw) && NUMERIC.test(raw) && Number.isFinite(Number(raw)) ? Number(raw) : raw;
 }
 
-/** Boolean spellings in query strings and forms; a blank value (`?active=`) reads as false, as the corpus expects. */
-const BOOL = new Map<string, boolean>([['true', true], ['false', false], ['1', true], ['0', false], ['yes', true], ['no', false], ['on', true], ['off', false], ['', false]]);
+/**
+ * Boolean text in a path, query, header or cookie value, as the reference reads it: `true`/`false`
+ * in any case, `1`/`0`, and a blank value as false. Nothing else (`yes`, `on`, ` true`) is a boolean.
+ */
+function parseBoolean(raw: string): boolean | typeof UNCONVERTIBLE {
+  if (raw === '1') return true;
+  if (raw === '0' || raw === '') return false;
+  const lower = raw.length === 4 || raw.length === 5 ? raw.toLowerCase() : '';
+  return lower === 'true' ? true : lower === 'false' ? false : UNCONVERTIBLE;
+}
 
 /** What a coercer returns for text that does not convert (a sentinel, so success allocates nothing). */
 export const UNCONVERTIBLE: unique symbol = Symbol('keel.unconvertible');
@@ -28,13 +56,21 @@ export const UNCONVERTIBLE: unique symbol = Symbol('keel.unconvertible');
 /** Text → one scalar type, or UNCONVERTIBLE. */
 export type Coercer = (raw: string) => unknown;
 
-const toInteger: Coercer = (raw) => (INT.test(raw.trim()) ? Number(raw) : UNCONVERTIBLE);
+const toInteger: Coercer = (raw) => {
+  if (!INT.test(raw)) return UNCONVERTIBLE;
+  // Past 15 digits the text may leave the 64-bit range the reference parses into.
+  if (raw.length > 15 && !withinI64(raw)) return UNCONVERTIBLE;
+  return Number(raw);
+};
 const toNumber: Coercer = (raw) => {
-  const n = raw.trim() === '' ? NaN : Number(raw);
+  if (!NUMERIC.test(raw)) return UNCONVERTIBLE;
+  const n = Number(raw);
   return Number.isFinite(n) ? n : UNCONVERTIBLE;
 };
-const toBoolean: Coercer = (raw) => BOOL.get(raw.trim().toLowerCase()) ?? UNCONVERTIBLE;
+const toBoolean: Coercer = parseBoolean;
+/** JSON text (an object or null parameter); nested deeper than a JSON body may be (MAX_JSON_DEPTH), it is refused. */
 const toJson: Coercer = (raw) => {
+  if (jsonDepthExceeds(Buffer.from(raw), MAX_JSON_DEPTH)) return UNCONVERTIBLE;
   try {
     return JSON.parse(raw);
   } catch {
@@ -97,6 +133,21 @@ function nonNull(schema: Schema): Schema {
   return schema;
 }
 
+/**
+ * Form field text → a scalar, as the reference's form reading gives it. Number text is a number even
+ * where an integer is expected (`42.5` fails as the number 42.5, `1e3` is the integer 1000). A
+ * boolean is `true`/`false` in any case or `1`/`0`; a blank field is not a boolean (in a query
+ * string it reads as false).
+ */
+const FORM_SCALARS: Record<'integer' | 'number' | 'boolean', Coercer> = {
+  integer: (raw) => {
+    const n = toInteger(raw);
+    return n === UNCONVERTIBLE ? toNumber(raw) : n;
+  },
+  number: toNumber,
+  boolean: (raw) => (raw === '' ? UNCONVERTIBLE : parseBoolean(raw)),
+};
+
 /** Converts a form value (a field, a list of them, or the whole body) to its schema's types. */
 export type FormCoercer = (value: unknown) => unknown;
 
@@ -104,7 +155,7 @@ const asSent: FormCoercer = (value) => value;
 
 /**
  * The converter of form values for `schema`, built once per route: numbers, integers and booleans
- * from their text, a single value where a list is expected to a one-item list, nested objects by
+ * from their text (FORM_SCALARS), a single value where a list is expected to a one-item list, nested objects by
  * their `properties` (in place), an empty field to null where null is allowed. A value that does not
  * convert is left as sent, so validation reports it (`int_parsing` with the text as input).
  */
@@ -141,7 +192,7 @@ function typedCoercer(s: Schema): FormCoercer {
     };
   }
   if (type !== 'integer' && type !== 'number' && type !== 'boolean') return asSent;
-  const convert = scalarCoercer(s);
+  const convert = FORM_SCALARS[type];
   return (value) => {
     if (typeof value !== 'string') return value;
     const converted = convert(value);

@@ -15,7 +15,7 @@ import type { ValidationIssue } from './validation-errors.js';
 import { HttpError } from './errors.js';
 import { checkFiles, type FileParamSpec, type UploadFile } from './multipart.js';
 import { coercionIssue, formCoercer, scalarCoercer, schemaType, UNCONVERTIBLE, type Coercer } from './coerce.js';
-import { parseMediaType } from './content.js';
+import { jsonDepthExceeds, MAX_JSON_DEPTH, parseMediaType } from './content.js';
 import { appendErrorsFromAjv, byLoc, EMAIL_PATTERN } from './validation-errors.js';
 
 // Loaded with the first schema a route declares: an App without schemas never loads Ajv (lib/lazy-require.ts).
@@ -136,7 +136,7 @@ interface CompiledParam {
   name: string;
   required: boolean;
   separator: string | undefined;
-  /** Where its value is read: `input[from][key]` (header names in lower case). */
+  /** Where its value is read: `input[from][key]` (header names in lower case, `_` read as `-`). */
   from: 'pathParams' | 'query' | 'headers' | 'cookies';
   key: string;
   /**
@@ -149,15 +149,23 @@ interface CompiledParam {
   into: keyof ValidatedParams;
   /** Its location in issues; copied into each issue, so no issue shares it. */
   loc: readonly (string | number)[];
-  /** A blank value counts as absent (path, header and cookie values; a blank query value is a value). */
+  /** A blank value counts as absent (path values only: a blank query, header or cookie value is a value). */
   blankIsMissing: boolean;
-  /** A query value's constraint errors quote what the client sent (`"101"`), as the corpus does. */
+  /**
+   * Constraint errors quote the text the client sent (`"101"`), as the reference does for query, header
+   * and cookie values; path values are quoted converted (`2`), as the corpus expects.
+   */
   quoteRaw: boolean;
   isArray: boolean;
   /** Text → the scalar type (of the items, for a list). */
   coerce: Coercer;
   /** The schema `coerce` converts to, for its issue. */
   coerceSchema: Record<string, unknown>;
+  /**
+   * The check of a format the reference applies while reading the text (uuid, date, date-time, time,
+   * duration), so a value that breaks it is a reading failure like `int_parsing`; null for others.
+   */
+  readFormat: { validate: ValidateFunction; issue: (text: string, loc: (string | number)[]) => ValidationIssue } | null;
   validate: ValidateFunction;
   hasDefault: boolean;
   defaultValue: unknown;
@@ -168,11 +176,34 @@ interface CompiledParam {
 const INPUT_FIELD = { path: 'pathParams', query: 'query', headers: 'headers', cookie: 'cookies' } as const;
 const NO_FILES: Record<string, UploadFile | UploadFile[]> = Object.freeze({}) as Record<string, never>;
 
+/** Formats checked while a parameter's text is read, and the item a value that breaks one gets. */
+const READ_FORMATS: Record<string, [type: string, msg: string]> = {
+  uuid: ['uuid_parsing', 'Input should be a valid UUID'],
+  date: ['date_parsing', 'Input should be a valid date'],
+  'date-time': ['datetime_parsing', 'Input should be a valid datetime'],
+  time: ['time_parsing', 'Input should be a valid time'],
+  duration: ['duration_parsing', 'Input should be a valid duration'],
+};
+
+function readFormat(schema: Record<string, unknown>): CompiledParam['readFormat'] {
+  const format = schema.format;
+  if (typeof format !== 'string' || !Object.hasOwn(READ_FORMATS, format)) return null;
+  const [type, msg] = READ_FORMATS[format]!;
+  return { validate: compileSchema({ type: 'string', format }), issue: (text, loc) => ({ type, loc, msg, input: text }) };
+}
+
+/**
+ * The header a parameter names, as the reference reads it: case-insensitive (RFC 9110 §5.1), so in
+ * lower case, and with `_` standing for `-` (`x_request_id` reads `X-Request-Id`).
+ */
+export function headerKey(name: string): string {
+  return name.replace(/_/g, '-').toLowerCase();
+}
+
 function compileParam(p: ParamSpec): CompiledParam {
   const isArray = schemaType(p.schema) === 'array';
   const coerceSchema = (isArray ? (p.schema.items as Record<string, unknown>) : p.schema) ?? {};
-  // Header names are case-insensitive (RFC 9110 §5.1): they are read and named in lower case.
-  const key = p.source === 'headers' ? p.name.toLowerCase() : p.name;
+  const key = p.source === 'headers' ? headerKey(p.name) : p.name;
   const hasDefault = 'default' in p.schema;
   const defaultValue = p.schema.default;
   return {
@@ -184,11 +215,12 @@ function compileParam(p: ParamSpec): CompiledParam {
     inheritedName: key in Object.prototype,
     into: p.source === 'cookie' ? 'cookies' : p.source,
     loc: Object.freeze([p.source, key]),
-    blankIsMissing: p.source !== 'query',
-    quoteRaw: p.source === 'query' && !isArray,
+    blankIsMissing: p.source === 'path',
+    quoteRaw: p.source !== 'path' && !isArray,
     isArray,
     coerce: scalarCoercer(coerceSchema),
     coerceSchema,
+    readFormat: readFormat(coerceSchema),
     validate: compileSchema(p.schema),
     hasDefault,
     defaultValue,
@@ -196,10 +228,40 @@ function compileParam(p: ParamSpec): CompiledParam {
   };
 }
 
-/** A list parameter's items, converted; issues for those that do not convert. Undefined when any failed. */
+/** Text → the parameter's scalar type, or UNCONVERTIBLE after pushing the issue (reported at `loc`). */
+function readText(p: CompiledParam, text: string, loc: (string | number)[], issues: ValidationIssue[]): unknown {
+  if (p.readFormat && !p.readFormat.validate(text)) {
+    issues.push(p.readFormat.issue(text, loc));
+    return UNCONVERTIBLE;
+  }
+  const v = p.coerce(text);
+  if (v === UNCONVERTIBLE) issues.push(coercionIssue(text, p.coerceSchema, loc));
+  return v;
+}
+
+/**
+ * A list parameter's items, converted; issues for those that do not convert (at the parameter's
+ * location, as the reference reports them: no item index). Undefined when any failed.
+ */
 function coerceItems(p: CompiledParam, raw: unknown, issues: ValidationIssue[]): unknown[] | undefined {
   const sent = Array.isArray(raw) ? raw : [raw];
   let items: unknown[] = sent;
+  const listed = p.from === 'query' && typeof raw === 'string' ? jsonList(raw) : undefined;
+  if (listed) {
+    // `?ids=[1,2]`: the reference's query reader takes a bracketed value as a JSON list. Its text items
+    // are read like any other; numbers, booleans and null are checked by the schema as they are.
+    const out: unknown[] = [];
+    let ok = true;
+    for (const item of listed) {
+      if (typeof item !== 'string') out.push(item);
+      else {
+        const v = readText(p, item, [...p.loc], issues);
+        if (v === UNCONVERTIBLE) ok = false;
+        else out.push(v);
+      }
+    }
+    return ok ? out : undefined;
+  }
   if (p.separator) {
     items = [];
     for (const s of sent) for (const part of String(s).split(p.separator)) items.push(part);
@@ -207,53 +269,79 @@ function coerceItems(p: CompiledParam, raw: unknown, issues: ValidationIssue[]):
   const out: unknown[] = [];
   let ok = true;
   for (let i = 0; i < items.length; i++) {
-    const text = String(items[i]);
-    const v = p.coerce(text);
-    if (v === UNCONVERTIBLE) {
-      issues.push(coercionIssue(text, p.coerceSchema, [...p.loc, i]));
-      ok = false;
-    } else out.push(v);
+    const v = readText(p, String(items[i]), [...p.loc], issues);
+    if (v === UNCONVERTIBLE) ok = false;
+    else out.push(v);
   }
   return ok ? out : undefined;
 }
 
-/** Check one parameter: its converted value goes into `out`, its problems into `issues`. */
-function checkParam(p: CompiledParam, input: ValidationInput, out: ValidatedParams, issues: ValidationIssue[]): void {
+/**
+ * A query value written as a JSON list (`[1,2]`, or with single quotes `['a','b']`), else undefined.
+ * A list nested deeper than JSON bodies may be (MAX_JSON_DEPTH) is read as text.
+ */
+function jsonList(text: string): unknown[] | undefined {
+  if (text.length < 2 || text.charCodeAt(0) !== 0x5b || text.charCodeAt(text.length - 1) !== 0x5d) return undefined;
+  if (jsonDepthExceeds(Buffer.from(text), MAX_JSON_DEPTH)) return undefined;
+  for (const candidate of [text, text.replace(/'/g, '"')]) {
+    try {
+      const v: unknown = JSON.parse(candidate);
+      return Array.isArray(v) ? v : undefined;
+    } catch {
+      // not JSON as written: try the single-quoted form, then read the value as text
+    }
+  }
+  return undefined;
+}
+
+/** What `readParam` returns for a parameter with nothing to check (absent, defaulted or unreadable). */
+const NOTHING: unique symbol = Symbol('keel.nothing');
+
+/**
+ * Read one parameter: its default or its converted value, or the issue that it is missing or cannot be
+ * read. Returns the value left to check against the schema, with the text it was read from.
+ */
+function readParam(p: CompiledParam, input: ValidationInput, out: ValidatedParams, issues: ValidationIssue[]): { value: unknown; raw: unknown } | typeof NOTHING {
   const source = input[p.from] as Record<string, unknown>;
   let raw = p.inheritedName && !Object.hasOwn(source, p.key) ? undefined : source[p.key];
   if (raw === undefined || (raw === '' && p.blankIsMissing)) {
     if (p.hasDefault) out[p.into][p.name] = p.cloneDefault ? structuredClone(p.defaultValue) : p.defaultValue;
     else if (p.required) issues.push({ type: 'missing', loc: [...p.loc], msg: 'Field required', input: null });
-    return;
+    return NOTHING;
   }
-  let value: unknown;
   if (p.isArray) {
-    value = coerceItems(p, raw, issues);
-    if (value === undefined) return;
-  } else {
-    if (Array.isArray(raw)) raw = raw[raw.length - 1];
-    const text = String(raw);
-    value = p.coerce(text);
-    if (value === UNCONVERTIBLE) {
-      issues.push(coercionIssue(text, p.coerceSchema, [...p.loc]));
-      return;
-    }
+    const value = coerceItems(p, raw, issues);
+    return value === undefined ? NOTHING : { value, raw };
   }
+  // A repeated query key: the reference reads the first value (a header sent twice arrives joined).
+  if (Array.isArray(raw)) raw = raw[0];
+  const value = readText(p, String(raw), [...p.loc], issues);
+  return value === UNCONVERTIBLE ? NOTHING : { value, raw };
+}
+
+/** Check a read parameter against its schema: its value goes into `out`, its problems into `issues`. */
+function checkParam(p: CompiledParam, value: unknown, raw: unknown, out: ValidatedParams, issues: ValidationIssue[]): void {
   if (p.validate(value)) {
     out[p.into][p.name] = value;
     return;
   }
   const first = issues.length;
-  appendErrorsFromAjv(issues, p.validate.errors as ErrorObject[], [...p.loc], value);
-  // Path values are quoted coerced; query values as sent.
+  appendErrorsFromAjv(issues, p.validate.errors as ErrorObject[], [...p.loc], value, true);
   if (p.quoteRaw && typeof raw === 'string') {
-    for (let i = first; i < issues.length; i++) if (issues[i]!.loc.length === p.loc.length) issues[i]!.input = raw;
+    for (let i = first; i < issues.length; i++) issues[i]!.input = raw;
   }
+}
+
+/** Parameters in the order the reference checks and reports them: by name (its parameter schema's key order). */
+function byName(a: CompiledParam, b: CompiledParam): number {
+  return a.name < b.name ? -1 : a.name > b.name ? 1 : 0;
 }
 
 /**
  * Compile a route's validator. Returns null when the route validates nothing (zero cost per request).
- * The validator throws one HttpError 422 carrying every issue.
+ * The validator throws one HttpError 422 carrying the issues of the first stage that has any, as the
+ * reference reports them: the body (and its files) first; then the parameters, each read (missing,
+ * not convertible, not of its read format) before any is checked against its schema.
  */
 export function compileRequestValidator(
   params: ParamSpec[],
@@ -262,14 +350,12 @@ export function compileRequestValidator(
   fileSpecs: readonly FileParamSpec[] = [],
 ): RequestValidator | null {
   if (params.length === 0 && !bodySchema && fileSpecs.length === 0) return null;
-  const compiled = params.map(compileParam);
+  const compiled = params.map(compileParam).sort(byName);
   const validateBody = bodySchema ? compileSchema(bodySchema) : null;
   const coerceFormBody = bodySchema ? formCoercer(bodySchema) : null;
 
   return function validateRequest(input) {
     const issues: ValidationIssue[] = [];
-    const out: ValidatedParams = { path: {}, query: {}, headers: {}, cookies: {} };
-    for (let i = 0; i < compiled.length; i++) checkParam(compiled[i]!, input, out, issues);
     const body = coerceFormBody && input.hasBody && formBody(input.headers['content-type']) ? coerceFormBody(input.body) : input.body;
     const files = input.files ?? NO_FILES;
     if (fileSpecs.length) checkFiles(fileSpecs, files, issues);
@@ -287,6 +373,18 @@ export function compileRequestValidator(
       }
     }
     if (issues.length) throw validationError(issues);
+
+    const out: ValidatedParams = { path: {}, query: {}, headers: {}, cookies: {} };
+    if (compiled.length) {
+      const read: ({ value: unknown; raw: unknown } | typeof NOTHING)[] = new Array(compiled.length);
+      for (let i = 0; i < compiled.length; i++) read[i] = readParam(compiled[i]!, input, out, issues);
+      if (issues.length) throw validationError(issues);
+      for (let i = 0; i < compiled.length; i++) {
+        const r = read[i]!;
+        if (r !== NOTHING) checkParam(compiled[i]!, r.value, r.raw, out, issues);
+      }
+      if (issues.length) throw validationError(issues);
+    }
     return { params: out, body };
   };
 }

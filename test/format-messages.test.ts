@@ -46,6 +46,16 @@ describe('when a value breaks its format', () => {
     });
   }
 
+  /** The reference's item types: its own for email, uuid, date and date-time, `format_error` for the rest. */
+  const TYPES: Record<string, string> = { email: 'string_pattern_mismatch', uuid: 'uuid_parsing', 'date-time': 'datetime_parsing', date: 'date_parsing' };
+  for (const [format, bad] of CASES) {
+    it(`should give the reference's type for a failed ${format}`, async () => {
+      const res = await request(router).post(`/${format}`).send({ v: bad });
+      const [issue] = JSON.parse(res.text).errors as { type: string }[];
+      assert.equal(issue!.type, TYPES[format] ?? 'format_error');
+    });
+  }
+
   it('should keep the reference type and ctx for email so clients that branch on them are unaffected', async () => {
     const res = await request(router).post('/email').send({ v: 'x@' });
     const [issue] = JSON.parse(res.text).errors;

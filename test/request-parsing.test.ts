@@ -208,7 +208,7 @@ describe('when parameters are validated on a live route', () => {
   });
 
   it('should read a query name such as constructor as a plain field', async () => {
-    const res = await request(router).get('/list?on=yes&constructor=1');
+    const res = await request(router).get('/list?on=true&constructor=1');
     assert.equal(res.status, 200, res.text);
     assert.equal(res.body.on, true);
   });
