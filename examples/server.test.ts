@@ -47,6 +47,22 @@ describe('when the example server runs (npm start)', () => {
     assert.equal(((await res.json()) as { rows: unknown[] }).rows.length, 200);
   });
 
+  it('should answer CORS preflights on /public/info from its record', async () => {
+    const preflight = (headers: Record<string, string>) =>
+      fetch(`${base}/public/info`, { method: 'OPTIONS', headers: { origin: 'https://example.com', 'access-control-request-method': 'GET', ...headers } });
+    const ok = await preflight({ 'access-control-request-headers': 'authorization' });
+    assert.equal(ok.status, 204);
+    assert.equal(ok.headers.get('access-control-allow-origin'), 'https://example.com');
+    assert.equal(ok.headers.get('access-control-allow-headers'), 'Authorization');
+    assert.equal(ok.headers.get('access-control-max-age'), '600');
+    const header = await preflight({ 'access-control-request-headers': 'x-debug' });
+    assert.equal(header.status, 403);
+    assert.equal(header.headers.get('content-type'), 'application/problem+json');
+    const origin = await preflight({ origin: 'https://evil.example' });
+    assert.equal(origin.status, 403);
+    assert.equal(((await origin.json()) as { detail: string }).detail, "CORS request from origin 'https://evil.example' not allowed");
+  });
+
   it('should guard /admin/stats with the API key', async () => {
     assert.equal((await fetch(`${base}/admin/stats`)).status, 401);
     assert.equal((await fetch(`${base}/admin/stats`, { headers: { 'x-api-key': EXAMPLE_API_KEY } })).status, 200);

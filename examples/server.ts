@@ -86,7 +86,8 @@ export function buildExampleApp(overrides: { port?: number; rate_limit?: { per_s
         authorization: { required_roles: ['user'] },
       });
       app.get('/public/info', () => ({ name: 'keel example' }), {
-        cors: { allowed_origins: ['https://example.com'], allowed_methods: ['GET'], max_age: 600 },
+        // allowed_headers lists the request headers a preflight may ask for (default: none).
+        cors: { allowed_origins: ['https://example.com'], allowed_methods: ['GET'], allowed_headers: ['Authorization'], max_age: 600 },
         request_id: { enabled: false },
       });
       // Lifecycle hooks by name, with a short-circuit.
