@@ -6,14 +6,25 @@
 import { missingPackages, missingPackagesError, PLAYGROUND_PACKAGES } from '../packages.js';
 import type { ProtocolPlugin } from '../plugin.js';
 import { jsonPoisoningOf } from '../json-parse.js';
+import { middlewareGuard, type UpgradeGuard } from '../ws/guard.js';
 import { serverGuardOf } from '../ws/install.js';
 import { graphqlRoute, graphqlSdlRoute, installGraphqlRoute, routeOptions, type GraphqlRoute } from './route.js';
 
 type RouteArgs = Parameters<typeof routeOptions>[0];
 
+function bothGuards(first: UpgradeGuard, second: UpgradeGuard): UpgradeGuard {
+  return async function operationGuards(req) {
+    await first(req);
+    await second(req);
+  };
+}
+
 export const protocol: ProtocolPlugin = {
   name: 'graphql',
   install(host, registrations) {
+    // Each WebSocket operation draws from the server-level rate limit, as each HTTP request does.
+    const limiter = host.serverRateLimit();
+    const operationGuard = limiter ? middlewareGuard([limiter]) : undefined;
     for (const { method, args } of registrations) {
       const a = args as [string, string, ...unknown[]];
       let route: GraphqlRoute;
@@ -22,7 +33,9 @@ export const protocol: ProtocolPlugin = {
       // The App's pub/sub (AppOptions.pubsub: memory, or Redis across instances) unless the route brings its own;
       // topics scoped by path, so two routes of one App keep their events apart.
       const events = own.pubsub ? {} : { pubsub: host.pubsub, topicPrefix: own.topicPrefix ?? `graphql:${a[0]}:` };
-      const options = { ...own, ...events, guards: [serverGuardOf(host)], jsonPoisoning };
+      // The route's own operation guard (if any) runs after the server's rate limit.
+      const guard = operationGuard && own.operationGuard ? bothGuards(operationGuard, own.operationGuard) : operationGuard ?? own.operationGuard;
+      const options = { ...own, ...events, guards: [serverGuardOf(host)], jsonPoisoning, operationGuard: guard };
       if (method === 'registerGraphqlRoute') {
         route = graphqlRoute(a[0], a[1], a[2] as string, a[3], options);
       } else {

@@ -57,6 +57,8 @@ export interface GraphqlRouteOptions {
   subscriptionEvents?: boolean;
   /** Most lexical tokens in one query, over HTTP and WebSocket; more is refused with TOKEN_LIMIT_EXCEEDED. Default DEFAULT_MAX_TOKENS (5000). */
   maxTokens?: number;
+  /** Checked for every WebSocket operation (see GraphqlWsOptions.operationGuard); an App passes its server-level rate limit. Default none. */
+  operationGuard?: UpgradeGuard;
 }
 
 export interface GraphqlRoute {
@@ -100,6 +102,7 @@ export function graphqlRouteForSchema(path: string, method: unknown, schema: Gra
   const guards = [...(options.guards ?? []), ...(options.cors !== undefined ? [originGuard(options.cors)] : [])];
   const ws: UpgradeHandler = createGraphqlWsUpgradeHandler(schema, {
     limits, guards, documentCache, maxSubscriptionsPerConnection: options.maxSubscriptionsPerConnection, maxConnections: options.maxConnections,
+    operationGuard: options.operationGuard,
   });
   const allow = methods.join(', ');
 

@@ -10,7 +10,8 @@ import { useServer } from 'graphql-ws/use/ws';
 import { WebSocketServer } from 'ws';
 import type { KeelRequest } from '../request.js';
 import { guardedUpgrade, maxConnectionsOption, DEFAULT_MAX_PAYLOAD, type UpgradeHandler } from '../ws/upgrade.js';
-import type { UpgradeGuard } from '../ws/guard.js';
+import { UpgradeRejection, type UpgradeGuard } from '../ws/guard.js';
+import { HttpError } from '../errors.js';
 import { formatGraphqlError } from './http.js';
 import { DocumentCache, isRejected, type DocumentCacheOptions } from './documents.js';
 import type { GraphqlLimits } from './limits.js';
@@ -44,6 +45,31 @@ export interface GraphqlWsOptions {
   maxSubscriptionsPerConnection?: number;
   /** Open connections at once; more are refused with 503 before the handshake. Default DEFAULT_MAX_CONNECTIONS (1000). */
   maxConnections?: number;
+  /**
+   * Checked with the upgrade request for every operation a client starts (`subscribe`): a refusal ends
+   * that operation with an `error` message and the connection stays open. An App passes its server-level
+   * rate limit, so operations over one socket draw from the client's HTTP bucket instead of bypassing it.
+   * Default none.
+   */
+  operationGuard?: UpgradeGuard;
+}
+
+/**
+ * The `error` message of an operation `operationGuard` refused: a 429 is RATE_LIMIT_EXCEEDED with the
+ * seconds to wait (the refusal's Retry-After), another refusal OPERATION_REFUSED with its status; an
+ * unexpected failure says nothing of itself.
+ */
+function refusal(err: unknown): GraphQLError {
+  const status = err instanceof UpgradeRejection || err instanceof HttpError ? err.status : 500;
+  const headers = err instanceof UpgradeRejection ? err.headers : err instanceof HttpError ? err.headers : {};
+  if (status === 429) {
+    const retry = Number(headers['retry-after'] ?? headers['Retry-After']);
+    return new GraphQLError('Rate limit exceeded: too many operations from this client', {
+      extensions: { code: 'RATE_LIMIT_EXCEEDED', ...(Number.isFinite(retry) ? { retryAfter: retry } : {}) },
+    });
+  }
+  if (status >= 500) return new GraphQLError('Internal server error', { extensions: { code: 'INTERNAL_SERVER_ERROR' } });
+  return new GraphQLError('Operation refused', { extensions: { code: 'OPERATION_REFUSED', status } });
 }
 
 /**
@@ -64,6 +90,7 @@ export function createGraphqlWsUpgradeHandler(schema: GraphQLSchema, options: Gr
     throw new TypeError(`maxSubscriptionsPerConnection must be a positive integer, got ${String(options.maxSubscriptionsPerConnection)}`);
   }
   const maxConnections = maxConnectionsOption(options.maxConnections);
+  const operationGuard = options.operationGuard;
   // With introspection disabled, no message suggests names of the schema ("Did you mean …").
   const hide = (e: GraphQLError): GraphQLError => (limits.introspection_enabled ? e : withoutSuggestions(e));
   // The same cache as the HTTP path keeps: parse + validation (with the limits) once per query text.
@@ -79,7 +106,7 @@ export function createGraphqlWsUpgradeHandler(schema: GraphQLSchema, options: Gr
     {
       schema,
       connectionInitWaitTimeout: options.connectionInitWaitTimeout ?? DEFAULT_CONNECTION_INIT_WAIT_TIMEOUT,
-      onSubscribe: (ctx, _id, payload) => {
+      onSubscribe: async (ctx, _id, payload) => {
         // graphql-ws has entered this operation's id in ctx.subscriptions already; it leaves on
         // `complete`, `error`, or when the socket closes. Refused: an `error` for this id only
         // (PROTOCOL.md, Error: "the operation … terminates"), so the client can complete others.
@@ -89,6 +116,13 @@ export function createGraphqlWsUpgradeHandler(schema: GraphQLSchema, options: Gr
           return [new GraphQLError(`Too many operations on this connection: at most ${maxSubscriptions} may be open at once`, {
             extensions: { code: 'SUBSCRIPTION_LIMIT_EXCEEDED', limit: maxSubscriptions },
           })];
+        }
+        if (operationGuard) {
+          try {
+            await operationGuard(ctx.extra.request);
+          } catch (err) {
+            return [refusal(err)];
+          }
         }
         let document: DocumentNode | readonly GraphQLError[];
         try {
