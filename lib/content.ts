@@ -187,23 +187,55 @@ function parseFlatForm(text: string): Record<string, unknown> {
 }
 
 /**
+ * The first hole of an indexed list (`items[0]=a&items[2]=b`) anywhere in a parsed form, as
+ * `[expected index, index given]`, or null. qs would compact such a list, moving `b` to index 1; the
+ * reference refuses it (serde_qs: "missing index"), and so does keel, rather than shift what the client indexed.
+ */
+function firstHole(value: unknown): [number, number] | null {
+  if (Array.isArray(value)) {
+    for (let i = 0; i < value.length; i++) {
+      if (!(i in value)) {
+        let next = i + 1;
+        while (next < value.length && !(next in value)) next++;
+        return [i, next];
+      }
+      const inner = firstHole(value[i]);
+      if (inner) return inner;
+    }
+  } else if (value !== null && typeof value === 'object') {
+    for (const k in value) {
+      const inner = firstHole((value as Record<string, unknown>)[k]);
+      if (inner) return inner;
+    }
+  }
+  return null;
+}
+
+/**
  * urlencoded → object with qs's semantics (the parser behind Express's `extended` forms): repeated
  * keys and `tags[]` become arrays, `user[name]` nests; `__proto__` keys are ignored. Values stay
  * strings; validation converts them to the body schema's types. More than FORM_PARAMETER_LIMIT (1000)
- * fields is a 400. Only a body that uses bracket syntax pays for qs.
+ * fields is a 400, and so is an indexed list with a gap (`items[0]=…&items[2]=…`), which qs would
+ * compact. Only a body that uses bracket syntax pays for qs.
  */
 export function parseUrlEncoded(text: string): Record<string, unknown> {
+  let form: Record<string, unknown>;
   try {
     if (!FORM_PATH_SYNTAX.test(text)) return parseFlatForm(text);
-    return loadQs().parse(text, {
+    form = loadQs().parse(text, {
       depth: FORM_DEPTH_LIMIT,
       arrayLimit: FORM_ARRAY_LIMIT,
       parameterLimit: FORM_PARAMETER_LIMIT,
       throwOnLimitExceeded: true,
+      allowSparse: true,
     }) as Record<string, unknown>;
   } catch (err) {
     throw new HttpError(400, `Invalid form body: ${(err as Error).message}`);
   }
+  const hole = firstHole(form);
+  // The reference's words (serde_qs through its urlencoded reader).
+  if (hole) throw new HttpError(400, `Failed to parse URL-encoded form data: missing index, expected: ${hole[0]} got ${hole[1]}`);
+  return form;
 }
 
 /** The 400 for a multipart/form-data Content-Type without its required boundary (RFC 7578 §4.1), in the reference's words. */

@@ -89,6 +89,13 @@ describe('when a urlencoded form is posted', () => {
     assert.deepEqual(errs.map((e) => [e.type, e.loc, e.input]), [['int_parsing', ['body', 'age'], 'ten']]);
   });
 
+  it('should refuse an indexed list with a gap with a 400 problem instead of compacting it', async () => {
+    const res = await request(router).post('/form').type('form').send('age=1&tags[0]=a&tags[2]=c');
+    assert.equal(res.status, 400);
+    assert.equal(res.headers['content-type'], 'application/problem+json');
+    assert.equal(JSON.parse(res.text).detail, 'Failed to parse URL-encoded form data: missing index, expected: 1 got 2');
+  });
+
   it('should refuse more than 1000 fields with a 400 problem', async () => {
     const body = Array.from({ length: 1001 }, (_, i) => `f${i}=1`).join('&');
     const res = await request(router).post('/form').type('form').send(body);

@@ -94,7 +94,7 @@ const FORMS = [
   'caf%C3%A9=cr%C3%A8me',
   'overlong=%C0%AF&surrogate=%ED%A0%80&emoji=%F0%9F%98%80&cut=%F0%9F%98&hex=%4g',
   'tags[]=a&tags[]=b&user[name]=Jo&user[age]=7',
-  'items[0]=first&items[2]=third',
+  'items[0]=first&items[1]=second',
   'a%5Bb%5D=1&c=%5D',
   'a=x]=y',
   Array.from({ length: FORM_ARRAY_LIMIT }, (_, i) => `r=${i}`).join('&'),
@@ -115,6 +115,24 @@ describe('when a urlencoded body is parsed', () => {
 
   it('should give plain objects', () => {
     assert.equal(Object.getPrototypeOf(parseUrlEncoded('a=1')), Object.prototype);
+  });
+
+  describe('when an indexed list has a gap (qs would compact it, moving later items)', () => {
+    const cases: Array<[string, string]> = [
+      ['items[0]=first&items[2]=third&items[5]=sixth', 'missing index, expected: 1 got 2'],
+      ['items[1]=only', 'missing index, expected: 0 got 1'],
+      ['a[0][x]=1&a[2][x]=2', 'missing index, expected: 1 got 2'],
+      ['user[name]=x&user[tags][0]=a&user[tags][3]=b', 'missing index, expected: 1 got 3'],
+      ['%69tems[0]=a&items%5B2%5D=b', 'missing index, expected: 1 got 2'],
+    ];
+    for (const [text, why] of cases) {
+      it(`should refuse ${JSON.stringify(text)} with a 400 naming the gap`, () => {
+        assert.equal(ours(text), `Failed to parse URL-encoded form data: ${why}`);
+      });
+    }
+    it('should keep lists without gaps, in any order of their keys', () => {
+      assert.deepEqual(parseUrlEncoded('items[1]=b&items[0]=a&items[]=c'), { items: ['a', 'b', 'c'] });
+    });
   });
 });
 
