@@ -136,8 +136,10 @@ function nonNull(schema: Schema): Schema {
 /**
  * Form field text → a scalar, as the reference's form reading gives it. Number text is a number even
  * where an integer is expected (`42.5` fails as the number 42.5, `1e3` is the integer 1000). A
- * boolean is `true`/`false` in any case or `1`/`0`; a blank field is not a boolean (in a query
- * string it reads as false).
+ * boolean is `true`/`false` in any case or `1`/`0`, and `on`/`off`: `on` is what an HTML checkbox
+ * without a `value` sends when ticked (HTML, the input element's checkbox state), so a plain form
+ * posts it; the reference would refuse it. A blank field is not a boolean (in a query string it reads
+ * as false).
  */
 const FORM_SCALARS: Record<'integer' | 'number' | 'boolean', Coercer> = {
   integer: (raw) => {
@@ -145,7 +147,11 @@ const FORM_SCALARS: Record<'integer' | 'number' | 'boolean', Coercer> = {
     return n === UNCONVERTIBLE ? toNumber(raw) : n;
   },
   number: toNumber,
-  boolean: (raw) => (raw === '' ? UNCONVERTIBLE : parseBoolean(raw)),
+  boolean: (raw) => {
+    if (raw === '') return UNCONVERTIBLE;
+    const lower = raw.length === 2 || raw.length === 3 ? raw.toLowerCase() : '';
+    return lower === 'on' ? true : lower === 'off' ? false : parseBoolean(raw);
+  },
 };
 
 /** Converts a form value (a field, a list of them, or the whole body) to its schema's types. */

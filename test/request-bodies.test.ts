@@ -74,6 +74,15 @@ describe('when a urlencoded form is posted', () => {
     assert.deepEqual(res.body.got, { age: 30, ratio: 0.5, subscribe: true, tags: ['a', 'b'], user: { name: 'Jo Do', age: 7 }, nick: null });
   });
 
+  it('should read an HTML checkbox (on / off) as a boolean, and refuse other words', async () => {
+    const on = await request(router).post('/form').type('form').send('age=1&subscribe=on');
+    assert.deepEqual(on.body.got, { age: 1, subscribe: true });
+    const off = await request(router).post('/form').type('form').send('age=1&subscribe=OFF');
+    assert.deepEqual(off.body.got, { age: 1, subscribe: false });
+    const errs = await issues(await request(router).post('/form').type('form').send('age=1&subscribe=yes'));
+    assert.deepEqual(errs.map((e) => [e.type, e.loc, e.input]), [['bool_parsing', ['body', 'subscribe'], 'yes']]);
+  });
+
   it('should make a single value a one-item list where the schema wants a list', async () => {
     const res = await request(router).post('/form').type('form').send('age=1&tags=only');
     assert.deepEqual(res.body.got, { age: 1, tags: ['only'] });
