@@ -108,7 +108,12 @@ export async function playSession(url: string, session: WebSocketCaseSession, op
   let serverClose: { code: number; reason: string } | undefined;
   const closedBy = () => serverClose;
   let dropped = false;
-  const ws = new WebSocket(url, { headers: options.headers ?? {}, handshakeTimeout: options.timeoutMs });
+  let ws: WsSocket;
+  try {
+    ws = new WebSocket(url, { headers: options.headers ?? {}, handshakeTimeout: options.timeoutMs });
+  } catch (err) {
+    return { mismatches, transcript, error: `could not open ${url}: ${(err as Error).message}` };
+  }
   const push = (f: Frame) => {
     inbox.push(f);
     if (f.type === 'text' || f.type === 'binary') dataFrames++;

@@ -66,7 +66,13 @@ before(async () => {
       onMessage: (m: { type: string; channel: string }) => (m.channel === 'bad-reply' ? { ok: false } : { ok: true, channel: m.channel }),
       logger,
     })))
-    .on('/bytes', createWebSocketUpgradeHandler(jsonWebSocket({ onMessage: () => undefined, onBinary: (data) => data.subarray().reverse() })));
+    .on('/bytes', createWebSocketUpgradeHandler(jsonWebSocket({ onMessage: () => undefined, onBinary: (data) => data.subarray().reverse() })))
+    .on('/bad-connect', createWebSocketUpgradeHandler(jsonWebSocket({
+      onMessage: (m) => m,
+      onConnect: () => { throw new Error('no database'); },
+      onDisconnect: (_s, close) => void disconnects.push(close),
+      logger,
+    })));
   server = createServer().listen(0, '127.0.0.1');
   router.attach(server);
   await new Promise((r) => server.once('listening', r));
@@ -164,6 +170,16 @@ describe('when the connection opens and ends', () => {
     assert.doesNotMatch(reason, /secret/);
     assert.equal((await lastDisconnect(before + 1)).code, 1011);
     assert.match(logged.join('\n'), /handler failed; closing the connection with 1011/);
+  });
+});
+
+describe('when onConnect throws', () => {
+  it('should close with 1011 before reading any message, and still run onDisconnect', async () => {
+    const before = disconnects.length;
+    const c = await connect(`${base}/bad-connect`);
+    assert.equal((await c.closed).code, 1011);
+    for (let i = 0; i < 100 && disconnects.length === before; i++) await new Promise((r) => setTimeout(r, 10));
+    assert.equal(disconnects.at(-1)?.code, 1011);
   });
 });
 
