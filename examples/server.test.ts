@@ -2,6 +2,7 @@ import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import grpc from '@grpc/grpc-js';
 import protoLoader from '@grpc/proto-loader';
+import WebSocket from 'ws';
 import type { ServerHandle } from '../lib/index.js';
 import { buildExampleApp, EXAMPLE_API_KEY } from './server.js';
 import { GREETER_PROTO_PATH } from './grpc/server.js';
@@ -98,6 +99,19 @@ describe('when the example server runs (npm start)', () => {
     assert.deepEqual(await rpc.json(), { jsonrpc: '2.0', result: 3, id: 1 });
     const gql = await fetch(`${base}/graphql`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"query":"{ __typename }"}' });
     assert.deepEqual(await gql.json(), { data: { __typename: 'Query' } });
+  });
+
+  it('should answer JSON messages on /ws/json, with keel\'s errors for bad ones', async () => {
+    const ws = new WebSocket(`${base.replace('http', 'ws')}/ws/json`);
+    const replies: unknown[] = [];
+    const three = new Promise<void>((resolve) => ws.on('message', (d: Buffer) => replies.push(JSON.parse(d.toString())) === 3 && resolve()));
+    await new Promise((resolve, reject) => ws.once('open', resolve).once('error', reject));
+    ws.send('not json');
+    ws.send('{"type":"subscribe"}');
+    ws.send('{"type":"subscribe","channel":"news"}');
+    await three;
+    assert.deepEqual(replies, [{ type: 'error', message: 'Invalid JSON' }, { error: 'Message validation failed' }, { type: 'subscribed', channel: 'news', status: 'ok' }]);
+    ws.close();
   });
 
   it('should serve gRPC on the same port', async () => {

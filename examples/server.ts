@@ -12,6 +12,7 @@ import { readFileSync } from 'node:fs';
 import express from 'express';
 import { bullmqBackground, createApp, HttpError, RedisPubSub, response, type App, type AppOptions } from '../lib/index.js';
 import { RedisStore } from '../middleware/rate-limit/index.js';
+import { jsonWebSocket } from '../lib/ws/index.js';
 import { GREETER_PROTO_PATH, greeterHandlers } from './grpc/server.js';
 
 const here = dirname(fileURLToPath(import.meta.url));
@@ -129,6 +130,12 @@ export function buildExampleApp(overrides: { port?: number; rate_limit?: { per_s
       app.ws('/ws/echo', async (ws) => {
         for await (const message of ws) if (message.type === 'text' || message.type === 'binary') await ws.send(message);
       });
+      // JSON messages: {"type":"subscribe","channel":"news"} gets {"type":"subscribed","channel":"news","status":"ok"};
+      // text that is not JSON, or fails the schema, gets keel's error frame and the connection goes on.
+      app.ws('/ws/json', jsonWebSocket({
+        messageSchema: { type: 'object', required: ['type', 'channel'], properties: { type: { enum: ['subscribe'] }, channel: { type: 'string', minLength: 1, maxLength: 100 } } },
+        onMessage: (m: { type: 'subscribe'; channel: string }) => ({ type: 'subscribed', channel: m.channel, status: 'ok' }),
+      }), { maxPayload: 16 * 1024 });
       // A chat room: every text message goes to every client, on every instance with REDIS_URL.
       app.ws('/ws/chat', async (ws) => {
         ws.subscribe('chat');

@@ -14,10 +14,10 @@ import { parseArgs } from 'node:util';
 import { CONFORMANCE_LEVELS, type ConformanceLevel } from './compare.js';
 import { DEFAULT_EXEC_START_TIMEOUT_MS, EXEC_GROUPINGS, execTarget, type ExecGrouping } from './exec.js';
 import { loadCases } from './loader.js';
-import { buildManifest } from './manifest.js';
+import { buildManifest, WEBSOCKET_NOT_IN_MANIFEST } from './manifest.js';
 import { formatContradicted, formatFailures, formatTable, summaryLine, toJson, toJUnit } from './report.js';
 import { runCases, type CaseStatus, type RunOptions } from './runner.js';
-import { isRunnable, type ConformanceCase, type LoadedCase } from './types.js';
+import { isRunnable, isRunnableWebSocket, type ConformanceCase, type LoadedCase, type RunnableCase, type WebSocketCase } from './types.js';
 
 export const USAGE = `Usage: keel-conformance [options] <case files or directories...>
 
@@ -162,7 +162,8 @@ export async function main(argv: readonly string[], io: CliIo = defaultIo): Prom
     const runnable = cases.filter(isRunnable) as ConformanceCase[];
     const exec = execTarget(runnable, { command: values.exec, group, ...(execTimeoutMs ? { startTimeoutMs: execTimeoutMs } : {}) });
     try {
-      const ordered: LoadedCase[] = [...exec.order, ...cases.filter((c) => !isRunnable(c))];
+      // The group's server is given a manifest, which has no WebSocket sessions: they are skipped, saying so.
+      const ordered: LoadedCase[] = [...exec.order, ...cases.filter((c) => !isRunnable(c)).map((c) => (isRunnableWebSocket(c) ? { ...c, skip: `not run under --exec: ${WEBSOCKET_NOT_IN_MANIFEST}` } : c))];
       return await runAndReport(ordered, { target: exec.target, level, ...(timeoutMs ? { timeoutMs } : {}) }, values, io, () => `${exec.launches()} server start${exec.launches() === 1 ? '' : 's'} (--group ${group})`);
     } finally {
       await exec.close();
@@ -175,7 +176,7 @@ export async function main(argv: readonly string[], io: CliIo = defaultIo): Prom
     // Imported lazily: runs against a base URL need none of keel's server code.
     const { serveFixtureApp, fixtureTarget } = await import('./fixture-app.js');
     if (values.serve) {
-      const runnable = cases.filter(isRunnable) as ConformanceCase[];
+      const runnable = cases.filter((c) => isRunnable(c) || isRunnableWebSocket(c)) as RunnableCase[];
       const served = await serveFixtureApp(runnable, { ...(baseUrl ? { host: new URL(baseUrl).hostname, port: Number(new URL(baseUrl).port) } : {}) });
       for (const id of served.shadowed) io.err(`warning: ${id} not mounted: an earlier case has the same method and route (use --filter)`);
       io.out(`keel fixture app for ${runnable.length - served.shadowed.length} cases listening on ${served.url}`);
@@ -219,13 +220,34 @@ async function runAndReport(cases: readonly LoadedCase[], options: RunOptions, f
   return report.failed > 0 && !flags['exit-zero'] ? 1 : 0;
 }
 
-/** `--list`: one line per case (id, method, route, expected status), then the route table. */
+/** One line of `--list` for a WebSocket session case: route, frames sent and expected, how it ends. */
+function sessionLine(c: WebSocketCase): string {
+  const { handler, session } = c.websocket;
+  const sends = session.messages.filter((m) => m.direction === 'send').length;
+  const receives = session.messages.length - sends;
+  const end = session.abnormal_close ? 'dropped' : `close ${session.close_code ?? 1000}`;
+  return `  ${c.id}  WebSocket ${handler.route} (${handler.behavior ?? 'no behavior'}): ${sends} sent, ${receives} expected, ${end}`;
+}
+
+/** `--list`: one line per case (id, method, route, expected status; WebSocket sessions), then the route tables. */
 export function formatList(cases: readonly LoadedCase[]): string {
   const manifest = buildManifest(cases);
-  const lines = [`${manifest.cases.length} cases to run${manifest.skipped.length ? ` (${manifest.skipped.length} skipped)` : ''}:`];
+  const sessions = cases.filter(isRunnableWebSocket);
+  const skipped = manifest.skipped.filter((s) => !sessions.some((w) => w.id === s.id));
+  const lines = [`${manifest.cases.length + sessions.length} cases to run${skipped.length ? ` (${skipped.length} skipped)` : ''}:`];
   for (const c of manifest.cases) lines.push(`  ${c.id}  ${c.method} ${c.route} -> ${c.expected_status}`);
-  for (const s of manifest.skipped) lines.push(`  ${s.id}  skipped: ${s.reason}`);
+  for (const c of sessions) lines.push(sessionLine(c));
+  for (const s of skipped) lines.push(`  ${s.id}  skipped: ${s.reason}`);
   lines.push('', `Routes to serve (${manifest.routes.length}; "handlers" > 1: cases need different definitions of one route, see --exec):`);
   for (const r of manifest.routes) lines.push(`  ${r.method.padEnd(7)} ${r.route}  (${r.route_colon})  ${r.cases.length} case${r.cases.length === 1 ? '' : 's'}${r.handlers > 1 ? `, ${r.handlers} handlers` : ''}`);
+  if (sessions.length) {
+    const routes = new Map<string, WebSocketCase[]>();
+    for (const c of sessions) routes.set(c.websocket.handler.route, [...(routes.get(c.websocket.handler.route) ?? []), c]);
+    lines.push('', `WebSocket routes to serve (${routes.size}; not in --manifest, not run under --exec):`);
+    for (const [route, list] of routes) {
+      const defs = new Set(list.map((c) => JSON.stringify(c.websocket.handler))).size;
+      lines.push(`  WS      ${route}  ${list.length} case${list.length === 1 ? '' : 's'}${defs > 1 ? `, ${defs} handlers` : ''}`);
+    }
+  }
   return lines.join('\n');
 }

@@ -12,7 +12,8 @@
  *   body. keel must have answered before the handler; if it did not, the diff says so.
  * Records (`jwt_auth`, `cors`, `rate_limit`, ...) go to keel's per-route records unchanged except
  * for the corpus's test-driver keys (`sleep_ms`, `warmup_*`, `max_bytes`, `allow_*` spellings).
- * A `websocket` record makes the route a keel WebSocket endpoint instead (fixture-ws.ts).
+ * A `websocket` record makes the route a keel WebSocket endpoint instead, and a WebSocket session
+ * case's handler becomes an `app.ws(route, jsonWebSocket(...))` endpoint (fixture-ws.ts).
  */
 import { randomUUID } from 'node:crypto';
 import { mkdtempSync, mkdirSync, rmSync, writeFileSync } from 'node:fs';
@@ -26,8 +27,8 @@ import { HttpError } from '../../lib/errors.js';
 import { response, type HandlerFunction, type ResponseCookie } from '../../lib/handler.js';
 import type { CaseTarget } from './runner.js';
 import { registerCaseHooks } from './fixture-hooks.js';
-import { registerWebSocket, websocketEnabled } from './fixture-ws.js';
-import type { ConformanceCase } from './types.js';
+import { registerJsonWebSocket, registerWebSocket, websocketEnabled, type SessionCounters } from './fixture-ws.js';
+import { isWebSocketCase, type ConformanceCase, type RunnableCase, type WebSocketCase } from './types.js';
 
 /** Statuses keel (not the handler) is responsible for producing. */
 export const FRAMEWORK_STATUSES: ReadonlySet<number> = new Set([400, 401, 403, 405, 406, 408, 411, 413, 414, 415, 422, 429, 431]);
@@ -179,6 +180,8 @@ export interface FixtureApp {
   router: KeelRouter;
   /** Cases whose method + route an earlier case already registered (their handler is not mounted). */
   shadowed: string[];
+  /** What the handler of a WebSocket session case's route saw keel call (CaseTarget.observe). */
+  observe(c: WebSocketCase): Record<string, unknown>;
   /** Remove temporary static-file directories. */
   cleanup(): void;
 }
@@ -190,24 +193,36 @@ export interface FixtureApp {
  * (or two WebSocket endpoints on one path) cannot both be mounted: the first wins and the rest are
  * reported in `shadowed`.
  */
-export async function buildFixtureApp(cases: readonly ConformanceCase[]): Promise<FixtureApp> {
+export async function buildFixtureApp(cases: readonly RunnableCase[]): Promise<FixtureApp> {
   const tmp = mkdtempSync(join(tmpdir(), 'keel-fixture-'));
   try {
     const statics: Json[] = [];
     for (const c of cases) {
+      if (isWebSocketCase(c)) continue;
       const specs = (c.handler.middleware as Json | undefined)?.static_files as StaticSpec[] | undefined;
       if (specs?.length) statics.push(...writeStatic(specs, join(tmp, String(statics.length))));
     }
     // shutdown_timeout 0: a case's connections are done when its response arrived; don't wait on them.
+    // Handler failures are expected here (500 cases); logs only on request (KEEL_LOG_LEVEL).
+    const logger = pino({ level: process.env.KEEL_LOG_LEVEL ?? 'silent' });
     const app = new App(
       // `statics` is corpus data (JSON): the App's runtime parse checks it.
       { host: '127.0.0.1', port: 0, graceful_shutdown: false, shutdown_timeout: 0, static_files: statics as unknown as ServerConfigInput['static_files'] },
-      // Handler failures are expected here (500 cases); logs only on request (KEEL_LOG_LEVEL).
-      { logger: pino({ level: process.env.KEEL_LOG_LEVEL ?? 'silent' }) },
+      { logger },
     );
     const seen = new Set<string>();
     const shadowed: string[] = [];
+    const counters = new Map<string, SessionCounters>();
     for (const c of cases) {
+      if (isWebSocketCase(c)) {
+        const route = c.websocket.handler.route;
+        if (seen.has(`WebSocket ${route}`)) shadowed.push(c.id);
+        else {
+          seen.add(`WebSocket ${route}`);
+          counters.set(route, registerJsonWebSocket(app, c, logger));
+        }
+        continue;
+      }
       if (((c.handler.middleware as Json | undefined)?.static_files as unknown[] | undefined)?.length) continue;
       const ws = websocketEnabled(c.handler);
       // An upgrade is routed by path alone (app.upgrade), so WebSocket endpoints share one key per path.
@@ -223,7 +238,8 @@ export async function buildFixtureApp(cases: readonly ConformanceCase[]): Promis
     }
     await app.ready();
     const router = app.intoRouter();
-    return { app, router, shadowed, cleanup: () => rmSync(tmp, { recursive: true, force: true }) };
+    const observe = (c: WebSocketCase) => ({ ...counters.get(c.websocket.handler.route) });
+    return { app, router, shadowed, observe, cleanup: () => rmSync(tmp, { recursive: true, force: true }) };
   } catch (err) {
     rmSync(tmp, { recursive: true, force: true });
     throw err;
@@ -233,6 +249,7 @@ export async function buildFixtureApp(cases: readonly ConformanceCase[]): Promis
 export interface ServedFixtureApp {
   url: string;
   shadowed: string[];
+  observe: FixtureApp['observe'];
   close(): Promise<void>;
 }
 
@@ -240,13 +257,14 @@ export interface ServedFixtureApp {
  * Build the fixture app for `cases` and serve it with keel's own `app.listen()` (so server-level
  * behaviour is keel's too), on loopback and a free port unless told otherwise.
  */
-export async function serveFixtureApp(cases: readonly ConformanceCase[], options: { host?: string; port?: number } = {}): Promise<ServedFixtureApp> {
+export async function serveFixtureApp(cases: readonly RunnableCase[], options: { host?: string; port?: number } = {}): Promise<ServedFixtureApp> {
   const fixture = await buildFixtureApp(cases);
   try {
     const handle = await fixture.app.listen({ host: options.host ?? '127.0.0.1', port: options.port ?? 0, handleSignals: false });
     return {
       url: handle.url,
       shadowed: fixture.shadowed,
+      observe: fixture.observe,
       close: () => handle.close().finally(() => fixture.cleanup()),
     };
   } catch (err) {
@@ -260,7 +278,7 @@ export async function serveFixtureApp(cases: readonly ConformanceCase[], options
  * milliseconds each on loopback; measured at well under the time the corpus's timeout cases sleep),
  * closed once the case has run, so no case sees another's rate-limit counters or hooks.
  */
-export async function fixtureTarget(c: ConformanceCase): Promise<CaseTarget> {
+export async function fixtureTarget(c: RunnableCase): Promise<CaseTarget> {
   const served = await serveFixtureApp([c]);
-  return { baseUrl: served.url, release: () => served.close() };
+  return { baseUrl: served.url, release: () => served.close(), ...(isWebSocketCase(c) ? { observe: served.observe } : {}) };
 }

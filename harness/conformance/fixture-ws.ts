@@ -1,13 +1,21 @@
 /**
- * The corpus's `websocket` record (`middleware.websocket`, or `websocket` on the handler): the route
- * is a WebSocket endpoint. keel has no such route record (a WebSocket route is `app.ws(path,
- * handler)`, docs/protocols.md), so the fixture app reads it and registers one. The handshake the
- * case checks (101, Sec-WebSocket-Accept) is keel/ws's, done by the `ws` package; the handler only
- * decides what happens after it.
+ * WebSocket endpoints of the fixture app.
+ *
+ * - The corpus's `websocket` record on an HTTP case (`middleware.websocket`, or `websocket` on the
+ *   handler): the route is a WebSocket endpoint. keel has no such route record (a WebSocket route is
+ *   `app.ws(path, handler)`, docs/protocols.md), so the fixture app reads it and registers one. The
+ *   handshake the case checks (101, Sec-WebSocket-Accept) is keel/ws's, done by the `ws` package; the
+ *   handler only decides what happens after it.
+ * - A WebSocket session case's `websocket.handler`: an `app.ws(route, jsonWebSocket(...))` endpoint.
+ *   `behavior` is the handler's own logic (its `onMessage` / `onBinary`), `message_schema` and
+ *   `response_schema` go to keel's options; every framework-owned answer (invalid JSON, schema failure,
+ *   pong, handshake, close) is keel/ws's own code. The handler counts keel's lifecycle calls for the
+ *   runner to observe (`connect_count`, `message_count`, `disconnect_count`).
  */
 import type { App } from '../../lib/app.js';
 import { defineRecord, t } from '../../lib/records/define.js';
-import type { CaseHandler } from './types.js';
+import { jsonWebSocket, type JsonWebSocketLogger, type JsonWebSocketOptions } from '../../lib/ws/json.js';
+import type { CaseHandler, WebSocketCase } from './types.js';
 
 /**
  * Parsed as keel parses its own records, so a misspelt or unknown key is refused the same way
@@ -39,4 +47,65 @@ export function registerWebSocket(app: App, handler: CaseHandler): void {
   app.ws(handler.route, async (ws) => {
     for await (const m of ws) if (m.type === 'text' || m.type === 'binary') await ws.send(m);
   });
+}
+
+/** Behaviours a session case's handler may have: what the application's own handler does. */
+export const SESSION_BEHAVIORS = ['echo', 'binary_echo', 'subscribe_ack', 'no_response', 'track_lifecycle'] as const;
+type Behavior = (typeof SESSION_BEHAVIORS)[number];
+/** `on_disconnect_action` values the fixture knows (the counter is kept for every handler). */
+export const DISCONNECT_ACTIONS = ['increment_disconnect_counter'] as const;
+
+/**
+ * A session case's `websocket.handler`, parsed as keel's records are: an unknown key or behaviour is a
+ * ConfigError naming it, so a case never tests less than its author meant. Without `behavior` the
+ * handler echoes, as the HTTP `websocket` record's endpoint does.
+ */
+const SessionHandlerRecord = defineRecord<{ route: string; behavior: Behavior; message_schema: Record<string, unknown> | null; response_schema: Record<string, unknown> | null; on_disconnect_action: string | null }>('websocket.handler', {
+  route: { type: t.string({ pattern: /^\//, hint: 'a path starting with /' }), required: true },
+  behavior: { type: t.string({ enum: SESSION_BEHAVIORS }), default: 'echo' },
+  message_schema: { type: t.json(), nullable: true, default: null },
+  response_schema: { type: t.json(), nullable: true, default: null },
+  on_disconnect_action: { type: t.string({ enum: DISCONNECT_ACTIONS }), nullable: true, default: null },
+});
+
+/** What the fixture saw keel call on one endpoint: the runner's view of server-side state. */
+export interface SessionCounters {
+  connect_count: number;
+  message_count: number;
+  disconnect_count: number;
+}
+
+/** The application logic of a behaviour: only `onMessage` / `onBinary`, never a framework answer. */
+function behaviour(name: Behavior): Pick<JsonWebSocketOptions, 'onMessage' | 'onBinary'> {
+  const echoBytes = (data: Buffer) => data;
+  switch (name) {
+    case 'echo':
+    case 'binary_echo':
+    case 'track_lifecycle':
+      return { onMessage: (m) => m, onBinary: echoBytes };
+    case 'subscribe_ack':
+      return { onMessage: (m) => ({ type: 'subscribed', channel: (m as { channel?: unknown } | null)?.channel, status: 'ok' }) };
+    case 'no_response':
+      return { onMessage: () => undefined };
+  }
+}
+
+/** Serve a session case's handler with `app.ws(route, jsonWebSocket(...))`; returns the endpoint's counters. */
+export function registerJsonWebSocket(app: App, c: WebSocketCase, logger: JsonWebSocketLogger): SessionCounters {
+  const h = SessionHandlerRecord.parse(c.websocket.handler, 'websocket.handler');
+  const counters: SessionCounters = { connect_count: 0, message_count: 0, disconnect_count: 0 };
+  const { onMessage, onBinary } = behaviour(h.behavior);
+  app.ws(h.route, jsonWebSocket({
+    ...(h.message_schema ? { messageSchema: h.message_schema } : {}),
+    ...(h.response_schema ? { responseSchema: h.response_schema } : {}),
+    onMessage: (m, session) => {
+      counters.message_count++;
+      return onMessage(m, session);
+    },
+    ...(onBinary ? { onBinary } : {}),
+    onConnect: () => void counters.connect_count++,
+    onDisconnect: () => void counters.disconnect_count++,
+    logger,
+  }));
+  return counters;
 }

@@ -2,12 +2,13 @@
  * Loading conformance cases from both corpus layouts:
  * - `<category>/NN_name.json`: one case per file (`schema.json` files and JSON Schemas are not cases);
  * - `<category>.json`: an array of `{id, category, description, http: {handler, request, expected_response}, skip?}`.
+ * WebSocket session cases (`websocket: {handler, session}`) are loaded as their own kind (WebSocketCase).
  * Documents of other protocols (GraphQL, protobuf, JSON-RPC, WebSocket, SSE, API descriptions) are
  * loaded as skipped cases with the reason, so the report counts them instead of hiding them.
  */
 import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { basename, dirname, join, relative, resolve, sep } from 'node:path';
-import type { CaseExpectedResponse, CaseHandler, CaseRequest, ConformanceCase, LoadedCase } from './types.js';
+import type { CaseExpectedResponse, CaseHandler, CaseRequest, ConformanceCase, LoadedCase, WebSocketCase } from './types.js';
 
 /** The client language this runner counts as for a case's `skip.languages` list. */
 export const RUNNER_LANGUAGE = 'node';
@@ -56,10 +57,57 @@ function grpcOverHttp1(request: CaseRequest): string | undefined {
     : undefined;
 }
 
+/** The corpus's `skip` for this runner's language, as a skip reason. */
+function corpusSkip(doc: Json): string | undefined {
+  const skip = doc.skip;
+  return isObject(skip) && Array.isArray(skip.languages) && skip.languages.includes(RUNNER_LANGUAGE)
+    ? `skipped by the corpus for ${RUNNER_LANGUAGE}: ${String(skip.reason ?? 'no reason given')}`
+    : undefined;
+}
+
+const FRAME_TYPES: readonly string[] = ['text', 'binary', 'ping', 'pong'];
+
+/** Why a WebSocket session block cannot be played, if it cannot. */
+function malformedSession(handler: unknown, session: unknown): string | undefined {
+  if (!isObject(handler) || typeof handler.route !== 'string' || !handler.route.startsWith('/')) return 'websocket.handler.route must be a path starting with /';
+  if (!isObject(session) || !Array.isArray(session.messages)) return 'websocket.session.messages must be a list';
+  for (const [i, m] of session.messages.entries()) {
+    const where = `websocket.session.messages[${i}]`;
+    if (!isObject(m) || (m.direction !== 'send' && m.direction !== 'receive')) return `${where}.direction must be "send" or "receive"`;
+    if (m.frame_type !== undefined && !FRAME_TYPES.includes(m.frame_type as string)) return `${where}.frame_type must be one of ${FRAME_TYPES.join(', ')}`;
+    if (m.raw_text !== undefined && typeof m.raw_text !== 'string') return `${where}.raw_text must be a string`;
+    if (m.payload_base64 !== undefined && typeof m.payload_base64 !== 'string') return `${where}.payload_base64 must be a string`;
+    if (m.direction === 'send' && !('payload' in m) && m.raw_text === undefined && m.payload_base64 === undefined && (m.frame_type ?? 'text') === 'text') return `${where} sends a text frame without payload or raw_text`;
+  }
+  for (const key of ['close_code', 'expected_receive_count']) {
+    if (session[key] !== undefined && !Number.isInteger(session[key])) return `websocket.session.${key} must be an integer`;
+  }
+  return undefined;
+}
+
+/** A WebSocket session case (`websocket: {handler, session}`); malformed ones are skipped with the reason. */
+function toWebSocketCase(doc: Json, base: { id: string; category: string; source: string }): LoadedCase {
+  const ws = doc.websocket as Json;
+  const why = malformedSession(ws.handler, ws.session);
+  if (why) return { ...base, skip: `malformed WebSocket session case: ${why}` };
+  const c: WebSocketCase = {
+    kind: 'websocket',
+    ...base,
+    name: typeof doc.name === 'string' ? doc.name : base.id,
+    ...(typeof doc.description === 'string' ? { description: doc.description } : {}),
+    websocket: { handler: ws.handler as WebSocketCase['websocket']['handler'], session: ws.session as WebSocketCase['websocket']['session'] },
+    expected: isObject(doc.expected) ? doc.expected : {},
+  };
+  const skip = corpusSkip(doc);
+  if (skip) c.skip = skip;
+  return c;
+}
+
 /** Normalise one case object of either layout. */
 export function toCase(doc: unknown, info: { id: string; category: string; source: string }): LoadedCase {
   if (!isObject(doc)) return { ...info, skip: 'not a JSON object' };
   const category = typeof doc.category === 'string' && doc.category ? doc.category : info.category;
+  if (isObject(doc.websocket) && ('session' in doc.websocket || 'handler' in doc.websocket)) return toWebSocketCase(doc, { id: info.id, category, source: info.source });
   const http = isObject(doc.http) ? doc.http : doc;
   const handler = http.handler;
   const request = http.request;
@@ -81,10 +129,8 @@ export function toCase(doc: unknown, info: { id: string; category: string; sourc
   };
   const outOfScope = outOfSpecScope(handler, doc) ?? grpcOverHttp1(c.request);
   if (outOfScope) c.skip = outOfScope;
-  const skip = doc.skip;
-  if (isObject(skip) && Array.isArray(skip.languages) && skip.languages.includes(RUNNER_LANGUAGE)) {
-    c.skip = `skipped by the corpus for ${RUNNER_LANGUAGE}: ${String(skip.reason ?? 'no reason given')}`;
-  }
+  const skip = corpusSkip(doc);
+  if (skip) c.skip = skip;
   return c;
 }
 

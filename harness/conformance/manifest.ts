@@ -14,9 +14,16 @@
  */
 import { PATH_PARAM_TYPES } from '../../lib/router.js';
 import { CASE_HEADER, wireFor } from './runner.js';
-import { isRunnable, type ConformanceCase, type LoadedCase } from './types.js';
+import { isRunnable, isRunnableWebSocket, type ConformanceCase, type LoadedCase } from './types.js';
 
 export const MANIFEST_VERSION = 1;
+
+/**
+ * Why a WebSocket session case is listed under `skipped`: version 1 of the manifest (and of its JSON
+ * Schema) has HTTP cases only. The runner plays such cases against `--base-url` servers and keel's
+ * fixture app; under `--exec` they are skipped with this reason too.
+ */
+export const WEBSOCKET_NOT_IN_MANIFEST = 'WebSocket session case: manifest version 1 describes HTTP cases only; play it against a running server with --base-url (route, handler and session are in the case file)';
 
 export type ParameterSource = 'path' | 'query' | 'headers' | 'cookies' | 'files';
 const SOURCES: readonly ParameterSource[] = ['path', 'query', 'headers', 'cookies', 'files'];
@@ -192,6 +199,6 @@ export function buildManifest(cases: readonly LoadedCase[], caseHeader: string |
     case_header: caseHeader || '',
     cases: runnable,
     routes: routeTable(runnable),
-    skipped: cases.filter((c) => !isRunnable(c)).map((c) => ({ id: c.id, category: c.category, reason: c.skip ?? 'not runnable' })),
+    skipped: cases.filter((c) => !isRunnable(c)).map((c) => ({ id: c.id, category: c.category, reason: isRunnableWebSocket(c) ? WEBSOCKET_NOT_IN_MANIFEST : c.skip ?? 'not runnable' })),
   };
 }

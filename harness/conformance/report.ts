@@ -4,6 +4,7 @@
  */
 import type { Mismatch } from './compare.js';
 import type { CaseResult, RunReport, SentRequest } from './runner.js';
+import type { FrameLog } from './ws-session.js';
 
 function pad(s: string, n: number, right = false): string {
   return right ? s.padStart(n) : s.padEnd(n);
@@ -37,6 +38,17 @@ export function formatRequest(req: SentRequest, indent = '    '): string[] {
   return lines;
 }
 
+/** A WebSocket session as played: one line per frame, `→` sent, `←` received. */
+export function formatTranscript(frames: readonly FrameLog[], indent = '    '): string[] {
+  if (!frames.length) return [`${indent}(no frame sent or received)`];
+  return frames.map((f) => {
+    const arrow = f.direction === 'sent' ? '→' : '←';
+    const what = f.type === 'close' ? `close ${f.code ?? ''}${f.reason ? ` ${JSON.stringify(f.reason)}` : ''}`
+      : f.text !== undefined ? `${f.type} ${f.text}` : `${f.type} base64:${f.base64 ?? ''}`;
+    return `${indent}${arrow} ${what}${f.note ? `  (${f.note})` : ''}`;
+  });
+}
+
 /**
  * One block per failed case: id, source, the request sent, then each difference as expected /
  * actual. A status mismatch comes first; when the status differs, the body and header differences
@@ -59,7 +71,8 @@ export function formatFailures(results: readonly CaseResult[]): string {
       }
     } else rest.forEach(diff);
     if (r.contradiction?.note) lines.push(`  corpus contradiction with ${r.contradiction.conflicts_with} (${r.contradiction.field}) ${r.contradiction.note}`);
-    if (r.request) lines.push('  request sent:', ...formatRequest(r.request));
+    if (r.request) lines.push(r.transcript ? '  upgrade request sent:' : '  request sent:', ...formatRequest(r.request));
+    if (r.transcript) lines.push('  session (→ sent, ← received):', ...formatTranscript(r.transcript));
     blocks.push(lines.join('\n'));
   }
   return blocks.join('\n');
@@ -100,6 +113,7 @@ export function toJson(report: RunReport): string {
               ...(r.request ? { request: r.request } : {}),
               ...(r.expected ? { expected: { status: r.expected.status_code, ...(r.expected.headers ? { headers: r.expected.headers } : {}), ...('body' in r.expected ? { body: r.expected.body } : {}) } } : {}),
               ...(r.actual ? { actual: r.actual } : {}),
+              ...(r.transcript ? { transcript: r.transcript } : {}),
             }
           : {}),
       })),

@@ -1,14 +1,16 @@
 /**
- * Running cases: each runnable case is sent to its target and compared; skipped documents are
- * counted. Cases run one after another: several corpus cases depend on server state (rate limits)
+ * Running cases: each runnable case is sent to its target and compared (an HTTP exchange, or a
+ * WebSocket session played by ws-session.ts); skipped documents are counted. Cases run one after another: several corpus cases depend on server state (rate limits)
  * and the fixture app re-mounts one server per case.
  */
 import { setTimeout as sleep } from 'node:timers/promises';
+import { isDeepStrictEqual } from 'node:util';
 import type { ResponseSnapshot } from '../snapshot.js';
 import { buildRequest, send, DEFAULT_REQUEST_TIMEOUT_MS, type WireRequest } from './client.js';
 import { compareResponse, type ConformanceLevel, type Mismatch } from './compare.js';
 import { contradictionFor, type Contradiction } from './contradictions.js';
-import { isRunnable, type CaseExpectedResponse, type ConformanceCase, type LoadedCase } from './types.js';
+import { isRunnable, isRunnableWebSocket, type CaseExpectedResponse, type ConformanceCase, type LoadedCase, type RunnableCase, type WebSocketCase } from './types.js';
+import { playSession, type FrameLog } from './ws-session.js';
 
 /**
  * `contradicted`: the case failed only in a field another case of the corpus contradicts (listed in
@@ -53,6 +55,8 @@ export interface CaseResult {
   /** The case's expected response and what came back (cases that ran and got an answer). */
   expected?: CaseExpectedResponse;
   actual?: ActualResponse;
+  /** WebSocket session cases: every frame sent and received, in order. */
+  transcript?: FrameLog[];
   durationMs: number;
 }
 
@@ -77,13 +81,27 @@ export interface RunReport {
 export interface CaseTarget {
   baseUrl: string;
   release?: () => void | Promise<void>;
+  /**
+   * Server-side state a WebSocket session case's `expected` block names (e.g. `disconnect_count`), as
+   * the target's own handler recorded it. Without it such expectations cannot be checked (the case is
+   * skipped once everything a client can see has passed). keel's fixture app reports its counters.
+   */
+  observe?: (c: WebSocketCase) => Record<string, unknown>;
 }
+
+/**
+ * Prepares the target of one case. Written as a method so a factory for HTTP cases only
+ * (`execTarget`'s) is accepted too: it is never given a WebSocket case it did not plan.
+ */
+export type CaseTargetFactory = { prepare(c: RunnableCase): Promise<CaseTarget> }['prepare'];
 
 export interface RunOptions {
   /** A fixed base URL (an already running server), or a function preparing a target per case. */
-  target: string | URL | ((c: ConformanceCase) => Promise<CaseTarget>);
-  /** Per-request budget (default DEFAULT_REQUEST_TIMEOUT_MS = 10000). */
+  target: string | URL | CaseTargetFactory;
+  /** Per-request budget, and per wait of a WebSocket session (default DEFAULT_REQUEST_TIMEOUT_MS = 10000). */
   timeoutMs?: number;
+  /** WebSocket sessions: quiet period before `expected_receive_count` is checked (default DEFAULT_QUIET_MS = 200). */
+  quietMs?: number;
   /** `strict` (default) or `lenient` (see compare.ts). */
   level?: ConformanceLevel;
   /** Header carrying the case id on every request (default CASE_HEADER); `false` sends none. */
@@ -152,6 +170,59 @@ async function runOne(c: ConformanceCase, options: RunOptions): Promise<CaseResu
   }
 }
 
+/** `ws://` (or `wss://`) URL of `route` on the target, keeping a base URL's path prefix as HTTP requests do. */
+export function webSocketUrl(baseUrl: string, route: string): string {
+  const u = new URL(baseUrl);
+  const scheme = u.protocol === 'https:' ? 'wss:' : 'ws:';
+  return `${scheme}//${u.host}${u.pathname.replace(/\/$/, '')}${route}`;
+}
+
+/** Poll `observe` until the case's `expected` values appear or `timeoutMs` passes; the differences left. */
+async function observed(c: WebSocketCase, observe: NonNullable<CaseTarget['observe']>, timeoutMs: number): Promise<Mismatch[]> {
+  const deadline = performance.now() + timeoutMs;
+  for (;;) {
+    const state = observe(c);
+    const out: Mismatch[] = [];
+    for (const [key, want] of Object.entries(c.expected)) {
+      const got = key in state ? state[key] : '<<not reported by the target>>';
+      if (!isDeepStrictEqual(got, want)) out.push({ what: `expected.${key}`, expected: want, actual: got, note: 'server-side state reported by the target' });
+    }
+    // The server notices a close a moment after the client does: poll rather than read once.
+    if (!out.length || performance.now() > deadline) return out;
+    await sleep(10);
+  }
+}
+
+async function runWebSocketOne(c: WebSocketCase, options: RunOptions): Promise<CaseResult> {
+  const started = performance.now();
+  const base = { id: c.id, category: c.category, name: c.name, source: c.source };
+  const caseHeader = options.caseHeader ?? CASE_HEADER;
+  const headers: Record<string, string> = caseHeader ? { [caseHeader]: c.id } : {};
+  const request: SentRequest = { method: 'GET', path: c.websocket.handler.route, headers: Object.entries(headers) };
+  const timeoutMs = options.timeoutMs ?? DEFAULT_REQUEST_TIMEOUT_MS;
+  let target: CaseTarget | undefined;
+  try {
+    target = typeof options.target === 'function' ? await options.target(c) : { baseUrl: String(options.target) };
+    const outcome = await playSession(webSocketUrl(target.baseUrl, c.websocket.handler.route), c.websocket.session, { timeoutMs, headers, ...(options.quietMs !== undefined ? { quietMs: options.quietMs } : {}) });
+    const done = (status: CaseStatus, extra: Partial<CaseResult> = {}): CaseResult =>
+      ({ ...base, status, mismatches: outcome.mismatches, request, transcript: outcome.transcript, durationMs: performance.now() - started, ...extra });
+    if (outcome.error) return done('failed', { error: outcome.error });
+    const serverSide = Object.keys(c.expected);
+    if (serverSide.length && !outcome.mismatches.length) {
+      if (!target.observe) {
+        return done('skipped', { skip: `server-side expectations (${serverSide.map((k) => `expected.${k}`).join(', ')}) cannot be observed by a client and this target does not report them; the session itself passed` });
+      }
+      outcome.mismatches.push(...(await observed(c, target.observe, timeoutMs)));
+    }
+    return done(outcome.mismatches.length ? 'failed' : 'passed');
+  } catch (err) {
+    const e = err as Error;
+    return { ...base, status: 'failed', mismatches: [], error: `${e.name}: ${e.message}`, request, durationMs: performance.now() - started };
+  } finally {
+    await target?.release?.();
+  }
+}
+
 /**
  * Turn failures that lie only in a field the corpus contradicts into `contradicted`: every mismatch
  * is inside the listed field, and the conflicting case passed (or was not run). A case whose
@@ -207,7 +278,7 @@ export async function runCases(cases: readonly LoadedCase[], options: RunOptions
   const results: CaseResult[] = [];
   const byId = new Map<string, CaseResult>();
   for (const c of cases) {
-    const r = isRunnable(c) ? await runOne(c, options) : skippedResult(c);
+    const r = isRunnable(c) ? await runOne(c, options) : isRunnableWebSocket(c) ? await runWebSocketOne(c, options) : skippedResult(c);
     results.push(r);
     byId.set(r.id, r);
     // Provisional until every case has run (the conflicting case may come later).

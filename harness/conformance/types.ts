@@ -75,6 +75,56 @@ export interface ConformanceCase {
   extra: Record<string, unknown>;
 }
 
+/** A frame of a WebSocket session case: sent by the client or expected from the server, in order. */
+export interface WebSocketCaseMessage {
+  direction: 'send' | 'receive';
+  /** A JSON value, as a text frame (sent as JSON text; a received text frame is parsed and compared). */
+  payload?: unknown;
+  /** A text frame's exact text (sent as is; compared exactly). */
+  raw_text?: string;
+  /** Default `text`. */
+  frame_type?: 'text' | 'binary' | 'ping' | 'pong';
+  /** The bytes of a binary, ping or pong frame. */
+  payload_base64?: string;
+  [key: string]: unknown;
+}
+
+/** The handler a WebSocket session case talks to (keel's fixture app serves it with `jsonWebSocket`). */
+export interface WebSocketCaseHandler {
+  route: string;
+  /** The handler's own logic: `echo`, `binary_echo`, `subscribe_ack`, `no_response`, `track_lifecycle`. */
+  behavior?: string;
+  message_schema?: Record<string, unknown> | null;
+  response_schema?: Record<string, unknown> | null;
+  on_disconnect_action?: string;
+  [key: string]: unknown;
+}
+
+export interface WebSocketCaseSession {
+  messages: WebSocketCaseMessage[];
+  /** The code the client closes with (1000 when absent). */
+  close_code?: number;
+  /** End with a dropped connection (no close frame) instead of the closing handshake. */
+  abnormal_close?: boolean;
+  /** Data frames (text and binary) the client must have received by the end, after a quiet period. */
+  expected_receive_count?: number;
+}
+
+/** A WebSocket session case (`{id, category, websocket: {handler, session}, expected?}`). */
+export interface WebSocketCase {
+  kind: 'websocket';
+  id: string;
+  category: string;
+  name: string;
+  description?: string;
+  source: string;
+  /** Why the runner does not play this case; undefined = runnable. */
+  skip?: string;
+  websocket: { handler: WebSocketCaseHandler; session: WebSocketCaseSession };
+  /** Server-side state after the session (e.g. `disconnect_count`): checked only where the target can report it. */
+  expected: Record<string, unknown>;
+}
+
 /** A case the runner does not send, with the reason (other protocols, whole documents, `skip`). */
 export interface SkippedCase {
   id: string;
@@ -83,8 +133,21 @@ export interface SkippedCase {
   skip: string;
 }
 
-export type LoadedCase = ConformanceCase | SkippedCase;
+export type LoadedCase = ConformanceCase | WebSocketCase | SkippedCase;
+/** A case the runner plays against a target: an HTTP exchange or a WebSocket session. */
+export type RunnableCase = ConformanceCase | WebSocketCase;
 
+/** A runnable HTTP request/response case (what the manifest, `--exec` and the HTTP fixture routes take). */
 export function isRunnable(c: LoadedCase): c is ConformanceCase & { skip: undefined } {
-  return (c as ConformanceCase).handler !== undefined && c.skip === undefined;
+  return (c as ConformanceCase).handler !== undefined && !isWebSocketCase(c) && c.skip === undefined;
+}
+
+/** A WebSocket session case, runnable or not. */
+export function isWebSocketCase(c: LoadedCase): c is WebSocketCase {
+  return (c as WebSocketCase).kind === 'websocket';
+}
+
+/** A WebSocket session case the runner plays. */
+export function isRunnableWebSocket(c: LoadedCase): c is WebSocketCase & { skip: undefined } {
+  return isWebSocketCase(c) && c.skip === undefined;
 }

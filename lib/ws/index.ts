@@ -8,3 +8,7 @@ export {
 } from './upgrade.js';
 export { middlewareGuard, originGuard, runGuards, rejectUpgrade, handshakeProblem, UpgradeRejection, type UpgradeGuard, type UpgradeHeaders } from './guard.js';
 export { installWebSocketRoute, lazyMiddlewareGuard, type AppWebSocketOptions, type WebSocketHost } from './install.js';
+export {
+  jsonWebSocket, parseJsonMessage, INVALID_JSON_REPLY, MESSAGE_VALIDATION_FAILED_REPLY, FORBIDDEN_KEY_REPLY, BINARY_NOT_SUPPORTED_REPLY, DEFAULT_JSON_WEBSOCKET_LOG_LEVEL,
+  type JsonWebSocketOptions, type JsonWebSocketClose, type JsonMessageHandler, type JsonBinaryHandler, type JsonConnectHandler, type JsonDisconnectHandler, type JsonWebSocketLogger,
+} from './json.js';

@@ -19,6 +19,15 @@ export const HIGH_WATER_MARK = 64;
 
 /** RFC 6455 §7.4.1: 1005 "no status received" stands in when the peer's close frame had no code. */
 const NO_STATUS = 1005;
+/** RFC 6455 §7.4.1: 1006, the connection ended without a close frame. */
+const ABNORMAL = 1006;
+
+/** The close code ws sent for a protocol error (its `status-code` symbol: 1002, 1007, 1009 …), if any. */
+function protocolErrorCode(err: Error): number | undefined {
+  const key = Object.getOwnPropertySymbols(err).find((s) => s.description === 'status-code');
+  const code = key ? (err as unknown as Record<symbol, unknown>)[key] : undefined;
+  return typeof code === 'number' ? code : undefined;
+}
 
 export class WebSocketSession implements AsyncIterable<WebSocketMessage> {
   /** The upgrade request (after guards: `requestId`, `auth` … are set). */
@@ -45,11 +54,18 @@ export class WebSocketSession implements AsyncIterable<WebSocketMessage> {
     });
     ws.on('ping', (data: Buffer) => this.#push({ type: 'ping', data }));
     ws.on('pong', (data: Buffer) => this.#push({ type: 'pong', data }));
-    // 'error' (oversized frame → 1009, bad UTF-8 → 1007 …) is always followed by 'close'.
-    ws.on('error', () => {});
+    // 'error' (oversized frame → 1009, bad UTF-8 → 1007 …) is always followed by 'close'. ws then
+    // stops reading, so 'close' says 1006 (no close frame received): the code ws closed with is kept
+    // instead, so the handler learns why the connection ended.
+    let refusal: { code: number; reason: string } | undefined;
+    ws.on('error', (err: Error) => {
+      const code = protocolErrorCode(err);
+      if (code !== undefined) refusal = { code, reason: err.message };
+    });
     this.closed = new Promise((resolve) => {
       ws.on('close', (code: number, reason: Buffer) => {
-        const msg = { type: 'close' as const, code: code || NO_STATUS, reason: reason.toString('utf8') };
+        const msg = code === ABNORMAL && refusal ? { type: 'close' as const, ...refusal }
+          : { type: 'close' as const, code: code || NO_STATUS, reason: reason.toString('utf8') };
         this.#push(msg);
         this.#ended = true;
         this.#wake?.();
