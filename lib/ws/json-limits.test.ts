@@ -1,7 +1,6 @@
 import { describe, it, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { createServer, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import { serveRouter, type ServedRouter } from '../../test/helpers/ws-router.js';
 import WebSocket from 'ws';
 import { MAX_JSON_DEPTH } from '../content.js';
 import { ConfigError } from '../errors.js';
@@ -12,7 +11,7 @@ import { createWebSocketUpgradeHandler, WebSocketRouter, type UpgradeHandler } f
 const nested = (depth: number) => `${'['.repeat(depth)}${']'.repeat(depth)}`;
 const disconnects: JsonWebSocketClose[] = [];
 let gate: Promise<void> = Promise.resolve();
-let server: Server;
+let served: ServedRouter;
 let router: WebSocketRouter;
 let slow: UpgradeHandler;
 let base: string;
@@ -28,15 +27,10 @@ before(async () => {
   router = new WebSocketRouter()
     .on('/echo', createWebSocketUpgradeHandler(jsonWebSocket({ onMessage: (m) => m })))
     .on('/slow', slow);
-  server = createServer().listen(0, '127.0.0.1');
-  router.attach(server);
-  await new Promise((r) => server.once('listening', r));
-  base = `ws://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  served = await serveRouter(router);
+  base = served.base;
 });
-after(async () => {
-  await router.close();
-  await new Promise((r) => server.close(r));
-});
+after(() => served.close());
 
 function open(path: string): Promise<{ ws: WebSocket; texts: string[]; closed: Promise<number> }> {
   return new Promise((resolve, reject) => {

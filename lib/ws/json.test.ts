@@ -1,7 +1,6 @@
 import { describe, it, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { createServer, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import { serveRouter, type ServedRouter } from '../../test/helpers/ws-router.js';
 import WebSocket from 'ws';
 import { App } from '../app.js';
 import type { ServerHandle } from '../server.js';
@@ -44,7 +43,7 @@ const connects: string[] = [];
 const handled: unknown[] = [];
 const logged: string[] = [];
 const logger = { warn: (_o: object, msg: string) => void logged.push(msg), error: (_o: object, msg: string) => void logged.push(msg) };
-let server: Server;
+let served: ServedRouter;
 let router: WebSocketRouter;
 let base: string;
 
@@ -73,15 +72,10 @@ before(async () => {
       onDisconnect: (_s, close) => void disconnects.push(close),
       logger,
     })));
-  server = createServer().listen(0, '127.0.0.1');
-  router.attach(server);
-  await new Promise((r) => server.once('listening', r));
-  base = `ws://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  served = await serveRouter(router);
+  base = served.base;
 });
-after(async () => {
-  await router.close();
-  await new Promise((r) => server.close(r));
-});
+after(() => served.close());
 
 describe('when a client sends JSON messages', () => {
   it('should send the handler\'s reply as a JSON text frame', async () => {

@@ -2,6 +2,7 @@ import { describe, it, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { serveRouter } from '../../test/helpers/ws-router.js';
 import { connect } from 'node:net';
 import WebSocket from 'ws';
 import { HttpError } from '../errors.js';
@@ -12,6 +13,7 @@ import { createWebSocketUpgradeHandler, WebSocketRouter } from './upgrade.js';
 import { rawHttpExchange, type RawHttpAnswer } from '../../test/helpers/raw-http.js';
 
 let server: Server;
+let close: () => Promise<void>;
 let router: WebSocketRouter;
 let base: string;
 const seen: WebSocketMessage[][] = [];
@@ -48,15 +50,12 @@ before(async () => {
     .on('/origin', createWebSocketUpgradeHandler((ws) => ws.close(), { guards: [originGuard({ allowed_origins: ['https://app.example'] })] }))
     .on('/thrower', createWebSocketUpgradeHandler(() => { throw new Error('secret detail'); }))
     .on('/teapot', createWebSocketUpgradeHandler((ws) => ws.close(), { guards: [() => { throw new HttpError(418, 'no'); }] }));
-  server = createServer((_req, res) => res.end()).listen(0, '127.0.0.1');
-  router.attach(server);
-  await new Promise((r) => server.once('listening', r));
-  base = `ws://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  const served = await serveRouter(router, (_req, res) => res.end());
+  server = served.server;
+  base = served.base;
+  close = served.close;
 });
-after(async () => {
-  await router.close();
-  await new Promise((r) => server.close(r));
-});
+after(() => close());
 
 function open(path: string, options: WebSocket.ClientOptions = {}): Promise<WebSocket> {
   return new Promise((resolve, reject) => {
