@@ -58,7 +58,8 @@ export interface CaseExpectedResponse {
   [key: string]: unknown;
 }
 
-export interface ConformanceCase {
+/** What every case has: where it came from, and why the runner does not send it (if so). */
+export interface CaseIdentity {
   /** Stable id: `<category>/<file stem>` or `<category>/<id>` (array files). */
   id: string;
   category: string;
@@ -66,8 +67,11 @@ export interface ConformanceCase {
   description?: string;
   /** File the case came from (plus `#<index>` for array files). */
   source: string;
-  /** Why the runner does not send this case (other protocol, `skip` for node); undefined = runnable. */
+  /** Why the runner does not send or play this case (other protocol, `skip` for node); undefined = runnable. */
   skip?: string;
+}
+
+export interface ConformanceCase extends CaseIdentity {
   handler: CaseHandler;
   request: CaseRequest;
   expected: CaseExpectedResponse;
@@ -111,15 +115,8 @@ export interface WebSocketCaseSession {
 }
 
 /** A WebSocket session case (`{id, category, websocket: {handler, session}, expected?}`). */
-export interface WebSocketCase {
+export interface WebSocketCase extends CaseIdentity {
   kind: 'websocket';
-  id: string;
-  category: string;
-  name: string;
-  description?: string;
-  source: string;
-  /** Why the runner does not play this case; undefined = runnable. */
-  skip?: string;
   websocket: { handler: WebSocketCaseHandler; session: WebSocketCaseSession };
   /** Server-side state after the session (e.g. `disconnect_count`): checked only where the target can report it. */
   expected: Record<string, unknown>;
