@@ -1,6 +1,6 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { compression, isCompressible, type CompressionConfigInput } from './index.js';
+import { compression, isCompressible, isCompressibleByRecord, type CompressionConfigInput } from './index.js';
 import { ConfigError } from '../../lib/errors.js';
 
 describe('isCompressible', () => {
@@ -13,6 +13,20 @@ describe('isCompressible', () => {
   it('should refuse event streams, compressed media and missing types', () => {
     for (const t of ['text/event-stream', 'text/event-stream; charset=utf-8', 'image/png', 'application/zip', 'application/octet-stream', 'video/mp4', undefined, 42]) {
       assert.equal(isCompressible(t), false, String(t));
+    }
+  });
+});
+
+describe('isCompressibleByRecord', () => {
+  it('should accept every type but gRPC, images other than SVG and event streams, and a missing type', () => {
+    for (const t of ['application/octet-stream', 'application/zip', 'video/mp4', 'text/plain', 'image/svg+xml', 'image/svg+xml; charset=utf-8', undefined]) {
+      assert.equal(isCompressibleByRecord(t), true, String(t));
+    }
+  });
+
+  it('should refuse gRPC, raster images and event streams', () => {
+    for (const t of ['application/grpc', 'application/grpc+proto', 'image/png', 'image/x-icon', 'text/event-stream; charset=utf-8', 42]) {
+      assert.equal(isCompressibleByRecord(t), false, String(t));
     }
   });
 });

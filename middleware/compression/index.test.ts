@@ -24,6 +24,15 @@ function routes(app: express.Express, signals: Map<string, () => void>) {
   app.get('/tiny', (_req, res) => res.json({ payload: 'tiny' }));
   app.get('/exact/:n', (req, res) => res.type('text/plain').send('x'.repeat(Number(req.params.n))));
   app.get('/png', (_req, res) => res.type('image/png').send(Buffer.alloc(4096, 7)));
+  app.get('/typed/:kind', (req, res) => {
+    const types: Record<string, string | undefined> = { octet: 'application/octet-stream', pdf: 'application/pdf', svg: 'image/svg+xml', icon: 'image/x-icon', grpc: 'application/grpc+proto', none: undefined };
+    const type = types[req.params.kind!];
+    const body = Buffer.alloc(4096, 'k');
+    if (type === undefined) {
+      res.writeHead(200, { 'Content-Length': body.length });
+      res.end(body);
+    } else res.set('Content-Type', type).send(body);
+  });
   app.get('/no-transform', (_req, res) => res.set('Cache-Control', 'public, no-transform').json(PAYLOAD));
   app.get('/pre-encoded', (_req, res) => res.set('Content-Encoding', 'gzip').type('application/json').send(zlib.gzipSync(PAYLOAD_TEXT)));
   app.get('/no-content', (_req, res) => res.status(204).end());
@@ -148,6 +157,23 @@ describe('compression: with the default record (gzip and brotli, min_size 1024, 
     assert.equal(raw.headers['content-encoding'], undefined);
     assert.equal(raw.headers.vary, undefined);
     assert.equal(raw.body.length, 4096);
+  });
+
+  describe('when the record decides by media type (the reference: all but gRPC, images other than SVG, SSE)', () => {
+    for (const kind of ['octet', 'pdf', 'svg', 'none']) {
+      it(`should compress a ${kind} body`, async () => {
+        const raw = await s.get(`/typed/${kind}`, { 'Accept-Encoding': 'gzip' });
+        assert.equal(raw.headers['content-encoding'], 'gzip');
+        assert.equal(zlib.gunzipSync(raw.body).length, 4096);
+      });
+    }
+    for (const kind of ['icon', 'grpc']) {
+      it(`should not compress a ${kind} body`, async () => {
+        const raw = await s.get(`/typed/${kind}`, { 'Accept-Encoding': 'gzip' });
+        assert.equal(raw.headers['content-encoding'], undefined);
+        assert.equal(raw.body.length, 4096);
+      });
+    }
   });
 
   it('should respect Cache-Control: no-transform', async () => {

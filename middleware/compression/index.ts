@@ -8,8 +8,9 @@
  *
  * A response is compressed only when all hold: a status with content (not 1xx, 204, 304), not HEAD,
  * no Content-Encoding yet (never encode twice), no `Cache-Control: no-transform` (RFC 9111 §5.2.2.6),
- * a compressible media type that is not `text/event-stream` (events must reach the client as they
- * are written), a known size of at least `min_size` (or an unknown, streamed size), and a coding the
+ * a media type worth compressing (record options: anything but gRPC, images other than SVG and
+ * `text/event-stream`, as the reference; compression-package options: keel's list of compressible types;
+ * events must reach the client as they are written), a known size of at least `min_size` (or an unknown, streamed size), and a coding the
  * client accepts (negotiate.ts). Every response that could be compressed carries
  * `Vary: Accept-Encoding` (RFC 9110 §12.5.5), compressed or not, so caches keep the variants apart.
  */
@@ -50,6 +51,20 @@ const COMPRESSIBLE = /^(?:text\/(?!event-stream$)[^;]+|application\/(?:json|java
 export function isCompressible(contentType: unknown): boolean {
   if (typeof contentType !== 'string') return false;
   return COMPRESSIBLE.test(contentType.split(';', 1)[0]!.trim().toLowerCase());
+}
+
+/**
+ * The record's rule (the reference: tower-http's `NotForContentType` GRPC, IMAGES and SSE predicates in
+ * spikard-http `server/mod.rs`): every media type except `application/grpc*`, `image/*` other than
+ * `image/svg+xml`, and `text/event-stream`; a response without a Content-Type is compressed too.
+ * Options in the compression package's style keep {@link isCompressible} (migrating-from-express.md).
+ */
+export function isCompressibleByRecord(contentType: unknown): boolean {
+  if (contentType === undefined) return true;
+  if (typeof contentType !== 'string') return false;
+  const type = contentType.split(';', 1)[0]!.trim().toLowerCase();
+  if (type === 'image/svg+xml') return true;
+  return !(type.startsWith('application/grpc') || type.startsWith('image/') || type === 'text/event-stream');
 }
 
 /**
@@ -105,7 +120,9 @@ export function compression(options: CompressionConfigInput | CompressionPackage
   const negotiate = (header: string | string[] | undefined): Coding | null =>
     typeof header === 'string' ? negotiated.get(header, negotiateOne) : negotiateEncoding(header, offered);
   const compressibleTypes = new BoundedMemo<boolean>(COMPRESSION_MEMO_SIZE, COMPRESSION_MEMO_KEY_LENGTH);
-  const compressible = (contentType: unknown): boolean => typeof contentType === 'string' && compressibleTypes.get(contentType, isCompressible);
+  const rule = familiar ? isCompressible : isCompressibleByRecord;
+  const compressible = (contentType: unknown): boolean =>
+    typeof contentType === 'string' ? compressibleTypes.get(contentType, rule) : rule(contentType);
 
   const settings: CompressionSettings = Object.freeze({ minSize, syncThreshold, filter, compressible, negotiate, createStream, compressOnce, compressSync });
 
