@@ -322,6 +322,18 @@ describe('compression: when one coding or both are off', () => {
   });
 });
 
+describe('when min_size is above 65535', () => {
+  it('should treat it as 65535, as the reference clamps it', async () => {
+    const s = await serve({ min_size: 100_000 });
+    try {
+      assert.equal((await s.get('/exact/65535', { 'Accept-Encoding': 'gzip' })).headers['content-encoding'], 'gzip');
+      assert.equal((await s.get('/exact/65534', { 'Accept-Encoding': 'gzip' })).headers['content-encoding'], undefined);
+    } finally {
+      s.server.close();
+    }
+  });
+});
+
 describe('compression: when the record says enabled: false', () => {
   it('should be a pass-through, whatever the codings and sizes', async () => {
     assert.equal(compression({ enabled: false, gzip: true, min_size: 0 }).name, 'compressionDisabled');

@@ -35,6 +35,8 @@ export const DEFAULT_COMPRESSION_GZIP = true;
 export const DEFAULT_COMPRESSION_BROTLI = true;
 /** Highest zlib level; gzip uses min(quality, 9). */
 export const MAX_GZIP_LEVEL = 9;
+/** Largest effective `min_size`: the reference clamps it to u16::MAX (`SizeAbove`, server/mod.rs). */
+export const MAX_EFFECTIVE_MIN_SIZE = 65535;
 
 /**
  * CompressionConfig input, snake_case or camelCase: `gzip` (default {@link DEFAULT_COMPRESSION_GZIP}),
@@ -96,7 +98,7 @@ export function compression(options: CompressionConfigInput | CompressionPackage
     };
   }
   const gzipOptions: zlib.ZlibOptions = { level: Math.min(c.quality, MAX_GZIP_LEVEL) };
-  const minSize = c.min_size;
+  const minSize = Math.min(c.min_size, MAX_EFFECTIVE_MIN_SIZE);
   const syncThreshold = extensions.syncThreshold ?? DEFAULT_COMPRESSION_SYNC_THRESHOLD;
   const brotliOptions = (size: number | undefined): zlib.BrotliOptions => ({
     params: {
