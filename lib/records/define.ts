@@ -146,6 +146,13 @@ function describe(t: FieldType): string {
   }
 }
 
+/** The ConfigError for a key a record does not have, with the key meant ("Did you mean") or the allowed keys. */
+export function unknownKey(record: string, path: string, key: string, allowed: readonly string[], value: unknown): never {
+  const s = suggest(key, allowed);
+  const hint = s ? `Did you mean "${s}"?` : `Allowed keys: ${allowed.join(', ')}.`;
+  throw new ConfigError(`Unknown key "${key}" in ${record}${path === record ? '' : ` at ${path}`}. ${hint}`, { record, path: `${path}.${key}`, key, value });
+}
+
 /** Raise a ConfigError for `path.key`. */
 export function fail(record: string, path: string, key: string, value: unknown, expected: string, fix?: string): never {
   const where = key ? `${path}.${key}` : path;
@@ -267,11 +274,7 @@ function makeRecord<T>(name: string, fields: Record<string, FieldSpec>, options:
       const out: Record<string, unknown> = {};
       for (const [rawKey, value] of Object.entries(obj)) {
         const key = rawKey in fields ? rawKey : (byCamel.get(rawKey) ?? rawKey);
-        if (!(key in fields)) {
-          const s = suggest(rawKey, keys);
-          const hint = s ? `Did you mean "${s}"?` : `Allowed keys: ${keys.join(', ')}.`;
-          throw new ConfigError(`Unknown key "${rawKey}" in ${name}${path === name ? '' : ` at ${path}`}. ${hint}`, { record: name, path: `${path}.${rawKey}`, key: rawKey, value });
-        }
+        if (!(key in fields)) unknownKey(name, path, rawKey, keys, value);
         if (seen.has(key)) {
           throw new ConfigError(`Key "${key}" of ${name} at ${path} is given twice (as "${seen.get(key)}" and "${rawKey}"). Keep one.`, { record: name, path: `${path}.${key}`, key, value });
         }

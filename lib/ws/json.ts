@@ -17,7 +17,7 @@ import { pino } from 'pino';
 import { ConfigError, HttpError } from '../errors.js';
 import { jsonDepthExceeds, MAX_JSON_DEPTH } from '../content.js';
 import { parseJsonText } from '../json-parse.js';
-import { fail, suggest } from '../records/define.js';
+import { fail, unknownKey } from '../records/define.js';
 import { compileSchema } from '../validation.js';
 import type { ValidateFunction } from 'ajv';
 import type { WebSocketSession } from './session.js';
@@ -110,9 +110,7 @@ function normalise(input: unknown): Normalised {
   if (typeof input !== 'object' || input === null || Array.isArray(input)) bad('', input, `an object with keys ${KEYS.join(', ')}`);
   const options = input as Record<string, unknown>;
   for (const key of Object.keys(options)) {
-    if ((KEYS as readonly string[]).includes(key)) continue;
-    const s = suggest(key, KEYS);
-    throw new ConfigError(`Unknown key "${key}" in ${RECORD}. ${s ? `Did you mean "${s}"?` : `Allowed keys: ${KEYS.join(', ')}.`}`, { record: RECORD, path: `${RECORD}.${key}`, key, value: options[key] });
+    if (!(KEYS as readonly string[]).includes(key)) unknownKey(RECORD, RECORD, key, KEYS, options[key]);
   }
   if (typeof options.onMessage !== 'function') bad('onMessage', options.onMessage, 'a function (message, session) => reply | undefined');
   const logger = options.logger as JsonWebSocketLogger | undefined;
