@@ -214,24 +214,21 @@ export async function buildFixtureApp(cases: readonly RunnableCase[]): Promise<F
     const shadowed: string[] = [];
     const counters = new Map<string, SessionCounters>();
     for (const c of cases) {
-      if (isWebSocketCase(c)) {
-        const route = c.websocket.handler.route;
-        if (seen.has(`WebSocket ${route}`)) shadowed.push(c.id);
-        else {
-          seen.add(`WebSocket ${route}`);
-          counters.set(route, registerJsonWebSocket(app, c, logger));
-        }
-        continue;
-      }
-      if (((c.handler.middleware as Json | undefined)?.static_files as unknown[] | undefined)?.length) continue;
-      const ws = websocketEnabled(c.handler);
+      const session = isWebSocketCase(c);
+      if (!session && ((c.handler.middleware as Json | undefined)?.static_files as unknown[] | undefined)?.length) continue;
+      const route = session ? c.websocket.handler.route : c.handler.route;
+      const ws = session || websocketEnabled(c.handler);
       // An upgrade is routed by path alone (app.upgrade), so WebSocket endpoints share one key per path.
-      const key = ws ? `WebSocket ${c.handler.route}` : `${c.handler.method.toUpperCase()} ${c.handler.route}`;
+      const key = ws ? `WebSocket ${route}` : `${c.handler.method.toUpperCase()} ${route}`;
       if (seen.has(key)) {
         shadowed.push(c.id);
         continue;
       }
       seen.add(key);
+      if (session) {
+        counters.set(route, registerJsonWebSocket(app, c, logger));
+        continue;
+      }
       registerCaseHooks(app, c.handler);
       if (ws) registerWebSocket(app, c.handler);
       else app.route(routeFor(c) as never);
