@@ -11,7 +11,7 @@ import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Ajv2020 } from 'ajv/dist/2020.js';
-import { main } from '../harness/conformance/cli-main.js';
+import { runCli } from './helpers/conformance-cli.js';
 import { CONTRADICTIONS } from '../harness/conformance/contradictions.js';
 import { SHARED_CORPUS } from './helpers/shared-corpus.js';
 
@@ -19,12 +19,6 @@ const SERVER = 'node --import tsx test/conformance-example/server.ts {case_file}
 const CATEGORIES = ['query_params', 'path_params', 'json_bodies'];
 const paths = CATEGORIES.flatMap((c) => [join(SHARED_CORPUS, 'testing_data', c), join(SHARED_CORPUS, 'fixtures', `${c}.json`)]);
 
-async function cli(argv: string[]): Promise<{ code: number; out: string; err: string }> {
-  const out: string[] = [];
-  const err: string[] = [];
-  const code = await main(argv, { out: (l) => out.push(l), err: (l) => err.push(l) });
-  return { code, out: out.join('\n'), err: err.join('\n') };
-}
 
 let dir: string;
 before(() => {
@@ -37,7 +31,7 @@ describe('a non-keel implementation (Fastify) run through keel-conformance', { s
   describe('when it asks for the manifest of the cases it implements', () => {
     it('should get every case with its route, schemas and exact request, valid against the checked-in schema', async () => {
       const file = join(dir, 'manifest.json');
-      const r = await cli(['--manifest', file, ...paths]);
+      const r = await runCli(['--manifest', file, ...paths]);
       assert.equal(r.code, 0, r.err);
       const manifest = JSON.parse(readFileSync(file, 'utf8')) as { cases: unknown[]; routes: Array<{ handlers: number }> };
       const schema = JSON.parse(readFileSync(new URL('../schemas/ConformanceManifest.schema.json', import.meta.url), 'utf8'));
@@ -52,7 +46,7 @@ describe('a non-keel implementation (Fastify) run through keel-conformance', { s
     it('should pass every case of its categories, with the corpus contradictions reported apart', async () => {
       const json = join(dir, 'report.json');
       const started = performance.now();
-      const r = await cli(['--quiet', '--exec', SERVER, '--json', json, ...paths]);
+      const r = await runCli(['--quiet', '--exec', SERVER, '--json', json, ...paths]);
       const seconds = (performance.now() - started) / 1000;
       const report = JSON.parse(readFileSync(json, 'utf8'));
       assert.equal(report.summary.failed, 0, r.out);

@@ -8,7 +8,7 @@ import assert from 'node:assert/strict';
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { main } from './cli-main.js';
+import { runCli } from '../../test/helpers/conformance-cli.js';
 import { serveFixtureApp } from './fixture-app.js';
 import { loadCases } from './loader.js';
 import { WEBSOCKET_NOT_IN_MANIFEST } from './manifest.js';
@@ -37,16 +37,10 @@ before(() => {
 });
 after(() => rmSync(dir, { recursive: true, force: true }));
 
-async function run(argv: string[]) {
-  const out: string[] = [];
-  const err: string[] = [];
-  const code = await main(argv, { out: (l) => out.push(l), err: (l) => err.push(l) });
-  return { code, out: out.join('\n'), err: err.join('\n'), last: out.at(-1) };
-}
 
 describe('when the cases include WebSocket sessions', () => {
   it('should list them with their route, frames and close, and their routes', async () => {
-    const r = await run(['--list', file]);
+    const r = await runCli(['--list', file]);
     assert.equal(r.code, 0);
     assert.match(r.out, /^3 cases to run:$/m);
     assert.match(r.out, /^ {2}cases\/mixed\/echo {2}WebSocket \/ws\/echo \(echo\): 1 sent, 1 expected, close 1000$/m);
@@ -54,7 +48,7 @@ describe('when the cases include WebSocket sessions', () => {
     assert.match(r.out, /^ {2}WS {6}\/ws\/life {2}1 case$/m);
   });
   it('should name them in the manifest\'s skipped list with the reason', async () => {
-    const r = await run(['--manifest', '-', file]);
+    const r = await runCli(['--manifest', '-', file]);
     const m = JSON.parse(r.out);
     assert.deepEqual(m.cases.map((c: { id: string }) => c.id), ['cases/mixed/hello']);
     assert.deepEqual(m.skipped, [
@@ -66,7 +60,7 @@ describe('when the cases include WebSocket sessions', () => {
     const server = join(dir, 'server.mjs');
     writeFileSync(server, `import { createServer } from 'node:http';
 createServer((req, res) => { res.writeHead(200, { 'content-type': 'application/json' }); res.end('{"hello":"world"}'); }).listen(Number(process.argv[2]), '127.0.0.1');`);
-    const r = await run(['--exec', `node ${server} {port} {case_file}`, '--json', join(dir, 'exec.json'), file]);
+    const r = await runCli(['--exec', `node ${server} {port} {case_file}`, '--json', join(dir, 'exec.json'), file]);
     assert.equal(r.last, '1 passed, 0 failed, 2 skipped');
     const report = JSON.parse(readFileSync(join(dir, 'exec.json'), 'utf8'));
     assert.match(report.cases.find((c: { id: string }) => c.id === 'cases/mixed/echo').skip, /^not run under --exec: WebSocket session case: manifest version 1/);
@@ -75,7 +69,7 @@ createServer((req, res) => { res.writeHead(200, { 'content-type': 'application/j
     const loaded = loadCases([file]).filter((c) => isRunnable(c) || isRunnableWebSocket(c)) as RunnableCase[];
     const served = await serveFixtureApp(loaded);
     try {
-      const r = await run(['--base-url', served.url, '--json', join(dir, 'base.json'), file]);
+      const r = await runCli(['--base-url', served.url, '--json', join(dir, 'base.json'), file]);
       assert.equal(r.last, '2 passed, 0 failed, 1 skipped', r.out);
       const report = JSON.parse(readFileSync(join(dir, 'base.json'), 'utf8'));
       assert.match(report.cases.find((c: { id: string }) => c.id === 'cases/mixed/lifecycle').skip, /expected\.disconnect_count\) cannot be observed by a client/);
@@ -84,7 +78,7 @@ createServer((req, res) => { res.writeHead(200, { 'content-type': 'application/j
     }
   });
   it('should play them against keel\'s fixture app, which reports its handler\'s counters', async () => {
-    const r = await run([file]);
+    const r = await runCli([file]);
     assert.equal(r.code, 0, r.out);
     assert.equal(r.last, '3 passed, 0 failed');
   });

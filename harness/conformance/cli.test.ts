@@ -6,7 +6,7 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { main } from './cli-main.js';
+import { runCli } from '../../test/helpers/conformance-cli.js';
 
 /** A tiny server implementing two routes of the cases below. */
 let server: Server;
@@ -52,17 +52,11 @@ after(async () => {
   await new Promise<void>((r) => server.close(() => r()));
 });
 
-async function run(argv: string[]) {
-  const out: string[] = [];
-  const err: string[] = [];
-  const code = await main(argv, { out: (l) => out.push(l), err: (l) => err.push(l) });
-  return { code, out: out.join('\n'), err: err.join('\n'), last: out.at(-1) };
-}
 
 describe('keel-conformance CLI', () => {
   describe('when every case passes', () => {
     it('should exit 0 and end with the summary line', async () => {
-      const r = await run(['--base-url', base, join(dir, 'pass')]);
+      const r = await runCli(['--base-url', base, join(dir, 'pass')]);
       assert.equal(r.code, 0, r.out);
       assert.equal(r.last, '1 passed, 0 failed');
     });
@@ -70,7 +64,7 @@ describe('keel-conformance CLI', () => {
 
   describe('when a case fails and another is out of scope', () => {
     it('should exit 1, print the diff, the table and "N passed, M failed, K skipped"', async () => {
-      const r = await run(['--base-url', base, join(dir, 'mixed')]);
+      const r = await runCli(['--base-url', base, join(dir, 'mixed')]);
       assert.equal(r.code, 1);
       assert.equal(r.last, '1 passed, 1 failed, 1 skipped');
       assert.match(r.out, /✗ basics\/02_missing/);
@@ -83,7 +77,7 @@ describe('keel-conformance CLI', () => {
     it('should write JSON and JUnit reports', async () => {
       const json = join(dir, 'r.json');
       const junit = join(dir, 'r.xml');
-      await run(['--quiet', '--base-url', base, '--json', json, '--junit', junit, join(dir, 'mixed')]);
+      await runCli(['--quiet', '--base-url', base, '--json', json, '--junit', junit, join(dir, 'mixed')]);
       const report = JSON.parse(readFileSync(json, 'utf8'));
       assert.deepEqual(report.summary, { passed: 1, failed: 1, contradicted: 0, skipped: 1 });
       assert.deepEqual(report.cases.map((c: { id: string; status: string }) => [c.id, c.status]), [
@@ -105,7 +99,7 @@ describe('keel-conformance CLI', () => {
     });
 
     it('should leave out diffs and exit 0 for a report', async () => {
-      const r = await run(['--quiet', '--no-diffs', '--exit-zero', '--base-url', base, join(dir, 'mixed')]);
+      const r = await runCli(['--quiet', '--no-diffs', '--exit-zero', '--base-url', base, join(dir, 'mixed')]);
       assert.equal(r.code, 0);
       assert.doesNotMatch(r.out, /✗/);
       assert.match(r.out, /^TOTAL\s+1\s+1\s+0\s+1\s+50\.0%$/m);
@@ -113,7 +107,7 @@ describe('keel-conformance CLI', () => {
     });
 
     it('should run only the filtered cases', async () => {
-      const r = await run(['--base-url', base, '--filter', '01_hello', join(dir, 'mixed')]);
+      const r = await runCli(['--base-url', base, '--filter', '01_hello', join(dir, 'mixed')]);
       assert.equal(r.code, 0);
       assert.equal(r.last, '1 passed, 0 failed');
     });
@@ -121,19 +115,19 @@ describe('keel-conformance CLI', () => {
 
   describe('when a case fails', () => {
     it('should show the request sent, and put a status mismatch first with the body differences collapsed', async () => {
-      const r = await run(['--base-url', base, join(dir, 'mixed')]);
+      const r = await runCli(['--base-url', base, join(dir, 'mixed')]);
       assert.match(r.out, /request sent:\n {4}GET \/missing\n {4}X-Conformance-Case: basics\/02_missing/);
       const statusCase = join(dir, 'status/basics');
       mkdirSync(statusCase, { recursive: true });
       writeFileSync(join(statusCase, '01_teapot.json'), JSON.stringify({ ...wrong, handler: { route: '/hello', method: 'GET' }, request: { method: 'GET', path: '/hello' }, expected_response: { status_code: 418, body: { a: 1, b: 2, c: 3 } } }));
-      const s = await run(['--base-url', base, join(dir, 'status')]);
+      const s = await runCli(['--base-url', base, join(dir, 'status')]);
       assert.match(s.out, /✗ basics\/01_teapot[^\n]*\n {2}source: [^\n]*\n {2}status\n {4}expected: 418\n {4}actual: {3}200\n {2}\(4 more differences in headers\/body not shown: the status differs\)\n {2}body received: \{"hello":"world"\}/);
     });
 
     it('should grade only status, problem type slug, loc and error type at --level lenient', async () => {
-      const r = await run(['--base-url', base, '--level', 'lenient', join(dir, 'pass')]);
+      const r = await runCli(['--base-url', base, '--level', 'lenient', join(dir, 'pass')]);
       assert.equal(r.code, 0);
-      const bad = await run(['--base-url', base, '--level', 'loose', join(dir, 'pass')]);
+      const bad = await runCli(['--base-url', base, '--level', 'loose', join(dir, 'pass')]);
       assert.equal(bad.code, 2);
       assert.match(bad.err, /--level must be one of strict, lenient/);
     });
@@ -141,7 +135,7 @@ describe('keel-conformance CLI', () => {
 
   describe('when listing the cases or writing the manifest', () => {
     it('should print the cases and the route table, and run nothing', async () => {
-      const r = await run(['--list', join(dir, 'mixed')]);
+      const r = await runCli(['--list', join(dir, 'mixed')]);
       assert.equal(r.code, 0);
       assert.match(r.out, /^2 cases to run \(1 skipped\):$/m);
       assert.match(r.out, /^ {2}basics\/02_missing {2}GET \/missing -> 404$/m);
@@ -151,7 +145,7 @@ describe('keel-conformance CLI', () => {
     });
 
     it('should write the manifest to standard output with -', async () => {
-      const r = await run(['--manifest', '-', join(dir, 'mixed')]);
+      const r = await runCli(['--manifest', '-', join(dir, 'mixed')]);
       assert.equal(r.code, 0);
       const m = JSON.parse(r.out);
       assert.deepEqual(m.cases.map((c: { id: string }) => c.id), ['basics/01_hello', 'basics/02_missing']);
@@ -162,7 +156,7 @@ describe('keel-conformance CLI', () => {
 
   describe('when the server is down', () => {
     it('should fail every case with the connection error', async () => {
-      const r = await run(['--base-url', 'http://127.0.0.1:1', join(dir, 'pass')]);
+      const r = await runCli(['--base-url', 'http://127.0.0.1:1', join(dir, 'pass')]);
       assert.equal(r.code, 1);
       assert.match(r.out, /error: Error: connect ECONNREFUSED/);
       assert.equal(r.last, '0 passed, 1 failed');
@@ -182,14 +176,14 @@ describe('keel-conformance CLI', () => {
       ['a case path that does not exist', ['--base-url', 'http://127.0.0.1:1', '/nonexistent/cases'], /ENOENT/],
     ] as const) {
       it(`should exit 2 for ${why}`, async () => {
-        const r = await run([...argv]);
+        const r = await runCli([...argv]);
         assert.equal(r.code, 2);
         assert.match(r.err, message);
       });
     }
 
     it('should print the usage for --help', async () => {
-      const r = await run(['--help']);
+      const r = await runCli(['--help']);
       assert.equal(r.code, 0);
       assert.match(r.out, /Usage: keel-conformance/);
     });
