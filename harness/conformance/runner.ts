@@ -1,7 +1,8 @@
 /**
  * Running cases: each runnable case is sent to its target and compared (an HTTP exchange, or a
- * WebSocket session played by ws-session.ts); skipped documents are counted. Cases run one after another: several corpus cases depend on server state (rate limits)
- * and the fixture app re-mounts one server per case.
+ * WebSocket session played by ws-session.ts); skipped documents are counted. Cases run one after
+ * another: several corpus cases depend on server state (rate limits) and the fixture app re-mounts
+ * one server per case.
  */
 import { setTimeout as sleep } from 'node:timers/promises';
 import { isDeepStrictEqual } from 'node:util';

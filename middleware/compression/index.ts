@@ -9,9 +9,10 @@
  * A response is compressed only when all hold: a status with content (not 1xx, 204, 304), not HEAD,
  * no Content-Encoding yet (never encode twice), no `Cache-Control: no-transform` (RFC 9111 §5.2.2.6),
  * a media type worth compressing (record options: anything but gRPC, images other than SVG and
- * `text/event-stream`, as the reference; compression-package options: keel's list of compressible types;
- * events must reach the client as they are written), a known size of at least `min_size` (or an unknown, streamed size), and a coding the
- * client accepts (negotiate.ts). Every response that could be compressed carries
+ * `text/event-stream`, as the reference; compression-package options: keel's list of compressible
+ * types; never `text/event-stream`, whose events must reach the client as they are written), a known
+ * size of at least `min_size` (or an unknown, streamed size), and a coding the client accepts
+ * (negotiate.ts). Every response that could be compressed carries
  * `Vary: Accept-Encoding` (RFC 9110 §12.5.5), compressed or not, so caches keep the variants apart.
  */
 import type { ServerResponse } from 'node:http';
