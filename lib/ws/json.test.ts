@@ -50,10 +50,10 @@ let base: string;
 before(async () => {
   router = new WebSocketRouter()
     .on('/echo', createWebSocketUpgradeHandler(jsonWebSocket({
-      onMessage: (m: { skip?: boolean; fail?: boolean }) => {
+      onMessage: (m: { silent?: boolean; fail?: boolean }) => {
         handled.push(m);
         if (m.fail) throw new Error('secret detail');
-        return m.skip ? undefined : m;
+        return m.silent ? undefined : m;
       },
       onConnect: (s) => void connects.push(s.request.url ?? ''),
       onDisconnect: (_s, close) => void disconnects.push(close),
@@ -87,7 +87,7 @@ describe('when a client sends JSON messages', () => {
   });
   it('should send nothing when the handler returns undefined', async () => {
     const c = await connect(`${base}/echo`);
-    c.ws.send(JSON.stringify({ skip: true, n: 1 }));
+    c.ws.send(JSON.stringify({ silent: true, n: 1 }));
     c.ws.send(JSON.stringify({ n: 2 }));
     assert.deepEqual(await c.json(), { n: 2 }, 'the first frame is the reply to the second message');
     assert.equal(await c.next(100), 'timeout');
