@@ -244,7 +244,9 @@ describe('staticFiles: when the configuration is invalid', () => {
     ['a string index_file', { directory: pub, route_prefix: '/p', index_file: 'yes' }, /index_file/],
     ['a numeric cache_control', { directory: pub, route_prefix: '/p', cache_control: 60 }, /cache_control/],
     ['a cache_control with a line break', { directory: pub, route_prefix: '/p', cache_control: 'public\r\nX-Evil: 1' }, /cache_control/],
-    ['an unknown key', { directory: pub, route_prefix: '/p', index: true }, /Unknown key "index"/],
+    ['an unknown key', { directory: pub, route_prefix: '/p', indx: true }, /Unknown key "indx"/],
+    ["serve-static's index in a record", { directory: pub, route_prefix: '/p', index: true }, /index is serve-static's option: .*staticFiles\(root/],
+    ["serve-static's boolean cacheControl in a record", { directory: pub, route_prefix: '/p', cacheControl: false }, /cacheControl is serve-static's option/],
   ];
   for (const [name, options, message] of bad) {
     it(`should throw a ConfigError for ${name}`, () => {
