@@ -1,7 +1,7 @@
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { mkdtempSync, mkdirSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
-import { request as httpRequest, type Server } from 'node:http';
+import { createServer, request as httpRequest, type Server } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type express from 'express';
@@ -20,6 +20,7 @@ function tree(): void {
   mkdirSync(join(pub, 'empty'));
   mkdirSync(join(pub, '.git'));
   mkdirSync(join(pub, 'evil-index'));
+  mkdirSync(join(pub, 'snow \u2603'));
   mkdirSync(join(base, 'outside'));
   mkdirSync(join(base, 'public-secret'));
   writeFileSync(join(pub, 'hello.txt'), HELLO);
@@ -280,3 +281,15 @@ describeOnReject('staticFiles, a range that cannot be satisfied', {
   headers: ['Content-Range'],
 });
 describeOnRejectConfig('staticFiles', (o) => staticFiles({ directory: pub, route_prefix: '/', ...o }), /StaticFilesConfig/);
+
+describe('staticFiles: when an earlier handler rewrote req.url to a non-ASCII directory', () => {
+  it('should redirect to the percent-encoded slash form instead of failing on the header', async () => {
+    const serve = staticFiles({ directory: pub, route_prefix: '/' });
+    const server = createServer((req, res) => {
+      req.url = req.url!.replace('/snow', '/snow \u2603');
+      serve(req, res, () => res.writeHead(404).end('fell through'));
+    });
+    const res = await request(server).get('/snow?q=1').expect(301);
+    assert.equal(res.headers.location, '/snow%20%E2%98%83/?q=1');
+  });
+});

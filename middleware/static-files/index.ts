@@ -16,6 +16,8 @@ import { lazyRequire } from '../../lib/lazy-require.js';
 
 /** The `send` package, loaded by the first staticFiles() factory. */
 const loadSend = lazyRequire<typeof send>('send');
+/** Percent-encodes a URL without double-encoding (Express's and serve-static's Location encoder). */
+const loadEncodeUrl = lazyRequire<(url: string) => string>('encodeurl');
 import { StaticFilesConfig } from '../../lib/records/server.js';
 import { fail } from '../../lib/records/define.js';
 import { ERROR_CODES, codeForStatus } from '../../lib/errors.js';
@@ -207,6 +209,7 @@ function staticFilesFromRecords(options: StaticFilesConfigInput | readonly Stati
   const list = Array.isArray(options) ? options : [options as StaticFilesConfigInput];
   const mounts = list.map((o, i) => compile(o, Array.isArray(options) ? `static_files[${i}]` : 'StaticFilesConfig'));
   loadSend();
+  loadEncodeUrl();
 
   async function serve(req: KeelRequest, res: ServerResponse, next: NextFunction): Promise<void> {
     const url = req.url ?? '/';
@@ -220,7 +223,9 @@ function staticFilesFromRecords(options: StaticFilesConfigInput | readonly Stati
       if (found === NOT_FOUND) continue;
       if ('redirect' in found) {
         res.statusCode = 301;
-        res.setHeader('Location', found.redirect);
+        // A req.url rewritten by an earlier middleware may hold raw non-ASCII characters, which a
+        // header cannot carry (RFC 9110 §5.5): percent-encode them (RFC 3986 §2.1).
+        res.setHeader('Location', loadEncodeUrl()(found.redirect));
         res.setHeader('Content-Length', '0');
         res.end();
         return;
