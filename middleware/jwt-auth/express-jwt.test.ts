@@ -176,7 +176,9 @@ describe('when the claims are checked', () => {
       assert.equal(err.message, message);
       assert.equal(err.inner.name, inner);
     }
+    const global = expressjwt({ ...options, audience: /^b-/g });
     assert.equal((await run(expressjwt({ ...options, audience: /^b-/ }), withToken(await hs256({ aud: ['z', 'b-1'] })))).err, undefined);
+    for (let i = 0; i < 2; i++) assert.equal((await run(global, withToken(await hs256({ aud: 'b-1' })))).err, undefined, `request ${i + 1}`);
   });
 });
 

@@ -144,7 +144,9 @@ export function fromExpressJwt(options: Record<string, unknown> | undefined): Tr
     if (items.length === 0 || !items.every(ok)) bad(key, expected);
     return items as T[];
   };
-  const audience = list('audience', (v): v is string | RegExp => typeof v === 'string' || v instanceof RegExp, 'a string, a RegExp or a list of them');
+  const audience = list('audience', (v): v is string | RegExp => typeof v === 'string' || v instanceof RegExp, 'a string, a RegExp or a list of them')
+    // Without g / y, test() keeps no lastIndex between requests (one would match, the next not).
+    ?.map((a) => (typeof a === 'string' ? a : new RegExp(a.source, a.flags.replace(/[gy]/g, '')))) ?? null;
   const issuer = list('issuer', (v): v is string => typeof v === 'string', 'a string or a list of strings');
   const tolerance = o.clockTolerance ?? DEFAULT_CLOCK_TOLERANCE;
   if (typeof tolerance !== 'number' || !Number.isFinite(tolerance) || tolerance < 0) bad('clockTolerance', 'a number of seconds, 0 or more');
