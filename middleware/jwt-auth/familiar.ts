@@ -8,6 +8,7 @@ import { ConfigError, type UnauthorizedError } from '../../lib/errors.js';
 import { fail } from '../../lib/records/define.js';
 import { JWT_ALGORITHMS, type JwtAlgorithm } from '../../lib/records/index.js';
 import { isPackageStyle as packageStyle } from '../../lib/package-style.js';
+import type { KeelRequest } from '../../lib/request.js';
 import type { ClaimRules } from './claims.js';
 import { importPackageKey } from './keys.js';
 
@@ -21,6 +22,24 @@ export interface DecodedJwt {
   payload: Record<string, unknown> | string;
   signature: string;
 }
+
+/** jsonwebtoken's `JwtPayload`: the registered claims, typed, and any others. */
+export interface JwtPayload {
+  [claim: string]: any;
+  iss?: string;
+  sub?: string;
+  aud?: string | string[];
+  exp?: number;
+  nbf?: number;
+  iat?: number;
+  jti?: string;
+}
+
+/**
+ * express-jwt's `Request`: the request with the verified claims on `auth`, for handlers written as
+ * `(req: Request, res) => …` (`import { Request as JWTRequest } from 'keel/middleware/jwt-auth'`).
+ */
+export type Request<T = JwtPayload> = KeelRequest & { auth?: T };
 
 /** express-jwt's `GetVerificationKey`: the key for this request and token (multi-tenant apps, jwks-rsa). */
 export type GetVerificationKey = (req: any, token: DecodedJwt | undefined) => JwtSecret | undefined | Promise<JwtSecret | undefined>;
