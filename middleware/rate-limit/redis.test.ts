@@ -31,17 +31,21 @@ describe('RedisStore', { skip: NO_REDIS }, () => {
     });
     it('should let the client in again once a token is back', async () => {
       const store = storeFor('t2:');
-      const policy = { burst: 1, perSecond: 20 };
+      // One token a second: the refusal holds however slow a loaded machine is between the two takes
+      // (at 20/s a 50 ms stall let the second take through), and the wait is past the token's return.
+      const policy = { burst: 1, perSecond: 1 };
       assert.equal((await store.take('ip', policy)).allowed, true);
       assert.equal((await store.take('ip', policy)).allowed, false);
-      await sleep(120);
+      await sleep(1100);
       assert.equal((await store.take('ip', policy)).allowed, true);
     });
     it('should let the key expire when the bucket is full again', async () => {
       const store = storeFor('t3:');
-      await store.take('ip', { burst: 5, perSecond: 10 });
+      // One token spent at 2/s: the key lives until the bucket is full again, 500 ms, not longer
+      // (at 10/s the 100 ms could pass before PTTL was read on a loaded machine).
+      await store.take('ip', { burst: 5, perSecond: 2 });
       const ttl = await client.pttl('t3:ip');
-      assert.ok(ttl > 0 && ttl <= 100, `PTTL ${ttl}`);
+      assert.ok(ttl > 0 && ttl <= 500, `PTTL ${ttl}`);
     });
   });
 
