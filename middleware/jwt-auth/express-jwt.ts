@@ -167,9 +167,10 @@ export function expressJwtMiddleware(t: TranslatedJwt, rejection: Rejecter): Jwt
   const { algorithm, rules, credentialsRequired, requestProperty, getToken, isRevoked, onExpired, getKey } = t;
   const staticCheck = t.key === null ? null : signatureCheck(algorithm, t.key);
   const checkFor = getKey === null ? null : callbackChecks(algorithm);
-  // Load the verifiers now (start-up), not on the first request.
-  jose();
+  // Load the verifier now (start-up), not on the first request. For HS*, jose is only needed for a
+  // JWS over text, and loads on the first such token.
   if (algorithm.startsWith('HS')) fastJwt();
+  else jose();
 
   /** Resolves to true when claims were set, false when the request passes without them; throws a refusal. */
   async function authenticate(req: KeelRequest): Promise<boolean> {
