@@ -5,7 +5,7 @@
  */
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { createSecretKey, generateKeyPairSync } from 'node:crypto';
+import { createHmac, createSecretKey, generateKeyPairSync } from 'node:crypto';
 import { CompactSign, SignJWT } from 'jose';
 import request from 'supertest';
 import { ConfigError } from '../../lib/errors.js';
@@ -225,6 +225,18 @@ describe('when the token is hostile', () => {
     const forged = await hs256({ sub: 'admin' }, pem);
     const { err } = await run(expressjwt({ secret: pem, algorithms: ['RS256'] }), withToken(forged));
     assert.equal(err.message, 'invalid algorithm');
+  });
+  it("should refuse a crit extension it does not understand and a non-numeric iat, which jsonwebtoken accepts (intended difference)", async () => {
+    const signed = (header: Record<string, unknown>, claims: Record<string, unknown>) => {
+      const input = `${b64(header)}.${b64(claims)}`;
+      return `${input}.${createHmac('sha256', SECRET).update(input).digest('base64url')}`;
+    };
+    const control = await run(expressjwt(options), withToken(signed({ alg: 'HS256' }, { sub: 'u' })));
+    assert.equal(control.req.auth.sub, 'u');
+    const crit = await run(expressjwt(options), withToken(signed({ alg: 'HS256', crit: ['x-ext'], 'x-ext': 1 }, { sub: 'u' })));
+    assert.equal(crit.err.message, 'invalid token');
+    const iat = await run(expressjwt(options), withToken(signed({ alg: 'HS256' }, { sub: 'u', iat: 'yesterday' })));
+    assert.equal(iat.err.message, 'invalid iat value');
   });
   it('should not pollute Object.prototype from a __proto__ claim', async () => {
     const token = await hs256(JSON.parse('{"__proto__": {"polluted": true}}'));
