@@ -99,7 +99,7 @@ describe('rateLimit with express-rate-limit options outside Express (node:http)'
     const refused = await request(server).get('/');
     assert.equal(refused.status, 429);
     assert.match(refused.headers['content-type'] ?? '', /^application\/problem\+json/);
-    assert.equal(refused.headers['retry-after'], '60');
+    assert.match(refused.headers['retry-after'] ?? '', /^(59|60)$/, 'seconds until the window ends');
   });
 });
 
