@@ -15,6 +15,7 @@ import type { Middleware, NextFunction } from './request.js';
 import { buildRouter } from './dispatch.js';
 import type { ListenOptions } from './server.js';
 import { listen, onStopSignals, settleAll } from './server.js';
+import { injectInto, type InjectChain, type InjectOptions } from './inject.js';
 import { loadedProtocol, loadProtocols, protocolsUsed, PROTOCOL_OF_METHOD } from './builtins.js';
 import { installBackground, memoryBackground } from './background/install.js';
 import type { BackgroundBackend } from './background/bullmq.js';
@@ -471,6 +472,20 @@ export class App implements AppCore {
   /** spec: into_router_and_config(): the router plus the frozen ServerConfig, for embedding. */
   intoRouterAndConfig(): { router: KeelRouter; config: Readonly<ServerConfig> } {
     return { router: this.intoRouter(), config: this.config };
+  }
+
+  /**
+   * Serve one request in-process, without a socket or a listening server (lib/inject.ts): the full
+   * pipeline (hooks, validation, middleware, limits, problem answers) through light-my-request. The
+   * App is made `ready()` first, as `listen()` does. With no argument, a builder.
+   *
+   * @example
+   * const res = await app.inject({ method: 'POST', url: '/notes', payload: { text: 'hi' } });
+   * assert.equal(res.statusCode, 201);
+   * const chained = await app.inject().get('/notes').query({ limit: '5' }).end();
+   */
+  inject(options?: string | InjectOptions): InjectChain {
+    return injectInto(this, options);
   }
 
   /** Bind `host:port` from the ServerConfig (overridable) and serve. */
