@@ -133,3 +133,22 @@ describe('when the example server runs (npm start)', () => {
     assert.deepEqual(await (await fetch(`${base}/legacy/hello`)).json(), { from: 'express' });
   });
 });
+
+describe('when the example app is tested in-process with app.inject() (docs/testing.md)', () => {
+  it('should create an item and read it back, with no port', async () => {
+    const app = buildExampleApp({ port: 0 });
+    const created = await app.inject({ method: 'POST', url: '/items', payload: { name: 'Buoy', price: 9.5 } });
+    assert.equal(created.statusCode, 201);
+    const location = String(created.headers.location);
+    assert.match(location, /^\/items\/\d+$/);
+    const read = await app.inject(location);
+    assert.deepEqual(read.json(), { id: Number(location.split('/')[2]), name: 'Buoy', price: 9.5, tags: [] });
+  });
+
+  it('should answer an invalid query with the same 422 problem as over the socket', async () => {
+    const res = await buildExampleApp({ port: 0 }).inject({ url: '/items', query: { limit: '500' } });
+    assert.equal(res.statusCode, 422);
+    assert.equal(res.headers['content-type'], 'application/problem+json');
+    assert.deepEqual(res.json<{ errors: { loc: string[] }[] }>().errors[0]!.loc, ['query', 'limit']);
+  });
+});

@@ -5,6 +5,7 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { Readable } from 'node:stream';
+import { gunzipSync } from 'node:zlib';
 import { App, createApp } from '../lib/app.js';
 import { response } from '../lib/handler.js';
 import type { InjectOptions, InjectResponse } from '../lib/index.js';
@@ -131,6 +132,28 @@ describe('when the chained form is used', () => {
     assert.deepEqual(got.json(), { query: { limit: 3 } });
     const posted = await app.inject().post('/notes').payload({ text: 'chained' });
     assert.equal(posted.statusCode, 201);
+  });
+});
+
+describe('when the App compresses its answers', () => {
+  const rows = Array.from({ length: 100 }, (_, i) => ({ id: i, name: `row ${i}` }));
+  const compressing = () => createApp({ port: 0, compression: { min_size: 64 } }, (app) => app.get('/rows', () => ({ rows })));
+
+  // light-my-request's end(chunk) writes its chunk through this.write, which compression has wrapped:
+  // the compressed body is swallowed until compression passes such calls through (ResponseState
+  // passThrough, on the schemas branch, 45a8ab9). Verified green with it; drop this skip once merged.
+  const reentrantEnd = { skip: 'compression swallows a body written by a base end() through this.write until the schemas branch (45a8ab9) is merged' };
+  it('should hand back the gzip bytes the client asked for', reentrantEnd, async () => {
+    const res = await compressing().inject({ url: '/rows', headers: { 'accept-encoding': 'gzip' } });
+    assert.equal(res.headers['content-encoding'], 'gzip');
+    assert.deepEqual(JSON.parse(gunzipSync(res.rawPayload).toString('utf8')), { rows });
+  });
+
+  it('should leave later injections into an App without compression their bodies', async () => {
+    await compressing().inject({ url: '/rows', headers: { 'accept-encoding': 'gzip' } });
+    const res = await notesApp().inject('/notes?limit=4');
+    assert.equal(res.headers['content-encoding'], undefined);
+    assert.deepEqual(res.json(), { query: { limit: 4 } });
   });
 });
 

@@ -196,8 +196,10 @@ function prototypeWrappers(res: ServerResponse): BaseMethods | undefined {
   // Inherited too: a mounted Express sub-app's response prototype inherits from its parent's.
   const found = proto[kBase];
   if (found !== undefined) return found;
-  const parent = Object.getPrototypeOf(proto) as ServerResponse | null;
-  if (parent === null || typeof parent.writeHead !== 'function' || typeof parent.write !== 'function' || typeof parent.end !== 'function') return undefined;
+  // Underneath: the methods the prototype has now, its own when it defines them (light-my-request's
+  // Response, which app.inject() uses, collects the body in its write/end), else inherited ones.
+  const parent = proto as unknown as ServerResponse;
+  if (typeof parent.writeHead !== 'function' || typeof parent.write !== 'function' || typeof parent.end !== 'function') return undefined;
   const base: BaseMethods = Object.freeze({ writeHead: parent.writeHead as WriteHead, write: parent.write as Write, end: parent.end as End });
   const parentFlush = (parent as Wrapped).flush;
   const define = (name: string, value: unknown) => Object.defineProperty(proto, name, { value, writable: true, configurable: true, enumerable: false });
