@@ -173,6 +173,18 @@ describe('when a hostile client sends a body over max_body_size', () => {
   });
 });
 
+describe('when the App uses a protocol module and was never made ready', () => {
+  it('should load it before the first request, as listen() does (intoRouter() alone would refuse)', async () => {
+    const app = createApp({ port: 0, openapi: { enabled: true, title: 'inject', version: '1.0.0' } }, (a) => a.get('/ping', () => ({ pong: true })));
+    assert.throws(() => app.intoRouter(), /await app.ready\(\) before app.intoRouter\(\)/);
+    const res = await app.inject('/openapi.json');
+    assert.equal(res.statusCode, 200, res.body);
+    const doc = res.json<{ openapi: string; paths: Record<string, unknown> }>();
+    assert.match(doc.openapi, /^3\.1/);
+    assert.ok('/ping' in doc.paths);
+  });
+});
+
 describe('when the App cannot become ready', () => {
   it('should reject the injection with the AppError instead of answering', async () => {
     const app = createApp({ port: 0 }, (a) => a.job('nightly', () => undefined));
