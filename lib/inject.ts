@@ -48,14 +48,15 @@ export function injectInto(app: Injectable, options?: string | InjectOptions): I
       built(req, res);
       return;
     }
-    app.ready().then(() => app.intoRouter()).then(
-      (router) => {
+    app
+      .ready()
+      .then(() => {
+        const router = app.intoRouter();
         routers.set(app, router);
         router(req, res);
-      },
+      })
       // light-my-request rejects the injection with an error emitted on the response.
-      (err: unknown) => res.emit('error', err),
-    );
+      .catch((err: unknown) => res.emit('error', err));
   };
   // With no options, a builder: it waits for `.get(url)`… and `.end()` (or `await`) to start.
   return lightMyRequest()(dispatch, options ?? { autoStart: false });
