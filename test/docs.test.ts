@@ -44,10 +44,10 @@ function relativeLinks(markdown: string): string[] {
 const SOURCE_PATH = /(?:^|[\s(`'"])(?:\.\.\/shared\b|(?:lib|middleware|harness|test|scripts|bench|express|examples)\/[\w./*-]*|crates\/spikard[\w./-]*)/g;
 
 describe('when a user reads the docs from the installed package', () => {
-  it('should ship README.md and the user docs (architecture and benchmarks are for contributors, on the repository)', () => {
+  it('should ship README.md and the user docs (architecture, benchmarks and peer-suites are for contributors, on the repository)', () => {
     assert.ok(pages.includes('README.md'));
     assert.ok(pages.includes('docs/configuration.md') && pages.includes('docs/migrating-from-express.md'), pages.join(' '));
-    assert.deepEqual(pages.filter((p) => /architecture|benchmarks/.test(p)), []);
+    assert.deepEqual(pages.filter((p) => /architecture|benchmarks|peer-suites/.test(p)), []);
   });
 
   for (const page of pages) {
