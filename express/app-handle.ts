@@ -30,16 +30,15 @@ export function appHandle(v4: boolean): AnyFn {
     if (Object.getPrototypeOf(req) !== this.request) Object.setPrototypeOf(req, this.request);
     if (Object.getPrototypeOf(res) !== this.response) Object.setPrototypeOf(res, this.response);
     if (!res.locals) res.locals = Object.create(null);
-    if (v4 && !req.query) req.query = parseQuery4(this, req);
+    // Express 4's query middleware is not a layer here: the request prototype parses req.query on first read. With
+    // no 'query parser fn' at all (settings deleted), that middleware fell back to qs, which only the app can know.
+    if (v4 && typeof this.get('query parser fn') !== 'function') req.query = defaultQuery4(req);
     router.handle(req, res, done);
   };
 }
 
-/** Express 4's query middleware at app level: the app's 'query parser fn', or qs when that setting is unset. */
-function parseQuery4(app: any, req: any): unknown {
-  const parse = app.get('query parser fn');
-  const val = parseUrl(req)!.query;
-  return typeof parse === 'function' ? parse(val) : qs.parse(val as string, { allowPrototypes: true });
+function defaultQuery4(req: any): unknown {
+  return qs.parse(parseUrl(req)!.query as string, { allowPrototypes: true });
 }
 
 /** `express.query(options)` of Express 4: req.query parsed with qs (or with `options` when it is a function). */

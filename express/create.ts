@@ -10,7 +10,8 @@ import serveStatic from 'serve-static';
 import serveStatic1 from 'serve-static-v1';
 import { query4 } from './app-handle.js';
 import { createApplicationPrototype } from './application.js';
-import { createRequestPrototype, createResponsePrototype } from './prototypes-standin.js';
+import { createRequestPrototype } from './request.js';
+import { createResponsePrototype } from './response.js';
 import { createRouterClass, Route, Route4 } from './router/index.js';
 import type { AnyFn } from './utils.js';
 
