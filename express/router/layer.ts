@@ -6,7 +6,6 @@
 import { match as match8 } from 'path-to-regexp';
 import pathToRegexp0 from 'path-to-regexp-v0';
 import { isPromise, type AnyFn } from '../utils.js';
-import type { Route } from './route.js';
 
 /** What a layer match gives the router: the decoded params, the matched part of the path and the param names. */
 export interface LayerMatch {
@@ -20,6 +19,14 @@ export interface LayerOptions {
   sensitive?: boolean;
   strict?: boolean;
   end?: boolean;
+}
+
+/** What the router reads from a route layer's route (route.ts implements it). */
+export interface LayerRoute {
+  dispatch(req: any, res: any, done: AnyFn): void;
+  _handlesMethod(method: unknown): boolean;
+  _methods(includeAll?: boolean): string[];
+  _options(): string[];
 }
 
 type Matcher = (path: string) => { params: Record<string, any>; path: string } | false;
@@ -82,7 +89,7 @@ export class Layer {
   rawPath: any;
   /** `use('/')` or `use(fn)`: every path matches, nothing to trim. */
   slash: boolean;
-  route: Route | undefined = undefined;
+  route: LayerRoute | undefined = undefined;
   method: string | undefined = undefined;
   /** Express 4 only: path-to-regexp 0.1's regexp and keys, which some tools read. */
   regexp: RegExp | undefined;
