@@ -12,6 +12,7 @@
  */
 
 import http from 'node:http';
+import { createRequire } from 'node:module';
 import type { IncomingMessage } from 'node:http';
 import { isIP } from 'node:net';
 import accepts from 'accepts';
@@ -42,6 +43,22 @@ export type ExpressRequestLike = IncomingMessage & {
 };
 
 const deprecate = depd('express');
+const require = createRequire(import.meta.url);
+
+/**
+ * Express 4 ships older majors of three of these libraries whose answers differ, so Express 4 mode loads those
+ * (lazily, so Express 5 apps never do): range-parser 1.2 reads a malformed range as unsatisfiable (-1) where 1.3
+ * says invalid (-2); accepts 1.3 and type-is 1.6 resolve extensions with mime-types 2 (`js` is
+ * application/javascript there, text/javascript in mime-types 3).
+ */
+function libraries(major: ExpressMajor): { accepts: typeof accepts; typeis: typeof typeis; parseRange: typeof parseRange } {
+  if (major === 5) return { accepts, typeis, parseRange };
+  return {
+    accepts: require('accepts-v1') as typeof accepts,
+    typeis: require('type-is-v1') as typeof typeis,
+    parseRange: require('range-parser-v1-2') as typeof parseRange,
+  };
+}
 
 /** Per-request cache of the parsed query: the url and parser it was parsed with, and the result. */
 const QUERY = Symbol('keel.express.query');
@@ -57,6 +74,7 @@ type QueryCache = { url: string | undefined; parser: unknown; value: unknown };
  */
 export function createRequestPrototype(major: ExpressMajor): any {
   const req: any = Object.create(http.IncomingMessage.prototype);
+  const { accepts, typeis, parseRange: rangeParser } = libraries(major);
 
   req.get = req.header = function header(this: ExpressRequestLike, name: string): string | string[] | undefined {
     if (!name) throw new TypeError('name argument is required to req.get');
@@ -84,7 +102,7 @@ export function createRequestPrototype(major: ExpressMajor): any {
   req.range = function range(this: ExpressRequestLike, size: number, options?: parseRange.Options) {
     const value = this.get('Range');
     if (!value) return;
-    return parseRange(size, value as string, options);
+    return rangeParser(size, value as string, options);
   };
 
   req.is = function is(this: ExpressRequestLike, types: string | string[], ...rest: string[]) {
