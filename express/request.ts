@@ -187,7 +187,10 @@ export function createRequestPrototype(major: ExpressMajor): any {
     if (method !== 'GET' && method !== 'HEAD' && !(major === 5 && method === 'QUERY')) return false;
     // 2xx or 304 (RFC 9110 §13.1.3)
     if ((status >= 200 && status < 300) || status === 304) {
-      return isFresh(this.headers, res.get('ETag'), res.get('Last-Modified'), noneMatchWins);
+      const headers = this.headers;
+      // an unconditional request (the usual case) is never fresh: decided before reading the response's validators
+      if (!headers['if-none-match'] && !headers['if-modified-since']) return false;
+      return isFresh(headers, res.get('ETag'), res.get('Last-Modified'), noneMatchWins);
     }
     return false;
   });

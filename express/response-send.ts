@@ -10,14 +10,28 @@
  */
 
 import { Buffer } from 'node:buffer';
+import { hash } from 'node:crypto';
 import depd from 'depd';
 import statuses from 'statuses';
 import type { ExpressMajor } from './request.js';
 import { stringify, withUtf8, type MediaTypes } from './response-helpers.js';
+import { strongETag, weakETag } from './utils.js';
 
 const deprecate = depd('express');
 
 /** Characters JSON allows in strings but JavaScript (before ES2019) does not: escaped in JSONP bodies. */
+/**
+ * The `etag` package's entity tag (length in hex, then the first 27 base64 characters of the SHA-1 of the bytes),
+ * hashed in one call straight from the string or Buffer: the same value Express's default `etag fn` gives, without
+ * a Buffer copy of a string body or a Hash object per response.
+ */
+function entityTag(body: string | Buffer, len: number, weak: boolean): string {
+  const tag = len === 0
+    ? '"0-2jmj7l5rSw0yVb/vlWAYkK/YBwk"'
+    : '"' + len.toString(16) + '-' + hash('sha1', body, 'base64').substring(0, 27) + '"';
+  return weak ? 'W/' + tag : tag;
+}
+
 const LINE_SEPARATORS = /[\u2028\u2029]/g;
 const JSONP_CALLBACK_FORBIDDEN = /[^[\]\w$.]/g;
 
@@ -84,7 +98,16 @@ export function installBodyMethods(res: any, major: ExpressMajor, media: MediaTy
     const generateETag = !this.get('ETag') && typeof etagFn === 'function';
 
     let len: number | undefined;
-    if (chunk !== undefined) {
+    // the engine's own weak/strong generators (the 'etag' setting's true/'weak'/'strong'): tag computed here from
+    // the body as it is; a user's `etag fn` gets a Buffer, as Express gives it
+    const builtinETag = generateETag && (etagFn === weakETag || etagFn === strongETag) && chunk !== undefined &&
+      (typeof chunk === 'string' || Buffer.isBuffer(chunk)) && (encoding === undefined || encoding === 'utf8');
+    if (builtinETag) {
+      const bytes: number = typeof chunk === 'string' ? Buffer.byteLength(chunk, 'utf8') : chunk.length;
+      len = bytes;
+      if (!v5 || !this.get('Transfer-Encoding')) this.set('Content-Length', bytes);
+      this.set('ETag', entityTag(chunk, bytes, etagFn === weakETag));
+    } else if (chunk !== undefined) {
       if (Buffer.isBuffer(chunk)) {
         len = chunk.length;
       } else if (!generateETag && chunk.length < 1000) {
@@ -100,7 +123,7 @@ export function installBodyMethods(res: any, major: ExpressMajor, media: MediaTy
       if (!v5 || !this.get('Transfer-Encoding')) this.set('Content-Length', len);
     }
 
-    if (generateETag && len !== undefined) {
+    if (generateETag && !builtinETag && len !== undefined) {
       const etag = etagFn(chunk, encoding);
       if (etag) this.set('ETag', etag);
     }

@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import http from 'node:http';
 import { fileURLToPath } from 'node:url';
 import { createResponsePrototype } from './response.js';
-import { assertSameAsExpress, type Exchange } from '../test/helpers/express-prototypes.js';
+import { assertSameAsExpress, exchange, type Exchange } from '../test/helpers/express-prototypes.js';
 
 const THIS_FILE = fileURLToPath(import.meta.url);
 const THIS_DIR = fileURLToPath(new URL('.', import.meta.url));
@@ -184,4 +184,35 @@ describe('createResponsePrototype: when called', () => {
     assert.equal(typeof a.sendfile, 'function');
     assert.equal(typeof createResponsePrototype(5).sendfile, 'undefined');
   });
+});
+
+describe('res.send on keel/express: when the etag setting is one of the built-in generators', () => {
+  const bodies: Record<string, Handler> = {
+    small: (_req, res) => res.send('hello'),
+    large: (_req, res) => res.send('é'.repeat(3000)),
+    empty: (_req, res) => res.send(''),
+    surrogate: (_req, res) => res.send('lone \ud800 surrogate'),
+    buffer: (_req, res) => res.send(Buffer.from([0, 1, 2, 255])),
+    json: (_req, res) => res.json({ a: 'ü', list: [1, 2, 3] }),
+    typed: (_req, res) => res.send(new Uint8Array([9, 8, 7])),
+  };
+  for (const setting of [true, 'weak', 'strong'] as const) {
+    it(`should give the same ETag, length and body as Express for etag=${String(setting)}`, async () => {
+      const apps = [(await import('express')).default(), (await import('./index.js')).default()];
+      for (const app of apps) {
+        app.set('etag', setting);
+        for (const [name, handler] of Object.entries(bodies)) app.get('/' + name, handler);
+      }
+      for (const name of Object.keys(bodies)) {
+        const [expected, actual] = [await exchange(apps[0], { path: '/' + name }), await exchange(apps[1], { path: '/' + name })];
+        assert.equal(actual.headers.etag, expected.headers.etag, name);
+        assert.ok(actual.headers.etag, name);
+        assert.equal(actual.headers['content-length'], expected.headers['content-length'], name);
+        assert.equal(actual.body, expected.body, name);
+        // and revalidating with it answers 304 on both
+        const again = await exchange(apps[1], { path: '/' + name, headers: { 'If-None-Match': String(expected.headers.etag) } });
+        assert.equal(again.status, 304, name);
+      }
+    });
+  }
 });
