@@ -148,4 +148,24 @@ describe('req.query (Express 5): when read several times in one request', () => 
     assert.deepEqual(JSON.parse(answer.body), ['x=1', 'x=1', 'x=1']);
     assert.equal(calls, 1);
   });
+
+  it('should keep the parse across a mount point, where req.url changes but its query string does not', async () => {
+    let calls = 0;
+    const express = (await import('./index.js')).default;
+    const app = express();
+    app.set('query parser', (s: string) => {
+      calls++;
+      return { raw: s };
+    });
+    app.use((req: any, _res: any, next: any) => {
+      req.seen = req.query.raw;
+      next();
+    });
+    const router = express.Router();
+    router.get('/q', (req: any, res: any) => res.json([req.seen, req.url, req.query.raw]));
+    app.use('/api', router);
+    const answer = await exchange(app, { path: '/api/q?y=2' });
+    assert.deepEqual(JSON.parse(answer.body), ['y=2', '/q?y=2', 'y=2']);
+    assert.equal(calls, 1);
+  });
 });

@@ -63,7 +63,7 @@ function libraries(major: ExpressMajor): { accepts: typeof accepts; typeis: type
 /** Per-request cache of the parsed query: the url and parser it was parsed with, and the result. */
 const QUERY = Symbol('keel.express.query');
 
-type QueryCache = { url: string | undefined; parser: unknown; value: unknown };
+type QueryCache = { url: string | undefined; search?: unknown; parser: unknown; value: unknown };
 
 /**
  * Builds a fresh Express `request` prototype for `major` (its chain includes `http.IncomingMessage.prototype`).
@@ -244,8 +244,14 @@ function parsedQuery(req: ExpressRequestLike): unknown {
   const url = req.url;
   const cache: QueryCache | undefined = req[QUERY];
   if (cache !== undefined && cache.url === url && cache.parser === parser) return cache.value;
-  const value = parser(parseurl(req)?.query);
-  req[QUERY] = { url, parser, value };
+  const search = parseurl(req)?.query;
+  // a mount point rewrites req.url but not its query string: the parse still holds
+  if (cache !== undefined && cache.search === search && cache.parser === parser && cache.url !== undefined) {
+    cache.url = url;
+    return cache.value;
+  }
+  const value = parser(search);
+  req[QUERY] = { url, search, parser, value };
   return value;
 }
 
