@@ -129,3 +129,23 @@ describe('when the app listens itself (keel/express)', () => {
     }
   });
 });
+
+describe('when a router is introspected (keel/express)', () => {
+  it('should list each route path with its methods and each mounted router', () => {
+    const router = express.Router();
+    const nested = express.Router();
+    router.get('/a', () => {});
+    router.route('/b').post(() => {}).all(() => {});
+    router.get(['/c', '/d'], () => {});
+    router.use('/nested', nested);
+    router.use(() => {});
+    const listed = router.listRoutes().map((r: any) => ({ path: r.path, methods: r.methods, router: r.router === nested }));
+    assert.deepEqual(listed, [
+      { path: '/a', methods: ['GET', 'HEAD'], router: false },
+      { path: '/b', methods: ['POST', '*'], router: false },
+      { path: '/c', methods: ['GET', 'HEAD'], router: false },
+      { path: '/d', methods: ['GET', 'HEAD'], router: false },
+      { path: '/nested', methods: undefined, router: true },
+    ]);
+  });
+});

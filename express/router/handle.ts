@@ -138,7 +138,7 @@ export function handle(router: RouterState, req: any, res: any, callback: AnyFn)
 
   function afterParams(err?: any): void {
     if (err) next(layerError || err);
-    else if (layer.route) layer.handleRequest(req, res, next, async);
+    else if (layer.route) layer.handleRequest(req, res, next);
     else trimPrefix();
     sync = 0;
   }
@@ -156,7 +156,7 @@ export function handle(router: RouterState, req: any, res: any, callback: AnyFn)
       }
       req.baseUrl = parentUrl + (removed[removed.length - 1] === '/' ? removed.slice(0, -1) : removed);
     }
-    if (layerError) layer.handleError(layerError, req, res, next, async);
-    else layer.handleRequest(req, res, next, async);
+    if (layerError) layer.handleError(layerError, req, res, next);
+    else layer.handleRequest(req, res, next);
   }
 }
