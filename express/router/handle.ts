@@ -45,7 +45,7 @@ export function handle(router: RouterState, req: any, res: any, callback: AnyFn)
   let index = indexOf(router, stack);
   let idx = 0;
   let seg: string | undefined;
-  let list: Layer[] = index.any;
+  let list: number[] = index.any;
   let pos = 0;
   const protohost = getProtohost(req.url) || '';
   let removed = '';
@@ -109,8 +109,9 @@ export function handle(router: RouterState, req: any, res: any, callback: AnyFn)
     let match: LayerMatch | false = false;
     let route;
     while (!match && pos < list.length) {
-      layer = list[pos++]!;
-      idx = layer.idx + 1;
+      const at = list[pos++]!;
+      layer = stack[at]!;
+      idx = at + 1;
       route = layer.route;
       try {
         match = layer.match(path);

@@ -96,8 +96,6 @@ export class Layer {
   /** Express 4 only: path-to-regexp 0.1's regexp and keys, which some tools read. */
   regexp: RegExp | undefined;
   keys: Array<{ name: string | number }> | undefined;
-  /** Position in its router's stack when the router's index was last built. */
-  idx = 0;
   /** Whether the path matched case-sensitively (the router's setting when the layer was added). */
   sensitive: boolean;
   /** Express 4 layer: sync errors only (a returned promise is not awaited). */
