@@ -7,6 +7,7 @@ import http from 'node:http';
 import finalhandler from 'finalhandler';
 import parseUrl from 'parseurl';
 import qs from 'qs';
+import { applyKeelSettings } from './keel-server.js';
 import type { AnyFn } from './utils.js';
 
 /** The final handler's error log: nothing under NODE_ENV=test, as Express. */
@@ -79,6 +80,7 @@ function hasProto(obj: object, proto: object): boolean {
 export function appListen(v4: boolean): AnyFn {
   return function listen(this: any, ...args: any[]) {
     const server = http.createServer(serverClasses(this), this);
+    applyKeelSettings(this, server);
     if (!v4 && typeof args[args.length - 1] === 'function') {
       const cb = args[args.length - 1] as AnyFn;
       let called = false;

@@ -129,3 +129,52 @@ describe('when the app listens itself (keel/express)', () => {
     }
   });
 });
+
+describe('when a router is introspected (keel/express)', () => {
+  it('should list each route path with its methods and each mounted router', () => {
+    const router = express.Router();
+    const nested = express.Router();
+    router.get('/a', () => {});
+    router.route('/b').post(() => {}).all(() => {});
+    router.get(['/c', '/d'], () => {});
+    router.use('/nested', nested);
+    router.use(() => {});
+    const listed = router.listRoutes().map((r: any) => ({ path: r.path, methods: r.methods, router: r.router === nested }));
+    assert.deepEqual(listed, [
+      { path: '/a', methods: ['GET', 'HEAD'], router: false },
+      { path: '/b', methods: ['POST', '*'], router: false },
+      { path: '/c', methods: ['GET', 'HEAD'], router: false },
+      { path: '/d', methods: ['GET', 'HEAD'], router: false },
+      { path: '/nested', methods: undefined, router: true },
+    ]);
+  });
+});
+
+describe('when a router stack is changed or shares layers with another router (keel/express)', () => {
+  it('should see layers removed from or added to the stack after requests', async () => {
+    const app = express();
+    const router = express.Router();
+    router.get('/a', (_req: any, res: any) => res.send('a'));
+    app.use(router);
+    await request(app).get('/a').expect(200, 'a');
+    router.stack.splice(0, 1);
+    await request(app).get('/a').expect(404);
+    router.get('/a', (_req: any, res: any) => res.send('again'));
+    await request(app).get('/a').expect(200, 'again');
+  });
+
+  it('should keep each router its own order when the same layers are in both stacks', async () => {
+    const a = express.Router();
+    a.get('/x', (_req: any, res: any) => res.send('a x'));
+    a.get('/x', (_req: any, res: any) => res.send('a x second'));
+    a.get('/y', (_req: any, res: any) => res.send('a y'));
+    const b = express.Router();
+    b.stack.push(a.stack[2], a.stack[1], a.stack[0]);
+    const appA = express().use(a);
+    const appB = express().use(b);
+    await request(appA).get('/y').expect(200, 'a y');
+    await request(appB).get('/x').expect(200, 'a x second');
+    await request(appA).get('/x').expect(200, 'a x');
+    await request(appB).get('/y').expect(200, 'a y');
+  });
+});

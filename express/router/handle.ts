@@ -45,7 +45,7 @@ export function handle(router: RouterState, req: any, res: any, callback: AnyFn)
   let index = indexOf(router, stack);
   let idx = 0;
   let seg: string | undefined;
-  let list: Layer[] = index.any;
+  let list: number[] = index.any;
   let pos = 0;
   const protohost = getProtohost(req.url) || '';
   let removed = '';
@@ -109,8 +109,9 @@ export function handle(router: RouterState, req: any, res: any, callback: AnyFn)
     let match: LayerMatch | false = false;
     let route;
     while (!match && pos < list.length) {
-      layer = list[pos++]!;
-      idx = layer.idx + 1;
+      const at = list[pos++]!;
+      layer = stack[at]!;
+      idx = at + 1;
       route = layer.route;
       try {
         match = layer.match(path);
@@ -138,7 +139,7 @@ export function handle(router: RouterState, req: any, res: any, callback: AnyFn)
 
   function afterParams(err?: any): void {
     if (err) next(layerError || err);
-    else if (layer.route) layer.handleRequest(req, res, next, async);
+    else if (layer.route) layer.handleRequest(req, res, next);
     else trimPrefix();
     sync = 0;
   }
@@ -156,7 +157,7 @@ export function handle(router: RouterState, req: any, res: any, callback: AnyFn)
       }
       req.baseUrl = parentUrl + (removed[removed.length - 1] === '/' ? removed.slice(0, -1) : removed);
     }
-    if (layerError) layer.handleError(layerError, req, res, next, async);
-    else layer.handleRequest(req, res, next, async);
+    if (layerError) layer.handleError(layerError, req, res, next);
+    else layer.handleRequest(req, res, next);
   }
 }

@@ -113,6 +113,23 @@ export function createRouterClass(major: 4 | 5): AnyFn & { prototype: any } {
     return r;
   };
 
+  if (!v4) {
+    /** Each registered route path with its methods, and each mounted router (router 2.3's introspection). */
+    proto.listRoutes = function listRoutes(this: Router) {
+      const routes: Array<{ path: any; methods: string[] | undefined; router: any }> = [];
+      for (const layer of this.stack) {
+        const r = layer.route as Route | undefined;
+        const router = !r && Array.isArray((layer.handle as any).stack) ? layer.handle : undefined;
+        if (!r && !router) continue;
+        const list = r ? r._methods(true) : undefined;
+        if (Array.isArray(layer.rawPath)) {
+          for (const path of layer.rawPath) routes.push({ path, methods: list && list.slice(), router });
+        } else routes.push({ path: layer.rawPath, methods: list, router });
+      }
+      return routes;
+    };
+  }
+
   for (const method of [...methods, 'all']) {
     proto[method] = function verb(this: Router, path: any, ...args: unknown[]) {
       const r = this.route(path);

@@ -22,11 +22,11 @@ export class LayerIndex {
   /** The stack this index was built from, and its length then (a changed length means rebuild). */
   readonly stack: Layer[];
   readonly length: number;
-  /** Layers that can match any path. */
-  readonly any: Layer[] = [];
-  private readonly exact = new Map<string, Layer[]>();
-  private readonly folded = new Map<string, Layer[]>();
-  private readonly cache = new Map<string, Layer[]>();
+  /** Stack positions of the layers that can match any path. */
+  readonly any: number[] = [];
+  private readonly exact = new Map<string, number[]>();
+  private readonly folded = new Map<string, number[]>();
+  private readonly cache = new Map<string, number[]>();
 
   constructor(stack: Layer[], v4: boolean) {
     this.stack = stack;
@@ -34,39 +34,38 @@ export class LayerIndex {
     const literal = v4 ? LITERAL_4 : LITERAL_5;
     for (let i = 0; i < stack.length; i++) {
       const layer = stack[i]!;
-      layer.idx = i;
       const path = layer.rawPath;
       const seg = typeof path === 'string' && path[0] === '/' && path !== '/' ? firstSegment(path) : '';
-      if (seg === '' || !literal.test(seg)) { this.any.push(layer); continue; }
+      if (seg === '' || !literal.test(seg)) { this.any.push(i); continue; }
       const sensitive = layer.sensitive;
       const map = sensitive ? this.exact : this.folded;
       const key = sensitive ? seg : seg.toLowerCase();
       let bucket = map.get(key);
       if (!bucket) map.set(key, (bucket = []));
-      bucket.push(layer);
+      bucket.push(i);
     }
   }
 
-  /** The layers that may match a path whose first segment is `seg`, in stack order. */
-  candidates(seg: string): Layer[] {
+  /** The stack positions of the layers that may match a path whose first segment is `seg`, ascending. */
+  candidates(seg: string): number[] {
     const cached = this.cache.get(seg);
     if (cached) return cached;
     const a = this.exact.get(seg);
     const b = this.folded.get(seg.toLowerCase());
     if (!a && !b) return this.any;
-    const merged = this.any.concat(a ?? [], b ?? []).sort((x, y) => x.idx - y.idx);
+    const merged = this.any.concat(a ?? [], b ?? []).sort((x, y) => x - y);
     if (this.cache.size < MAX_CACHED_SEGMENTS) this.cache.set(seg, merged);
     return merged;
   }
 }
 
-/** The position of the first layer of `list` at or after stack position `idx`. */
-export function lowerBound(list: Layer[], idx: number): number {
+/** The position in `list` of the first stack position at or after `idx`. */
+export function lowerBound(list: number[], idx: number): number {
   let lo = 0;
   let hi = list.length;
   while (lo < hi) {
     const mid = (lo + hi) >>> 1;
-    if (list[mid]!.idx < idx) lo = mid + 1;
+    if (list[mid]! < idx) lo = mid + 1;
     else hi = mid;
   }
   return lo;

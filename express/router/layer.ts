@@ -12,6 +12,8 @@ export interface LayerMatch {
   params: Record<string, any>;
   path: string;
   keys: readonly string[];
+  /** The registered path that matched (one element of an array path). */
+  pattern: any;
 }
 
 /** Options of one layer (the router's case sensitivity and strictness, and whether the whole path must match). */
@@ -94,10 +96,10 @@ export class Layer {
   /** Express 4 only: path-to-regexp 0.1's regexp and keys, which some tools read. */
   regexp: RegExp | undefined;
   keys: Array<{ name: string | number }> | undefined;
-  /** Position in its router's stack when the router's index was last built. */
-  idx = 0;
   /** Whether the path matched case-sensitively (the router's setting when the layer was added). */
   sensitive: boolean;
+  /** Express 4 layer: sync errors only (a returned promise is not awaited). */
+  readonly v4: boolean;
   private star = false;
   private matchers: Matcher[] | undefined;
   private keyNames: readonly string[] = EMPTY;
@@ -108,6 +110,7 @@ export class Layer {
     this.rawPath = Array.isArray(path) && !v4 ? path.flat(Infinity) : path;
     this.slash = path === '/' && options.end === false;
     this.sensitive = !!options.sensitive;
+    this.v4 = v4;
     if (v4) {
       const keys: Array<{ name: string | number }> = [];
       this.regexp = pathToRegexp0(path, keys as any, options);
@@ -123,18 +126,21 @@ export class Layer {
 
   /** The match of a pathname, or false; throws a 400 when a param cannot be decoded. */
   match(path: string): LayerMatch | false {
-    if (this.slash) return { params: {}, path: '', keys: EMPTY };
+    if (this.slash) return { params: {}, path: '', keys: EMPTY, pattern: this.rawPath };
     if (this.regexp) return this.match4(path);
     const matchers = this.matchers!;
     for (let i = 0; i < matchers.length; i++) {
       const m = matchers[i]!(path);
-      if (m) return { params: m.params, path: m.path, keys: Object.keys(m.params) };
+      if (m) {
+        const pattern = Array.isArray(this.rawPath) ? this.rawPath[i] : this.rawPath;
+        return { params: m.params, path: m.path, keys: Object.keys(m.params), pattern };
+      }
     }
     return false;
   }
 
   private match4(path: string): LayerMatch | false {
-    if (this.star) return { params: { 0: decode4(path) }, path, keys: this.keyNames };
+    if (this.star) return { params: { 0: decode4(path) }, path, keys: this.keyNames, pattern: this.rawPath };
     const m = this.regexp!.exec(path);
     if (!m) return false;
     const params: Record<string, any> = {};
@@ -144,16 +150,16 @@ export class Layer {
       const val = decode4(m[i]);
       if (val !== undefined || !hasOwn.call(params, prop)) params[prop] = val;
     }
-    return { params, path: m[0], keys: this.keyNames };
+    return { params, path: m[0], keys: this.keyNames, pattern: this.rawPath };
   }
 
   /** Runs the handler as a request handler (arity ≤ 3); Express 5 sends a rejected promise to next(err). */
-  handleRequest(req: any, res: any, next: AnyFn, async: boolean): void {
+  handleRequest(req: any, res: any, next: AnyFn): void {
     const fn = this.handle;
     if (fn.length > 3) { next(); return; }
     try {
       const ret = fn(req, res, next);
-      if (async && isPromise(ret)) {
+      if (!this.v4 && isPromise(ret)) {
         ret.then(noop, (error: unknown) => next(error || new Error('Rejected promise')));
       }
     } catch (err) {
@@ -162,12 +168,12 @@ export class Layer {
   }
 
   /** Runs the handler as an error handler (arity 4 only). */
-  handleError(error: unknown, req: any, res: any, next: AnyFn, async: boolean): void {
+  handleError(error: unknown, req: any, res: any, next: AnyFn): void {
     const fn = this.handle;
     if (fn.length !== 4) { next(error); return; }
     try {
       const ret = fn(error, req, res, next);
-      if (async && isPromise(ret)) {
+      if (!this.v4 && isPromise(ret)) {
         ret.then(noop, (err: unknown) => next(err || new Error('Rejected promise')));
       }
     } catch (err) {

@@ -62,7 +62,6 @@ export class Route {
     let idx = 0;
     const stack = this.stack;
     let sync = 0;
-    const async = !this.v4;
     if (stack.length === 0) { done(); return; }
     let method = typeof req.method === 'string' ? req.method.toLowerCase() : req.method;
     if (method === 'head' && !this.methods.head) method = 'get';
@@ -81,8 +80,8 @@ export class Route {
         match = !layer.method || layer.method === method;
       }
       if (!match) { done(err); return; }
-      if (err) layer!.handleError(err, req, res, next, async);
-      else layer!.handleRequest(req, res, next, async);
+      if (err) layer!.handleError(err, req, res, next);
+      else layer!.handleRequest(req, res, next);
       sync = 0;
     }
   }
@@ -100,7 +99,7 @@ export class Route {
         const msg = 'Route.' + name + '() requires a callback function but got a ' + toString.call(fn);
         throw method === undefined ? new TypeError(msg) : new Error(msg);
       }
-      const layer = new Layer('/', {}, fn as AnyFn, false);
+      const layer = new Layer('/', {}, fn as AnyFn, this.v4);
       layer.method = method;
       this.methods[method === undefined ? '_all' : method] = true;
       this.stack.push(layer);
