@@ -1,3 +1,4 @@
+import '../test/helpers/quiet-express-deprecations.js';
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import http from 'node:http';
