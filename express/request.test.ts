@@ -1,3 +1,4 @@
+import '../test/helpers/quiet-express-deprecations.js';
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import http from 'node:http';
@@ -26,6 +27,7 @@ function report(req: any) {
   read('is json', () => req.is('json'));
   read('is list', () => req.is(['text/*', 'application/*']));
   read('is extensions', () => req.is('js', 'urlencoded', 'multipart', 'html'));
+  read('is without types', () => req.is());
   read('accepts extensions', () => req.accepts('js', 'txt', 'json'));
   read('range', () => req.range(1000));
   read('range combined', () => req.range(1000, { combine: true }));

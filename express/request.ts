@@ -105,9 +105,9 @@ export function createRequestPrototype(major: ExpressMajor): any {
     return rangeParser(size, value as string, options);
   };
 
-  req.is = function is(this: ExpressRequestLike, types: string | string[], ...rest: string[]) {
-    const list = Array.isArray(types) ? types : [types, ...rest];
-    return typeis(this, list);
+  req.is = function is(this: ExpressRequestLike, ...args: any[]) {
+    // an array, or the arguments flattened (none at all: the request's media type, as Express answers)
+    return typeis(this, Array.isArray(args[0]) ? args[0] : args);
   };
 
   defineGetter(req, 'protocol', function protocol(this: ExpressRequestLike) {

@@ -1,3 +1,4 @@
+import '../test/helpers/quiet-express-deprecations.js';
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import http from 'node:http';
@@ -52,6 +53,9 @@ const ROUTES: Record<string, Handler> = {
   },
   'cookie-unsigned-secret': (_req, res) => res.cookie('s', 'v', { signed: true }).end(),
   'clear-cookie': (_req, res) => res.clearCookie('sid', { path: '/x', domain: 'keel.test' }).end(),
+  // options inheriting their fields (Express 4 copies inherited enumerable ones, Express 5 own ones only)
+  'cookie-inherited-options': (_req, res) => res.cookie('c', 'v', Object.create({ path: '/inherited', httpOnly: true })).end(),
+  'clear-cookie-inherited-options': (_req, res) => res.clearCookie('c', Object.create({ path: '/inherited' })).end(),
   'location': (_req, res) => res.location('/caf\u00e9?q=a b#frag').end(),
   'location-back': (_req, res) => res.location('back').end(),
   'redirect': (_req, res) => res.redirect('/to?x=<y>'),

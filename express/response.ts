@@ -29,6 +29,12 @@ import { installBodyMethods } from './response-send.js';
 
 const deprecate = depd('express');
 
+/** Express 4's utils-merge: every enumerable property of `src`, inherited ones included (for…in). */
+function merge(dest: any, src: any): any {
+  if (dest && src) for (const key in src) dest[key] = src[key];
+  return dest;
+}
+
 /**
  * Builds a fresh Express `response` prototype for `major` (its chain includes `http.ServerResponse.prototype`).
  *
@@ -153,11 +159,11 @@ export function createResponsePrototype(major: ExpressMajor): any {
       if (options.maxAge) deprecate('res.clearCookie: Passing "options.maxAge" is deprecated. In v5.0.0 of Express, this option will be ignored, as res.clearCookie will automatically set cookies to expire immediately. Please update your code to omit this option.');
       if (options.expires) deprecate('res.clearCookie: Passing "options.expires" is deprecated. In v5.0.0 of Express, this option will be ignored, as res.clearCookie will automatically set cookies to expire immediately. Please update your code to omit this option.');
     }
-    return this.cookie(name, '', Object.assign({ expires: new Date(1), path: '/' }, options));
+    return this.cookie(name, '', merge({ expires: new Date(1), path: '/' }, options));
   };
 
   res.cookie = function setCookie(this: any, name: string, value: unknown, options?: any) {
-    const opts = v5 ? { ...options } : Object.assign({}, options);
+    const opts = v5 ? { ...options } : merge({}, options);
     const secret = this.req.secret;
     const signed = opts.signed;
     if (signed && !secret) throw new Error('cookieParser("secret") required for signed cookies');

@@ -7,6 +7,7 @@
  * @example
  * await assertSameAsExpress(5, (app) => app.get('/', (req, res) => res.send('hi')), [{ path: '/' }]);
  */
+import './quiet-express-deprecations.js';
 import assert from 'node:assert/strict';
 import request from 'supertest';
 import { EXPRESS_VERSIONS } from './express-versions.js';
