@@ -154,3 +154,33 @@ describe('when a client stops reading a large answer', () => {
     }
   });
 });
+
+describe('when a handler fails with a network error after its client left', () => {
+  it('should log one debug line, nothing at error level', async () => {
+    const { logger, records } = debugLogs();
+    const app = new App({ host: '127.0.0.1', port: 0 }, { logger });
+    let failed = 0;
+    app.get('/wait', async () => {
+      // What a handler relaying to or from a client that is gone sees: its client leaves at 50 ms.
+      await new Promise((r) => setTimeout(r, 300));
+      failed++;
+      throw Object.assign(new Error('write EPIPE'), { code: 'EPIPE' });
+    });
+    const server = await app.listen({ handleSignals: false });
+    try {
+      for (let i = 0; i < 5; i++) {
+        const client = net.connect(server.port, '127.0.0.1');
+        client.on('error', () => undefined);
+        client.write('GET /wait HTTP/1.1\r\nHost: x\r\n\r\n');
+        await new Promise((r) => setTimeout(r, 50));
+        client.destroy();
+      }
+      await eventually(() => failed, (n) => n === 5, 5000);
+      await eventually(() => records.filter((r) => r.msg === 'client connection lost').length, (n) => n >= 1);
+      assert.deepEqual(records.filter((r) => (r.level as number) >= 40), [], 'nothing at warn or error');
+      assert.ok(!records.some((r) => r.err !== undefined), 'no error object, no stack');
+    } finally {
+      await server.close();
+    }
+  });
+});
