@@ -2,14 +2,22 @@
  * The client key of an address-keyed limit: which address (the socket's peer, Express's `req.ip`, or the
  * one a trusted proxy forwarded) and its key (ip-key.ts: IPv6 grouped by subnet).
  */
-import type ProxyAddr from 'proxy-addr';
 import { lazyRequire } from '../../lib/lazy-require.js';
 import type { TrustProxySetting } from '../../lib/records/index.js';
 import type { KeelRequest } from '../../lib/request.js';
 import { ipKey, preloadIpKey } from './ip-key.js';
 
 /** proxy-addr, loaded by the first limiter given a trust setting. */
-export const proxyAddr = lazyRequire<typeof ProxyAddr>('proxy-addr');
+/**
+ * The part of proxy-addr keel calls, typed here: its types (@types/proxy-addr) are a devDependency, and an
+ * exported `typeof import('proxy-addr')` would put them in keel's .d.ts, where a strict app
+ * (`skipLibCheck: false`) cannot resolve them.
+ */
+interface ProxyAddrModule {
+  (req: import('node:http').IncomingMessage, trust: (addr: string, i: number) => boolean): string;
+  compile(val: string | string[]): (addr: string, i: number) => boolean;
+}
+export const proxyAddr = lazyRequire<ProxyAddrModule>('proxy-addr');
 
 /** Default IPv6 prefix length that counts as one client: one /56 is what a single site is usually given (express-rate-limit's default). */
 export const DEFAULT_IPV6_SUBNET = 56;
