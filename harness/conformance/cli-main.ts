@@ -44,7 +44,8 @@ Options:
                    expected status) to FILE ("-" for standard output); run nothing.
   --json FILE      Write the results as JSON (per case: request sent, expected, actual, differences).
   --junit FILE     Write the results as JUnit XML.
-  --filter TEXT    Only cases whose id contains TEXT (plain substring, case-sensitive).
+  --filter TEXT    Only cases whose id contains TEXT (plain substring, case-sensitive); a filter
+                   that matches no case is a usage error (exit 2).
   --timeout MS     Per-request timeout in milliseconds (default 10000).
   --quiet          Only the table, failures and the summary line (no per-case lines).
   --no-diffs       Leave out the failure diffs (a pass-rate report).
@@ -145,7 +146,15 @@ export async function main(argv: readonly string[], io: CliIo = defaultIo): Prom
     io.err((err as Error).message);
     return 2;
   }
-  if (values.filter) cases = cases.filter((c) => c.id.includes(values.filter!));
+  if (values.filter !== undefined) {
+    const filter = values.filter;
+    cases = cases.filter((c) => c.id.includes(filter));
+    // A typo in a CI filter must not turn into a green run of nothing.
+    if (cases.length === 0) {
+      io.err(`--filter ${JSON.stringify(filter)} matches no case of ${positionals.join(', ')} (a plain, case-sensitive substring of the case ids; --list shows them)`);
+      return 2;
+    }
+  }
 
   if (values.manifest !== undefined) {
     const text = `${JSON.stringify(buildManifest(cases), null, 2)}\n`;

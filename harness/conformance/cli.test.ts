@@ -60,6 +60,13 @@ describe('keel-conformance CLI', () => {
       assert.equal(r.code, 0, r.out);
       assert.equal(r.last, '1 passed, 0 failed');
     });
+
+    it('should exit 2 naming the filter when it matches no case (a typo in a CI filter must not pass)', async () => {
+      const r = await runCli(['--base-url', base, '--filter', 'nothing_matches', join(dir, 'mixed')]);
+      assert.equal(r.code, 2, r.out);
+      assert.match(r.err, /--filter "nothing_matches" matches no case/);
+      assert.doesNotMatch(r.out, /passed/);
+    });
   });
 
   describe('when a case fails and another is out of scope', () => {
