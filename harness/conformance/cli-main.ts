@@ -139,9 +139,12 @@ export async function main(argv: readonly string[], io: CliIo = defaultIo): Prom
     }
   }
 
-  let cases;
+  let cases: LoadedCase[];
+  let corpus: LoadedCase[];
   try {
-    cases = loadCases(positionals);
+    // The whole corpus is kept: a contradiction's other case is read from it, filtered out or not.
+    corpus = loadCases(positionals);
+    cases = corpus;
   } catch (err) {
     io.err((err as Error).message);
     return 2;
@@ -173,7 +176,7 @@ export async function main(argv: readonly string[], io: CliIo = defaultIo): Prom
     try {
       // The group's server is given a manifest, which has no WebSocket sessions: they are skipped, saying so.
       const ordered: LoadedCase[] = [...exec.order, ...cases.filter((c) => !isRunnable(c)).map((c) => (isRunnableWebSocket(c) ? { ...c, skip: `not run under --exec: ${WEBSOCKET_NOT_IN_MANIFEST}` } : c))];
-      return await runAndReport(ordered, { target: exec.target, level, ...(timeoutMs ? { timeoutMs } : {}) }, values, io, () => `${exec.launches()} server start${exec.launches() === 1 ? '' : 's'} (--group ${group})`);
+      return await runAndReport(ordered, { target: exec.target, corpus, level, ...(timeoutMs ? { timeoutMs } : {}) }, values, io, () => `${exec.launches()} server start${exec.launches() === 1 ? '' : 's'} (--group ${group})`);
     } finally {
       await exec.close();
     }
@@ -199,7 +202,7 @@ export async function main(argv: readonly string[], io: CliIo = defaultIo): Prom
     target = fixtureTarget;
   }
 
-  return runAndReport(cases, { target, level, ...(timeoutMs ? { timeoutMs } : {}) }, values, io);
+  return runAndReport(cases, { target, corpus, level, ...(timeoutMs ? { timeoutMs } : {}) }, values, io);
 }
 
 const PROGRESS: Record<CaseStatus, string> = { passed: 'ok  ', failed: 'FAIL', contradicted: '~   ', skipped: 'skip' };
