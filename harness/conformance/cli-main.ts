@@ -12,7 +12,7 @@
 import { writeFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import { CONFORMANCE_LEVELS, type ConformanceLevel } from './compare.js';
-import { DEFAULT_EXEC_START_TIMEOUT_MS, EXEC_GROUPINGS, execTarget, type ExecGrouping } from './exec.js';
+import { DEFAULT_EXEC_START_TIMEOUT_MS, EXEC_GROUPINGS, execTarget, parsePortRange, type ExecGrouping } from './exec.js';
 import { loadCases } from './loader.js';
 import { buildManifest, WEBSOCKET_NOT_IN_MANIFEST } from './manifest.js';
 import { formatContradicted, formatFailures, formatTable, summaryLine, toJson, toJUnit } from './report.js';
@@ -37,6 +37,7 @@ Options:
   --group MODE     With --exec: route (default: few servers, cases share one unless their handlers
                    collide on a method + route), handler (one per handler definition), case (one per case).
   --exec-timeout MS  With --exec: how long a server may take to listen (default ${DEFAULT_EXEC_START_TIMEOUT_MS}).
+  --port-range A-B With --exec: give the servers ports A to B only (inclusive; default any free port).
   --level LEVEL    strict (default): status, listed headers and cookies, whole body.
                    lenient: status, problem type slug, and loc + type of each validation error.
   --list           Print the cases and the route table an implementation must serve; run nothing.
@@ -72,6 +73,7 @@ export async function main(argv: readonly string[], io: CliIo = defaultIo): Prom
         exec: { type: 'string' },
         group: { type: 'string' },
         'exec-timeout': { type: 'string' },
+        'port-range': { type: 'string' },
         level: { type: 'string' },
         list: { type: 'boolean', default: false },
         manifest: { type: 'string' },
@@ -118,6 +120,19 @@ export async function main(argv: readonly string[], io: CliIo = defaultIo): Prom
   if (execTimeoutMs !== undefined && (!Number.isInteger(execTimeoutMs) || execTimeoutMs <= 0)) {
     io.err(`--exec-timeout must be a positive integer (milliseconds), got ${JSON.stringify(values['exec-timeout'])}`);
     return 2;
+  }
+  let portRange: readonly [number, number] | undefined;
+  if (values['port-range'] !== undefined) {
+    if (values.exec === undefined) {
+      io.err('--port-range chooses the ports of the servers --exec starts: give it with --exec');
+      return 2;
+    }
+    const parsed = parsePortRange(values['port-range']);
+    if (typeof parsed === 'string') {
+      io.err(`--port-range: ${parsed}`);
+      return 2;
+    }
+    portRange = parsed;
   }
   if (values.exec !== undefined && (values['base-url'] !== undefined || values.serve)) {
     io.err('--exec starts the server itself: give it without --base-url and --serve');
@@ -172,7 +187,7 @@ export async function main(argv: readonly string[], io: CliIo = defaultIo): Prom
 
   if (values.exec !== undefined) {
     const runnable = cases.filter(isRunnable) as ConformanceCase[];
-    const exec = execTarget(runnable, { command: values.exec, group, ...(execTimeoutMs ? { startTimeoutMs: execTimeoutMs } : {}) });
+    const exec = execTarget(runnable, { command: values.exec, group, ...(execTimeoutMs ? { startTimeoutMs: execTimeoutMs } : {}), ...(portRange ? { portRange } : {}) });
     try {
       // The group's server is given a manifest, which has no WebSocket sessions: they are skipped, saying so.
       const ordered: LoadedCase[] = [...exec.order, ...cases.filter((c) => !isRunnable(c)).map((c) => (isRunnableWebSocket(c) ? { ...c, skip: `not run under --exec: ${WEBSOCKET_NOT_IN_MANIFEST}` } : c))];

@@ -61,6 +61,15 @@ describe('keel-conformance CLI', () => {
       assert.equal(r.last, '1 passed, 0 failed');
     });
 
+    it('should exit 2 on a bad --port-range, or one given without --exec', async () => {
+      const bad = await runCli(['--exec', 'serve {case_file} {port}', '--port-range', '5000-4000', join(dir, 'pass')]);
+      assert.equal(bad.code, 2);
+      assert.match(bad.err, /--port-range: the first port must not be above the last, got "5000-4000"/);
+      const alone = await runCli(['--base-url', base, '--port-range', '4000-5000', join(dir, 'pass')]);
+      assert.equal(alone.code, 2);
+      assert.match(alone.err, /give it with --exec/);
+    });
+
     it('should exit 2 naming the filter when it matches no case (a typo in a CI filter must not pass)', async () => {
       const r = await runCli(['--base-url', base, '--filter', 'nothing_matches', join(dir, 'mixed')]);
       assert.equal(r.code, 2, r.out);

@@ -72,23 +72,32 @@ export function wording(s: string): string {
   return s.replace(/'[^']*'|"[^"]*"|`[^`]*`/g, '<q>').replace(/-?\d+(?:\.\d+)?/g, '<n>');
 }
 
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
 const kind = (v: unknown) => (v === null ? 'null' : Array.isArray(v) ? 'array' : typeof v);
 
 /**
  * Whether `actual` is the other case's expectation `other`, this case's own expectation `own`
  * supplying the case-specific values (its `loc`, its input) wherever it has them:
  * - a value equal to the own expectation is fine (the cases do not disagree there);
- * - where only the other case has a value, the answer must have a value of the same JSON kind;
+ * - where only the other case has a value, the answer must have a value of the same JSON kind, and
+ *   so must an `input` (it echoes what this case sent);
+ * - the other case's markers (`<<absent>>`, `<<present>>`, `<<uuid>>`) mean what they mean in compare.ts;
  * - where both have one: objects need the key set of one of them (then each key is checked),
  *   arrays the length of one of them, strings the other's wording, numbers and booleans the other's value;
  *   when the two expectations differ in kind (`42.5` against `"foobar"`), the answer must have the other's kind.
  */
-export function inStyleOf(actual: unknown, own: unknown, other: unknown): boolean {
+export function inStyleOf(actual: unknown, own: unknown, other: unknown, key?: string): boolean {
   if (own !== undefined && isDeepStrictEqual(actual, own)) return true;
+  // The corpus's markers (compare.ts): a header or member that must be absent, present, a UUID.
+  if (other === '<<absent>>') return actual === undefined;
+  if (other === '<<present>>') return actual !== undefined;
+  if (other === '<<uuid>>') return typeof actual === 'string' && UUID.test(actual);
   if (other === undefined) return actual === undefined;
   if (actual === undefined) return false;
   if (kind(actual) !== kind(other)) return false;
-  if (own === undefined || kind(own) !== kind(other)) return true;
+  // `input` echoes what this case sent: only its JSON kind is a matter of style.
+  if (own === undefined || kind(own) !== kind(other) || key === 'input') return true;
   if (typeof other === 'string') return wording(actual as string) === wording(other);
   if (Array.isArray(other)) {
     const a = actual as unknown[];
@@ -101,7 +110,7 @@ export function inStyleOf(actual: unknown, own: unknown, other: unknown): boolea
     const o = own as Record<string, unknown>;
     const keys = (x: object) => Object.keys(x).sort().join('\0');
     if (keys(a) !== keys(other) && keys(a) !== keys(o)) return false;
-    return Object.keys(a).every((k) => inStyleOf(a[k], o[k], (other as Record<string, unknown>)[k]));
+    return Object.keys(a).every((k) => inStyleOf(a[k], o[k], (other as Record<string, unknown>)[k], k));
   }
   return isDeepStrictEqual(actual, other);
 }

@@ -104,6 +104,9 @@ describe('corpus contradictions', () => {
       assert.equal(inStyleOf('42.5', 42.5, 'foobar'), true);
       assert.equal(inStyleOf(true, 42.5, 'foobar'), false);
       assert.equal(inStyleOf(42.5, 42.5, 'foobar'), true, 'its own expectation is never contradicted');
+      assert.equal(inStyleOf({ type: 't', input: 'ab' }, { type: 't', input: '' }, { type: 't', input: 'longer' }), true, 'an input echoes this case\'s request');
+      assert.equal(inStyleOf(undefined, 'gzip', '<<absent>>'), true);
+      assert.equal(inStyleOf('br', 'gzip', '<<absent>>'), false);
     });
   });
 

@@ -83,6 +83,11 @@ export interface RunReport {
 /** Where to send one case: its base URL, and what to do once it has run. */
 export interface CaseTarget {
   baseUrl: string;
+  /**
+   * Called when a request of the case failed in transport (reset, refused): a better error when the
+   * target knows why (`--exec`: its server exited, with the status and its stderr), else undefined.
+   */
+  explain?: () => Promise<Error | undefined>;
   release?: () => void | Promise<void>;
   /**
    * Server-side state a WebSocket session case's `expected` block names (e.g. `disconnect_count`), as
@@ -157,8 +162,10 @@ async function runOne(c: ConformanceCase, options: RunOptions): Promise<CaseResu
   let request: SentRequest | undefined;
   try {
     const wire = wireFor(c, options.caseHeader ?? CASE_HEADER);
-    request = sentRequest(wire);
     target = typeof options.target === 'function' ? await options.target(c) : { baseUrl: String(options.target) };
+    // Only now is the request sent: a target that could not be prepared (its server never started or
+    // died earlier) must not have the report show a request as sent.
+    request = sentRequest(wire);
     const timeoutMs = options.timeoutMs ?? DEFAULT_REQUEST_TIMEOUT_MS;
     const mismatches: Mismatch[] = [];
     const warm = warmup(c);
@@ -171,7 +178,7 @@ async function runOne(c: ConformanceCase, options: RunOptions): Promise<CaseResu
     mismatches.push(...compareResponse(c.expected, snap, options.level ?? 'strict'));
     return { ...base, status: mismatches.length ? 'failed' : 'passed', mismatches, request, expected: c.expected, actual: actualOf(snap), durationMs: performance.now() - started };
   } catch (err) {
-    const e = err as Error;
+    const e = (request && (await target?.explain?.())) || (err as Error);
     return { ...base, status: 'failed', mismatches: [], error: `${e.name}: ${e.message}`, ...(request ? { request } : {}), expected: c.expected, durationMs: performance.now() - started };
   } finally {
     await target?.release?.();
