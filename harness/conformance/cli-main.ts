@@ -13,7 +13,7 @@ import { writeFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import { CONFORMANCE_LEVELS, type ConformanceLevel } from './compare.js';
 import { DEFAULT_EXEC_START_TIMEOUT_MS, EXEC_GROUPINGS, execTarget, parsePortRange, type ExecGrouping } from './exec.js';
-import { loadCases } from './loader.js';
+import { forAnyImplementation, loadCases } from './loader.js';
 import { buildManifest, WEBSOCKET_NOT_IN_MANIFEST } from './manifest.js';
 import { formatContradicted, formatFailures, formatTable, summaryLine, toJson, toJUnit } from './report.js';
 import { runCases, type CaseStatus, type RunOptions } from './runner.js';
@@ -159,6 +159,9 @@ export async function main(argv: readonly string[], io: CliIo = defaultIo): Prom
   try {
     // The whole corpus is kept: a contradiction's other case is read from it, filtered out or not.
     corpus = loadCases(positionals);
+    // The corpus's skips for Node implementations are keel's fixture app's, not another implementation's.
+    const fixtureApp = values.exec === undefined && (values['base-url'] === undefined || values.serve) && values.manifest === undefined && !values.list;
+    if (!fixtureApp) corpus = forAnyImplementation(corpus);
     cases = corpus;
   } catch (err) {
     io.err((err as Error).message);

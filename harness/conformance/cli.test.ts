@@ -28,7 +28,10 @@ const wrong = {
 
 before(async () => {
   server = createServer((req, res) => {
-    if (req.url === '/hello') {
+    if (req.method === 'TRACE') {
+      res.writeHead(501, { 'Content-Type': 'application/json' });
+      res.end(JSON.stringify({ method: req.method }));
+    } else if (req.url === '/hello') {
       res.writeHead(200, { 'Content-Type': 'application/json', 'X-Request-ID': '0b7e3f4c-9d2a-4e1b-8c3d-5f6a7b8c9d0e' });
       res.end(JSON.stringify({ hello: 'world' }));
     } else {
@@ -59,6 +62,23 @@ describe('keel-conformance CLI', () => {
       const r = await runCli(['--base-url', base, join(dir, 'pass')]);
       assert.equal(r.code, 0, r.out);
       assert.equal(r.last, '1 passed, 0 failed');
+    });
+
+    it('should run a case the corpus skips for Node implementations (TRACE) against another implementation, sending TRACE', async () => {
+      const traceDir = join(dir, 'trace/status_codes');
+      mkdirSync(traceDir, { recursive: true });
+      writeFileSync(join(traceDir, '01_trace.json'), JSON.stringify({
+        name: 'TRACE is not implemented',
+        skip: { languages: ['node'], reason: 'TRACE not supported by fetch in Node.js' },
+        handler: { route: '/trace', method: 'TRACE' },
+        request: { method: 'TRACE', path: '/trace' },
+        expected_response: { status_code: 501, body: { method: 'TRACE' } },
+      }));
+      const r = await runCli(['--base-url', base, join(dir, 'trace')]);
+      assert.equal(r.code, 0, r.out);
+      assert.equal(r.last, '1 passed, 0 failed');
+      const manifest = await runCli(['--manifest', '-', join(dir, 'trace')]);
+      assert.equal(JSON.parse(manifest.out).cases.length, 1, 'the manifest for another implementation lists it');
     });
 
     it('should exit 2 on a bad --port-range, or one given without --exec', async () => {

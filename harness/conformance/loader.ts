@@ -99,7 +99,7 @@ function toWebSocketCase(doc: Json, base: { id: string; category: string; source
     expected: isObject(doc.expected) ? doc.expected : {},
   };
   const skip = corpusSkip(doc);
-  if (skip) c.skip = skip;
+  if (skip) Object.assign(c, { skip, implementationSkip: true });
   return c;
 }
 
@@ -130,8 +130,22 @@ export function toCase(doc: unknown, info: { id: string; category: string; sourc
   const outOfScope = outOfSpecScope(handler, doc) ?? grpcOverHttp1(c.request);
   if (outOfScope) c.skip = outOfScope;
   const skip = corpusSkip(doc);
-  if (skip) c.skip = skip;
+  if (skip && !outOfScope) Object.assign(c, { skip, implementationSkip: true });
   return c;
+}
+
+/**
+ * The cases as another implementation runs them (`--exec`, `--base-url`, `--manifest`): the corpus's
+ * skips for Node implementations (`skip.languages`, e.g. "TRACE not supported by fetch in Node.js")
+ * are about keel's own fixture app, not the runner (which sends TRACE with node:http), so they are
+ * lifted; every other skip stays.
+ */
+export function forAnyImplementation(cases: readonly LoadedCase[]): LoadedCase[] {
+  return cases.map((c) => {
+    if (!('implementationSkip' in c) || !c.implementationSkip) return c;
+    const { skip: _skip, implementationSkip: _impl, ...rest } = c;
+    return rest as LoadedCase;
+  });
 }
 
 function isJsonSchemaDocument(doc: unknown): boolean {
