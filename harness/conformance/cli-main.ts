@@ -10,12 +10,14 @@
  * Exit codes: 0 all ran cases passed, 1 a case failed, 2 usage error. docs/conformance.md has the rest.
  */
 import { writeFileSync } from 'node:fs';
+import { resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { CONFORMANCE_LEVELS, type ConformanceLevel } from './compare.js';
 import { DEFAULT_EXEC_START_TIMEOUT_MS, EXEC_GROUPINGS, execTarget, parsePortRange, type ExecGrouping } from './exec.js';
 import { forAnyImplementation, loadCases } from './loader.js';
 import { buildManifest, WEBSOCKET_NOT_IN_MANIFEST } from './manifest.js';
-import { formatContradicted, formatFailures, formatTable, summaryLine, toJson, toJUnit } from './report.js';
+import { formatContradicted, formatFailures, formatTable, summaryLine, toJson, toJUnit, type RunMeta } from './report.js';
+import { runnerVersion } from './version.js';
 import { runCases, type CaseStatus, type RunOptions } from './runner.js';
 import { isRunnable, isRunnableWebSocket, type ConformanceCase, type LoadedCase, type RunnableCase, type WebSocketCase } from './types.js';
 
@@ -43,7 +45,8 @@ Options:
   --list           Print the cases and the route table an implementation must serve; run nothing.
   --manifest FILE  Write the manifest (JSON: per case route, parameters, schemas, exact request,
                    expected status) to FILE ("-" for standard output); run nothing.
-  --json FILE      Write the results as JSON (per case: request sent, expected, actual, differences).
+  --json FILE      Write the results as JSON (summary with runner version, corpus, level, case counts,
+                   server starts and wall time; per case: request sent, expected, actual, differences).
   --junit FILE     Write the results as JUnit XML.
   --filter TEXT    Only cases whose id contains TEXT (plain substring, case-sensitive); a filter
                    that matches no case is a usage error (exit 2).
@@ -177,6 +180,8 @@ export async function main(argv: readonly string[], io: CliIo = defaultIo): Prom
     }
   }
 
+  const meta = { corpus: positionals.map((p) => resolve(p)), level, ...(values.filter !== undefined ? { filter: values.filter } : {}), cases_loaded: corpus.length, cases_selected: cases.length };
+
   if (values.manifest !== undefined) {
     const text = `${JSON.stringify(buildManifest(cases), null, 2)}\n`;
     if (values.manifest === '-') io.out(text.trimEnd());
@@ -194,7 +199,8 @@ export async function main(argv: readonly string[], io: CliIo = defaultIo): Prom
     try {
       // The group's server is given a manifest, which has no WebSocket sessions: they are skipped, saying so.
       const ordered: LoadedCase[] = [...exec.order, ...cases.filter((c) => !isRunnable(c)).map((c) => (isRunnableWebSocket(c) ? { ...c, skip: `not run under --exec: ${WEBSOCKET_NOT_IN_MANIFEST}` } : c))];
-      return await runAndReport(ordered, { target: exec.target, corpus, level, ...(timeoutMs ? { timeoutMs } : {}) }, values, io, () => `${exec.launches()} server start${exec.launches() === 1 ? '' : 's'} (--group ${group})`);
+      const about = { ...meta, target: 'exec' as const, starts: () => exec.launches() };
+      return await runAndReport(ordered, { target: exec.target, corpus, level, ...(timeoutMs ? { timeoutMs } : {}) }, values, io, about, () => `${exec.launches()} server start${exec.launches() === 1 ? '' : 's'} (--group ${group})`);
     } finally {
       await exec.close();
     }
@@ -220,7 +226,7 @@ export async function main(argv: readonly string[], io: CliIo = defaultIo): Prom
     target = fixtureTarget;
   }
 
-  return runAndReport(cases, { target, corpus, level, ...(timeoutMs ? { timeoutMs } : {}) }, values, io);
+  return runAndReport(cases, { target, corpus, level, ...(timeoutMs ? { timeoutMs } : {}) }, values, io, { ...meta, target: typeof target === 'string' ? 'base-url' : 'fixture-app' });
 }
 
 const PROGRESS: Record<CaseStatus, string> = { passed: 'ok  ', failed: 'FAIL', contradicted: '~   ', skipped: 'skip' };
@@ -233,7 +239,11 @@ interface ReportFlags {
   junit?: string;
 }
 
-async function runAndReport(cases: readonly LoadedCase[], options: RunOptions, flags: ReportFlags, io: CliIo, footer?: () => string): Promise<number> {
+/** What runAndReport says about the run in `--json` (RunMeta without what it measures itself). */
+type AboutRun = Omit<RunMeta, 'runner_version' | 'wall_time_ms' | 'server_starts'> & { starts?: () => number };
+
+async function runAndReport(cases: readonly LoadedCase[], options: RunOptions, flags: ReportFlags, io: CliIo, about: AboutRun, footer?: () => string): Promise<number> {
+  const started = performance.now();
   const report = await runCases(cases, {
     ...options,
     ...(flags.quiet ? {} : { onResult: (r) => io.out(`${PROGRESS[r.status]} ${r.id}`) }),
@@ -244,7 +254,11 @@ async function runAndReport(cases: readonly LoadedCase[], options: RunOptions, f
   if (contradicted && !flags['no-diffs']) io.out(`\n${contradicted}`);
   io.out(`\n${formatTable(report)}\n`);
   if (footer) io.out(footer());
-  if (flags.json) writeFileSync(flags.json, toJson(report));
+  if (flags.json) {
+    const { starts, ...rest } = about;
+    const meta: RunMeta = { runner_version: runnerVersion(), ...rest, ...(starts ? { server_starts: starts() } : {}), wall_time_ms: Math.round(performance.now() - started) };
+    writeFileSync(flags.json, toJson(report, meta));
+  }
   if (flags.junit) writeFileSync(flags.junit, toJUnit(report));
   io.out(summaryLine(report));
   return report.failed > 0 && !flags['exit-zero'] ? 1 : 0;
