@@ -29,18 +29,30 @@ function outOfScopeReason(doc: Json, category: string): string {
   return 'not an HTTP request/response case (no handler.route, request.path and expected_response.status_code)';
 }
 
+/** Words (category, tag) naming dependency injection; a tag containing `dependency_injection` counts too. */
+const DI_WORDS: readonly string[] = ['di', 'dependency_injection', 'dependency-injection', 'dependencies'];
+/** Words (category, tag) naming SQL / database access. */
+const SQL_WORDS: readonly string[] = ['sql', 'database', 'db', 'databases'];
+
 /**
- * Why a case needs a feature outside the specification's scope, if it does: dependency injection
- * (`handler.dependencies`, the corpus schema's DI configuration) and SQL/database access.
+ * Why a case needs a feature outside the specification's scope, if it does: dependency injection and
+ * SQL/database access, recognised by the handler's fields (`handler.dependencies`, the corpus schema's
+ * DI configuration; `sql`/`database`), by the case's category, or by its tags, so that cases the
+ * runner has never seen are recognised the same way.
  */
-export function outOfSpecScope(handler: Json, doc: Json): string | undefined {
+export function outOfSpecScope(handler: Json, doc: Json, category = ''): string | undefined {
+  const tags = Array.isArray(doc.tags) ? doc.tags.map((t) => String(t).toLowerCase()) : [];
+  const cat = category.toLowerCase();
   if (isObject(handler.dependencies) && Object.keys(handler.dependencies).length > 0) {
     return 'outside the specification: dependency injection (handler.dependencies)';
   }
-  const tags = Array.isArray(doc.tags) ? doc.tags.map((t) => String(t).toLowerCase()) : [];
-  if (['sql', 'database', 'db'].some((t) => tags.includes(t)) || 'sql' in handler || 'database' in handler) {
-    return 'outside the specification: SQL / database access';
-  }
+  if (DI_WORDS.includes(cat)) return `outside the specification: dependency injection (category ${JSON.stringify(category)})`;
+  const diTag = tags.find((t) => DI_WORDS.includes(t) || t.includes('dependency_injection'));
+  if (diTag) return `outside the specification: dependency injection (tag ${JSON.stringify(diTag)})`;
+  if ('sql' in handler || 'database' in handler) return 'outside the specification: SQL / database access';
+  if (SQL_WORDS.includes(cat)) return `outside the specification: SQL / database access (category ${JSON.stringify(category)})`;
+  const sqlTag = tags.find((t) => SQL_WORDS.includes(t));
+  if (sqlTag) return `outside the specification: SQL / database access (tag ${JSON.stringify(sqlTag)})`;
   return undefined;
 }
 
@@ -127,7 +139,7 @@ export function toCase(doc: unknown, info: { id: string; category: string; sourc
     expected: expected as CaseExpectedResponse,
     extra,
   };
-  const outOfScope = outOfSpecScope(handler, doc) ?? grpcOverHttp1(c.request);
+  const outOfScope = outOfSpecScope(handler, doc, category) ?? grpcOverHttp1(c.request);
   if (outOfScope) c.skip = outOfScope;
   const skip = corpusSkip(doc);
   if (skip && !outOfScope) Object.assign(c, { skip, implementationSkip: true });
