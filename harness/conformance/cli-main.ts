@@ -14,7 +14,7 @@ import { resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { CONFORMANCE_LEVELS, type ConformanceLevel } from './compare.js';
 import { DEFAULT_EXEC_START_TIMEOUT_MS, EXEC_GROUPINGS, execTarget, parsePortRange, type ExecGrouping } from './exec.js';
-import { forAnyImplementation, loadCases } from './loader.js';
+import { corpusLayoutDirs, forAnyImplementation, loadCases } from './loader.js';
 import { buildManifest, WEBSOCKET_NOT_IN_MANIFEST } from './manifest.js';
 import { formatContradicted, formatFailures, formatTable, summaryLine, toJson, toJUnit, type RunMeta } from './report.js';
 import { runnerVersion } from './version.js';
@@ -159,6 +159,7 @@ export async function main(argv: readonly string[], io: CliIo = defaultIo): Prom
 
   let cases: LoadedCase[];
   let corpus: LoadedCase[];
+  let verdictCorpus: LoadedCase[];
   try {
     // The whole corpus is kept: a contradiction's other case is read from it, filtered out or not.
     corpus = loadCases(positionals);
@@ -166,6 +167,9 @@ export async function main(argv: readonly string[], io: CliIo = defaultIo): Prom
     const fixtureApp = values.exec === undefined && (values['base-url'] === undefined || values.serve) && values.manifest === undefined && !values.list;
     if (!fixtureApp) corpus = forAnyImplementation(corpus);
     cases = corpus;
+    // A contradiction's other case may lie outside the part of a corpus given (e.g. only
+    // testing_data/query_params): its expectation is read from the whole corpus the paths lie in.
+    verdictCorpus = withWholeCorpus(corpus, positionals);
   } catch (err) {
     io.err((err as Error).message);
     return 2;
@@ -200,7 +204,7 @@ export async function main(argv: readonly string[], io: CliIo = defaultIo): Prom
       // The group's server is given a manifest, which has no WebSocket sessions: they are skipped, saying so.
       const ordered: LoadedCase[] = [...exec.order, ...cases.filter((c) => !isRunnable(c)).map((c) => (isRunnableWebSocket(c) ? { ...c, skip: `not run under --exec: ${WEBSOCKET_NOT_IN_MANIFEST}` } : c))];
       const about = { ...meta, target: 'exec' as const, starts: () => exec.launches() };
-      return await runAndReport(ordered, { target: exec.target, corpus, level, ...(timeoutMs ? { timeoutMs } : {}) }, values, io, about, () => `${exec.launches()} server start${exec.launches() === 1 ? '' : 's'} (--group ${group})`);
+      return await runAndReport(ordered, { target: exec.target, corpus: verdictCorpus, level, ...(timeoutMs ? { timeoutMs } : {}) }, values, io, about, () => `${exec.launches()} server start${exec.launches() === 1 ? '' : 's'} (--group ${group})`);
     } finally {
       await exec.close();
     }
@@ -226,7 +230,19 @@ export async function main(argv: readonly string[], io: CliIo = defaultIo): Prom
     target = fixtureTarget;
   }
 
-  return runAndReport(cases, { target, corpus, level, ...(timeoutMs ? { timeoutMs } : {}) }, values, io, { ...meta, target: typeof target === 'string' ? 'base-url' : 'fixture-app' });
+  return runAndReport(cases, { target, corpus: verdictCorpus, level, ...(timeoutMs ? { timeoutMs } : {}) }, values, io, { ...meta, target: typeof target === 'string' ? 'base-url' : 'fixture-app' });
+}
+
+/** The cases loaded, plus the rest of the corpora they lie in (ids not loaded already). */
+function withWholeCorpus(loaded: readonly LoadedCase[], paths: readonly string[]): LoadedCase[] {
+  let whole: LoadedCase[];
+  try {
+    whole = loadCases(corpusLayoutDirs(paths));
+  } catch {
+    return [...loaded];
+  }
+  const ids = new Set(loaded.map((c) => c.id));
+  return [...loaded, ...whole.filter((c) => !ids.has(c.id))];
 }
 
 const PROGRESS: Record<CaseStatus, string> = { passed: 'ok  ', failed: 'FAIL', contradicted: '~   ', skipped: 'skip' };

@@ -8,6 +8,7 @@
  * the runner loaded, never from the results of the run.
  */
 import { isDeepStrictEqual } from 'node:util';
+import { OPTIONAL_ERROR_ITEM_KEYS } from './compare.js';
 import type { Contradiction } from './contradictions.js';
 import type { CaseExpectedResponse } from './types.js';
 
@@ -66,10 +67,12 @@ export function answeredAt(answer: Answer, field: string): unknown {
 
 /**
  * A message's wording with the case-specific values taken out (numbers, quoted and back-quoted
- * text), so "Input should be greater than 5" is worded as "Input should be greater than 0".
+ * text, the plural after a number), so "Input should be greater than 5" is worded as "Input should be
+ * greater than 0" and "at least 2 items" as "at least 1 item".
  */
 export function wording(s: string): string {
-  return s.replace(/'[^']*'|"[^"]*"|`[^`]*`/g, '<q>').replace(/-?\d+(?:\.\d+)?/g, '<n>');
+  // The noun after a number takes its plural from the number ("1 item", "2 items").
+  return s.replace(/'[^']*'|"[^"]*"|`[^`]*`/g, '<q>').replace(/-?\d+(?:\.\d+)?/g, '<n>').replace(/(<n> \w+?)s\b/g, '$1');
 }
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
@@ -83,7 +86,8 @@ const kind = (v: unknown) => (v === null ? 'null' : Array.isArray(v) ? 'array' :
  * - where only the other case has a value, the answer must have a value of the same JSON kind, and
  *   so must an `input` (it echoes what this case sent);
  * - the other case's markers (`<<absent>>`, `<<present>>`, `<<uuid>>`) mean what they mean in compare.ts;
- * - where both have one: objects need the key set of one of them (then each key is checked),
+ * - where both have one: objects may have no member neither has and must have the other's members
+ *   (bar an error item's optional `input`/`ctx`; each member is then checked),
  *   arrays the length of one of them, strings the other's wording, numbers and booleans the other's value;
  *   when the two expectations differ in kind (`42.5` against `"foobar"`), the answer must have the other's kind.
  */
@@ -93,6 +97,8 @@ export function inStyleOf(actual: unknown, own: unknown, other: unknown, key?: s
   if (other === '<<absent>>') return actual === undefined;
   if (other === '<<present>>') return actual !== undefined;
   if (other === '<<uuid>>') return typeof actual === 'string' && UUID.test(actual);
+  // An `input` this case does not expect is not graded for it (compare.ts): any is fine.
+  if (key === 'input' && own === undefined && actual !== undefined) return true;
   if (other === undefined) return actual === undefined;
   if (actual === undefined) return false;
   if (kind(actual) !== kind(other)) return false;
@@ -108,9 +114,18 @@ export function inStyleOf(actual: unknown, own: unknown, other: unknown, key?: s
   if (other !== null && typeof other === 'object') {
     const a = actual as Record<string, unknown>;
     const o = own as Record<string, unknown>;
-    const keys = (x: object) => Object.keys(x).sort().join('\0');
-    if (keys(a) !== keys(other) && keys(a) !== keys(o)) return false;
-    return Object.keys(a).every((k) => inStyleOf(a[k], o[k], (other as Record<string, unknown>)[k], k));
+    const x = other as Record<string, unknown>;
+    for (const k of new Set([...Object.keys(a), ...Object.keys(x)])) {
+      // An error item's optional member left out: compare.ts does not require it of this case either.
+      if (!(k in a) && OPTIONAL_ERROR_ITEM_KEYS.includes(k)) continue;
+      // A member neither expectation has is no one's style (an optional one is allowed, as compare.ts allows it).
+      if (!(k in o) && !(k in x)) {
+        if (OPTIONAL_ERROR_ITEM_KEYS.includes(k)) continue;
+        return false;
+      }
+      if (!inStyleOf(a[k], o[k], x[k], k)) return false;
+    }
+    return true;
   }
   return isDeepStrictEqual(actual, other);
 }

@@ -98,6 +98,7 @@ describe('corpus contradictions', () => {
     it('should take the case-specific values out of the wording only', () => {
       assert.equal(wording('Input should be greater than 10'), wording('Input should be greater than 0'));
       assert.equal(wording("String should match pattern '^a$'"), wording("String should match pattern '^[0-9]+$'"));
+      assert.equal(wording('List should have at least 2 items after validation'), wording('List should have at least 1 item after validation'));
       assert.notEqual(wording('Value must be greater than 0'), wording('Input should be greater than 0'));
     });
     it('should require the other case\'s kind where the two expectations differ in kind', () => {

@@ -6,7 +6,7 @@
  * Documents of other protocols (GraphQL, protobuf, JSON-RPC, WebSocket, SSE, API descriptions) are
  * loaded as skipped cases with the reason, so the report counts them instead of hiding them.
  */
-import { readdirSync, readFileSync, statSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { basename, dirname, join, relative, resolve, sep } from 'node:path';
 import type { CaseExpectedResponse, CaseHandler, CaseRequest, ConformanceCase, LoadedCase, WebSocketCase } from './types.js';
 
@@ -29,8 +29,11 @@ function outOfScopeReason(doc: Json, category: string): string {
   return 'not an HTTP request/response case (no handler.route, request.path and expected_response.status_code)';
 }
 
-/** Words (category, tag) naming dependency injection; a tag containing `dependency_injection` counts too. */
-const DI_WORDS: readonly string[] = ['di', 'dependency_injection', 'dependency-injection', 'dependencies'];
+/**
+ * Words (category, tag) naming dependency injection; a tag containing `dependency_injection` counts
+ * too. Not `dependencies`: the corpus tags JSON Schema's `dependencies` keyword cases so.
+ */
+const DI_WORDS: readonly string[] = ['di', 'dependency_injection', 'dependency-injection'];
 /** Words (category, tag) naming SQL / database access. */
 const SQL_WORDS: readonly string[] = ['sql', 'database', 'db', 'databases'];
 
@@ -224,6 +227,25 @@ function fileIdBase(file: string): string {
   const grand = basename(dirname(dirname(abs)));
   if (grand === 'testing_data') return `${grand}/${parent}/${stem}`;
   return `${parent}/${stem}`;
+}
+
+/**
+ * The layout folders (`testing_data`, `fixtures`) of the corpora the given paths lie in: a path that
+ * is a corpus (holds `testing_data/`), or lies inside one's layout folder, names that corpus. Paths
+ * outside any corpus (keel's own cases) name none. Used to read a contradiction's other case from the
+ * whole corpus when only part of it is given.
+ */
+export function corpusLayoutDirs(paths: readonly string[]): string[] {
+  const out = new Set<string>();
+  const isCorpus = (d: string) => existsSync(join(d, 'testing_data')) && statSync(join(d, 'testing_data')).isDirectory();
+  for (const p of paths) {
+    let dir = resolve(p);
+    let root: string | undefined;
+    if (isCorpus(dir)) root = dir;
+    for (let d = dir; !root && dirname(d) !== d; d = dirname(d)) if (LAYOUTS.includes(basename(d)) && isCorpus(dirname(d))) root = dirname(d);
+    if (root) for (const l of LAYOUTS) if (existsSync(join(root, l))) out.add(join(root, l));
+  }
+  return [...out];
 }
 
 /**

@@ -11,7 +11,7 @@ import { buildRequest, send, DEFAULT_REQUEST_TIMEOUT_MS, type WireRequest } from
 import { compareResponse, type ConformanceLevel, type Mismatch } from './compare.js';
 import { notExcusedBecause } from './contradiction-verdict.js';
 import { contradictionFor, type Contradiction } from './contradictions.js';
-import { isRunnable, isRunnableWebSocket, type CaseExpectedResponse, type ConformanceCase, type LoadedCase, type RunnableCase, type WebSocketCase } from './types.js';
+import { isRunnable, isRunnableWebSocket, isWebSocketCase, type CaseExpectedResponse, type ConformanceCase, type LoadedCase, type RunnableCase, type WebSocketCase } from './types.js';
 import { playSession, type FrameLog } from './ws-session.js';
 
 /**
@@ -254,7 +254,7 @@ function classify(r: CaseResult, corpus: ReadonlyMap<string, LoadedCase>): void 
   const found = contradictionFor(r.id, r.mismatches);
   if (!found) return;
   const other = corpus.get(found.conflicts_with);
-  const why = notExcusedBecause(found, r.actual, r.expected, other && isRunnable(other) ? other.expected : undefined);
+  const why = notExcusedBecause(found, r.actual, r.expected, other && 'handler' in other && !isWebSocketCase(other) ? other.expected : undefined);
   if (why) {
     r.contradiction = { ...found, note: why };
     return;

@@ -74,6 +74,18 @@ describe('contradicted verdicts', () => {
     }
   });
 
+  describe('when only the case\'s category folder is given', () => {
+    it('should still read the conflicting case from the corpus the folder lies in', async () => {
+      answer = 'other-style';
+      const r = await runCli(['--base-url', base, join(dir, 'testing_data/query_params')]);
+      assert.equal(r.code, 0, r.out);
+      assert.equal(r.last, '0 passed, 0 failed, 1 contradicted by the corpus');
+      answer = 'nonsense';
+      const bad = await runCli(['--base-url', base, join(dir, 'testing_data/query_params')]);
+      assert.equal(bad.code, 1, bad.out);
+    });
+  });
+
   describe('when the server\'s validation error item is nonsense', () => {
     for (const level of ['strict', 'lenient']) {
       for (const filter of [undefined, '50_integer_gt']) {
