@@ -8,7 +8,7 @@
  * the runner loaded, never from the results of the run.
  */
 import { isDeepStrictEqual } from 'node:util';
-import { OPTIONAL_ERROR_ITEM_KEYS } from './compare.js';
+import { OPTIONAL_ERROR_ITEM_KEYS, type ConformanceLevel } from './compare.js';
 import type { Contradiction } from './contradictions.js';
 import type { CaseExpectedResponse } from './types.js';
 
@@ -134,12 +134,14 @@ export function inStyleOf(actual: unknown, own: unknown, other: unknown, key?: s
  * The verdict on a failure confined to a listed contradiction: `null` when the answer is the other
  * case's expectation (contradicted), else why it stays a failure.
  */
-export function notExcusedBecause(entry: Contradiction, answer: Answer | undefined, own: CaseExpectedResponse, other: CaseExpectedResponse | undefined): string | null {
+export function notExcusedBecause(entry: Contradiction, answer: Answer | undefined, own: CaseExpectedResponse, other: CaseExpectedResponse | undefined, level: ConformanceLevel = 'strict'): string | null {
   // The case's own request is what contradicts the other case: no answer can be checked against it.
   if (entry.field === 'request' || entry.field.startsWith('request.')) return null;
   if (!other) return `not excused: ${entry.conflicts_with} is not in the corpus loaded, so its expectation cannot be checked`;
   if (!answer) return 'not excused: no answer';
   const field = entry.field;
-  if (inStyleOf(answeredAt(answer, field), expectedAt(own, field), expectedAt(other, field))) return null;
+  // At --level lenient an error item is graded on loc and type only; so is the other case's.
+  const graded = (v: unknown) => (level === 'lenient' && v !== null && typeof v === 'object' && !Array.isArray(v) && 'type' in v ? { loc: (v as Record<string, unknown>).loc, type: (v as Record<string, unknown>).type } : v);
+  if (inStyleOf(graded(answeredAt(answer, field)), graded(expectedAt(own, field)), graded(expectedAt(other, field)))) return null;
   return `not excused: the answer in ${field} matches neither this case's expectation nor ${entry.conflicts_with}'s`;
 }

@@ -244,17 +244,17 @@ async function runWebSocketOne(c: WebSocketCase, options: RunOptions): Promise<C
  * contradiction-verdict.ts). The conflicting case's expectation is read from `corpus` (every case
  * the runner loaded, before any filter), so a verdict never depends on what else is in the run.
  */
-export function applyContradictions(results: CaseResult[], corpus: ReadonlyMap<string, LoadedCase>): void {
-  for (const r of results) classify(r, corpus);
+export function applyContradictions(results: CaseResult[], corpus: ReadonlyMap<string, LoadedCase>, level: ConformanceLevel = 'strict'): void {
+  for (const r of results) classify(r, corpus, level);
 }
 
 /** One case's status under the contradictions (see applyContradictions). */
-function classify(r: CaseResult, corpus: ReadonlyMap<string, LoadedCase>): void {
+function classify(r: CaseResult, corpus: ReadonlyMap<string, LoadedCase>, level: ConformanceLevel): void {
   if (r.status !== 'failed' || r.error || !r.expected) return;
   const found = contradictionFor(r.id, r.mismatches);
   if (!found) return;
   const other = corpus.get(found.conflicts_with);
-  const why = notExcusedBecause(found, r.actual, r.expected, other && 'handler' in other && !isWebSocketCase(other) ? other.expected : undefined);
+  const why = notExcusedBecause(found, r.actual, r.expected, other && 'handler' in other && !isWebSocketCase(other) ? other.expected : undefined, level);
   if (why) {
     r.contradiction = { ...found, note: why };
     return;
@@ -293,7 +293,7 @@ export async function runCases(cases: readonly LoadedCase[], options: RunOptions
   const corpus = new Map((options.corpus ?? cases).map((c) => [c.id, c]));
   for (const c of cases) {
     const r = isRunnable(c) ? await runOne(c, options) : isRunnableWebSocket(c) ? await runWebSocketOne(c, options) : skippedResult(c);
-    classify(r, corpus);
+    classify(r, corpus, options.level ?? 'strict');
     results.push(r);
     options.onResult?.(r);
   }
