@@ -13,6 +13,7 @@ const COLORS: Record<Peer, string> = {
   express: '#1a85ff',
   'express-std': '#0b3d6b',
   'express-keel': '#f5a25d',
+  'keel-express': '#b8321a',
 };
 
 /** Row labels a reader can take in at a glance (ids as fallback). */
@@ -30,6 +31,8 @@ const LABELS: Record<string, string> = {
   static: 'static file 16 KB',
   full: 'full default stack',
   'express-kit': 'Express kit (4 packages vs keel)',
+  'express-engine': 'Express app, 40 resources',
+  'express-engine-hello': 'Express hello world',
   jsonrpc: 'JSON-RPC call',
   graphql: 'GraphQL query',
 };

@@ -187,7 +187,7 @@ async function runScenario(sc: Scenario, staticDir: string): Promise<ProfiledSce
   const peers = wantPeers.filter((p) => sc.peers.includes(p));
   const na: ScenarioResult['na'] = {};
   for (const p of wantPeers) {
-    if (!sc.peers.includes(p)) na[p] = sc.why?.[p] ?? (p === 'express-std' ? 'measured on the full-stack and express-kit scenarios only' : p === 'express-keel' ? 'measured on the express-kit scenario only' : 'no equivalent');
+    if (!sc.peers.includes(p)) na[p] = sc.why?.[p] ?? (p === 'express-std' ? 'measured on the full-stack and express-kit scenarios only' : p === 'express-keel' ? 'measured on the express-kit scenario only' : p === 'keel-express' ? 'measured on the express-engine scenarios only' : 'no equivalent');
   }
   const servers: Server[] = [];
   const rounds = new Map<Peer, Round[]>();
@@ -214,13 +214,14 @@ async function runScenario(sc: Scenario, staticDir: string): Promise<ProfiledSce
       const rss = await peakRss(s);
       results.push(summarise(s.peer, rounds.get(s.peer)!, rss.bytes, rss.source));
     }
-    const keel = results.find((x) => x.peer === 'keel');
+    // keel's own peer, or on the express-engine scenarios keel's Express engine, is what the others are divided by
+    const keel = results.find((x) => x.peer === 'keel') ?? results.find((x) => x.peer === 'keel-express');
     const ratios: ScenarioResult['ratios'] = {};
     const rssRatios: ScenarioResult['rssRatios'] = {};
     const cpuRatios: ScenarioResult['cpuRatios'] = {};
     if (keel) {
       for (const x of results) {
-        if (x.peer === 'keel') continue;
+        if (x === keel) continue;
         ratios[x.peer] = x.rps > 0 ? keel.rps / x.rps : 0;
         rssRatios[x.peer] = x.peakRss > 0 ? keel.peakRss / x.peakRss : 0;
         cpuRatios[x.peer] = keel.cpuPerReq > 0 ? x.cpuPerReq / keel.cpuPerReq : 0;

@@ -6,7 +6,7 @@
 import { randomBytes } from 'node:crypto';
 
 /** The peers, in table order. `node` is the hand-written ceiling. */
-export const PEERS = ['keel', 'node', 'fastify', 'express', 'express-std', 'express-keel'] as const;
+export const PEERS = ['keel', 'node', 'fastify', 'express', 'express-std', 'express-keel', 'keel-express'] as const;
 export type Peer = (typeof PEERS)[number];
 
 export const PEER_LABELS: Record<Peer, string> = {
@@ -16,6 +16,7 @@ export const PEER_LABELS: Record<Peer, string> = {
   express: 'Express 5',
   'express-std': 'Express 5 + std middleware',
   'express-keel': 'Express 5 + keel factories',
+  'keel-express': 'keel/express',
 };
 
 /** The express-kit scenario's allowed CORS origin (the request sends it). */
@@ -146,7 +147,12 @@ function multipartBody(): Buffer {
   );
 }
 
-const ALL: readonly Peer[] = PEERS.filter((p) => p !== 'express-std' && p !== 'express-keel');
+const ALL: readonly Peer[] = PEERS.filter((p) => p !== 'express-std' && p !== 'express-keel' && p !== 'keel-express');
+
+/** Why the express-engine scenarios run only Express 5, keel/express and Fastify. */
+const ENGINE_WHY: Partial<Record<Peer, string>> = {
+  keel: 'compares Express engines (keel/express is keel\'s)', node: 'compares Express engines', 'express-std': 'compares Express engines', 'express-keel': 'compares Express engines',
+};
 const json = (b: Buffer): unknown => JSON.parse(b.toString('utf8'));
 const expectJson = (status: number, want: (v: any) => boolean) => (s: number, _h: unknown, b: Buffer) => {
   if (s !== status) return `status ${s}: ${b.toString('utf8').slice(0, 200)}`;
@@ -232,6 +238,23 @@ export function scenarios(jwt: string): Scenario[] {
       why: { keel: 'the kit is measured inside Express (Express 5 + keel factories)' },
       request: { method: 'GET', path: '/hello', headers: { origin: KIT_ORIGIN, 'accept-encoding': 'gzip, deflate, br' } },
       check: expectJson(200, (v) => v.hello === 'world'),
+    },
+    {
+      // One Express app (bench/peers/express-engine.ts) on express@5 and on keel/express, Fastify as the
+      // reference: 40 resources in an express.Router at /api/:version, app.param + router.param, express.json,
+      // cookie-parser and an error handler; the request hits the 38th resource's GET /:id with a cookie.
+      id: 'express-engine', title: 'Express app (40 resources in a Router, params, json, cookie-parser): express@5 vs keel/express',
+      peers: ['express', 'keel-express', 'fastify'],
+      why: ENGINE_WHY,
+      request: { method: 'GET', path: '/api/v1/r37/42', headers: { cookie: 'session=abc123; theme=dark', accept: 'application/json' } },
+      check: expectJson(200, (v) => v.resource === 'r37' && v.id === 42 && v.version === 1 && v.session === 'abc123'),
+    },
+    {
+      id: 'express-engine-hello', title: "Express hello world (res.send('Hello World!')): express@5 vs keel/express",
+      peers: ['express', 'keel-express', 'fastify'],
+      why: ENGINE_WHY,
+      request: { method: 'GET', path: '/' },
+      check: (status, _h, body) => (status === 200 && body.toString() === 'Hello World!' ? null : `status ${status}: ${body.toString().slice(0, 100)}`),
     },
     {
       id: 'ratelimit', title: 'per-route rate limit, memory store', peers: ['keel'],

@@ -10,6 +10,11 @@ const [peer, scenario] = process.argv.slice(2);
 const ctx: PeerContext = { staticDir: process.env.BENCH_STATIC_DIR ?? '' };
 
 async function load(name: string | undefined): Promise<StartPeer> {
+  // the express-engine scenarios run one app on express@5, keel/express and (the reference) Fastify
+  if (scenario?.startsWith('express-engine')) {
+    const { start } = await import('./peers/express-engine.js');
+    return (s, c) => start(name ?? '', s, c);
+  }
   switch (name) {
     case 'keel':
       return (await import('./peers/keel.js')).start;

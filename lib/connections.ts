@@ -125,3 +125,55 @@ function discardUnread(req: IncomingMessage, socket: Socket, limits: Readonly<Co
   socket.once('close', cleanup);
   req.resume();
 }
+
+/**
+ * Cut a client that stops reading its answer (issue 26: slow readers pinned every answer they did not
+ * read). Armed only while part of the answer waits in the socket's buffer: a handler that computes,
+ * or a stream with nothing to send, is never cut. If no byte of the pending answer reached the client
+ * in `timeoutMs`, the socket is destroyed (RFC 9112 §9.6 lets either side close; the answer cannot be
+ * completed anyway). HTTP/1.1 only: an HTTP/2 stream has its own flow control within a shared session.
+ */
+export function boundSlowReader(req: IncomingMessage, res: ServerResponse, timeoutMs: number): void {
+  if (timeoutMs <= 0 || req.httpVersionMajor !== 1) return;
+  const socket = req.socket;
+  let timer: NodeJS.Timeout | undefined;
+  let completed = 0;
+  let queued = 0;
+  // Progress is a write completing, or libuv's queue of the write in progress shrinking (one res.end
+  // of 4 MB is one write: it only completes once the client has taken it all).
+  const handle = () => (socket as Socket & { _handle?: { writeQueueSize?: number } | null })._handle;
+  const snapshot = () => {
+    completed = socket.bytesWritten - socket.writableLength;
+    queued = handle()?.writeQueueSize ?? 0;
+  };
+  const check = () => {
+    timer = undefined;
+    if (socket.destroyed || socket.writableLength === 0) return;
+    const nowCompleted = socket.bytesWritten - socket.writableLength;
+    const nowQueued = handle()?.writeQueueSize ?? 0;
+    if (nowCompleted <= completed && nowQueued >= queued) {
+      socket.destroy();
+      return;
+    }
+    arm();
+  };
+  const arm = () => {
+    if (timer || socket.writableLength === 0) return;
+    snapshot();
+    timer = setTimeout(check, timeoutMs);
+    timer.unref();
+  };
+  const write = res.write;
+  const end = res.end;
+  res.write = function writeWatchingReader(this: ServerResponse, ...args: unknown[]) {
+    const ok = (write as (...a: unknown[]) => boolean).apply(this, args);
+    arm();
+    return ok;
+  } as ServerResponse['write'];
+  res.end = function endWatchingReader(this: ServerResponse, ...args: unknown[]) {
+    const out = (end as (...a: unknown[]) => ServerResponse).apply(this, args);
+    arm();
+    return out;
+  } as ServerResponse['end'];
+  res.once('close', () => clearTimeout(timer));
+}

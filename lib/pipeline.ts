@@ -13,6 +13,7 @@ import type { JsonPoisoning } from './json-parse.js';
 import { HttpError } from './errors.js';
 import { HandlerResult, KeelResponse, handlerFlags, isThenable, toResponse, type RequestData } from './handler.js';
 import { runHooks, type PhaseHooks, type HookContext } from './hooks.js';
+import { isExpectedNetworkError, networkErrorLog } from './net-errors.js';
 import { isErrorStatus, sendProblem } from './problem.js';
 import type { KeelRequest } from './request.js';
 import { LazyRequestData } from './request-data.js';
@@ -89,6 +90,12 @@ export function compileCore(route: RouteDefinition, ctx: PipelineContext): Route
       } catch (hookErr) {
         logger.error({ err: hookErr, route: route.path }, 'on_error hook failed');
       }
+    }
+    // The client left while its answer was written (EPIPE, ECONNRESET, premature close): nothing to
+    // fix here, and no one to answer; one throttled debug line (lib/net-errors.ts).
+    if (isExpectedNetworkError(err) && (res.destroyed || req.socket.destroyed)) {
+      networkErrorLog(logger).note('http', err);
+      return;
     }
     // A 4xx is the client's; an expected 5xx refusal (full queue) is logged, aggregated, by whoever refused.
     if (!(err instanceof HttpError) || !isErrorStatus(err.status) || (err.status >= 500 && !err.expected)) {

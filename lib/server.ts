@@ -13,7 +13,7 @@ import http, { type RequestListener, type Server } from 'node:http';
 import net, { type AddressInfo, type Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
 import type { AppCore as App, ServerFactory, ServerHandle } from './plugin.js';
-import { boundUnreadBody, ConnectionLimits, type ConnectionLimitsInput } from './connections.js';
+import { boundSlowReader, boundUnreadBody, ConnectionLimits, type ConnectionLimitsInput } from './connections.js';
 import { AppError, ERROR_CODES, type ErrorCode } from './errors.js';
 import { problemFor, PROBLEM_CONTENT_TYPE } from './problem.js';
 import { writeSocketResponse } from './socket-problem.js';
@@ -38,8 +38,10 @@ export async function listen(app: App, options: ListenOptions = {}): Promise<Ser
   const limits = ConnectionLimits.parse(options.limits ?? {}, 'ListenOptions.limits');
   await app.ready();
   const router = app.intoRouter();
+  const sendTimeoutMs = cfg.send_timeout * 1000;
   const listener: RequestListener = (req, res) => {
     boundUnreadBody(req, res, limits);
+    boundSlowReader(req, res, sendTimeoutMs);
     router(req, res);
   };
   const serverOptions: http.ServerOptions = { connectionsCheckingInterval: limits.connections_check_interval_ms };
@@ -105,7 +107,12 @@ async function shutdown(app: App, server: Server, sockets: ReadonlySet<Socket>, 
   // An idle connection gets `idleGraceMs` for such a request, which is answered with Connection: close
   // (node then closes it); connections still idle after that are closed, and so on every period for
   // connections whose answer had started before shutdown.
-  const idleSweep = setInterval(() => server.closeIdleConnections(), Math.max(idleGraceMs, 10));
+  const idleSweep = setInterval(() => {
+    server.closeIdleConnections();
+    // node counts a connection as idle only after its first request: one that never sent a byte held
+    // a server's whole shutdown_timeout (issue 26). After the same grace, it is closed too.
+    for (const socket of sockets) if (socket.bytesRead === 0) socket.destroy();
+  }, Math.max(idleGraceMs, 10));
   let timer: NodeJS.Timeout | undefined;
   const forced = new Promise<'timeout'>((resolve) => {
     timer = setTimeout(() => resolve('timeout'), timeoutMs);

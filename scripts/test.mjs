@@ -1,10 +1,10 @@
-// Runs every *.test.ts under lib/, middleware/, harness/, test/ and examples/ with node's test
+// Runs every *.test.ts under lib/, middleware/, harness/, express/, test/ and examples/ with node's test
 // runner (TypeScript through tsx). Node 20's --test takes no globs, so we list the files here.
 import { spawnSync } from 'node:child_process';
 import { readdirSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 
-const roots = ['lib', 'middleware', 'harness', 'test', 'examples', 'bench'];
+const roots = ['lib', 'middleware', 'harness', 'express', 'test', 'examples', 'bench'];
 const files = [];
 function walk(dir) {
   let entries;

@@ -5,7 +5,7 @@
 import { describe, it, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFileSync, spawnSync } from 'node:child_process';
-import { existsSync, lstatSync, mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, lstatSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -18,6 +18,12 @@ const npm = process.platform === 'win32' ? 'npm.cmd' : 'npm';
 export const MAX_NODE_MODULES_BYTES = 25 * 1024 * 1024;
 /** ... and at most this many packages. */
 export const MAX_PACKAGES = 125;
+/**
+ * How far the README's install size ("about N MB of node_modules") may be from what this install
+ * measures, as a fraction of the measurement: dependency patch releases move it a little; a claim
+ * off by more than this tells users something untrue.
+ */
+export const README_SIZE_TOLERANCE = 0.2;
 /** One npm install: generous for a cold cache, bounded so a hung registry fails the test. */
 const INSTALL_TIMEOUT_MS = 240_000;
 
@@ -74,9 +80,10 @@ describe('when keel is installed from its tarball with express', { skip: built ?
 
   const project = () => join(dir, 'app');
 
-  it('should pack the build, the schemas, README and LICENSE, and no tests, test helpers or source maps', () => {
+  it('should pack the build, the schemas, the docs, README and LICENSE, and no tests, test helpers or source maps', () => {
     assert.ok(files.includes('LICENSE') && files.includes('README.md') && files.includes('dist/lib/index.js') && files.includes('dist/lib/index.d.ts'));
-    assert.deepEqual(files.filter((f) => !/^(dist\/(lib|middleware|harness)\/|schemas\/|package\.json$|README\.md$|LICENSE$)/.test(f)), []);
+    assert.ok(files.includes('docs/configuration.md'), 'the README links docs/: they ship');
+    assert.deepEqual(files.filter((f) => !/^(dist\/(lib|middleware|harness)\/|schemas\/|docs\/[^/]+\.md$|package\.json$|README\.md$|LICENSE$)/.test(f)), []);
     assert.deepEqual(files.filter((f) => /\.test\.|testkit|h2raw|testdata|\.map$|\.tsbuildinfo$/.test(f)), []);
   });
 
@@ -92,6 +99,11 @@ describe('when keel is installed from its tarball with express', { skip: built ?
     t.diagnostic(`node_modules: ${(bytes / 1048576).toFixed(1)} MB, ${packages.length} packages`);
     assert.ok(bytes <= MAX_NODE_MODULES_BYTES, `node_modules is ${(bytes / 1048576).toFixed(1)} MB`);
     assert.ok(packages.length <= MAX_PACKAGES, `${packages.length} packages: ${packages.join(' ')}`);
+    // The README tells users what this install measures: keel with express 5 and @types/express.
+    const claim = /about (\d+(?:\.\d+)?) MB of node_modules/.exec(readFileSync(join(root, 'README.md'), 'utf8'));
+    assert.ok(claim, 'README.md states the install size as "about N MB of node_modules"');
+    const measured = bytes / 1048576;
+    assert.ok(Math.abs(Number(claim[1]) - measured) <= measured * README_SIZE_TOLERANCE, `README says about ${claim[1]} MB; a fresh install measures ${measured.toFixed(1)} MB`);
     for (const heavy of ['graphql', 'graphiql', 'react', 'react-dom', 'redoc', 'swagger-ui-dist', 'swagger-ui-express', '@grpc/grpc-js', '@grpc/proto-loader', 'protobufjs', 'ws']) {
       assert.equal(packages.includes(heavy), false, `${heavy} is not installed`);
     }

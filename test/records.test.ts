@@ -50,6 +50,7 @@ describe('when records are parsed from an empty object', () => {
       static_files: [],
       graceful_shutdown: true,
       shutdown_timeout: 30,
+      send_timeout: 30, // keel's own (issue 26: slow readers), not in the specification
       asyncapi: null,
       openapi: null,
       jsonrpc: null,

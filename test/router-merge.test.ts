@@ -2,7 +2,7 @@
  * keel and Express together: Express routers merged into a keel App (mergeRouter / attachRouter),
  * and a keel App mounted inside a legacy Express app (legacy.use(keel.intoRouter())).
  */
-import { describe, it } from 'node:test';
+import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import express from 'express';
 import request from 'supertest';
@@ -309,6 +309,12 @@ describe('when an Express 4 router is merged', () => {
     app.get('/keel', () => ({ from: 'keel' }));
     app.mergeRouter(express4Router(), { express: express4 });
     const router = app.intoRouter();
+    // Express 4 reports these calls through depd, which hands them to 'deprecation' listeners
+    // when there are any (instead of writing them to stderr): the notices prove Express 4 ran them.
+    const notices: string[] = [];
+    const onDeprecation = (err: Error) => notices.push(err.message);
+    before(() => process.on('deprecation', onDeprecation));
+    after(() => process.off('deprecation', onDeprecation));
 
     it('should keep req.param()', async () => {
       const res = await request(router).get('/v4/users/7');
@@ -319,6 +325,10 @@ describe('when an Express 4 router is merged', () => {
       const res = await request(router).post('/v4/items');
       assert.equal(res.status, 201);
       assert.deepEqual(res.body, { created: true });
+    });
+
+    it("should give Express 4's own deprecation notices for them", () => {
+      assert.deepEqual(notices.map((m) => m.split(':')[0]).sort(), ['req.param(name)', 'res.send(status, body)']);
     });
 
     it("should keep Express 4's extended query parsing", async () => {

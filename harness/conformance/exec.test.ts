@@ -3,7 +3,8 @@ import assert from 'node:assert/strict';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { execTarget, freePort, parsePortRange, planGroups } from './exec.js';
+import { createServer } from 'node:net';
+import { execTarget, FREE_PORT_RANGE, freePort, parsePortRange, planGroups } from './exec.js';
 import { runCases } from './runner.js';
 import type { ConformanceCase } from './types.js';
 
@@ -16,6 +17,18 @@ const mk = (id: string, route: string, extra: Record<string, unknown> = {}, stat
   request: { method: 'GET', path: route.replace(/\{[^}]+\}/g, '1') },
   expected: { status_code: status, body: { id } },
   extra: {},
+});
+
+describe('freePort', () => {
+  it('should give a bindable port below the ephemeral ranges, which listen(0) and client sockets never take', async () => {
+    const ports = await Promise.all(Array.from({ length: 5 }, () => freePort()));
+    for (const port of ports) {
+      assert.ok(port >= FREE_PORT_RANGE[0] && port <= FREE_PORT_RANGE[1] && FREE_PORT_RANGE[1] < 32768, `port ${port}`);
+      const srv = createServer();
+      await new Promise<void>((resolve, reject) => srv.once('error', reject).listen(port, '127.0.0.1', () => resolve()));
+      await new Promise((resolve) => srv.close(resolve));
+    }
+  });
 });
 
 describe('planGroups', () => {

@@ -74,13 +74,23 @@ export function planGroups(cases: readonly ConformanceCase[], grouping: ExecGrou
   return groups.map((g) => g.cases);
 }
 
-/** A free TCP port on 127.0.0.1, `0` asking the system for one (bound and released; the server is expected to take it at once). */
-export function freePort(port = 0): Promise<number> {
-  return new Promise((resolve, reject) => {
+/**
+ * Where freePort() looks: below the ephemeral ranges (Linux 32768-60999, Windows and macOS
+ * 49152-65535, RFC 6335 §6), from which the OS hands out `listen(0)` ports and the source ports of
+ * outgoing connections. A port found with `listen(0)` goes back to that pool when released, and on a
+ * busy machine another process's test server or client socket could take it before the command
+ * binds it: the harness then talked to the wrong server (a 429 from someone's rate-limit test).
+ */
+export const FREE_PORT_RANGE: readonly [number, number] = [20000, 32767];
+/** Random ports tried in FREE_PORT_RANGE before falling back to one the OS picks. */
+const FREE_PORT_TRIES = 50;
+
+function canBind(port: number): Promise<number | undefined> {
+  return new Promise((resolve) => {
     const srv = createServer();
-    srv.once('error', reject);
+    srv.once('error', () => resolve(undefined));
     srv.listen(port, '127.0.0.1', () => {
-      const { port: bound } = srv.address() as { port: number };
+      const bound = (srv.address() as { port: number }).port;
       srv.close(() => resolve(bound));
     });
   });
@@ -112,6 +122,18 @@ function stderrTail(stderr: string, lines = 20): string {
 
 /** How long a server that dropped a connection has to be seen exiting before it is taken to be alive. */
 const EXIT_GRACE_MS = 1_000;
+
+/** A free TCP port on 127.0.0.1 (bound and released; the server is expected to take it at once). */
+export async function freePort(): Promise<number> {
+  const [low, high] = FREE_PORT_RANGE;
+  for (let i = 0; i < FREE_PORT_TRIES; i++) {
+    const port = await canBind(low + Math.floor(Math.random() * (high - low + 1)));
+    if (port !== undefined) return port;
+  }
+  const any = await canBind(0);
+  if (any === undefined) throw new Error('no free TCP port on 127.0.0.1');
+  return any;
+}
 
 function canConnect(port: number): Promise<boolean> {
   return new Promise((resolve) => {
@@ -162,12 +184,10 @@ export function execTarget(cases: readonly ConformanceCase[], options: ExecOptio
     for (let i = 0; i < size; i++) {
       const port = range[0] + ((cursor + i) % size);
       if (inUse.has(port)) continue;
-      try {
-        await freePort(port);
+      // Taken ports are skipped.
+      if ((await canBind(port)) !== undefined) {
         cursor = (cursor + i + 1) % size;
         return port;
-      } catch {
-        // Taken: try the next one.
       }
     }
     throw new Error(`--port-range ${range[0]}-${range[1]}: no free port on 127.0.0.1 in the range`);

@@ -45,8 +45,6 @@ describe('when graphql-http audits the GraphQL route', () => {
     const notOk = lines.filter((l) => !l.startsWith('ok'));
     t.diagnostic(`SHOULD/MAY audits: ${optional.length - notOk.length} ok, ${notOk.length} not ok`);
     for (const line of notOk) t.diagnostic(line);
-    // Printed too, so a plain test run shows them without a reporter that prints diagnostics.
-    console.log(['GraphQL-over-HTTP SHOULD/MAY audit results:', ...lines].join('\n  '));
     assert.equal(results.size, audits.length);
   });
 });

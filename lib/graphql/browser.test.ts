@@ -7,12 +7,22 @@
  */
 import { describe, it, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import type { Browser } from 'playwright-core';
+import type { Browser, Page } from 'playwright-core';
 import { CHROMIUM_SKIP, TEST_OUTPUT, launchChromium, watchPage } from '../../test/helpers/browser.js';
 import { App } from '../app.js';
 import type { ServerHandle } from '../server.js';
 
 const OUT = TEST_OUTPUT;
+
+/**
+ * Wait until `selector` holds `text`. A locator, not `page.waitForFunction('…')`: Playwright evals a
+ * string predicate again on every poll, and the page's CSP (script-src 'self', no 'unsafe-eval')
+ * refuses every eval after the first, so a result slower than one animation frame failed the test
+ * with "EvalError: … 'unsafe-eval' is not an allowed source of script" (only under load).
+ */
+function waitForText(page: Page, selector: string, text: string): Promise<void> {
+  return page.locator(selector, { hasText: text }).first().waitFor({ timeout: 30_000 });
+}
 const skip = CHROMIUM_SKIP;
 
 describe('the GraphiQL playground in headless Chromium', { skip }, () => {
@@ -39,7 +49,7 @@ describe('the GraphiQL playground in headless Chromium', { skip }, () => {
     // Browser-side code as strings: this file is typechecked without the DOM library.
     await page.evaluate(`document.querySelector('.graphiql-query-editor .CodeMirror').CodeMirror.setValue('{ hello(name: "browser") }')`);
     await page.click('.graphiql-execute-button');
-    await page.waitForFunction(`document.querySelector('.result-window')?.textContent?.includes('Hello, browser!')`, undefined, { timeout: 30_000 });
+    await waitForText(page, '.result-window', 'Hello, browser!');
     await page.screenshot({ path: `${OUT}graphiql.png` });
     await page.close();
     assert.deepEqual(external, []);
@@ -53,7 +63,7 @@ describe('the GraphiQL playground in headless Chromium', { skip }, () => {
     await page.waitForSelector('.graphiql-query-editor .CodeMirror', { timeout: 30_000 });
     await page.click('[aria-label="Show Documentation Explorer"]');
     // The explorer lists the root types and every type once the introspection query has answered.
-    await page.waitForFunction(`document.querySelector('.graphiql-doc-explorer')?.textContent?.includes('All Schema Types')`, undefined, { timeout: 30_000 });
+    await waitForText(page, '.graphiql-doc-explorer', 'All Schema Types');
     const docs = await page.evaluate(`document.querySelector('.graphiql-doc-explorer').innerText`) as string;
     for (const type of ['Query', 'Mutation', 'Subscription', 'Book', 'Author', 'BookInput']) assert.match(docs, new RegExp(`\\b${type}\\b`), `${type} listed in: ${docs}`);
     await page.screenshot({ path: `${OUT}graphiql-docs.png` });
@@ -65,7 +75,7 @@ describe('the GraphiQL playground in headless Chromium', { skip }, () => {
     await page.keyboard.type('{ books(first: 2) { title author { name } } }');
     await page.keyboard.press('Escape'); // close an autocompletion popup, if any
     await page.click('.graphiql-execute-button');
-    await page.waitForFunction(`document.querySelector('.result-window')?.textContent?.includes('A Wizard of Earthsea')`, undefined, { timeout: 30_000 });
+    await waitForText(page, '.result-window', 'A Wizard of Earthsea');
     const result = await page.textContent('.result-window') ?? '';
     assert.match(result, /Ursula K\. Le Guin/);
     assert.doesNotMatch(result, /errors|LIMIT_EXCEEDED/);

@@ -36,7 +36,7 @@ export const protocol: ProtocolPlugin = {
       const events = own.pubsub ? {} : { pubsub: host.pubsub, topicPrefix: own.topicPrefix ?? `graphql:${a[0]}:` };
       // The route's own operation guard (if any) runs after the server's rate limit.
       const guard = operationGuard && own.operationGuard ? bothGuards(operationGuard, own.operationGuard) : operationGuard ?? own.operationGuard;
-      const options = { ...own, ...events, guards: [serverGuardOf(host)], jsonPoisoning, operationGuard: guard };
+      const options = { ...own, ...events, guards: [serverGuardOf(host)], jsonPoisoning, operationGuard: guard, logger: host.logger };
       if (method === 'registerGraphqlRoute') {
         route = graphqlRoute(a[0], a[1], a[2] as string, a[3], options);
       } else {

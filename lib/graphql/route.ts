@@ -22,6 +22,7 @@ import type { GraphqlLimits } from './limits.js';
 import { PLAYGROUND_CSP, sendPlaygroundAsset, sendPlaygroundPage, wantsPlayground } from './playground.js';
 import { MemoryPubSub, type PubSub } from './pubsub.js';
 import { buildSdlSchema } from './sdl.js';
+import type { Logger } from 'pino';
 import { createGraphqlWsUpgradeHandler } from './subscriptions.js';
 
 /** Where the playground's files are served, below the GraphQL path. */
@@ -59,6 +60,8 @@ export interface GraphqlRouteOptions {
   maxTokens?: number;
   /** Checked for every WebSocket operation (see GraphqlWsOptions.operationGuard); an App passes its server-level rate limit. Default none. */
   operationGuard?: UpgradeGuard;
+  /** Where lost WebSocket clients are noted (debug, throttled; GraphqlWsOptions.logger). An App passes its logger. Default none. */
+  logger?: Pick<Logger, 'debug'>;
 }
 
 export interface GraphqlRoute {
@@ -102,7 +105,7 @@ export function graphqlRouteForSchema(path: string, method: unknown, schema: Gra
   const guards = [...(options.guards ?? []), ...(options.cors !== undefined ? [originGuard(options.cors)] : [])];
   const ws: UpgradeHandler = createGraphqlWsUpgradeHandler(schema, {
     limits, guards, documentCache, maxSubscriptionsPerConnection: options.maxSubscriptionsPerConnection, maxConnections: options.maxConnections,
-    operationGuard: options.operationGuard,
+    operationGuard: options.operationGuard, logger: options.logger,
   });
   const allow = methods.join(', ');
 

@@ -7,7 +7,9 @@
 import { GraphQLError, type DocumentNode, type GraphQLSchema } from 'graphql';
 import { handleProtocols } from 'graphql-ws';
 import { useServer } from 'graphql-ws/use/ws';
-import { WebSocketServer } from 'ws';
+import { WebSocketServer, type WebSocket } from 'ws';
+import type { Logger } from 'pino';
+import { isExpectedNetworkError, networkErrorLog, type NetworkErrorLog } from '../net-errors.js';
 import type { KeelRequest } from '../request.js';
 import { guardedUpgrade, maxConnectionsOption, DEFAULT_MAX_PAYLOAD, type UpgradeHandler } from '../ws/upgrade.js';
 import { UpgradeRejection, type UpgradeGuard } from '../ws/guard.js';
@@ -52,6 +54,11 @@ export interface GraphqlWsOptions {
    * Default none.
    */
   operationGuard?: UpgradeGuard;
+  /**
+   * Where a lost client (EPIPE, ECONNRESET while `next` frames are queued) is noted: one debug line,
+   * throttled with a count (lib/net-errors.ts). Default none: such sends resolve silently.
+   */
+  logger?: Pick<Logger, 'debug'>;
 }
 
 /**
@@ -148,5 +155,32 @@ export function createGraphqlWsUpgradeHandler(schema: GraphQLSchema, options: Gr
     wss,
     options.keepAlive,
   );
-  return guardedUpgrade(wss, options.guards ?? [], (ws, req) => wss.emit('connection', ws, req), maxConnections);
+  const lost = options.logger ? networkErrorLog(options.logger) : undefined;
+  return guardedUpgrade(wss, options.guards ?? [], (ws, req) => {
+    quietSends(ws, lost);
+    wss.emit('connection', ws, req);
+  }, maxConnections);
+}
+
+/**
+ * graphql-ws rejects a `next` whose send failed, and its message loop then prints the error with its
+ * stack through console.error, once per queued frame: a subscription storm whose client hung up wrote
+ * 2,658 EPIPE traces (issue 26). A send that failed only because the client left resolves instead
+ * (the socket's 'close' ends the operations); other errors still reach graphql-ws.
+ */
+function quietSends(ws: WebSocket, lost: NetworkErrorLog | undefined): void {
+  const send = ws.send as (this: WebSocket, data: unknown, ...rest: unknown[]) => void;
+  ws.send = function sendIgnoringLostClient(this: WebSocket, data: unknown, ...rest: unknown[]): void {
+    const last = rest.length - 1;
+    const done = rest[last];
+    if (typeof done === 'function') {
+      rest[last] = (err?: Error) => {
+        if (err && isExpectedNetworkError(err)) {
+          lost?.note('graphql-ws', err);
+          (done as () => void)();
+        } else (done as (e?: Error) => void)(err);
+      };
+    }
+    send.call(this, data, ...rest);
+  } as WebSocket['send'];
 }

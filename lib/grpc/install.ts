@@ -4,6 +4,7 @@
  * rate limit (the HTTP routes' buckets), JWT / API-key auth and request ids to calls, and drains HTTP/2
  * sessions (GOAWAY) when shutdown begins.
  */
+import { isExpectedNetworkError, networkErrorLog } from '../net-errors.js';
 import type { ProtocolHost as App, ProtocolPlugin } from '../plugin.js';
 import { AppError } from '../errors.js';
 import type { Middleware } from '../request.js';
@@ -50,7 +51,8 @@ export function installGrpc(app: App): void {
   const options = {
     guard: guards.length ? guardFromMiddleware(guards) : undefined,
     requestId: c.enable_request_id,
-    onError: (err: unknown, path: string) => app.logger.error({ err, path }, 'gRPC handler failed'),
+    // A call whose client went away (stream cancelled, connection reset) is not a handler failure.
+    onError: (err: unknown, path: string) => (isExpectedNetworkError(err) ? networkErrorLog(app.logger).note('grpc', err) : app.logger.error({ err, path }, 'gRPC handler failed')),
   };
   const grpcConfig = c.grpc;
   app.setServerFactory((listener, httpOptions) => {

@@ -15,6 +15,11 @@ export const DEFAULT_PORT = 8000;
 export const DEFAULT_MAX_BODY_SIZE = 10_485_760;
 /** Default graceful-shutdown timeout, seconds. */
 export const DEFAULT_SHUTDOWN_TIMEOUT = 30;
+/**
+ * Default send (write) timeout, seconds: 30. An HTTP/1.1 answer whose client reads none of it for this
+ * long is cut (the socket destroyed): 50 clients that stopped reading a 4 MB answer pinned ~265 MB (issue 26).
+ */
+export const DEFAULT_SEND_TIMEOUT = 30;
 /** Default compression threshold, bytes. */
 export const DEFAULT_COMPRESSION_MIN_SIZE = 1024;
 /** Default compression quality (0-9 gzip, 0-11 brotli). */
@@ -193,6 +198,7 @@ export interface ServerConfig {
   static_files: readonly Readonly<StaticFilesConfig>[];
   graceful_shutdown: boolean;
   shutdown_timeout: number;
+  send_timeout: number;
   asyncapi: Readonly<P.AsyncApiConfig> | null;
   openapi: Readonly<P.OpenApiConfig> | null;
   jsonrpc: Readonly<P.JsonRpcConfig> | null;
@@ -218,6 +224,7 @@ export const ServerConfig = defineRecord<ServerConfig>()('ServerConfig', {
   static_files: { type: t.list(t.record(StaticFilesConfig)), default: () => [] },
   graceful_shutdown: { type: t.boolean(), default: true, doc: 'Graceful shutdown on SIGTERM/SIGINT' },
   shutdown_timeout: { type: t.integer(0), default: DEFAULT_SHUTDOWN_TIMEOUT, doc: 'Graceful shutdown timeout, seconds' },
+  send_timeout: { type: t.integer(0), default: DEFAULT_SEND_TIMEOUT, doc: 'HTTP/1.1 answers: a client that reads none of the pending answer for this long is disconnected, seconds; 0 = none' },
   asyncapi: { type: t.record(AsyncApiConfig), nullable: true },
   openapi: { type: t.record(OpenApiConfig), nullable: true },
   jsonrpc: { type: t.record(JsonRpcConfig), nullable: true },

@@ -26,6 +26,13 @@ export const CLOSE_GOING_AWAY = 1001;
  * DEFAULT_MAX_SUBSCRIPTIONS_PER_CONNECTION subscriptions (about 5 KB of heap each).
  */
 export const DEFAULT_MAX_CONNECTIONS = 1000;
+/**
+ * At shutdown, how long a client has to answer the 1001 close frame before its socket is destroyed, ms:
+ * 1000. ws waits 30 s for the answer (its closeTimeout), so one client that never answers (gone, or
+ * not reading) held a server's whole `shutdown_timeout` (issue 26); RFC 6455 §7.1.1 lets the server
+ * close the TCP connection itself once it has sent its close frame.
+ */
+export const SHUTDOWN_CLOSE_GRACE_MS = 1000;
 
 export type WebSocketHandler = (session: WebSocketSession) => void | Promise<void>;
 
@@ -98,7 +105,14 @@ export function guardedUpgrade(
   handler.close = () => new Promise<void>((resolve) => {
     closing = true;
     for (const client of wss.clients) client.close(CLOSE_GOING_AWAY, 'Server shutting down');
-    wss.close(() => resolve());
+    const cut = setTimeout(() => {
+      for (const client of wss.clients) client.terminate();
+    }, SHUTDOWN_CLOSE_GRACE_MS);
+    cut.unref();
+    wss.close(() => {
+      clearTimeout(cut);
+      resolve();
+    });
   });
   return handler;
 }

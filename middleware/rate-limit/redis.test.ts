@@ -27,7 +27,8 @@ describe('RedisStore', { skip: NO_REDIS }, () => {
       const b = await store.take('ip', policy);
       const c = await store.take('ip', policy);
       assert.deepEqual([a.allowed, a.remaining, b.allowed, b.remaining, c.allowed, c.remaining], [true, 1, true, 0, false, 0]);
-      assert.ok(c.retryAfterMs > 900 && c.retryAfterMs <= 1000, `retryAfterMs ${c.retryAfterMs}`);
+      // At most one interval (1 s) from the first take; how much less depends on how slow the machine was between takes.
+      assert.ok(c.retryAfterMs > 0 && c.retryAfterMs <= 1000, `retryAfterMs ${c.retryAfterMs}`);
     });
     it('should let the client in again once a token is back', async () => {
       const store = storeFor('t2:');

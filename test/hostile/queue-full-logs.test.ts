@@ -34,17 +34,22 @@ describe('when a flood fills the background queue', () => {
     const server = await app.listen({ handleSignals: false });
     try {
       const statuses: number[] = [];
+      const started = performance.now();
       for (let round = 0; round < 4; round++) {
         const batch = await Promise.all(Array.from({ length: 50 }, () => fetch(`${server.url}/work`, { method: 'POST' }).then((r) => r.status)));
         statuses.push(...batch);
       }
+      const floodSeconds = (performance.now() - started) / 1000;
       const refused = statuses.filter((s) => s === 503).length;
       assert.ok(refused >= 150, `most requests were refused (${refused} of ${statuses.length})`);
       // The aggregated line comes one interval (1 s) after the first refusal.
       const records = (await drainRecords(next, 1500)).filter((r) => r.msg !== 'listening');
       assert.deepEqual(records.filter((r) => (r.level as number) >= 50), [], 'nothing at error level');
       const lines = records.filter((r) => /jobs refused/.test(String(r.msg)));
-      assert.ok(lines.length >= 1 && lines.length <= 3, `${lines.length} refusal lines for ${refused} refusals`);
+      // One line at once, then at most one a second while refusals go on: bounded by how long the
+      // flood took (a second or less on an idle machine, several on a loaded one), never one per request.
+      const most = Math.ceil(floodSeconds) + 2;
+      assert.ok(lines.length >= 1 && lines.length <= most && lines.length * 10 <= refused, `${lines.length} refusal lines for ${refused} refusals in ${floodSeconds.toFixed(1)} s`);
       for (const line of lines) {
         assert.equal(line.level, 40, 'warn');
         assert.equal(line.err, undefined, 'no error object, no stack');

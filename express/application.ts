@@ -1,0 +1,244 @@
+/**
+ * The application prototype (`express.application`) of Express 5 and Express 4: settings, routing delegation,
+ * mounting, views. Ported from Express's lib/application.js, 5.x and 4.x (Copyright (c) 2009-2013 TJ Holowaychuk,
+ * 2013 Roman Shtylman, 2014-2015 Douglas Christopher Wilson; MIT). Request handling and listen are in app-handle.ts.
+ */
+import { resolve } from 'node:path';
+import { appHandle, appListen } from './app-handle.js';
+import { View } from './view.js';
+import { compileETag, compileQueryParser, compileQueryParser4, compileTrust, flattenArgs, methods, type AnyFn } from './utils.js';
+
+/** Marks settings whose 'trust proxy' is the default, so a mounted app inherits its parent's. */
+const trustProxyDefaultSymbol = '@@symbol:trust_proxy_default';
+const hasOwn = Object.prototype.hasOwnProperty;
+
+/** The application prototype of one major (`express.application`). */
+export function createApplicationPrototype(major: 4 | 5, createRouter: AnyFn): Record<string, any> {
+  const v4 = major === 4;
+  const app: Record<string, any> = {};
+
+  app.init = function init(this: any) {
+    this.cache = v4 ? {} : Object.create(null);
+    this.engines = v4 ? {} : Object.create(null);
+    this.settings = v4 ? {} : Object.create(null);
+    this.defaultConfiguration();
+    if (v4) return;
+    let router: any = null;
+    Object.defineProperty(this, 'router', {
+      configurable: true,
+      enumerable: true,
+      get: function getrouter(this: any) {
+        if (router === null) {
+          router = createRouter({
+            caseSensitive: this.enabled('case sensitive routing'),
+            strict: this.enabled('strict routing'),
+          });
+        }
+        return router;
+      },
+    });
+  };
+
+  app.defaultConfiguration = function defaultConfiguration(this: any) {
+    const env = process.env.NODE_ENV || 'development';
+    this.enable('x-powered-by');
+    this.set('etag', 'weak');
+    this.set('env', env);
+    this.set('query parser', v4 ? 'extended' : 'simple');
+    this.set('subdomain offset', 2);
+    this.set('trust proxy', false);
+    Object.defineProperty(this.settings, trustProxyDefaultSymbol, { configurable: true, value: true });
+
+    this.on('mount', function onmount(this: any, parent: any) {
+      // a sub-app with the default 'trust proxy' inherits its parent's
+      if (this.settings[trustProxyDefaultSymbol] === true && typeof parent.settings['trust proxy fn'] === 'function') {
+        delete this.settings['trust proxy'];
+        delete this.settings['trust proxy fn'];
+      }
+      Object.setPrototypeOf(this.request, parent.request);
+      Object.setPrototypeOf(this.response, parent.response);
+      Object.setPrototypeOf(this.engines, parent.engines);
+      Object.setPrototypeOf(this.settings, parent.settings);
+    });
+
+    this.locals = Object.create(null);
+    this.mountpath = '/';
+    this.locals.settings = this.settings;
+    this.set('view', View);
+    this.set('views', resolve('views'));
+    this.set('jsonp callback name', 'callback');
+    if (env === 'production') this.enable('view cache');
+    if (v4) {
+      Object.defineProperty(this, 'router', {
+        configurable: true,
+        get() {
+          throw new Error("'app.router' is deprecated!\nPlease see the 3.x to 4.x migration guide for details on how to update your app.");
+        },
+      });
+    }
+  };
+
+  /** Express 4 creates its router on the first route or middleware. */
+  if (v4) {
+    app.lazyrouter = function lazyrouter(this: any) {
+      if (!this._router) {
+        this._router = createRouter({
+          caseSensitive: this.enabled('case sensitive routing'),
+          strict: this.enabled('strict routing'),
+        });
+      }
+    };
+  }
+
+  app.handle = appHandle(v4);
+
+  app.use = function use(this: any, fn: unknown) {
+    let offset = 0;
+    let path: any = '/';
+    if (typeof fn !== 'function') {
+      let arg = fn;
+      while (Array.isArray(arg) && arg.length !== 0) arg = arg[0];
+      if (typeof arg !== 'function') {
+        offset = 1;
+        path = fn;
+      }
+    }
+    const fns = flattenArgs(arguments, offset);
+    if (fns.length === 0) throw new TypeError('app.use() requires a middleware function');
+    const router = routerOf(this);
+    for (const f of fns as any[]) {
+      if (!f || !f.handle || !f.set) {
+        router.use(path, f);
+        continue;
+      }
+      f.mountpath = path;
+      f.parent = this;
+      router.use(path, function mounted_app(req: any, res: any, next: AnyFn) {
+        const orig = req.app;
+        f.handle(req, res, function mountedDone(err?: unknown) {
+          Object.setPrototypeOf(req, orig.request);
+          Object.setPrototypeOf(res, orig.response);
+          next(err);
+        });
+      });
+      f.emit('mount', this);
+    }
+    return this;
+  };
+
+  app.route = function route(this: any, path: any) {
+    return routerOf(this).route(path);
+  };
+
+  app.engine = function engine(this: any, ext: string, fn: AnyFn) {
+    if (typeof fn !== 'function') throw new Error('callback function required');
+    const extension = ext[0] !== '.' ? '.' + ext : ext;
+    this.engines[extension] = fn;
+    return this;
+  };
+
+  app.param = function param(this: any, name: any, fn: AnyFn) {
+    const router = routerOf(this);
+    if (Array.isArray(name)) {
+      for (const n of name) this.param(n, fn);
+      return this;
+    }
+    router.param(name, fn);
+    return this;
+  };
+
+  app.set = function set(this: any, setting: string, val?: unknown) {
+    if (arguments.length === 1) {
+      if (!v4) return this.settings[setting];
+      // Express 4 reads own settings up the mount chain only (never Object.prototype's)
+      let settings = this.settings;
+      while (settings && settings !== Object.prototype) {
+        if (hasOwn.call(settings, setting)) return settings[setting];
+        settings = Object.getPrototypeOf(settings);
+      }
+      return undefined;
+    }
+    this.settings[setting] = val;
+    switch (setting) {
+      case 'etag':
+        this.set('etag fn', compileETag(val));
+        break;
+      case 'query parser':
+        this.set('query parser fn', v4 ? compileQueryParser4(val) : compileQueryParser(val));
+        break;
+      case 'trust proxy':
+        this.set('trust proxy fn', compileTrust(val));
+        Object.defineProperty(this.settings, trustProxyDefaultSymbol, { configurable: true, value: false });
+        break;
+    }
+    return this;
+  };
+
+  app.path = function path(this: any): string {
+    return this.parent ? this.parent.path() + this.mountpath : '';
+  };
+  app.enabled = function enabled(this: any, setting: string) { return Boolean(this.set(setting)); };
+  app.disabled = function disabled(this: any, setting: string) { return !this.set(setting); };
+  app.enable = function enable(this: any, setting: string) { return this.set(setting, true); };
+  app.disable = function disable(this: any, setting: string) { return this.set(setting, false); };
+
+  for (const method of methods) {
+    app[method] = function verb(this: any, path: any, ...handlers: unknown[]) {
+      if (method === 'get' && arguments.length === 1) return this.set(path);
+      const route = routerOf(this).route(path);
+      route[method](...handlers);
+      return this;
+    };
+  }
+
+  app.all = function all(this: any, path: any, ...handlers: unknown[]) {
+    const route = routerOf(this).route(path);
+    for (const method of methods) route[method](...handlers);
+    return this;
+  };
+
+  if (v4) app.del = app.delete;
+
+  app.render = function render(this: any, name: string, options?: any, callback?: AnyFn) {
+    const cache = this.cache;
+    let done = callback!;
+    let opts = options || {};
+    if (typeof options === 'function') {
+      done = options;
+      opts = {};
+    }
+    const renderOptions = { ...this.locals, ...opts._locals, ...opts };
+    if (renderOptions.cache == null) renderOptions.cache = this.enabled('view cache');
+    let view = renderOptions.cache ? cache[name] : undefined;
+    if (!view) {
+      const ViewClass = this.get('view');
+      view = new ViewClass(name, { defaultEngine: this.get('view engine'), root: this.get('views'), engines: this.engines });
+      if (!view.path) {
+        const dirs = Array.isArray(view.root) && view.root.length > 1
+          ? 'directories "' + view.root.slice(0, -1).join('", "') + '" or "' + view.root[view.root.length - 1] + '"'
+          : 'directory "' + view.root + '"';
+        const err: any = new Error('Failed to lookup view "' + name + '" in views ' + dirs);
+        err.view = view;
+        return done(err);
+      }
+      if (renderOptions.cache) cache[name] = view;
+    }
+    try {
+      view.render(renderOptions, done);
+    } catch (err) {
+      done(err);
+    }
+  };
+
+  app.listen = appListen(v4);
+  return app;
+}
+
+/** The app's router (created on first use, as both majors do). */
+function routerOf(app: any): any {
+  if (app.lazyrouter) {
+    app.lazyrouter();
+    return app._router;
+  }
+  return app.router;
+}

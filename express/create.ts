@@ -1,0 +1,76 @@
+/**
+ * `express()` and the `express` namespace (Router, json, static, request, response…) of one major, ported from
+ * Express's lib/express.js, 5.x and 4.x (Copyright (c) 2009-2013 TJ Holowaychuk, 2013 Roman Shtylman, 2014-2015
+ * Douglas Christopher Wilson; MIT).
+ */
+import { EventEmitter } from 'node:events';
+import bodyParser from 'body-parser';
+import bodyParser1 from 'body-parser-v1';
+import serveStatic from 'serve-static';
+import serveStatic1 from 'serve-static-v1';
+import { query4 } from './app-handle.js';
+import { createApplicationPrototype } from './application.js';
+import { createRequestPrototype } from './request.js';
+import { createResponsePrototype } from './response.js';
+import { createRouterClass, Route, Route4 } from './router/index.js';
+import type { AnyFn } from './utils.js';
+
+/** Copies own property descriptors not already on `dest` (what merge-descriptors does with redefine=false). */
+function mixin(dest: object, src: object): void {
+  for (const name of Object.getOwnPropertyNames(src)) {
+    if (Object.prototype.hasOwnProperty.call(dest, name)) continue;
+    Object.defineProperty(dest, name, Object.getOwnPropertyDescriptor(src, name)!);
+  }
+}
+
+/** The `express` function of one major, with its namespace. */
+export function createExpress(major: 4 | 5): any {
+  const Router = createRouterClass(major);
+  const proto = createApplicationPrototype(major, Router);
+  const request = createRequestPrototype(major);
+  const response = createResponsePrototype(major);
+
+  function createApplication(): any {
+    const app: any = function app(req: any, res: any, next?: AnyFn) {
+      (app as any).handle(req, res, next);
+    };
+    mixin(app, EventEmitter.prototype);
+    mixin(app, proto);
+    app.request = Object.create(request, { app: { configurable: true, enumerable: true, writable: true, value: app } });
+    app.response = Object.create(response, { app: { configurable: true, enumerable: true, writable: true, value: app } });
+    app.init();
+    return app;
+  }
+
+  const express: any = createApplication;
+  express.application = proto;
+  express.request = request;
+  express.response = response;
+  express.Route = major === 4 ? Route4 : Route;
+  express.Router = Router;
+  // each major with the body-parser and serve-static its Express depends on (their defaults differ: Express 4's
+  // parsers set req.body = {} on every request and default `extended: true`; serve-static 1 says charset=UTF-8)
+  const parsers = major === 4 ? bodyParser1 : bodyParser;
+  express.json = parsers.json;
+  express.raw = parsers.raw;
+  express.static = major === 4 ? serveStatic1 : serveStatic;
+  express.text = parsers.text;
+  express.urlencoded = parsers.urlencoded;
+  if (major === 4) {
+    express.query = query4;
+    for (const name of REMOVED_MIDDLEWARE) {
+      Object.defineProperty(express, name, {
+        configurable: true,
+        get() {
+          throw new Error('Most middleware (like ' + name + ') is no longer bundled with Express and must be installed separately. Please see https://github.com/senchalabs/connect#middleware.');
+        },
+      });
+    }
+  }
+  return express;
+}
+
+/** Connect middleware Express 3 bundled: Express 4 throws a pointer to the separate packages when one is read. */
+const REMOVED_MIDDLEWARE = ['bodyParser', 'compress', 'cookieSession', 'session', 'logger', 'cookieParser', 'favicon',
+  'responseTime', 'errorHandler', 'timeout', 'methodOverride', 'vhost', 'csrf', 'directory', 'limit', 'multipart',
+  'staticCache'];

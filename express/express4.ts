@@ -1,0 +1,14 @@
+/**
+ * keel/express4: Express 4's API and semantics (path-to-regexp 0.1 paths, the extended query parser, `app.del`,
+ * synchronous error catching only) on keel's engine.
+ *
+ * @example
+ * const express = require('keel/express4');
+ * const app = express();
+ * app.get('/users/:id?', (req, res) => { res.send(req.params.id || 'all'); });
+ * app.listen(3000);
+ */
+import { createExpress } from './create.js';
+
+const express = createExpress(4);
+export default express;

@@ -1,0 +1,126 @@
+/**
+ * A route: the handlers of one path, per method. Ported from the `router` package's lib/route.js and Express 4's
+ * lib/router/route.js (Copyright (c) 2009-2013 TJ Holowaychuk, 2013 Roman Shtylman, 2014-2015 Douglas Christopher
+ * Wilson; MIT).
+ */
+import { methods, flattenArgs, type AnyFn } from '../utils.js';
+import { Layer } from './layer.js';
+
+const toString = Object.prototype.toString;
+
+export interface Route {
+  [method: string]: any;
+}
+
+export class Route {
+  path: any;
+  stack: Layer[] = [];
+  methods: Record<string, boolean>;
+  /** Express 4 routes (sync errors only, Express 4's messages and method lists). */
+  declare readonly v4: boolean;
+
+  constructor(path: any) {
+    this.path = path;
+    this.methods = this.v4 ? {} : Object.create(null);
+  }
+
+  /** Whether this route answers `method` (HEAD falls back to GET). */
+  _handlesMethod(method: unknown): boolean {
+    if (this.methods._all) return true;
+    let name = typeof method === 'string' ? method.toLowerCase() : (method as string);
+    if (name === 'head' && !this.methods.head) name = 'get';
+    return Boolean(this.methods[name]);
+  }
+
+  /** The methods this route answers, upper-cased, with the automatic HEAD of a GET. */
+  _methods(includeAll?: boolean): string[] {
+    const list: string[] = [];
+    for (const method of Object.keys(this.methods)) {
+      if (method === '_all') {
+        if (includeAll) list.push('*');
+      } else list.push(method.toUpperCase());
+    }
+    if (this.methods.get && !this.methods.head) list.push('HEAD');
+    return list;
+  }
+
+  /** Express 4's name for the method list, `_all` included as Express 4 lists it. */
+  _options(): string[] {
+    const list = Object.keys(this.methods);
+    if (this.methods.get && !this.methods.head) list.push('head');
+    for (let i = 0; i < list.length; i++) list[i] = list[i]!.toUpperCase();
+    return list;
+  }
+
+  /** Express 4's name for _handlesMethod. */
+  _handles_method(method: unknown): boolean {
+    return this._handlesMethod(method);
+  }
+
+  /** Runs the handlers for req.method in order; `next('route')` leaves the route, `next('router')` the router. */
+  dispatch(req: any, res: any, done: AnyFn): void {
+    let idx = 0;
+    const stack = this.stack;
+    let sync = 0;
+    if (stack.length === 0) { done(); return; }
+    let method = typeof req.method === 'string' ? req.method.toLowerCase() : req.method;
+    if (method === 'head' && !this.methods.head) method = 'get';
+    req.route = this;
+    next();
+
+    function next(err?: any): void {
+      if (err && err === 'route') { done(); return; }
+      if (err && err === 'router') { done(err); return; }
+      if (idx >= stack.length) { done(err); return; }
+      if (++sync > 100) { setImmediate(next, err); return; }
+      let layer: Layer | undefined;
+      let match = false;
+      while (!match && idx < stack.length) {
+        layer = stack[idx++]!;
+        match = !layer.method || layer.method === method;
+      }
+      if (!match) { done(err); return; }
+      if (err) layer!.handleError(err, req, res, next);
+      else layer!.handleRequest(req, res, next);
+      sync = 0;
+    }
+  }
+
+  all(...args: unknown[]): this {
+    return this.add(undefined, 'all', args);
+  }
+
+  private add(method: string | undefined, name: string, args: unknown[]): this {
+    const callbacks = flattenArgs(args, 0);
+    if (callbacks.length === 0 && !this.v4) throw new TypeError('argument handler is required');
+    for (const fn of callbacks) {
+      if (typeof fn !== 'function') {
+        if (!this.v4) throw new TypeError('argument handler must be a function');
+        const msg = 'Route.' + name + '() requires a callback function but got a ' + toString.call(fn);
+        throw method === undefined ? new TypeError(msg) : new Error(msg);
+      }
+      const layer = new Layer('/', {}, fn as AnyFn, this.v4);
+      layer.method = method;
+      this.methods[method === undefined ? '_all' : method] = true;
+      this.stack.push(layer);
+    }
+    return this;
+  }
+
+  static {
+    for (const method of methods) {
+      (Route.prototype as any)[method] = function verb(this: Route, ...args: unknown[]) {
+        return (this as any).add(method, method, args);
+      };
+    }
+  }
+}
+
+/** Express 4's Route: the same dispatch, with Express 4's sync-only errors and messages. */
+export class Route4 extends Route {
+  declare readonly v4: boolean;
+  static {
+    Object.defineProperty(Route4.prototype, 'v4', { value: true });
+  }
+}
+Object.defineProperty(Route.prototype, 'v4', { value: false, writable: true });
