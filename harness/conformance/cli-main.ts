@@ -10,14 +10,19 @@
  * Exit codes: 0 all ran cases passed, 1 a case failed, 2 usage error. docs/conformance.md has the rest.
  */
 import { writeFileSync } from 'node:fs';
+import { resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { CONFORMANCE_LEVELS, type ConformanceLevel } from './compare.js';
-import { DEFAULT_EXEC_START_TIMEOUT_MS, EXEC_GROUPINGS, execTarget, type ExecGrouping } from './exec.js';
-import { loadCases } from './loader.js';
+import { DEFAULT_EXEC_START_TIMEOUT_MS, EXEC_GROUPINGS, execTarget, parsePortRange, type ExecGrouping } from './exec.js';
+import { corpusLayoutDirs, forAnyImplementation, loadCases } from './loader.js';
 import { buildManifest, WEBSOCKET_NOT_IN_MANIFEST } from './manifest.js';
-import { formatContradicted, formatFailures, formatTable, summaryLine, toJson, toJUnit } from './report.js';
+import { formatList } from './list.js';
+
+export { formatList };
+import { formatContradicted, formatFailures, formatTable, summaryLine, toJson, toJUnit, type RunMeta } from './report.js';
+import { runnerVersion } from './version.js';
 import { runCases, type CaseStatus, type RunOptions } from './runner.js';
-import { isRunnable, isRunnableWebSocket, type ConformanceCase, type LoadedCase, type RunnableCase, type WebSocketCase } from './types.js';
+import { isRunnable, isRunnableWebSocket, type ConformanceCase, type LoadedCase, type RunnableCase } from './types.js';
 
 export const USAGE = `Usage: keel-conformance [options] <case files or directories...>
 
@@ -37,14 +42,17 @@ Options:
   --group MODE     With --exec: route (default: few servers, cases share one unless their handlers
                    collide on a method + route), handler (one per handler definition), case (one per case).
   --exec-timeout MS  With --exec: how long a server may take to listen (default ${DEFAULT_EXEC_START_TIMEOUT_MS}).
+  --port-range A-B With --exec: give the servers ports A to B only (inclusive; default any free port).
   --level LEVEL    strict (default): status, listed headers and cookies, whole body.
                    lenient: status, problem type slug, and loc + type of each validation error.
   --list           Print the cases and the route table an implementation must serve; run nothing.
   --manifest FILE  Write the manifest (JSON: per case route, parameters, schemas, exact request,
                    expected status) to FILE ("-" for standard output); run nothing.
-  --json FILE      Write the results as JSON (per case: request sent, expected, actual, differences).
+  --json FILE      Write the results as JSON (summary with runner version, corpus, level, case counts,
+                   server starts and wall time; per case: request sent, expected, actual, differences).
   --junit FILE     Write the results as JUnit XML.
-  --filter TEXT    Only cases whose id contains TEXT (plain substring, case-sensitive).
+  --filter TEXT    Only cases whose id contains TEXT (plain substring, case-sensitive); a filter
+                   that matches no case is a usage error (exit 2).
   --timeout MS     Per-request timeout in milliseconds (default 10000).
   --quiet          Only the table, failures and the summary line (no per-case lines).
   --no-diffs       Leave out the failure diffs (a pass-rate report).
@@ -71,6 +79,7 @@ export async function main(argv: readonly string[], io: CliIo = defaultIo): Prom
         exec: { type: 'string' },
         group: { type: 'string' },
         'exec-timeout': { type: 'string' },
+        'port-range': { type: 'string' },
         level: { type: 'string' },
         list: { type: 'boolean', default: false },
         manifest: { type: 'string' },
@@ -118,6 +127,19 @@ export async function main(argv: readonly string[], io: CliIo = defaultIo): Prom
     io.err(`--exec-timeout must be a positive integer (milliseconds), got ${JSON.stringify(values['exec-timeout'])}`);
     return 2;
   }
+  let portRange: readonly [number, number] | undefined;
+  if (values['port-range'] !== undefined) {
+    if (values.exec === undefined) {
+      io.err('--port-range chooses the ports of the servers --exec starts: give it with --exec');
+      return 2;
+    }
+    const parsed = parsePortRange(values['port-range']);
+    if (typeof parsed === 'string') {
+      io.err(`--port-range: ${parsed}`);
+      return 2;
+    }
+    portRange = parsed;
+  }
   if (values.exec !== undefined && (values['base-url'] !== undefined || values.serve)) {
     io.err('--exec starts the server itself: give it without --base-url and --serve');
     return 2;
@@ -138,14 +160,34 @@ export async function main(argv: readonly string[], io: CliIo = defaultIo): Prom
     }
   }
 
-  let cases;
+  let cases: LoadedCase[];
+  let corpus: LoadedCase[];
+  let verdictCorpus: LoadedCase[];
   try {
-    cases = loadCases(positionals);
+    // The whole corpus is kept: a contradiction's other case is read from it, filtered out or not.
+    corpus = loadCases(positionals);
+    // The corpus's skips for Node implementations are keel's fixture app's, not another implementation's.
+    const fixtureApp = values.exec === undefined && (values['base-url'] === undefined || values.serve) && values.manifest === undefined && !values.list;
+    if (!fixtureApp) corpus = forAnyImplementation(corpus);
+    cases = corpus;
+    // A contradiction's other case may lie outside the part of a corpus given (e.g. only
+    // testing_data/query_params): its expectation is read from the whole corpus the paths lie in.
+    verdictCorpus = withWholeCorpus(corpus, positionals);
   } catch (err) {
     io.err((err as Error).message);
     return 2;
   }
-  if (values.filter) cases = cases.filter((c) => c.id.includes(values.filter!));
+  if (values.filter !== undefined) {
+    const filter = values.filter;
+    cases = cases.filter((c) => c.id.includes(filter));
+    // A typo in a CI filter must not turn into a green run of nothing.
+    if (cases.length === 0) {
+      io.err(`--filter ${JSON.stringify(filter)} matches no case of ${positionals.join(', ')} (a plain, case-sensitive substring of the case ids; --list shows them)`);
+      return 2;
+    }
+  }
+
+  const meta = { corpus: positionals.map((p) => resolve(p)), level, ...(values.filter !== undefined ? { filter: values.filter } : {}), cases_loaded: corpus.length, cases_selected: cases.length };
 
   if (values.manifest !== undefined) {
     const text = `${JSON.stringify(buildManifest(cases), null, 2)}\n`;
@@ -160,11 +202,12 @@ export async function main(argv: readonly string[], io: CliIo = defaultIo): Prom
 
   if (values.exec !== undefined) {
     const runnable = cases.filter(isRunnable) as ConformanceCase[];
-    const exec = execTarget(runnable, { command: values.exec, group, ...(execTimeoutMs ? { startTimeoutMs: execTimeoutMs } : {}) });
+    const exec = execTarget(runnable, { command: values.exec, group, ...(execTimeoutMs ? { startTimeoutMs: execTimeoutMs } : {}), ...(portRange ? { portRange } : {}) });
     try {
       // The group's server is given a manifest, which has no WebSocket sessions: they are skipped, saying so.
       const ordered: LoadedCase[] = [...exec.order, ...cases.filter((c) => !isRunnable(c)).map((c) => (isRunnableWebSocket(c) ? { ...c, skip: `not run under --exec: ${WEBSOCKET_NOT_IN_MANIFEST}` } : c))];
-      return await runAndReport(ordered, { target: exec.target, level, ...(timeoutMs ? { timeoutMs } : {}) }, values, io, () => `${exec.launches()} server start${exec.launches() === 1 ? '' : 's'} (--group ${group})`);
+      const about = { ...meta, target: 'exec' as const, starts: () => exec.launches() };
+      return await runAndReport(ordered, { target: exec.target, corpus: verdictCorpus, level, ...(timeoutMs ? { timeoutMs } : {}) }, values, io, about, () => `${exec.launches()} server start${exec.launches() === 1 ? '' : 's'} (--group ${group})`);
     } finally {
       await exec.close();
     }
@@ -190,7 +233,19 @@ export async function main(argv: readonly string[], io: CliIo = defaultIo): Prom
     target = fixtureTarget;
   }
 
-  return runAndReport(cases, { target, level, ...(timeoutMs ? { timeoutMs } : {}) }, values, io);
+  return runAndReport(cases, { target, corpus: verdictCorpus, level, ...(timeoutMs ? { timeoutMs } : {}) }, values, io, { ...meta, target: typeof target === 'string' ? 'base-url' : 'fixture-app' });
+}
+
+/** The cases loaded, plus the rest of the corpora they lie in (ids not loaded already). */
+function withWholeCorpus(loaded: readonly LoadedCase[], paths: readonly string[]): LoadedCase[] {
+  let whole: LoadedCase[];
+  try {
+    whole = loadCases(corpusLayoutDirs(paths));
+  } catch {
+    return [...loaded];
+  }
+  const ids = new Set(loaded.map((c) => c.id));
+  return [...loaded, ...whole.filter((c) => !ids.has(c.id))];
 }
 
 const PROGRESS: Record<CaseStatus, string> = { passed: 'ok  ', failed: 'FAIL', contradicted: '~   ', skipped: 'skip' };
@@ -203,7 +258,11 @@ interface ReportFlags {
   junit?: string;
 }
 
-async function runAndReport(cases: readonly LoadedCase[], options: RunOptions, flags: ReportFlags, io: CliIo, footer?: () => string): Promise<number> {
+/** What runAndReport says about the run in `--json` (RunMeta without what it measures itself). */
+type AboutRun = Omit<RunMeta, 'runner_version' | 'wall_time_ms' | 'server_starts'> & { starts?: () => number };
+
+async function runAndReport(cases: readonly LoadedCase[], options: RunOptions, flags: ReportFlags, io: CliIo, about: AboutRun, footer?: () => string): Promise<number> {
+  const started = performance.now();
   const report = await runCases(cases, {
     ...options,
     ...(flags.quiet ? {} : { onResult: (r) => io.out(`${PROGRESS[r.status]} ${r.id}`) }),
@@ -214,40 +273,12 @@ async function runAndReport(cases: readonly LoadedCase[], options: RunOptions, f
   if (contradicted && !flags['no-diffs']) io.out(`\n${contradicted}`);
   io.out(`\n${formatTable(report)}\n`);
   if (footer) io.out(footer());
-  if (flags.json) writeFileSync(flags.json, toJson(report));
+  if (flags.json) {
+    const { starts, ...rest } = about;
+    const meta: RunMeta = { runner_version: runnerVersion(), ...rest, ...(starts ? { server_starts: starts() } : {}), wall_time_ms: Math.round(performance.now() - started) };
+    writeFileSync(flags.json, toJson(report, meta));
+  }
   if (flags.junit) writeFileSync(flags.junit, toJUnit(report));
   io.out(summaryLine(report));
   return report.failed > 0 && !flags['exit-zero'] ? 1 : 0;
-}
-
-/** One line of `--list` for a WebSocket session case: route, frames sent and expected, how it ends. */
-function sessionLine(c: WebSocketCase): string {
-  const { handler, session } = c.websocket;
-  const sends = session.messages.filter((m) => m.direction === 'send').length;
-  const receives = session.messages.length - sends;
-  const end = session.abnormal_close ? 'dropped' : `close ${session.close_code ?? 1000}`;
-  return `  ${c.id}  WebSocket ${handler.route} (${handler.behavior ?? 'no behavior'}): ${sends} sent, ${receives} expected, ${end}`;
-}
-
-/** `--list`: one line per case (id, method, route, expected status; WebSocket sessions), then the route tables. */
-export function formatList(cases: readonly LoadedCase[]): string {
-  const manifest = buildManifest(cases);
-  const sessions = cases.filter(isRunnableWebSocket);
-  const skipped = manifest.skipped.filter((s) => !sessions.some((w) => w.id === s.id));
-  const lines = [`${manifest.cases.length + sessions.length} cases to run${skipped.length ? ` (${skipped.length} skipped)` : ''}:`];
-  for (const c of manifest.cases) lines.push(`  ${c.id}  ${c.method} ${c.route} -> ${c.expected_status}`);
-  for (const c of sessions) lines.push(sessionLine(c));
-  for (const s of skipped) lines.push(`  ${s.id}  skipped: ${s.reason}`);
-  lines.push('', `Routes to serve (${manifest.routes.length}; "handlers" > 1: cases need different definitions of one route, see --exec):`);
-  for (const r of manifest.routes) lines.push(`  ${r.method.padEnd(7)} ${r.route}  (${r.route_colon})  ${r.cases.length} case${r.cases.length === 1 ? '' : 's'}${r.handlers > 1 ? `, ${r.handlers} handlers` : ''}`);
-  if (sessions.length) {
-    const routes = new Map<string, WebSocketCase[]>();
-    for (const c of sessions) routes.set(c.websocket.handler.route, [...(routes.get(c.websocket.handler.route) ?? []), c]);
-    lines.push('', `WebSocket routes to serve (${routes.size}; not in --manifest, not run under --exec):`);
-    for (const [route, list] of routes) {
-      const defs = new Set(list.map((c) => JSON.stringify(c.websocket.handler))).size;
-      lines.push(`  WS      ${route}  ${list.length} case${list.length === 1 ? '' : 's'}${defs > 1 ? `, ${defs} handlers` : ''}`);
-    }
-  }
-  return lines.join('\n');
 }

@@ -64,6 +64,8 @@ createServer((req, res) => { res.writeHead(200, { 'content-type': 'application/j
     assert.equal(r.last, '1 passed, 0 failed, 2 skipped');
     const report = JSON.parse(readFileSync(join(dir, 'exec.json'), 'utf8'));
     assert.match(report.cases.find((c: { id: string }) => c.id === 'cases/mixed/echo').skip, /^not run under --exec: WebSocket session case: manifest version 1/);
+    assert.equal(report.summary.target, 'exec');
+    assert.equal(report.summary.server_starts, 1, 'the --json summary counts the servers started');
   });
   it('should play them against --base-url, skipping what a client cannot observe', async () => {
     const loaded = loadCases([file]).filter((c) => isRunnable(c) || isRunnableWebSocket(c)) as RunnableCase[];

@@ -28,7 +28,10 @@ const wrong = {
 
 before(async () => {
   server = createServer((req, res) => {
-    if (req.url === '/hello') {
+    if (req.method === 'TRACE') {
+      res.writeHead(501, { 'Content-Type': 'application/json' });
+      res.end(JSON.stringify({ method: req.method }));
+    } else if (req.url === '/hello') {
       res.writeHead(200, { 'Content-Type': 'application/json', 'X-Request-ID': '0b7e3f4c-9d2a-4e1b-8c3d-5f6a7b8c9d0e' });
       res.end(JSON.stringify({ hello: 'world' }));
     } else {
@@ -60,6 +63,39 @@ describe('keel-conformance CLI', () => {
       assert.equal(r.code, 0, r.out);
       assert.equal(r.last, '1 passed, 0 failed');
     });
+
+    it('should run a case the corpus skips for Node implementations (TRACE) against another implementation, sending TRACE', async () => {
+      const traceDir = join(dir, 'trace/status_codes');
+      mkdirSync(traceDir, { recursive: true });
+      writeFileSync(join(traceDir, '01_trace.json'), JSON.stringify({
+        name: 'TRACE is not implemented',
+        skip: { languages: ['node'], reason: 'TRACE not supported by fetch in Node.js' },
+        handler: { route: '/trace', method: 'TRACE' },
+        request: { method: 'TRACE', path: '/trace' },
+        expected_response: { status_code: 501, body: { method: 'TRACE' } },
+      }));
+      const r = await runCli(['--base-url', base, join(dir, 'trace')]);
+      assert.equal(r.code, 0, r.out);
+      assert.equal(r.last, '1 passed, 0 failed');
+      const manifest = await runCli(['--manifest', '-', join(dir, 'trace')]);
+      assert.equal(JSON.parse(manifest.out).cases.length, 1, 'the manifest for another implementation lists it');
+    });
+
+    it('should exit 2 on a bad --port-range, or one given without --exec', async () => {
+      const bad = await runCli(['--exec', 'serve {case_file} {port}', '--port-range', '5000-4000', join(dir, 'pass')]);
+      assert.equal(bad.code, 2);
+      assert.match(bad.err, /--port-range: the first port must not be above the last, got "5000-4000"/);
+      const alone = await runCli(['--base-url', base, '--port-range', '4000-5000', join(dir, 'pass')]);
+      assert.equal(alone.code, 2);
+      assert.match(alone.err, /give it with --exec/);
+    });
+
+    it('should exit 2 naming the filter when it matches no case (a typo in a CI filter must not pass)', async () => {
+      const r = await runCli(['--base-url', base, '--filter', 'nothing_matches', join(dir, 'mixed')]);
+      assert.equal(r.code, 2, r.out);
+      assert.match(r.err, /--filter "nothing_matches" matches no case/);
+      assert.doesNotMatch(r.out, /passed/);
+    });
   });
 
   describe('when a case fails and another is out of scope', () => {
@@ -79,7 +115,10 @@ describe('keel-conformance CLI', () => {
       const junit = join(dir, 'r.xml');
       await runCli(['--quiet', '--base-url', base, '--json', json, '--junit', junit, join(dir, 'mixed')]);
       const report = JSON.parse(readFileSync(json, 'utf8'));
-      assert.deepEqual(report.summary, { passed: 1, failed: 1, contradicted: 0, skipped: 1 });
+      const { wall_time_ms: wall, runner_version: version, ...summary } = report.summary;
+      assert.deepEqual(summary, { passed: 1, failed: 1, contradicted: 0, skipped: 1, corpus: [join(dir, 'mixed')], level: 'strict', target: 'base-url', cases_loaded: 3, cases_selected: 3 });
+      assert.ok(Number.isInteger(wall) && wall >= 0, `wall_time_ms ${wall}`);
+      assert.equal(version, JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')).version);
       assert.deepEqual(report.cases.map((c: { id: string; status: string }) => [c.id, c.status]), [
         ['basics/01_hello', 'passed'],
         ['basics/02_missing', 'failed'],

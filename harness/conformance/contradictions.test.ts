@@ -5,6 +5,7 @@ import { join } from 'node:path';
 import { SHARED_CORPUS } from '../../test/helpers/shared-corpus.js';
 import { CONTRADICTIONS, contradictionFor, mismatchPrefix } from './contradictions.js';
 import { loadCases } from './loader.js';
+import { inStyleOf, wording } from './contradiction-verdict.js';
 import { applyContradictions, summarise, type CaseResult } from './runner.js';
 import { isRunnable, type ConformanceCase } from './types.js';
 
@@ -21,21 +22,64 @@ function at(c: ConformanceCase, field: string): unknown {
   }, doc);
 }
 
+/** A failed result for `id` whose answer was `errors[0] = item` (the failure lies in errors[0]). */
+function failedWith(id: string, own: Record<string, unknown>, item: Record<string, unknown>): CaseResult {
+  return {
+    ...result(id, 'failed', [{ what: 'body $.errors[0].type', expected: own.type, actual: item.type }]),
+    expected: { status_code: 422, body: { errors: [own] } },
+    actual: { status: 422, headers: {}, body: { errors: [item] } },
+  };
+}
+
+/** A case of its own (not from the corpus) expecting `errors[0] = item`, under the id `id`. */
+const caseExpecting = (id: string, item: Record<string, unknown>): ConformanceCase => ({
+  id, category: 'c', name: id, source: 's', handler: { route: '/x', method: 'GET' }, request: { method: 'GET', path: '/x' },
+  expected: { status_code: 422, body: { errors: [item] } }, extra: {},
+});
+
 describe('corpus contradictions', () => {
-  describe('when a failure lies only in the contradicted field', () => {
-    it('should report the case as contradicted by the corpus while the conflicting case passes or is not run', () => {
-      const results = [result(entry.case, 'failed', [{ what: 'body $.errors[0].type', expected: 'validation_error', actual: 'string_too_short' }, { what: 'body $.errors[0].ctx.actual_length', expected: 2, actual: '<<missing>>' }]), result(entry.conflicts_with, 'passed')];
-      applyContradictions(results);
+  // This case's style, and the conflicting case's (another parameter, another limit: the values differ too).
+  const own = { type: 'validation_error', loc: ['query', 'term'], msg: 'String length must be at least 3', ctx: { min_length: 3, actual_length: 2 } };
+  const others = { type: 'string_too_short', loc: ['query', 'name'], msg: 'String should have at least 5 characters', input: 'abcd', ctx: { min_length: 5 } };
+  const corpus = new Map([[entry.conflicts_with, caseExpecting(entry.conflicts_with, others)]]);
+
+  describe('when the answer in the contradicted field is the conflicting case\'s expectation', () => {
+    it('should report the case as contradicted by the corpus', () => {
+      const answer = { type: 'string_too_short', loc: ['query', 'term'], msg: 'String should have at least 3 characters', input: 'ab', ctx: { min_length: 3 } };
+      const results = [failedWith(entry.case, own, answer)];
+      applyContradictions(results, corpus);
       assert.equal(results[0]!.status, 'contradicted');
       assert.equal(results[0]!.contradiction!.conflicts_with, entry.conflicts_with);
       assert.deepEqual(summarise(results).contradicted, 1);
     });
   });
 
+  describe('when the answer in the contradicted field is neither expectation', () => {
+    it('should keep the case failed, saying why it is not excused', () => {
+      for (const answer of [
+        { type: 'bogus_type', loc: ['query', 'term'], msg: 'bogus words', input: 'ab', ctx: { min_length: 3 } },
+        { type: 'string_too_short', loc: ['query', 'term'], msg: 'bogus words', input: 'ab', ctx: { min_length: 3 } },
+        { type: 'string_too_short', loc: ['query', 'term'], msg: 'String should have at least 3 characters', input: 'ab', ctx: { min_length: 3 }, extra: 1 },
+      ]) {
+        const results = [failedWith(entry.case, own, answer)];
+        applyContradictions(results, corpus);
+        assert.equal(results[0]!.status, 'failed', JSON.stringify(answer));
+        assert.match(results[0]!.contradiction!.note!, /matches neither/);
+      }
+    });
+
+    it('should keep it failed when the conflicting case is not in the corpus loaded', () => {
+      const results = [failedWith(entry.case, own, { ...others, loc: ['query', 'term'] })];
+      applyContradictions(results, new Map());
+      assert.equal(results[0]!.status, 'failed');
+      assert.match(results[0]!.contradiction!.note!, /not in the corpus loaded/);
+    });
+  });
+
   describe('when the failure reaches beyond the field', () => {
     it('should keep the case failed', () => {
-      const results = [result(entry.case, 'failed', [{ what: 'status', expected: 422, actual: 200 }, { what: 'body $.errors[0].type', expected: 'validation_error', actual: 'x' }])];
-      applyContradictions(results);
+      const results = [{ ...failedWith(entry.case, own, others), mismatches: [{ what: 'status', expected: 422, actual: 200 }, { what: 'body $.errors[0].type', expected: 'validation_error', actual: 'x' }] }];
+      applyContradictions(results, corpus);
       assert.equal(results[0]!.status, 'failed');
     });
   });
@@ -50,12 +94,20 @@ describe('corpus contradictions', () => {
     });
   });
 
-  describe('when the conflicting case failed too', () => {
-    it('should keep the case failed and say why it is not excused', () => {
-      const results = [result(entry.case, 'failed', [{ what: 'body $.errors[0].msg', expected: 'a', actual: 'b' }]), result(entry.conflicts_with, 'failed', [{ what: 'body $.errors[0].msg', expected: 'c', actual: 'b' }])];
-      applyContradictions(results);
-      assert.equal(results[0]!.status, 'failed');
-      assert.match(results[0]!.contradiction!.note!, /failed too/);
+  describe('when comparing an answer with the other case\'s expectation', () => {
+    it('should take the case-specific values out of the wording only', () => {
+      assert.equal(wording('Input should be greater than 10'), wording('Input should be greater than 0'));
+      assert.equal(wording("String should match pattern '^a$'"), wording("String should match pattern '^[0-9]+$'"));
+      assert.equal(wording('List should have at least 2 items after validation'), wording('List should have at least 1 item after validation'));
+      assert.notEqual(wording('Value must be greater than 0'), wording('Input should be greater than 0'));
+    });
+    it('should require the other case\'s kind where the two expectations differ in kind', () => {
+      assert.equal(inStyleOf('42.5', 42.5, 'foobar'), true);
+      assert.equal(inStyleOf(true, 42.5, 'foobar'), false);
+      assert.equal(inStyleOf(42.5, 42.5, 'foobar'), true, 'its own expectation is never contradicted');
+      assert.equal(inStyleOf({ type: 't', input: 'ab' }, { type: 't', input: '' }, { type: 't', input: 'longer' }), true, 'an input echoes this case\'s request');
+      assert.equal(inStyleOf(undefined, 'gzip', '<<absent>>'), true);
+      assert.equal(inStyleOf('br', 'gzip', '<<absent>>'), false);
     });
   });
 

@@ -4,7 +4,7 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createServer } from 'node:net';
-import { execTarget, FREE_PORT_RANGE, freePort, planGroups } from './exec.js';
+import { execTarget, FREE_PORT_RANGE, freePort, parsePortRange, planGroups } from './exec.js';
 import { runCases } from './runner.js';
 import type { ConformanceCase } from './types.js';
 
@@ -74,8 +74,70 @@ createServer((req, res) => {
 }).listen(Number(port), '127.0.0.1');
 `,
     );
+    // Answers N requests, then kills itself (SIGKILL) while the next one waits: a crash mid-group.
+    writeFileSync(
+      join(dir, 'dies.mjs'),
+      `import { createServer } from 'node:http';
+const [, port, n] = process.argv.slice(2);
+let served = 0;
+createServer((req, res) => {
+  if (served++ >= Number(n)) {
+    process.stderr.write('fatal: out of cheese\\n');
+    process.kill(process.pid, 'SIGKILL');
+    return;
+  }
+  res.writeHead(200, { 'content-type': 'application/json' });
+  res.end(JSON.stringify({ id: req.headers['x-conformance-case'] }));
+}).listen(Number(port), '127.0.0.1');
+`,
+    );
   });
   after(() => rmSync(dir, { recursive: true, force: true }));
+
+  describe('when the server dies mid-group', () => {
+    it('should report it once with its signal and stderr, fail the rest as "server died" and show no request as sent for them', async () => {
+      const cases = ['a', 'b', 'c', 'd'].map((id) => mk(id, `/${id}`));
+      // `exec`: the shell becomes the server, so its signal is the process's own.
+      const exec = execTarget(cases, { command: `exec "${process.execPath}" ${join(dir, 'dies.mjs')} {case_file} {port} 2` });
+      try {
+        const report = await runCases(exec.order, { target: exec.target, timeoutMs: 5000 });
+        assert.deepEqual(report.results.map((r) => r.status), ['passed', 'passed', 'failed', 'failed']);
+        const [, , during, after] = report.results;
+        assert.match(during!.error!, /^ServerDied: server died during this case: signal SIGKILL \(port \d+\).*\n  last lines of its stderr:\n    fatal: out of cheese$/s);
+        assert.ok(during!.request, 'the request that killed it was sent');
+        assert.match(after!.error!, /^ServerDied: server died: the group's server exited earlier \(signal SIGKILL, reported at c\); not sent$/);
+        assert.equal(after!.request, undefined, 'a request never sent is not shown as sent');
+        assert.equal(exec.launches(), 1);
+      } finally {
+        await exec.close();
+      }
+    });
+  });
+
+  describe('when given a port range', () => {
+    it('should give every server a port inside it', async () => {
+      const log = join(dir, 'ports.log');
+      const probe = await freePort();
+      const range = [probe, probe + 3] as const;
+      const cases = [mk('a', '/items/{id}'), mk('b', '/items/{item_id}', { parameters: {} }), mk('c', '/items/{n}', { parameters: { path: {} } })];
+      const exec = execTarget(cases, { command: `echo {port} >> ${log}; exec "${process.execPath}" ${join(dir, 'server.mjs')} {case_file} {port} ${join(dir, 'range-starts.log')}`, portRange: range });
+      try {
+        const report = await runCases(exec.order, { target: exec.target });
+        assert.equal(report.passed, 3, JSON.stringify(report.results.filter((r) => r.status === 'failed')));
+        assert.equal(exec.launches(), 3);
+      } finally {
+        await exec.close();
+      }
+      const ports = readFileSync(log, 'utf8').trim().split('\n').map(Number);
+      assert.equal(ports.length, 3);
+      for (const p of ports) assert.ok(p >= range[0] && p <= range[1], `port ${p} outside ${range.join('-')}`);
+    });
+
+    it('should read A-B and reject anything else', () => {
+      assert.deepEqual(parsePortRange('40000-40010'), [40000, 40010]);
+      for (const bad of ['40010-40000', '0-10', '1-70000', '40000', 'a-b', '40000-']) assert.equal(typeof parsePortRange(bad), 'string', bad);
+    });
+  });
 
   describe('when the command serves its case file on the port', () => {
     it('should start one server per group, run the group, and stop it', async () => {

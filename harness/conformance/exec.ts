@@ -37,6 +37,11 @@ export interface ExecOptions {
   command: string;
   group?: ExecGrouping;
   startTimeoutMs?: number;
+  /**
+   * Ports the servers may listen on, `[first, last]` inclusive (default: any free port the system
+   * gives). CI sandboxes often allow only some; each server gets a free port from the range.
+   */
+  portRange?: readonly [number, number];
   /** Working directory of the command (default: the current one). */
   cwd?: string;
   /**
@@ -91,6 +96,33 @@ function canBind(port: number): Promise<number | undefined> {
   });
 }
 
+/**
+ * Parse `--port-range A-B`: two ports 1–65535, A ≤ B. Returns the range, or the reason it is not one.
+ */
+export function parsePortRange(text: string): readonly [number, number] | string {
+  const m = /^(\d+)-(\d+)$/.exec(text.trim());
+  if (!m) return `expected FIRST-LAST (e.g. 40000-40100), got ${JSON.stringify(text)}`;
+  const [a, b] = [Number(m[1]), Number(m[2])];
+  if (a < 1 || b > 65535) return `ports must be between 1 and 65535, got ${JSON.stringify(text)}`;
+  if (a > b) return `the first port must not be above the last, got ${JSON.stringify(text)}`;
+  return [a, b];
+}
+
+/** Exit status in words: `exit code 3`, `signal SIGKILL`. */
+function exitStatus(child: ChildProcess): string {
+  return child.signalCode !== null ? `signal ${child.signalCode}` : `exit code ${child.exitCode}`;
+}
+
+/** The last lines of a server's stderr, indented, or a note that it wrote none. */
+function stderrTail(stderr: string, lines = 20): string {
+  const text = stderr.trimEnd();
+  if (!text) return '\n  (nothing on stderr)';
+  return `\n  last lines of its stderr:\n${text.split(/\r?\n/).slice(-lines).map((l) => `    ${l}`).join('\n')}`;
+}
+
+/** How long a server that dropped a connection has to be seen exiting before it is taken to be alive. */
+const EXIT_GRACE_MS = 1_000;
+
 /** A free TCP port on 127.0.0.1 (bound and released; the server is expected to take it at once). */
 export async function freePort(): Promise<number> {
   const [low, high] = FREE_PORT_RANGE;
@@ -120,6 +152,14 @@ interface Running {
   child: ChildProcess;
   exited: Promise<void>;
   baseUrl: string;
+  port: number;
+  command: string;
+  stderr: () => string;
+}
+
+/** A case failed because its group's server is gone (reported in full once, then by reference). */
+export class ServerDiedError extends Error {
+  override name = 'ServerDied';
 }
 
 /**
@@ -131,8 +171,27 @@ export function execTarget(cases: readonly ConformanceCase[], options: ExecOptio
   const groupOf = new Map<string, number>();
   groups.forEach((g, i) => g.forEach((c) => groupOf.set(c.id, i)));
   const dir = mkdtempSync(join(tmpdir(), 'keel-conformance-exec-'));
-  let current: { index: number; running?: Running; error?: Error } | undefined;
+  let current: { index: number; running?: Running; error?: Error; reportedAt?: string } | undefined;
   let launches = 0;
+  // Ports handed to servers not yet stopped: with a range, a prefetched server must not get the port
+  // the current one was given but may not have bound yet.
+  const inUse = new Set<number>();
+  let cursor = 0;
+  async function pickPort(): Promise<number> {
+    const range = options.portRange;
+    if (!range) return freePort();
+    const size = range[1] - range[0] + 1;
+    for (let i = 0; i < size; i++) {
+      const port = range[0] + ((cursor + i) % size);
+      if (inUse.has(port)) continue;
+      // Taken ports are skipped.
+      if ((await canBind(port)) !== undefined) {
+        cursor = (cursor + i + 1) % size;
+        return port;
+      }
+    }
+    throw new Error(`--port-range ${range[0]}-${range[1]}: no free port on 127.0.0.1 in the range`);
+  }
   const pending = new Map<number, Promise<Running>>();
   const launch = (index: number): Promise<Running> => {
     let p = pending.get(index);
@@ -145,6 +204,7 @@ export function execTarget(cases: readonly ConformanceCase[], options: ExecOptio
   };
 
   async function stop(r: Running | undefined): Promise<void> {
+    if (r) inUse.delete(r.port);
     if (!r || r.child.exitCode !== null || r.child.signalCode !== null) return;
     const kill = (sig: NodeJS.Signals) => {
       try {
@@ -165,7 +225,8 @@ export function execTarget(cases: readonly ConformanceCase[], options: ExecOptio
   async function start(index: number): Promise<Running> {
     const file = join(dir, `group-${index + 1}.json`);
     writeFileSync(file, JSON.stringify(buildManifest(groups[index]!), null, 2));
-    const port = await freePort();
+    const port = await pickPort();
+    inUse.add(port);
     const command = options.command.replaceAll('{case_file}', shellQuote(file)).replaceAll('{port}', String(port));
     launches++;
     const child = spawn(command, { shell: true, detached: process.platform !== 'win32', stdio: ['ignore', 'ignore', 'pipe'], ...(options.cwd ? { cwd: options.cwd } : {}) });
@@ -174,10 +235,11 @@ export function execTarget(cases: readonly ConformanceCase[], options: ExecOptio
       stderr = (stderr + d.toString('utf8')).slice(-STDERR_TAIL);
     });
     const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
-    const running = { child, exited, baseUrl: `http://127.0.0.1:${port}` };
+    const running: Running = { child, exited, baseUrl: `http://127.0.0.1:${port}`, port, command, stderr: () => stderr };
     const deadline = performance.now() + (options.startTimeoutMs ?? DEFAULT_EXEC_START_TIMEOUT_MS);
     while (performance.now() < deadline) {
       if (child.exitCode !== null || child.signalCode !== null) {
+        inUse.delete(port);
         throw new Error(`--exec command exited (${child.exitCode ?? child.signalCode}) before listening on port ${port}: ${command}${stderr ? `\n${stderr.trim()}` : ''}`);
       }
       if (await canConnect(port)) return running;
@@ -205,8 +267,28 @@ export function execTarget(cases: readonly ConformanceCase[], options: ExecOptio
           current.error = err as Error;
         }
       }
-      if (current.error) throw current.error;
-      return { baseUrl: current.running!.baseUrl };
+      const group = current;
+      if (group.error) {
+        // Said in full once; the group's other cases point to it.
+        if (group.reportedAt) throw new ServerDiedError(`the group's server did not start (see ${group.reportedAt})`);
+        group.reportedAt = c.id;
+        throw group.error;
+      }
+      const running = group.running!;
+      const died = (during: string) => {
+        if (group.reportedAt) return new ServerDiedError(`server died: the group's server exited earlier (${exitStatus(running.child)}, reported at ${group.reportedAt}); not sent`);
+        group.reportedAt = c.id;
+        return new ServerDiedError(`server died ${during}: ${exitStatus(running.child)} (port ${running.port}): ${running.command}${stderrTail(running.stderr())}`);
+      };
+      if (running.child.exitCode !== null || running.child.signalCode !== null) throw died('before this case; not sent');
+      return {
+        baseUrl: running.baseUrl,
+        // A dropped or refused connection: if the server exited, that is what the case reports.
+        async explain() {
+          await Promise.race([running.exited, sleep(EXIT_GRACE_MS)]);
+          return running.child.exitCode !== null || running.child.signalCode !== null ? died('during this case') : undefined;
+        },
+      };
     },
     async close() {
       await stop(current?.running);

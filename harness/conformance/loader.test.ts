@@ -104,11 +104,20 @@ describe('loadCases', () => {
       write('di/basics/01_di.json', { ...httpCase('di'), handler: { route: '/x', method: 'GET', dependencies: { db: { type: 'value', value: 1 } } } });
       write('di/basics/02_sql.json', { ...httpCase('sql'), tags: ['sql'] });
       write('di/basics/03_plain.json', httpCase('plain'));
+      // Cases the runner has never seen: recognised by category and tags, not only by handler fields.
+      write('di/di/04_by_category.json', httpCase('by category'));
+      write('di/basics/05_by_tag.json', { ...httpCase('by tag'), tags: ['auth', 'dependency_injection_singleton'] });
+      write('di/database/06_by_category.json', httpCase('sql by category'));
+      write('di/basics/07_by_tag.json', { ...httpCase('sql by tag'), tags: ['Database'] });
       try {
         const byId = new Map(loadCases([join(root, 'di')]).map((c) => [c.id, c]));
         assert.match(byId.get('basics/01_di')!.skip!, /outside the specification: dependency injection \(handler\.dependencies\)/);
         assert.match(byId.get('basics/02_sql')!.skip!, /outside the specification: SQL/);
         assert.equal(byId.get('basics/03_plain')!.skip, undefined);
+        assert.match(byId.get('di/04_by_category')!.skip!, /dependency injection \(category "di"\)/);
+        assert.match(byId.get('basics/05_by_tag')!.skip!, /dependency injection \(tag "dependency_injection_singleton"\)/);
+        assert.match(byId.get('database/06_by_category')!.skip!, /SQL \/ database access \(category "database"\)/);
+        assert.match(byId.get('basics/07_by_tag')!.skip!, /SQL \/ database access \(tag "database"\)/);
       } finally {
         rmSync(join(root, 'di'), { recursive: true });
       }

@@ -6,7 +6,7 @@
  * Documents of other protocols (GraphQL, protobuf, JSON-RPC, WebSocket, SSE, API descriptions) are
  * loaded as skipped cases with the reason, so the report counts them instead of hiding them.
  */
-import { readdirSync, readFileSync, statSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { basename, dirname, join, relative, resolve, sep } from 'node:path';
 import type { CaseExpectedResponse, CaseHandler, CaseRequest, ConformanceCase, LoadedCase, WebSocketCase } from './types.js';
 
@@ -30,17 +30,32 @@ function outOfScopeReason(doc: Json, category: string): string {
 }
 
 /**
- * Why a case needs a feature outside the specification's scope, if it does: dependency injection
- * (`handler.dependencies`, the corpus schema's DI configuration) and SQL/database access.
+ * Words (category, tag) naming dependency injection; a tag containing `dependency_injection` counts
+ * too. Not `dependencies`: the corpus tags JSON Schema's `dependencies` keyword cases so.
  */
-export function outOfSpecScope(handler: Json, doc: Json): string | undefined {
+const DI_WORDS: readonly string[] = ['di', 'dependency_injection', 'dependency-injection'];
+/** Words (category, tag) naming SQL / database access. */
+const SQL_WORDS: readonly string[] = ['sql', 'database', 'db', 'databases'];
+
+/**
+ * Why a case needs a feature outside the specification's scope, if it does: dependency injection and
+ * SQL/database access, recognised by the handler's fields (`handler.dependencies`, the corpus schema's
+ * DI configuration; `sql`/`database`), by the case's category, or by its tags, so that cases the
+ * runner has never seen are recognised the same way.
+ */
+export function outOfSpecScope(handler: Json, doc: Json, category = ''): string | undefined {
+  const tags = Array.isArray(doc.tags) ? doc.tags.map((t) => String(t).toLowerCase()) : [];
+  const cat = category.toLowerCase();
   if (isObject(handler.dependencies) && Object.keys(handler.dependencies).length > 0) {
     return 'outside the specification: dependency injection (handler.dependencies)';
   }
-  const tags = Array.isArray(doc.tags) ? doc.tags.map((t) => String(t).toLowerCase()) : [];
-  if (['sql', 'database', 'db'].some((t) => tags.includes(t)) || 'sql' in handler || 'database' in handler) {
-    return 'outside the specification: SQL / database access';
-  }
+  if (DI_WORDS.includes(cat)) return `outside the specification: dependency injection (category ${JSON.stringify(category)})`;
+  const diTag = tags.find((t) => DI_WORDS.includes(t) || t.includes('dependency_injection'));
+  if (diTag) return `outside the specification: dependency injection (tag ${JSON.stringify(diTag)})`;
+  if ('sql' in handler || 'database' in handler) return 'outside the specification: SQL / database access';
+  if (SQL_WORDS.includes(cat)) return `outside the specification: SQL / database access (category ${JSON.stringify(category)})`;
+  const sqlTag = tags.find((t) => SQL_WORDS.includes(t));
+  if (sqlTag) return `outside the specification: SQL / database access (tag ${JSON.stringify(sqlTag)})`;
   return undefined;
 }
 
@@ -99,7 +114,7 @@ function toWebSocketCase(doc: Json, base: { id: string; category: string; source
     expected: isObject(doc.expected) ? doc.expected : {},
   };
   const skip = corpusSkip(doc);
-  if (skip) c.skip = skip;
+  if (skip) Object.assign(c, { skip, implementationSkip: true });
   return c;
 }
 
@@ -127,11 +142,25 @@ export function toCase(doc: unknown, info: { id: string; category: string; sourc
     expected: expected as CaseExpectedResponse,
     extra,
   };
-  const outOfScope = outOfSpecScope(handler, doc) ?? grpcOverHttp1(c.request);
+  const outOfScope = outOfSpecScope(handler, doc, category) ?? grpcOverHttp1(c.request);
   if (outOfScope) c.skip = outOfScope;
   const skip = corpusSkip(doc);
-  if (skip) c.skip = skip;
+  if (skip && !outOfScope) Object.assign(c, { skip, implementationSkip: true });
   return c;
+}
+
+/**
+ * The cases as another implementation runs them (`--exec`, `--base-url`, `--manifest`): the corpus's
+ * skips for Node implementations (`skip.languages`, e.g. "TRACE not supported by fetch in Node.js")
+ * are about keel's own fixture app, not the runner (which sends TRACE with node:http), so they are
+ * lifted; every other skip stays.
+ */
+export function forAnyImplementation(cases: readonly LoadedCase[]): LoadedCase[] {
+  return cases.map((c) => {
+    if (!('implementationSkip' in c) || !c.implementationSkip) return c;
+    const { skip: _skip, implementationSkip: _impl, ...rest } = c;
+    return rest as LoadedCase;
+  });
 }
 
 function isJsonSchemaDocument(doc: unknown): boolean {
@@ -198,6 +227,25 @@ function fileIdBase(file: string): string {
   const grand = basename(dirname(dirname(abs)));
   if (grand === 'testing_data') return `${grand}/${parent}/${stem}`;
   return `${parent}/${stem}`;
+}
+
+/**
+ * The layout folders (`testing_data`, `fixtures`) of the corpora the given paths lie in: a path that
+ * is a corpus (holds `testing_data/`), or lies inside one's layout folder, names that corpus. Paths
+ * outside any corpus (keel's own cases) name none. Used to read a contradiction's other case from the
+ * whole corpus when only part of it is given.
+ */
+export function corpusLayoutDirs(paths: readonly string[]): string[] {
+  const out = new Set<string>();
+  const isCorpus = (d: string) => existsSync(join(d, 'testing_data')) && statSync(join(d, 'testing_data')).isDirectory();
+  for (const p of paths) {
+    let dir = resolve(p);
+    let root: string | undefined;
+    if (isCorpus(dir)) root = dir;
+    for (let d = dir; !root && dirname(d) !== d; d = dirname(d)) if (LAYOUTS.includes(basename(d)) && isCorpus(dirname(d))) root = dirname(d);
+    if (root) for (const l of LAYOUTS) if (existsSync(join(root, l))) out.add(join(root, l));
+  }
+  return [...out];
 }
 
 /**

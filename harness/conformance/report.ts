@@ -91,11 +91,31 @@ export function summaryLine(report: RunReport): string {
   return `${report.passed} passed, ${report.failed} failed${report.contradicted ? `, ${report.contradicted} contradicted by the corpus` : ''}${report.skipped ? `, ${report.skipped} skipped` : ''}`;
 }
 
+/** What a `--json` summary says about the run itself (beside the counts). */
+export interface RunMeta {
+  /** The runner's version (keel's package version). */
+  runner_version: string;
+  /** The case files and directories given, as absolute paths. */
+  corpus: string[];
+  level: string;
+  /** Where the cases went: `exec`, `base-url` or keel's `fixture-app`. */
+  target: 'exec' | 'base-url' | 'fixture-app';
+  /** `--filter`, when given. */
+  filter?: string;
+  /** Cases loaded from `corpus`, and selected by the filter (all cases, runnable or skipped). */
+  cases_loaded: number;
+  cases_selected: number;
+  /** Servers started (`--exec`); absent for other targets. */
+  server_starts?: number;
+  /** From the first case sent to the last answer, milliseconds. */
+  wall_time_ms: number;
+}
+
 /** Machine-readable form of a run: per case the request sent, the expected and the actual response and the differences. */
-export function toJson(report: RunReport): string {
+export function toJson(report: RunReport, meta?: RunMeta): string {
   return JSON.stringify(
     {
-      summary: { passed: report.passed, failed: report.failed, contradicted: report.contradicted, skipped: report.skipped },
+      summary: { passed: report.passed, failed: report.failed, contradicted: report.contradicted, skipped: report.skipped, ...(meta ?? {}) },
       categories: report.categories,
       cases: report.results.map((r) => ({
         id: r.id,

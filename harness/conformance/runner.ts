@@ -9,13 +9,15 @@ import { isDeepStrictEqual } from 'node:util';
 import type { ResponseSnapshot } from '../snapshot.js';
 import { buildRequest, send, DEFAULT_REQUEST_TIMEOUT_MS, type WireRequest } from './client.js';
 import { compareResponse, type ConformanceLevel, type Mismatch } from './compare.js';
+import { notExcusedBecause } from './contradiction-verdict.js';
 import { contradictionFor, type Contradiction } from './contradictions.js';
-import { isRunnable, isRunnableWebSocket, type CaseExpectedResponse, type ConformanceCase, type LoadedCase, type RunnableCase, type WebSocketCase } from './types.js';
+import { isRunnable, isRunnableWebSocket, isWebSocketCase, type CaseExpectedResponse, type ConformanceCase, type LoadedCase, type RunnableCase, type WebSocketCase } from './types.js';
 import { playSession, type FrameLog } from './ws-session.js';
 
 /**
  * `contradicted`: the case failed only in a field another case of the corpus contradicts (listed in
- * harness/conformance/contradictions.json), and that other case did not fail. Not a failure.
+ * harness/conformance/contradictions.json), and the answer there is that other case's expectation.
+ * Not a failure.
  */
 export type CaseStatus = 'passed' | 'failed' | 'contradicted' | 'skipped';
 
@@ -81,6 +83,11 @@ export interface RunReport {
 /** Where to send one case: its base URL, and what to do once it has run. */
 export interface CaseTarget {
   baseUrl: string;
+  /**
+   * Called when a request of the case failed in transport (reset, refused): a better error when the
+   * target knows why (`--exec`: its server exited, with the status and its stderr), else undefined.
+   */
+  explain?: () => Promise<Error | undefined>;
   release?: () => void | Promise<void>;
   /**
    * Server-side state a WebSocket session case's `expected` block names (e.g. `disconnect_count`), as
@@ -107,6 +114,11 @@ export interface RunOptions {
   level?: ConformanceLevel;
   /** Header carrying the case id on every request (default CASE_HEADER); `false` sends none. */
   caseHeader?: string | false;
+  /**
+   * Every case loaded, before any filter (default: `cases`): where the expectation of a case's
+   * conflicting case is read (contradictions), so a verdict does not depend on the filter.
+   */
+  corpus?: readonly LoadedCase[];
   /** Called after each case (progress output). */
   onResult?: (r: CaseResult) => void;
 }
@@ -150,8 +162,10 @@ async function runOne(c: ConformanceCase, options: RunOptions): Promise<CaseResu
   let request: SentRequest | undefined;
   try {
     const wire = wireFor(c, options.caseHeader ?? CASE_HEADER);
-    request = sentRequest(wire);
     target = typeof options.target === 'function' ? await options.target(c) : { baseUrl: String(options.target) };
+    // Only now is the request sent: a target that could not be prepared (its server never started or
+    // died earlier) must not have the report show a request as sent.
+    request = sentRequest(wire);
     const timeoutMs = options.timeoutMs ?? DEFAULT_REQUEST_TIMEOUT_MS;
     const mismatches: Mismatch[] = [];
     const warm = warmup(c);
@@ -164,7 +178,7 @@ async function runOne(c: ConformanceCase, options: RunOptions): Promise<CaseResu
     mismatches.push(...compareResponse(c.expected, snap, options.level ?? 'strict'));
     return { ...base, status: mismatches.length ? 'failed' : 'passed', mismatches, request, expected: c.expected, actual: actualOf(snap), durationMs: performance.now() - started };
   } catch (err) {
-    const e = err as Error;
+    const e = (request && (await target?.explain?.())) || (err as Error);
     return { ...base, status: 'failed', mismatches: [], error: `${e.name}: ${e.message}`, ...(request ? { request } : {}), expected: c.expected, durationMs: performance.now() - started };
   } finally {
     await target?.release?.();
@@ -226,23 +240,23 @@ async function runWebSocketOne(c: WebSocketCase, options: RunOptions): Promise<C
 
 /**
  * Turn failures that lie only in a field the corpus contradicts into `contradicted`: every mismatch
- * is inside the listed field, and the conflicting case passed (or was not run). A case whose
- * conflicting case failed too keeps failing: both answers are wrong, which no contradiction excuses.
+ * is inside the listed field, and the answer there is the conflicting case's expectation (see
+ * contradiction-verdict.ts). The conflicting case's expectation is read from `corpus` (every case
+ * the runner loaded, before any filter), so a verdict never depends on what else is in the run.
  */
-export function applyContradictions(results: CaseResult[]): void {
-  const byId = new Map(results.map((r) => [r.id, r]));
-  for (const r of results) classify(r, byId);
+export function applyContradictions(results: CaseResult[], corpus: ReadonlyMap<string, LoadedCase>, level: ConformanceLevel = 'strict'): void {
+  for (const r of results) classify(r, corpus, level);
 }
 
-/** One case's status under the contradictions, given the results known so far (see applyContradictions). */
-function classify(r: CaseResult, byId: ReadonlyMap<string, CaseResult>): void {
-  if ((r.status !== 'failed' && r.status !== 'contradicted') || r.error) return;
+/** One case's status under the contradictions (see applyContradictions). */
+function classify(r: CaseResult, corpus: ReadonlyMap<string, LoadedCase>, level: ConformanceLevel): void {
+  if (r.status !== 'failed' || r.error || !r.expected) return;
   const found = contradictionFor(r.id, r.mismatches);
   if (!found) return;
-  const other = byId.get(found.conflicts_with);
-  if (other && other.status === 'failed') {
-    r.status = 'failed';
-    r.contradiction = { ...found, note: `not excused: ${found.conflicts_with} failed too` };
+  const other = corpus.get(found.conflicts_with);
+  const why = notExcusedBecause(found, r.actual, r.expected, other && 'handler' in other && !isWebSocketCase(other) ? other.expected : undefined, level);
+  if (why) {
+    r.contradiction = { ...found, note: why };
     return;
   }
   r.status = 'contradicted';
@@ -268,8 +282,7 @@ export function skippedResult(c: LoadedCase): CaseResult {
 }
 
 /**
- * Run every case: runnable ones against the target, the rest reported as skipped. A contradiction
- * `onResult` sees is provisional: it is settled once every case has run.
+ * Run every case: runnable ones against the target, the rest reported as skipped.
  *
  * @example
  * const report = await runCases(loadCases(['test/fixtures/conformance']), { target: 'http://127.0.0.1:3000' });
@@ -277,15 +290,12 @@ export function skippedResult(c: LoadedCase): CaseResult {
  */
 export async function runCases(cases: readonly LoadedCase[], options: RunOptions): Promise<RunReport> {
   const results: CaseResult[] = [];
-  const byId = new Map<string, CaseResult>();
+  const corpus = new Map((options.corpus ?? cases).map((c) => [c.id, c]));
   for (const c of cases) {
     const r = isRunnable(c) ? await runOne(c, options) : isRunnableWebSocket(c) ? await runWebSocketOne(c, options) : skippedResult(c);
+    classify(r, corpus, options.level ?? 'strict');
     results.push(r);
-    byId.set(r.id, r);
-    // Provisional until every case has run (the conflicting case may come later).
-    classify(r, byId);
     options.onResult?.(r);
   }
-  applyContradictions(results);
   return summarise(results);
 }

@@ -69,6 +69,11 @@ export interface CaseIdentity {
   source: string;
   /** Why the runner does not send or play this case (other protocol, `skip` for node); undefined = runnable. */
   skip?: string;
+  /**
+   * `skip` is the corpus's skip for Node implementations (`skip.languages`): it applies to keel's own
+   * fixture app only, and is lifted for other implementations (loader.ts `forAnyImplementation`).
+   */
+  implementationSkip?: boolean;
 }
 
 export interface ConformanceCase extends CaseIdentity {

@@ -1,0 +1,35 @@
+/** `--list` output: the cases to run, the skipped ones, and the route tables an implementation must serve. */
+import { buildManifest } from './manifest.js';
+import { isRunnableWebSocket, type LoadedCase, type WebSocketCase } from './types.js';
+
+/** One line of `--list` for a WebSocket session case: route, frames sent and expected, how it ends. */
+function sessionLine(c: WebSocketCase): string {
+  const { handler, session } = c.websocket;
+  const sends = session.messages.filter((m) => m.direction === 'send').length;
+  const receives = session.messages.length - sends;
+  const end = session.abnormal_close ? 'dropped' : `close ${session.close_code ?? 1000}`;
+  return `  ${c.id}  WebSocket ${handler.route} (${handler.behavior ?? 'no behavior'}): ${sends} sent, ${receives} expected, ${end}`;
+}
+
+/** `--list`: one line per case (id, method, route, expected status; WebSocket sessions), then the route tables. */
+export function formatList(cases: readonly LoadedCase[]): string {
+  const manifest = buildManifest(cases);
+  const sessions = cases.filter(isRunnableWebSocket);
+  const skipped = manifest.skipped.filter((s) => !sessions.some((w) => w.id === s.id));
+  const lines = [`${manifest.cases.length + sessions.length} cases to run${skipped.length ? ` (${skipped.length} skipped)` : ''}:`];
+  for (const c of manifest.cases) lines.push(`  ${c.id}  ${c.method} ${c.route} -> ${c.expected_status}`);
+  for (const c of sessions) lines.push(sessionLine(c));
+  for (const s of skipped) lines.push(`  ${s.id}  skipped: ${s.reason}`);
+  lines.push('', `Routes to serve (${manifest.routes.length}; "handlers" > 1: cases need different definitions of one route, see --exec):`);
+  for (const r of manifest.routes) lines.push(`  ${r.method.padEnd(7)} ${r.route}  (${r.route_colon})  ${r.cases.length} case${r.cases.length === 1 ? '' : 's'}${r.handlers > 1 ? `, ${r.handlers} handlers` : ''}`);
+  if (sessions.length) {
+    const routes = new Map<string, WebSocketCase[]>();
+    for (const c of sessions) routes.set(c.websocket.handler.route, [...(routes.get(c.websocket.handler.route) ?? []), c]);
+    lines.push('', `WebSocket routes to serve (${routes.size}; not in --manifest, not run under --exec):`);
+    for (const [route, list] of routes) {
+      const defs = new Set(list.map((c) => JSON.stringify(c.websocket.handler))).size;
+      lines.push(`  WS      ${route}  ${list.length} case${list.length === 1 ? '' : 's'}${defs > 1 ? `, ${defs} handlers` : ''}`);
+    }
+  }
+  return lines.join('\n');
+}
