@@ -108,6 +108,37 @@ function signatureCheck(algorithm: JwtAlgorithm, key: KeyObject): SignatureCheck
   };
 }
 
+/** How many keys returned by a `secret` callback stay imported (jwks-rsa returns the same PEM for every token of a `kid`). */
+export const MAX_CALLBACK_KEYS = 100;
+
+/**
+ * The signature check for each key a `secret` callback returns, imported and checked once per key
+ * (createPublicKey and the key checks cost more than the verification). A key that fails keel's checks
+ * throws every time: errors are not cached.
+ */
+function callbackChecks(algorithm: JwtAlgorithm): (secret: unknown) => SignatureCheck {
+  const byValue = new Map<string, SignatureCheck>();
+  const byObject = new WeakMap<object, SignatureCheck>();
+  const make = (secret: unknown) => signatureCheck(algorithm, importPackageKey(`${WHERE}.secret(req, token)`, algorithm, secret));
+  return (secret) => {
+    if (typeof secret === 'object' && secret !== null && !(secret instanceof Uint8Array)) {
+      let check = byObject.get(secret);
+      if (check === undefined) byObject.set(secret, (check = make(secret)));
+      return check;
+    }
+    const id = typeof secret === 'string' ? `s${secret}` : secret instanceof Uint8Array ? `b${Buffer.from(secret).toString('base64')}` : undefined;
+    if (id === undefined) return make(secret);
+    let check = byValue.get(id);
+    if (check === undefined) {
+      check = make(secret);
+      // Oldest first out: a bounded set of tenants' keys, not an unbounded cache an attacker could grow.
+      if (byValue.size >= MAX_CALLBACK_KEYS) byValue.delete(byValue.keys().next().value!);
+      byValue.set(id, check);
+    }
+    return check;
+  };
+}
+
 /** express-jwt's `set`: write `value` at a dotted path, creating objects (arrays for numeric keys). */
 function setPath(target: Record<string, unknown>, path: readonly string[], value: unknown): void {
   if (typeof target !== 'object' || target === null) return;
@@ -135,9 +166,11 @@ function authorizationPreflight(req: KeelRequest): boolean {
 export function expressJwtMiddleware(t: TranslatedJwt, rejection: Rejecter): JwtMiddleware {
   const { algorithm, rules, credentialsRequired, requestProperty, getToken, isRevoked, onExpired, getKey } = t;
   const staticCheck = t.key === null ? null : signatureCheck(algorithm, t.key);
-  // Load the verifiers now (start-up), not on the first request.
-  jose();
+  const checkFor = getKey === null ? null : callbackChecks(algorithm);
+  // Load the verifier now (start-up), not on the first request. For HS*, jose is only needed for a
+  // JWS over text, and loads on the first such token.
   if (algorithm.startsWith('HS')) fastJwt();
+  else jose();
 
   /** Resolves to true when claims were set, false when the request passes without them; throws a refusal. */
   async function authenticate(req: KeelRequest): Promise<boolean> {
@@ -173,7 +206,7 @@ export function expressJwtMiddleware(t: TranslatedJwt, rejection: Rejecter): Jwt
       if (!secret) throw invalid('secret or public key must be provided');
       // A key that breaks keel's rules (an HS secret under the hash length, …) is a ConfigError: the
       // server is misconfigured, so it goes to next(err) as a 500, never as the client's fault.
-      check = signatureCheck(algorithm, importPackageKey(`${WHERE}.secret(req, token)`, algorithm, secret));
+      check = checkFor!(secret);
     }
     const bad = await check(text, typeof decoded.payload !== 'string');
     if (bad !== null) throw refusal('invalid_token', bad);

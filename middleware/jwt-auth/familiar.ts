@@ -8,6 +8,7 @@ import { ConfigError, type UnauthorizedError } from '../../lib/errors.js';
 import { fail } from '../../lib/records/define.js';
 import { JWT_ALGORITHMS, type JwtAlgorithm } from '../../lib/records/index.js';
 import { isPackageStyle as packageStyle } from '../../lib/package-style.js';
+import type { KeelRequest } from '../../lib/request.js';
 import type { ClaimRules } from './claims.js';
 import { importPackageKey } from './keys.js';
 
@@ -21,6 +22,24 @@ export interface DecodedJwt {
   payload: Record<string, unknown> | string;
   signature: string;
 }
+
+/** jsonwebtoken's `JwtPayload`: the registered claims, typed, and any others. */
+export interface JwtPayload {
+  [claim: string]: any;
+  iss?: string;
+  sub?: string;
+  aud?: string | string[];
+  exp?: number;
+  nbf?: number;
+  iat?: number;
+  jti?: string;
+}
+
+/**
+ * express-jwt's `Request`: the request with the verified claims on `auth`, for handlers written as
+ * `(req: Request, res) => …` (`import { Request as JWTRequest } from 'keel/middleware/jwt-auth'`).
+ */
+export type Request<T = JwtPayload> = KeelRequest & { auth?: T };
 
 /** express-jwt's `GetVerificationKey`: the key for this request and token (multi-tenant apps, jwks-rsa). */
 export type GetVerificationKey = (req: any, token: DecodedJwt | undefined) => JwtSecret | undefined | Promise<JwtSecret | undefined>;
@@ -41,9 +60,9 @@ export interface JwtPackageOptions {
   audience?: string | RegExp | readonly (string | RegExp)[];
   /** Accepted issuer(s). */
   issuer?: string | readonly string[];
-  /** false: a request without a token passes unauthenticated (a bad token is still refused). Default true. */
+  /** false: a request without a token passes unauthenticated (a bad token is still refused). Default true ({@link DEFAULT_CREDENTIALS_REQUIRED}). */
   credentialsRequired?: boolean;
-  /** Where the verified claims go on the request; a dotted path ('auth.payload') nests. Default 'auth'. */
+  /** Where the verified claims go on the request; a dotted path ('auth.payload') nests. Default 'auth' ({@link DEFAULT_REQUEST_PROPERTY}). */
   requestProperty?: string;
   /** Read the token from elsewhere (a cookie, the query string). */
   getToken?: TokenGetter;
@@ -51,9 +70,16 @@ export interface JwtPackageOptions {
   isRevoked?: IsRevoked;
   /** Called with the `invalid_token` error of an expired token; returning lets the request through. */
   onExpired?: ExpirationHandler;
-  /** Clock tolerance for exp / nbf, seconds (keel's `leeway`). */
+  /** Clock tolerance for exp / nbf, seconds (keel's `leeway`). Default 0 ({@link DEFAULT_CLOCK_TOLERANCE}). */
   clockTolerance?: number;
 }
+
+/** Where the claims go when `requestProperty` is not given (express-jwt's default). */
+export const DEFAULT_REQUEST_PROPERTY = 'auth';
+/** Whether a request without a token is refused when `credentialsRequired` is not given (express-jwt's default). */
+export const DEFAULT_CREDENTIALS_REQUIRED = true;
+/** Seconds of clock skew allowed for exp / nbf when `clockTolerance` is not given (jsonwebtoken's default). */
+export const DEFAULT_CLOCK_TOLERANCE = 0;
 
 /** express-jwt's name for its options. */
 export type Params = JwtPackageOptions;
@@ -137,15 +163,17 @@ export function fromExpressJwt(options: Record<string, unknown> | undefined): Tr
     if (items.length === 0 || !items.every(ok)) bad(key, expected);
     return items as T[];
   };
-  const audience = list('audience', (v): v is string | RegExp => typeof v === 'string' || v instanceof RegExp, 'a string, a RegExp or a list of them');
+  const audience = list('audience', (v): v is string | RegExp => typeof v === 'string' || v instanceof RegExp, 'a string, a RegExp or a list of them')
+    // Without g / y, test() keeps no lastIndex between requests (one would match, the next not).
+    ?.map((a) => (typeof a === 'string' ? a : new RegExp(a.source, a.flags.replace(/[gy]/g, '')))) ?? null;
   const issuer = list('issuer', (v): v is string => typeof v === 'string', 'a string or a list of strings');
-  const tolerance = o.clockTolerance ?? 0;
+  const tolerance = o.clockTolerance ?? DEFAULT_CLOCK_TOLERANCE;
   if (typeof tolerance !== 'number' || !Number.isFinite(tolerance) || tolerance < 0) bad('clockTolerance', 'a number of seconds, 0 or more');
 
   const requiredCreds = o.credentialsRequired;
   if (requiredCreds !== undefined && typeof requiredCreds !== 'boolean') bad('credentialsRequired', 'true or false');
   // express-jwt ignores a requestProperty that is not a string (and uses 'auth').
-  const prop = typeof o.requestProperty === 'string' ? o.requestProperty : 'auth';
+  const prop = typeof o.requestProperty === 'string' ? o.requestProperty : DEFAULT_REQUEST_PROPERTY;
   const path = prop.match(/[^.[\]]+/g) ?? [];
   if (path.length === 0 || path.some((p) => p === '__proto__' || p === 'constructor' || p === 'prototype')) {
     // express-jwt would write through __proto__ (prototype pollution); keel refuses the path.
@@ -159,7 +187,7 @@ export function fromExpressJwt(options: Record<string, unknown> | undefined): Tr
     key,
     getKey: typeof secret === 'function' ? (secret as GetVerificationKey) : null,
     rules: { audience, issuer, clockTolerance: tolerance as number },
-    credentialsRequired: requiredCreds !== false,
+    credentialsRequired: typeof requiredCreds === 'boolean' ? requiredCreds : DEFAULT_CREDENTIALS_REQUIRED,
     requestProperty: path,
     ...(o.getToken ? { getToken: o.getToken as TokenGetter } : {}),
     ...(o.isRevoked ? { isRevoked: o.isRevoked as IsRevoked } : {}),

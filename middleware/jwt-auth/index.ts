@@ -23,7 +23,9 @@ import { expressJwtMiddleware, withUnless, type JwtMiddleware } from './express-
 
 export type { JwtMiddleware, UnlessOptions, UnlessPath } from './unless.js';
 
-export type { JwtPackageOptions, Params, GetVerificationKey, IsRevoked, ExpirationHandler, TokenGetter, DecodedJwt, JwtSecret } from './familiar.js';
+export { DEFAULT_CLOCK_TOLERANCE, DEFAULT_CREDENTIALS_REQUIRED, DEFAULT_REQUEST_PROPERTY } from './familiar.js';
+export { MAX_CALLBACK_KEYS } from './express-jwt.js';
+export type { JwtPackageOptions, JwtPayload, Request, Params, GetVerificationKey, IsRevoked, ExpirationHandler, TokenGetter, DecodedJwt, JwtSecret } from './familiar.js';
 
 export { MIN_HMAC_SECRET_BYTES, MIN_RSA_MODULUS_BITS } from './keys.js';
 export { DEFAULT_JWT_ALGORITHM, JWT_ALGORITHMS } from '../../lib/records/index.js';

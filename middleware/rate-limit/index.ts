@@ -1,13 +1,13 @@
 /**
- * Token-bucket rate limiting per client IP (or one global bucket), with a pluggable store.
- *
- * Semantics and store design: see store.ts (GCRA = token bucket, one number per client) and redis.ts
- * (the same step as one atomic Lua script, for limits shared between instances).
+ * Rate limiting per client IP (or one global bucket), in two styles chosen by the options' keys:
+ * - keel's record (`per_second`, `burst`): token buckets, see store.ts (GCRA, one number per client)
+ *   and redis.ts (the same step as one atomic Lua script, for limits shared between instances);
+ * - express-rate-limit's options (`windowMs`, `limit`, `store`, …): its fixed windows and Store API,
+ *   see window-limiter.ts.
  */
 import type { ServerResponse } from 'node:http';
-import type ProxyAddr from 'proxy-addr';
-import { ipKey, preloadIpKey } from './ip-key.js';
-import { lazyRequire } from '../../lib/lazy-require.js';
+import { preloadIpKey } from './ip-key.js';
+import { clientKeys, compileTrust, DEFAULT_IPV6_SUBNET, keyFromAddress, proxyAddr } from './client-key.js';
 import { problemFor, sendProblem } from '../../lib/problem.js';
 import { rejecter, takeOnReject, type OnRejectOption, type Rejecter } from '../../lib/reject.js';
 import { RateLimitConfig, checkTrustProxy, fail, type TrustProxySetting } from '../../lib/records/index.js';
@@ -30,12 +30,8 @@ export type { RateLimitInfo, DraftHeadersVersion } from './window-headers.js';
 export { ValidationError, ChangeWarning, type RateLimitLogger } from './window-validations.js';
 export { ipKeyGenerator } from './ip-key.js';
 export { DEFAULT_ON_REJECT } from '../../lib/reject.js';
+export { compileTrust, DEFAULT_IPV6_SUBNET, IPV6_KEY_MEMO_SIZE } from './client-key.js';
 
-/** proxy-addr, loaded by the first limiter given a trust setting. */
-const proxyAddr = lazyRequire<typeof ProxyAddr>('proxy-addr');
-
-/** Default IPv6 prefix length that counts as one client: one /56 is what a single site is usually given (express-rate-limit's default). */
-export const DEFAULT_IPV6_SUBNET = 56;
 /** Key of the single bucket when `ip_based` is false. */
 export const GLOBAL_KEY = 'global';
 
@@ -90,56 +86,6 @@ function checkExtensions(ext: RateLimitExtensions): void {
   if (ext.trustProxy !== undefined && typeof ext.trustProxy !== 'function') checkTrustProxy('RateLimitConfig', 'rateLimit(options, extensions)', 'trustProxy', ext.trustProxy);
 }
 
-/** Client addresses whose IPv6 key one limiter remembers; the memo starts over when it is full. */
-export const IPV6_KEY_MEMO_SIZE = 10_000;
-
-/**
- * The default client key: ipKey (./ip-key.ts, express-rate-limit's ipKeyGenerator rules) groups IPv6
- * addresses by subnet and unwraps IPv4-mapped ones (what IPv4 clients look like to a server bound to
- * `::`), parsing the address twice (~10 µs).
- * The key only depends on the address, so it is remembered; an address without a colon is IPv4,
- * which ipKey returns as it is.
- */
-function clientKeys(subnet: number | false): (ip: string) => string {
-  const memo = new Map<string, string>();
-  preloadIpKey();
-  return function clientKey(ip: string): string {
-    if (!ip.includes(':')) return ip;
-    let key = memo.get(ip);
-    if (key === undefined) {
-      key = ipKey(ip, subnet);
-      if (memo.size >= IPV6_KEY_MEMO_SIZE) memo.clear();
-      memo.set(ip, key);
-    }
-    return key;
-  };
-}
-
-/** proxy-addr's trust function for a setting, compiled once (as Express compiles `trust proxy`). */
-export function compileTrust(setting: TrustProxySetting | ((addr: string, i: number) => boolean)): ((addr: string, i: number) => boolean) | null {
-  if (typeof setting === 'function') return setting;
-  if (setting === false) return null;
-  if (setting === true) return () => true;
-  if (typeof setting === 'number') return (_addr, i) => i < setting;
-  const list = typeof setting === 'string' ? setting.split(',').map((s) => s.trim()) : [...setting];
-  return proxyAddr().compile(list);
-}
-
-/**
- * The client address: with a trust setting, the one proxy-addr picks from X-Forwarded-For; under
- * Express, `req.ip` (which honours `app.set('trust proxy', …)`); else the socket's peer.
- */
-function keyFromAddress(clientKey: (ip: string) => string, trust: ((addr: string, i: number) => boolean) | null): (req: KeelRequest) => string {
-  if (trust !== null) {
-    const addrOf = proxyAddr();
-    return (req) => clientKey(addrOf(req, trust));
-  }
-  return (req) => {
-    const ip = (req as { ip?: unknown }).ip;
-    return clientKey(typeof ip === 'string' ? ip : (req.socket.remoteAddress ?? 'unknown'));
-  };
-}
-
 const isPromise = <T>(v: T | Promise<T>): v is Promise<T> => typeof (v as Promise<T>)?.then === 'function';
 
 /**
@@ -154,6 +100,14 @@ const isPromise = <T>(v: T | Promise<T>): v is Promise<T> => typeof (v as Promis
  * (an integer ≥ 1, RFC 9110 §10.2.3; RFC 6585 §4).
  *
  * Behind a proxy, pass a `key` function (see RateLimitExtensions.key).
+ *
+ * With express-rate-limit's options it behaves as express-rate-limit 8 (window-limiter.ts): at most
+ * `limit` requests per `windowMs` window, any express-rate-limit `store`, `req.rateLimit`, the headers
+ * `standardHeaders` / `legacyHeaders` ask for; the returned middleware has `resetKey` and `getKey`.
+ *
+ * @example
+ * // express-rate-limit's options, with rate-limit-redis (or keel's RedisStore) shared by every instance
+ * app.use(rateLimit({ windowMs: 15 * 60_000, limit: 100, standardHeaders: 'draft-8', store: new RedisStore({ sendCommand }) }));
  *
  * @example
  * import express from 'express';

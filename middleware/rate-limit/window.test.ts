@@ -3,6 +3,7 @@
  * object implementing it, promise or legacy callback style), express-rate-limit's validation warnings
  * through `logger`, and the configuration keel refuses when the factory runs.
  */
+import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import { describe, it, mock, afterEach } from 'node:test';
 import assert from 'node:assert/strict';
 import express from 'express';
@@ -70,6 +71,35 @@ describe('rateLimit with express-rate-limit options: windows', () => {
       mock.timers.tick(1_001);
       assert.deepEqual(await statuses(app, 3), [200, 200, 429], 'a new window: the whole limit again (no token trickle)');
     });
+  });
+});
+
+describe('rateLimit with express-rate-limit options outside Express (node:http)', () => {
+  /** A bare node:http server: no res.send, no req.ip, no req.app. */
+  const bare = (mw: unknown) => createServer((req: IncomingMessage, res: ServerResponse) => {
+    (mw as (q: IncomingMessage, s: ServerResponse, n: () => void) => void)(req, res, () => void res.end('ok'));
+  });
+  for (const [what, message, type, body] of [
+    ['a text message', 'slow down', /^text\/html; charset=utf-8$/, 'slow down'],
+    ['an object message', { error: 'slow down' }, /^application\/json; charset=utf-8$/, '{"error":"slow down"}'],
+  ] as const) {
+    it(`should send ${what} as Express's res.send would, keyed by the socket's address`, async () => {
+      const server = bare(rateLimit({ limit: 1, message }));
+      const first = await request(server).get('/');
+      const refused = await request(server).get('/');
+      assert.deepEqual([first.status, first.text, first.headers['x-ratelimit-remaining']], [200, 'ok', '0']);
+      assert.equal(refused.status, 429);
+      assert.match(refused.headers['content-type'] ?? '', type);
+      assert.equal(refused.text, body);
+    });
+  }
+  it('should refuse with the 429 problem when no message is given', async () => {
+    const server = bare(rateLimit({ limit: 1 }));
+    await request(server).get('/');
+    const refused = await request(server).get('/');
+    assert.equal(refused.status, 429);
+    assert.match(refused.headers['content-type'] ?? '', /^application\/problem\+json/);
+    assert.match(refused.headers['retry-after'] ?? '', /^(59|60)$/, 'seconds until the window ends');
   });
 });
 

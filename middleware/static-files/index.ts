@@ -7,6 +7,8 @@
  * be contained *after* symlinks are resolved: `send` only refuses `..` in the URL, so a symlink inside
  * the directory pointing outside of it would be followed. Every path is realpath'd and checked
  * against the realpath of the directory; the resolved path is what `send` opens.
+ *
+ * `staticFiles(root, options)`, two arguments, is serve-static's form instead (serve-static.ts).
  */
 import type { ServerResponse } from 'node:http';
 import { realpathSync, statSync, promises as fsp, type Stats } from 'node:fs';
@@ -174,10 +176,19 @@ function sendFailure(req: KeelRequest, res: ServerResponse, next: NextFunction, 
 }
 
 /**
- * Two forms. `staticFiles(root, options?)` is serve-static's (`express.static`): its options, defaults
- * and behaviour, see {@link serveStatic}. `staticFiles(record)` is keel's StaticFilesConfig record
- * (what createApp's `static_files` uses), described here.
+ * serve-static's form (`express.static(root, options)`): serve-static 2.2's options, defaults and
+ * behaviour on the same engine, with symlinks kept inside `root`. The same factory as {@link serveStatic},
+ * which documents it.
  *
+ * @example
+ * import express from 'express';
+ * import { staticFiles } from 'keel/middleware/static-files';
+ * const app = express();
+ * app.use('/assets', staticFiles('public', { maxAge: '1d', immutable: true }));
+ */
+export function staticFiles(root: string, options?: ServeStaticOptions | null): Middleware;
+/**
+ * keel's record form: one StaticFilesConfig or a list (what createApp's `static_files` uses).
  * Serve files under `route_prefix` from `directory`, for Express 4, 5 and keel. Requests that match no
  * file fall through to `next()`; only GET and HEAD are served.
  *
@@ -197,7 +208,6 @@ function sendFailure(req: KeelRequest, res: ServerResponse, next: NextFunction, 
  * const app = express();
  * app.use(staticFiles({ directory: './public', routePrefix: '/assets', cacheControl: 'public, max-age=3600' }));
  */
-export function staticFiles(root: string, options?: ServeStaticOptions | null): Middleware;
 export function staticFiles(options: StaticFilesConfigInput | readonly StaticFilesConfigInput[]): Middleware;
 export function staticFiles(options: unknown, serveStaticOptions?: ServeStaticOptions | null): Middleware {
   // serve-static's form: a root (its "root path required" / "must be a string" errors for anything else).

@@ -5,7 +5,6 @@
  */
 import type { ServerResponse } from 'node:http';
 import type { Stats } from 'node:fs';
-import type send from 'send';
 import { fail } from '../../lib/records/define.js';
 
 /** serve-static's `setHeaders(res, path, stat)`: called just before a file's headers go out. */
@@ -55,6 +54,19 @@ export const SERVE_STATIC_OPTION_KEYS: readonly string[] = [...BOOLEAN_KEYS, 'do
 /** The grammar of the `ms` package, which `send` parses maxAge strings with (ms 2.1, MIT, © Vercel). */
 const MS_STRING = /^(-?(?:\d+)?\.?\d+) *(milliseconds?|msecs?|ms|seconds?|secs?|s|minutes?|mins?|m|hours?|hrs?|h|days?|d|weeks?|w|years?|yrs?|y)?$/i;
 
+/** What is handed to `send` (its option names), typed here so keel's declarations need no @types/send. */
+export interface SendOptionsUsed {
+  acceptRanges?: boolean;
+  cacheControl?: boolean;
+  dotfiles: 'allow' | 'deny' | 'ignore';
+  etag?: boolean;
+  extensions?: string[];
+  immutable?: boolean;
+  index?: string[];
+  lastModified?: boolean;
+  maxAge: number | string;
+}
+
 /** What the factory needs, checked. */
 export interface CheckedServeStatic {
   fallthrough: boolean;
@@ -62,7 +74,7 @@ export interface CheckedServeStatic {
   setHeaders: ServeStaticSetHeaders | undefined;
   dotfiles: 'allow' | 'deny' | 'ignore';
   /** For `send`, without `root`. */
-  send: send.SendOptions;
+  send: SendOptionsUsed;
 }
 
 function nameList(key: string, value: unknown, where: string): string[] | false | undefined {
@@ -101,7 +113,7 @@ export function checkServeStaticOptions(options: ServeStaticOptions, where: stri
   const setHeaders = o.setHeaders;
   if (setHeaders && typeof setHeaders !== 'function') fail('serveStatic', where, 'setHeaders', setHeaders, 'a function (res, path, stat) => void');
 
-  const sendOptions: send.SendOptions = { dotfiles, maxAge: maxAge as number | string };
+  const sendOptions: SendOptionsUsed = { dotfiles, maxAge: maxAge as number | string };
   for (const key of ['acceptRanges', 'cacheControl', 'etag', 'immutable', 'lastModified'] as const) {
     if (o[key] !== undefined) sendOptions[key] = o[key] as boolean;
   }

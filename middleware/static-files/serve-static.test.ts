@@ -5,7 +5,7 @@
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { createServer, request as httpRequest, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
-import { mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, renameSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import request from 'supertest';
@@ -222,6 +222,16 @@ for (const { name: expressVersion, express } of EXPRESS_VERSIONS) describe(`unde
 
     it('should serve a symlink that stays inside the root', async () => {
       assert.equal((await raw(server, '/link-in.txt')).body, HELLO);
+    });
+
+    it('should open the path it checked when the symlink is swapped after the check', async () => {
+      // setHeaders runs after the check and before the file is opened: re-point the link outside there.
+      const link = join(pub, `swap-${expressVersion}.txt`);
+      symlinkSync('hello.txt', link);
+      const swap = () => (symlinkSync(join(base, 'outside', 'secret.txt'), `${link}.new`), renameSync(`${link}.new`, link));
+      const res = await request(appWith(pub, { setHeaders: swap })).get(`/swap-${expressVersion}.txt`).expect(200);
+      assert.equal(res.text, HELLO);
+      assert.equal((await raw(server, `/swap-${expressVersion}.txt`)).body, 'fell through');
     });
   });
 });

@@ -72,13 +72,10 @@ function checkRoot(root: unknown): string {
  */
 export function serveStatic(root?: unknown, options?: ServeStaticOptions | null): Middleware {
   const dir = checkRoot(root);
-  const opts = checkServeStaticOptions(options ?? {}, WHERE);
-  const fallthrough = opts.fallthrough !== false;
-  const redirect = opts.redirect !== false;
-  const setHeaders = opts.setHeaders;
-  const dotfiles = opts.dotfiles;
-  const sendOptions: send.SendOptions = { ...opts.send, root: resolvePath(dir) };
-  const rootPath = sendOptions.root as string;
+  const { fallthrough, redirect, setHeaders, dotfiles, send: checked } = checkServeStaticOptions(options ?? {}, WHERE);
+  // Resolved once, against the working directory at start-up, as serve-static does.
+  const rootPath = resolvePath(dir);
+  const sendOptions: send.SendOptions = { ...checked, root: rootPath };
   loadSend();
   loadParseUrl();
   loadEncodeUrl();
@@ -107,7 +104,7 @@ export function serveStatic(root?: unknown, options?: ServeStaticOptions | null)
     if (setHeaders) stream.on('headers', setHeaders);
     containSymlinks(stream, rootPath, dotfiles, () => {
       // Once a file is determined, its errors (412, 416, read errors) are always forwarded.
-      if (fallthrough) forwardError = true;
+      forwardError = true;
     });
 
     stream.on('error', function forward(err: { statusCode?: number }) {
