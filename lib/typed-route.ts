@@ -39,6 +39,23 @@ export type PathParamsOf<P extends string> = string extends P ? Record<string, u
 
 type Flatten<T> = { [K in keyof T]: T[K] } & {};
 
+/**
+ * A schema written as a literal must be a JSON Schema (json-schema-to-ts's `JSONSchema`): a misspelt
+ * keyword value (`type: 'strng'`) is then a compile error at the value instead of a silent `unknown`
+ * in `data.body`. Schemas typed as plain objects are left to the registration-time check.
+ */
+export type ValidSchema<S> = object extends S ? unknown : S extends JSONSchema ? unknown : true extends WidenedString<S> ? unknown : JSONSchema;
+
+/**
+ * A schema held in a variable without `as const` has `type: string`: it cannot be checked (nor typed)
+ * here, only at registration, so it is let through rather than made an error it was not before.
+ */
+type WidenedString<T, Depth extends unknown[] = []> = Depth['length'] extends 6 ? false
+  : T extends string ? (string extends T ? true : false)
+  : T extends readonly (infer U)[] ? WidenedString<U, [...Depth, unknown]>
+  : T extends object ? { [K in keyof T]-?: WidenedString<T[K], [...Depth, unknown]> }[keyof T]
+  : false;
+
 /** `FromSchema` for anything that is a JSON Schema; `unknown` otherwise (e.g. keel's form-body shorthand). */
 export type SchemaType<S> = object extends S ? unknown : S extends JSONSchema ? FromSchema<S> : unknown;
 
@@ -108,12 +125,12 @@ export type RouteHandler<P extends string, Pm, B, R, BR = undefined> = (data: Ro
 export type TypedRouteOptions<Pm, B, R, BR = undefined> = Omit<RouteOptionsInput, 'parameters' | 'body' | 'body_schema' | 'body_required' | 'response'> & {
   parameters?: Pm;
   /** JSON Schema of the request body (alias `body_schema`): types `data.body`. */
-  body?: B;
-  body_schema?: B;
+  body?: B & ValidSchema<B>;
+  body_schema?: B & ValidSchema<B>;
   /** Whether a body is required when `body` is set (default true); `false` makes `data.body` possibly undefined. */
   body_required?: BR;
   /** JSON Schema of the successful response: types the handler's return value. */
-  response?: R;
+  response?: R & ValidSchema<R>;
 };
 
 /**

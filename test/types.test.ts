@@ -75,6 +75,12 @@ describe('when a strict TypeScript project uses keel', () => {
     });
   }
 
+  it('should refuse a literal route schema that is not JSON Schema, keeping every line of test/types/schema-check.types.ts as it expects', () => {
+    // Each `@ts-expect-error` there must stay an error: an unused one is itself reported here.
+    const r = check('schema-check.types.ts', null);
+    assert.deepEqual(ourErrors(r.output), [], r.output);
+  });
+
   it('should type-check a project on node:http alone, without Express types', () => {
     const r = check('no-express-types.ts', null);
     assert.deepEqual(ourErrors(r.output), [], r.output);

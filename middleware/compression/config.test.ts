@@ -41,7 +41,7 @@ describe('compression: when the options are invalid', () => {
     ['brotli as a number', { brotli: 1 }, /CompressionConfig\.brotli: expected true or false, got 1/],
     ['a negative min_size', { min_size: -1 }, /min_size: expected an integer >= 0, got -1/],
     ['min_size as a string', { min_size: '1kb' }, /got "1kb"/],
-    ['null', null, /expected an object/],
+    ['a number', 5, /expected an object/],
   ];
   for (const [what, input, message] of cases) {
     it(`should throw a ConfigError for ${what}`, () => {

@@ -137,7 +137,7 @@ describe('compression with the compression package options: refused configuratio
     ["keel's and the package's keys in one call", { threshold: 100, min_size: 100 }, /not both.*threshold is the compression package's, min_size is keel's/],
     ['a brotli options object next to keel keys', { brotli: { params: {} }, quality: 4 }, /not both/],
     ['memLevel', { level: 6, memLevel: 9 }, /memLevel is not supported.*use level/],
-    ['enforceEncoding', { threshold: 0, enforceEncoding: 'gzip' }, /enforceEncoding is not supported/],
+    ['an enforceEncoding that is not a name', { threshold: 0, enforceEncoding: 5 }, /enforceEncoding: expected a coding name/],
     ['a level of 10', { level: 10 }, /level.*-1.*9/],
     ['a threshold that is not a size', { threshold: 'lots' }, /threshold/],
     ['a filter that is not a function', { filter: 'json' }, /filter/],

@@ -8,6 +8,7 @@ import bytes from 'bytes';
 import { fail } from '../../lib/records/define.js';
 import type { KeelRequest } from '../../lib/request.js';
 import { isPackageStyle as packageStyle } from '../../lib/package-style.js';
+import type { Coding } from './negotiate.js';
 
 /** The compression package's default threshold: 1 kb. */
 export const PACKAGE_DEFAULT_THRESHOLD = 1024;
@@ -24,11 +25,19 @@ export interface CompressionPackageOptions {
   level?: number;
   /** Compress this response? Default: a compressible Content-Type (`compression.filter`). */
   filter?: (req: any, res: any) => boolean;
+  /**
+   * The coding used when the request has no Accept-Encoding at all (RFC 9110 §12.5.3: then any coding
+   * is acceptable): `gzip` or `br`; anything else (`identity`, `deflate`, `*`, unknown) compresses nothing.
+   * An empty Accept-Encoding is not absent: it asks for no coding, and gets none. Default `identity`.
+   */
+  enforceEncoding?: string;
   /** Brotli options; only `params[BROTLI_PARAM_QUALITY]` (0-11). Default quality 4. */
   brotli?: { params?: Record<number, number> };
 }
 
-export const PACKAGE_KEYS: readonly string[] = ['threshold', 'level', 'filter'];
+export const PACKAGE_KEYS: readonly string[] = ['threshold', 'level', 'filter', 'enforceEncoding'];
+/** The compression package's default enforceEncoding: identity (nothing forced). */
+export const PACKAGE_DEFAULT_ENFORCE_ENCODING = 'identity';
 const RECORD_KEYS = ['gzip', 'min_size', 'minSize', 'quality'];
 
 /** compression-package options keel cannot honour, with what to use instead. */
@@ -37,13 +46,14 @@ const UNSUPPORTED: Readonly<Record<string, string>> = {
   memLevel: 'keel uses zlib defaults besides the level: use level',
   strategy: 'keel uses zlib defaults besides the level: use level',
   windowBits: 'keel uses zlib defaults besides the level: use level',
-  enforceEncoding: 'keel compresses only for clients that send Accept-Encoding (RFC 9110 §12.5.3)',
 };
 
 export interface TranslatedCompression {
   record: { gzip: true; brotli: true; min_size: number; quality: number };
   brotliQuality: number;
   filter?: (req: KeelRequest, res: ServerResponse) => boolean;
+  /** The coding for a request without Accept-Encoding (enforceEncoding), when keel has it. */
+  enforce?: Coding;
 }
 
 const WHERE = 'compression(compression package options)';
@@ -90,9 +100,13 @@ export function fromCompressionPackage(options: Record<string, unknown>): Transl
     }
   }
   if (options.filter !== undefined && typeof options.filter !== 'function') bad('filter', 'a function (req, res) => boolean');
+  const enforce = options.enforceEncoding ?? PACKAGE_DEFAULT_ENFORCE_ENCODING;
+  if (typeof enforce !== 'string') bad('enforceEncoding', "a coding name such as 'gzip'");
+  // The package ignores a coding it does not know (and `identity`); keel has no deflate (see docs).
   return {
     record: { gzip: true, brotli: true, min_size: threshold, quality: level === -1 ? ZLIB_DEFAULT_LEVEL : (level as number) },
     brotliQuality,
     ...(options.filter ? { filter: options.filter as TranslatedCompression['filter'] } : {}),
+    ...(enforce === 'gzip' || enforce === 'br' ? { enforce: enforce as Coding } : {}),
   };
 }

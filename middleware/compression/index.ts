@@ -82,10 +82,13 @@ export function isCompressibleByRecord(contentType: unknown): boolean {
  * app.get('/big', (_req, res) => res.json({ items: Array.from({ length: 1000 }, (_, i) => ({ i })) }));
  * app.listen(8000);
  */
-export function compression(options: CompressionConfigInput | CompressionPackageOptions = {}, extensions: CompressionExtensions = {}): Middleware {
-  const familiar: TranslatedCompression | undefined = typeof options === 'object' && options !== null && isPackageStyle(options)
-    ? fromCompressionPackage(options as Record<string, unknown>)
-    : undefined;
+export function compression(options: CompressionConfigInput | CompressionPackageOptions | null = {}, extensions: CompressionExtensions = {}): Middleware {
+  // `compression(null)` is the package's call with its defaults (it reads `options || {}`).
+  const familiar: TranslatedCompression | undefined = options === null
+    ? fromCompressionPackage({})
+    : typeof options === 'object' && isPackageStyle(options)
+      ? fromCompressionPackage(options as Record<string, unknown>)
+      : undefined;
   const c = CompressionConfig.parse(familiar ? familiar.record : options, 'CompressionConfig');
   // The compression package's own choices: its brotli quality (4 unless given) and a filter function.
   const brotliQuality = familiar?.brotliQuality ?? c.quality;
@@ -120,8 +123,10 @@ export function compression(options: CompressionConfigInput | CompressionPackage
   // Clients send a handful of distinct header values: parse each once (bounded, see BoundedMemo).
   const negotiated = new BoundedMemo<Coding | null>(COMPRESSION_MEMO_SIZE, COMPRESSION_MEMO_KEY_LENGTH);
   const negotiateOne = (header: string): Coding | null => negotiateEncoding(header, offered);
+  // enforceEncoding (package options): a request with no Accept-Encoding accepts any coding (RFC 9110 §12.5.3).
+  const enforced = familiar?.enforce !== undefined && offered.includes(familiar.enforce) ? familiar.enforce : null;
   const negotiate = (header: string | string[] | undefined): Coding | null =>
-    typeof header === 'string' ? negotiated.get(header, negotiateOne) : negotiateEncoding(header, offered);
+    typeof header === 'string' ? negotiated.get(header, negotiateOne) : header === undefined ? enforced : negotiateEncoding(header, offered);
   const compressibleTypes = new BoundedMemo<boolean>(COMPRESSION_MEMO_SIZE, COMPRESSION_MEMO_KEY_LENGTH);
   const rule = familiar ? isCompressible : isCompressibleByRecord;
   const compressible = (contentType: unknown): boolean =>

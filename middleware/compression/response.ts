@@ -79,6 +79,12 @@ class ResponseState {
   /** Body size when the whole body arrives in one res.end(chunk). */
   endLength: number | undefined = undefined;
   endCallback: (() => void) | undefined = undefined;
+  /**
+   * Inside a call of the method underneath: node's HTTP/2 compatibility `end(chunk)` writes its chunk
+   * through `this.write` (and `this.writeHead`), which are the wrappers; they must pass it through, or
+   * the compressed body would be swallowed after Content-Length announced it (NGHTTP2_PROTOCOL_ERROR).
+   */
+  passThrough = false;
 
   constructor(
     readonly req: KeelRequest,
@@ -89,6 +95,16 @@ class ResponseState {
     readonly origWrite: Write,
     readonly origEnd: End,
   ) {}
+
+  /** node's end (or an earlier wrapper's) with the wrappers out of the way while it runs. */
+  endUnder(data?: Chunk | (() => void), encoding?: BufferEncoding, callback?: Callback | (() => void)): ServerResponse {
+    this.passThrough = true;
+    try {
+      return this.origEnd.call(this.res, data as Chunk, encoding, callback as Callback);
+    } finally {
+      this.passThrough = false;
+    }
+  }
 
   /** Which coding this response gets, or null. Adds Vary to every response that could vary. */
   choose(status: number, size: number | undefined): Coding | null {
@@ -132,15 +148,21 @@ class ResponseState {
       if (this.origWrite.call(res, chunk) === false) s.pause();
     });
     s.on('end', () => {
-      this.origEnd.call(res, this.endCallback);
+      this.endUnder(this.endCallback);
     });
     s.on('error', (err) => res.destroy(err));
-    // Writers wait for 'drain' on res; their bytes queue in the zlib stream, so forward its drain.
-    s.on('drain', () => res.emit('drain'));
-    // Only a streamed response needs these: listeners cost every response that never streams.
-    res.on('drain', () => {
+    // The app writes into the zlib stream, so the 'drain' it waits for is the zlib stream's. The
+    // socket's 'drain' (emitted on res by node) only lets the compressed bytes flow again: passed on
+    // to the app, it would write while the zlib stream is still full (write() false right after
+    // 'drain'). The compression package gets the same effect by moving 'drain' listeners onto its
+    // stream; an emit of its own here (only on a streamed response) keeps listeners where the app put them.
+    const emit = res.emit;
+    s.on('drain', () => emit.call(res, 'drain'));
+    res.emit = function emitExceptSocketDrain(this: ServerResponse, event: string | symbol, ...args: unknown[]): boolean {
+      if (event !== 'drain') return emit.call(this, event, ...args);
       if (!res.writableNeedDrain) s.resume();
-    });
+      return false;
+    } as typeof res.emit;
     res.once('close', () => {
       if (!s.destroyed) s.destroy();
     });
@@ -222,6 +244,7 @@ function prototypeWrappers(res: ServerResponse): BaseMethods | undefined {
 
 function writeHead(this: Wrapped, statusCode: number, ...rest: unknown[]): ServerResponse {
   const st = this[kState]!;
+  if (st.passThrough) return st.origWriteHead.call(this, statusCode, ...rest);
   const reason = typeof rest[0] === 'string' ? rest[0] : undefined;
   const headers = typeof rest[0] === 'string' ? rest[1] : rest[0];
   if (!st.decided && !this.headersSent) {
@@ -235,6 +258,7 @@ function writeHead(this: Wrapped, statusCode: number, ...rest: unknown[]): Serve
 
 function write(this: Wrapped, chunk: Chunk, encoding?: BufferEncoding | Callback, cb?: Callback): boolean {
   const st = this[kState]!;
+  if (st.passThrough) return st.origWrite.call(this, chunk, encoding as BufferEncoding, cb);
   if (st.ended) return false;
   if (!st.decided && !this.headersSent) this.writeHead(this.statusCode);
   const enc = typeof encoding === 'string' ? encoding : undefined;
@@ -245,7 +269,10 @@ function write(this: Wrapped, chunk: Chunk, encoding?: BufferEncoding | Callback
 
 function end(this: Wrapped, chunk?: Chunk | Callback, encoding?: BufferEncoding | Callback, cb?: Callback): ServerResponse {
   const st = this[kState]!;
-  if (st.ended) return this;
+  if (st.passThrough) return st.origEnd.call(this, chunk as Chunk, encoding as BufferEncoding, cb);
+  // The body went to the compressor already: `false`, as the compression package answers (its
+  // callers test it); node's own end() would answer `this`.
+  if (st.ended) return false as unknown as ServerResponse;
   const callback = typeof chunk === 'function' ? chunk : typeof encoding === 'function' ? encoding : cb;
   const data = typeof chunk === 'function' ? undefined : chunk;
   const enc = typeof encoding === 'string' ? encoding : undefined;
@@ -259,7 +286,7 @@ function end(this: Wrapped, chunk?: Chunk | Callback, encoding?: BufferEncoding 
       st.decided = true;
       const size = declared !== undefined ? Number(declared) : st.endLength!;
       const coding = st.choose(this.statusCode, size);
-      if (!coding) return st.origEnd.call(this, data, enc, callback);
+      if (!coding) return st.endUnder(data, enc, callback);
       st.ended = true;
       const body = toBuffer(data, enc);
       const { settings } = st;
@@ -273,20 +300,20 @@ function end(this: Wrapped, chunk?: Chunk | Callback, encoding?: BufferEncoding 
         }
         st.markEncoded(coding);
         this.setHeader('Content-Length', out.length);
-        return st.origEnd.call(this, out, undefined, callback);
+        return st.endUnder(out, undefined, callback);
       }
       settings.compressOnce(coding, body, (err, out) => {
         if (err) return void this.destroy(err);
         if (this.destroyed) return;
         st.markEncoded(coding);
         this.setHeader('Content-Length', out.length);
-        st.origEnd.call(this, out, undefined, callback);
+        st.endUnder(out, undefined, callback);
       });
       return this;
     }
     this.writeHead(this.statusCode);
   }
-  if (!st.stream) return st.origEnd.call(this, data, enc, callback);
+  if (!st.stream) return st.endUnder(data, enc, callback);
   st.ended = true;
   st.endCallback = callback as (() => void) | undefined;
   if (data !== undefined && data !== null) st.stream.end(toBuffer(data, enc));

@@ -24,6 +24,8 @@ import { defineRecord, fail, t } from '../../lib/records/define.js';
 import type { KeelRequest, Middleware, NextFunction } from '../../lib/request.js';
 import { STANDALONE } from './helmet.js';
 
+export { DOCS_PAGE_CDN_SOURCES, docsPageCsp } from './docs-page.js';
+
 /** OWASP's CSP for API responses: `default-src 'none'; frame-ancestors 'none'`. */
 export const DEFAULT_API_CSP = "default-src 'none'; frame-ancestors 'none'";
 /** `X-Frame-Options: DENY` (RFC 7034): API responses are never framed. */
@@ -38,8 +40,6 @@ export const DEFAULT_HSTS_MAX_AGE: number | null = null;
 export const DEFAULT_HSTS_INCLUDE_SUB_DOMAINS = true;
 /** With HSTS on, no preload-list opt-in: false. */
 export const DEFAULT_HSTS_PRELOAD = false;
-/** CDNs the documentation pages load their assets from by default. */
-export const DOCS_PAGE_CDN_SOURCES = Object.freeze(['https://cdn.jsdelivr.net', 'https://unpkg.com', 'https://cdn.redoc.ly']);
 
 const REFERRER_TOKENS = [
   'no-referrer', 'no-referrer-when-downgrade', 'same-origin', 'origin', 'strict-origin',
@@ -155,34 +155,6 @@ const SecurityHeadersRecord = defineRecord<Parsed>(
     },
   },
 );
-
-/**
- * A Content-Security-Policy for the HTML documentation pages (Swagger UI, Redoc, GraphiQL): their
- * scripts and styles from this origin and the given CDNs, inline styles, data: images and fonts,
- * blob: workers (Redoc), fetches to this origin only. Set it in the page's handler; it replaces the
- * API policy for that response (see the securityHeaders example).
- */
-export function docsPageCsp(sources: readonly string[] = DOCS_PAGE_CDN_SOURCES): string {
-  for (const s of sources) {
-    if (!/^(https?:\/\/[^\s;,']+|'[a-z-]+')$/.test(s)) {
-      throw new ConfigError(`Invalid docsPageCsp source ${JSON.stringify(s)}: expected an http(s) origin or a quoted keyword.`, { record: 'docsPageCsp', path: 'docsPageCsp', key: 'sources', value: s });
-    }
-  }
-  const extra = sources.length ? ` ${sources.join(' ')}` : '';
-  return [
-    "default-src 'self'",
-    `script-src 'self' 'unsafe-inline'${extra}`,
-    `style-src 'self' 'unsafe-inline'${extra} https://fonts.googleapis.com`,
-    `font-src 'self' data:${extra} https://fonts.gstatic.com`,
-    "img-src 'self' data: https:",
-    "worker-src 'self' blob:",
-    "connect-src 'self'",
-    "object-src 'none'",
-    "base-uri 'self'",
-    "form-action 'self'",
-    "frame-ancestors 'self'",
-  ].join('; ');
-}
 
 /**
  * Headers an earlier instance set on each response, so a disabled one (a route's opt-out) can take

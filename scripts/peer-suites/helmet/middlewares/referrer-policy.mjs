@@ -1,0 +1,2 @@
+// helmet's middlewares/referrer-policy: keel's referrerPolicy.
+export { referrerPolicy as default } from '../adapter.mjs';
