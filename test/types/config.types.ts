@@ -61,7 +61,7 @@ createApp({ openapi: { security_schemes: { bearer: { type: 'http', scheme: 'bear
 createApp({ port: null });
 
 // ---------------------------------------------------------------- the generated types are what the records say
-expectType<Equal<CompressionConfigInput, { gzip?: boolean; brotli?: boolean; min_size?: number; minSize?: number; quality?: number }>>(true);
+expectType<Equal<CompressionConfigInput, { gzip?: boolean; brotli?: boolean; min_size?: number; minSize?: number; quality?: number; enabled?: boolean }>>(true);
 expectType<Equal<NonNullable<JwtConfigInput['algorithm']>, 'HS256' | 'HS384' | 'HS512' | 'RS256' | 'RS384' | 'RS512' | 'PS256' | 'PS384' | 'PS512' | 'ES256' | 'ES384' | 'ES512' | 'EdDSA'>>(true);
 expectType<Equal<ServerConfigInput['max_body_size'], number | null | undefined>>(true);
 expectType<Equal<ServerConfigInput['maxBodySize'], number | null | undefined>>(true);
