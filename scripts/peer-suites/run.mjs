@@ -6,7 +6,7 @@
 // entry that passes everywhere (stale). docs/peer-suites.md explains the data file and the adapters.
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { HERE, ROOT, SHARED, ensureBuilt, prepare, runOnce } from './lib.mjs';
+import { HERE, ROOT, SHARED, cleanup, ensureBuilt, prepare, runOnce } from './lib.mjs';
 
 export const PACKAGES = ['cors', 'compression', 'express-rate-limit', 'express-jwt', 'helmet', 'serve-static'];
 
@@ -63,6 +63,7 @@ for (const pkg of asked.length ? asked : PACKAGES) {
     }
     if (verbose && keel.status !== 0 && keel.failed.length === 0) log(keel.output.slice(-3000));
   }
+  cleanup(base);
   for (const title of Object.keys(listed)) {
     if (passedIn.has(title) && !failedIn.has(title)) problems.push(`${pkg}: listed but passes (stale entry): ${title}`);
   }
