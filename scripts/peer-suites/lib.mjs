@@ -45,7 +45,8 @@ export function ensureBuilt(log) {
   const source = Math.max(...['lib', 'middleware', 'harness'].map((d) => newestMtime(join(ROOT, d), '.ts')));
   if (built >= source) return;
   log('keel: dist/ is older than the sources; running the build (tsc -p tsconfig.build.json)');
-  const r = spawnSync(process.execPath, [keelRequire.resolve('typescript/bin/tsc'), '-p', 'tsconfig.build.json'], { cwd: ROOT, stdio: 'inherit' });
+  const tsc = join(dirname(keelRequire.resolve('typescript/package.json')), 'bin', 'tsc');
+  const r = spawnSync(process.execPath, [tsc, '-p', 'tsconfig.build.json'], { cwd: ROOT, stdio: 'inherit' });
   if (r.status !== 0) throw new Error('keel build failed');
 }
 
@@ -62,6 +63,11 @@ export function prepare(pkg, suite, log) {
   const copy = join(run, 'suite');
   rmSync(run, { recursive: true, force: true });
   mkdirSync(run, { recursive: true });
+  // Copies left by runs that were killed (their process is gone).
+  for (const name of readdirSync(base)) {
+    const pid = /^run-(\d+)$/.exec(name)?.[1];
+    if (pid && !alive(Number(pid))) rmSync(join(base, name), { recursive: true, force: true });
+  }
   cpSync(join(SHARED, pkg), copy, { recursive: true });
   const manifest = JSON.parse(readFileSync(join(copy, 'package.json'), 'utf8'));
   const dev = manifest.devDependencies ?? {};
@@ -82,6 +88,15 @@ export function prepare(pkg, suite, log) {
   if (r.status !== 0) throw new Error(`${pkg}: npm install failed`);
   writeFileSync(stampFile, stamp);
   return run;
+}
+
+function alive(pid) {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (err) {
+    return err.code === 'EPERM';
+  }
 }
 
 /** Remove a run directory made by prepare(). */

@@ -5,7 +5,7 @@ import { join } from 'node:path';
 
 export default {
   runner: 'jest',
-  devDependencies: ['jest', 'ts-jest', 'typescript', '@jest/globals', '@types/jest', '@types/node', '@types/express',
+  devDependencies: ['jest', 'ts-jest', 'typescript', '@jest/globals', '@types/jest', '@types/node', '@types/debug', '@types/express',
     '@types/supertest', 'supertest', 'express', 'ratelimit-header-parser'],
   // The suite's tsconfig extends @express-rate-limit/tsconfig; the registry has no 1.0.5 (the pinned one).
   extraDependencies: { '@express-rate-limit/tsconfig': '^1.0.2' },
