@@ -199,7 +199,10 @@ function fromJest(report) {
     }
     // A test file that failed to load (syntax, missing export) has no assertion results.
     if ((file.assertionResults ?? []).length === 0 && file.status === 'failed') {
-      out.failed.push({ title: `(test file ${file.name.split('/test/').pop()} failed to run)`, error: String(file.message).slice(0, 500) });
+      // jest's "Details:" part names the file and line that could not be loaded.
+      const message = String(file.message);
+      const details = message.indexOf('Details:');
+      out.failed.push({ title: `(test file ${file.name.split('/test/').pop()} failed to run)`, error: (details === -1 ? message : message.slice(details)).slice(0, 800) });
     }
   }
   return out;
