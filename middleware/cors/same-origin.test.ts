@@ -5,8 +5,13 @@
  */
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
+import { once } from 'node:events';
+import type { Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { pino } from 'pino';
 import { createApp, type ServerHandle } from '../../lib/index.js';
+import { EXPRESS_VERSIONS } from '../../test/helpers/express-versions.js';
+import { cors } from './index.js';
 
 const silent = { logger: pino({ level: 'silent' }) };
 const EXAMPLE = 'https://example.com';
@@ -136,3 +141,27 @@ describe('when ServerConfig.cors is not a CorsConfig', () => {
     assert.throws(() => createApp({ cors: { allowed_origins: 'https://example.com' } as never }, () => undefined, silent), /cors\.allowed_origins/);
   });
 });
+
+for (const { name, express } of EXPRESS_VERSIONS) {
+  describe(`when app.use(cors({ …, rejectDisallowedOrigins: true })) under ${name} gets a request from the app's own origin`, () => {
+    let server: Server;
+    let base: string;
+    before(async () => {
+      const app = express();
+      app.use(cors({ origin: 'https://app.example.com', rejectDisallowedOrigins: true }));
+      app.post('/api', (_req, res) => void res.json({ ok: true }));
+      server = app.listen(0, '127.0.0.1');
+      await once(server, 'listening');
+      base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+    });
+    after(() => new Promise((resolve) => server.close(resolve)));
+
+    it('should serve it and refuse another origin with a 403 problem', async () => {
+      const own = await fetch(`${base}/api`, { method: 'POST', headers: { origin: base } });
+      assert.equal(own.status, 200);
+      const other = await fetch(`${base}/api`, { method: 'POST', headers: { origin: 'https://evil.example' } });
+      assert.equal(other.status, 403);
+      assert.equal(other.headers.get('content-type'), 'application/problem+json');
+    });
+  });
+}
