@@ -6,7 +6,11 @@
  * 403 problem (the conformance cases require it; `cors` answers 204 without headers), answers a
  * CorsConfig as the reference implementation does (Spikard, crates/spikard-http/src/cors.rs), must
  * not send `*` wildcards together with credentials (the Fetch standard treats them literally then),
- * and supports Private Network Access preflights, none of which `cors` can express.
+ * and supports Private Network Access preflights, none of which `cors` can express. The `cors`
+ * package's options are answered as the package answers them (package-mode.ts, checked against the
+ * package's own suite by `npm run peer-suites cors`), written out too because keel's additions
+ * (rejectDisallowedOrigins, Private Network Access, the same-origin exemption) need the package's
+ * per-request origin decision, which it does not expose, and its options are checked at start-up.
  */
 import type { ServerResponse } from 'node:http';
 import { CorsConfig, type CorsConfigData } from '../../lib/records/route.js';
