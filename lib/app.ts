@@ -5,6 +5,7 @@
 import type { IncomingMessage } from 'node:http';
 import { pino, type Logger } from 'pino';
 import { AppError, ConfigError } from './errors.js';
+import { logLevelFromEnv } from './log-level.js';
 import { HookRegistry, type Hook, type HookPhase } from './hooks.js';
 import type { RequestData, HandlerFunction, Handler } from './handler.js';
 import { ServerConfig, type ServerConfigInput } from './records/server.js';
@@ -61,7 +62,10 @@ const REGISTRATION_WHAT: Readonly<Record<string, string>> = {
 export type { ServerConfigInput };
 
 export interface AppOptions {
-  /** pino logger (default: pino at KEEL_LOG_LEVEL, `silent` under NODE_ENV=test). */
+  /**
+   * pino logger (default: pino at KEEL_LOG_LEVEL, `info` when unset, `silent` under NODE_ENV=test; an
+   * unknown level is a ConfigError listing the valid ones).
+   */
   logger?: Logger;
   /** Security headers (helmet, API defaults) on every response; `false` turns them off. Default on. */
   securityHeaders?: SecurityHeadersOptions | false;
@@ -99,8 +103,7 @@ export type TypedRouteDefinition<P extends string, Pm, B, R, BR = undefined> = T
 };
 
 function defaultLogger(): Logger {
-  const level = process.env.KEEL_LOG_LEVEL ?? (process.env.NODE_ENV === 'test' ? 'silent' : 'info');
-  return pino({ level, base: { name: 'keel' } });
+  return pino({ level: logLevelFromEnv(), base: { name: 'keel' } });
 }
 
 /**

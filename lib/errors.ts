@@ -251,14 +251,22 @@ export class HttpError extends KeelError<ErrorCode | ExpressJwtErrorCode> {
  */
 export class UnauthorizedError extends HttpError {
   /** What went wrong below the surface, named as jsonwebtoken names its errors (express-jwt's `inner`). */
-  readonly inner: Error;
-  constructor(jwtCode: ExpressJwtErrorCode, detail: string, options: { title?: string; type?: string; extensions?: Record<string, unknown>; headers?: Record<string, string>; innerName?: string } = {}) {
-    super(401, detail, { code: 'KEEL_UNAUTHORIZED', title: options.title, type: options.type, extensions: options.extensions, headers: options.headers });
+  readonly inner: Error | { message: string };
+  /**
+   * `detail` is the message; or, as express-jwt's constructor takes it, an error (or `{ message }`)
+   * whose message becomes this one's and which is kept as `inner`:
+   * `new UnauthorizedError('invalid_token', { message: 'Invalid token!' })`.
+   */
+  constructor(jwtCode: ExpressJwtErrorCode, detail: string | Error | { message: string }, options: { title?: string; type?: string; extensions?: Record<string, unknown>; headers?: Record<string, string>; innerName?: string } = {}) {
+    const message = typeof detail === 'string' ? detail : String(detail.message);
+    super(401, message, { code: 'KEEL_UNAUTHORIZED', title: options.title, type: options.type, extensions: options.extensions, headers: options.headers });
     // express-jwt's code replaces keel's KEEL_UNAUTHORIZED: handlers test `err.code === 'invalid_token'`.
     (this as { code: ErrorCode | ExpressJwtErrorCode }).code = jwtCode;
-    const inner = new Error(detail);
-    inner.name = options.innerName ?? (jwtCode === 'invalid_token' ? 'JsonWebTokenError' : 'Error');
-    this.inner = inner;
+    if (typeof detail === 'string') {
+      const inner = new Error(detail);
+      inner.name = options.innerName ?? (jwtCode === 'invalid_token' ? 'JsonWebTokenError' : 'Error');
+      this.inner = inner;
+    } else this.inner = detail;
   }
 }
 

@@ -16,6 +16,7 @@ import { compilePattern, type CompiledPattern } from './router.js';
 import { paramSpecs, type ParamSpec, type ParamSource } from './validation.js';
 import { fileParamSpecs, type FileParamSpec } from './multipart.js';
 import { formBodySchema } from './content.js';
+import { checkRouteSchemas } from './schema-check.js';
 import { POISONING_ACTIONS, type PoisoningAction } from './json-parse.js';
 
 /** OpenAPI operation metadata for a route. */
@@ -177,6 +178,10 @@ export function parseRouteDefinition(input: RouteDefinitionInput): RouteDefiniti
     if (r.middleware !== undefined && (!Array.isArray(r.middleware) || !r.middleware.every((m) => typeof m === 'function'))) {
       throw new AppError('Route', `${where}.middleware must be a list of (req, res, next) functions`);
     }
+    const body = (r.body ?? r.body_schema ?? (parameters.body ? formBodySchema(parameters.body, `${where}.parameters.body`) : undefined)) as Schema | undefined;
+    const openapi = (r.openapi as OperationInfo | undefined) ?? {};
+    // Schemas are compiled now, not when the router is built: a bad one names this route and its part.
+    checkRouteSchemas(label, { params, body, response: r.response, responses: openapi.responses });
     return {
       methods,
       path: r.path as string,
@@ -184,7 +189,7 @@ export function parseRouteDefinition(input: RouteDefinitionInput): RouteDefiniti
       handler,
       params,
       files: fileParamSpecs(parameters.files, `${where}.parameters.files`),
-      body: (r.body ?? r.body_schema ?? (parameters.body ? formBodySchema(parameters.body, `${where}.parameters.body`) : undefined)) as Schema | undefined,
+      body,
       bodyRequired: (r.body_required as boolean | undefined) ?? true,
       response: r.response as Schema | undefined,
       cors: opt(r.cors, (v, p) => CorsConfig.parse(v, p), `${where}.cors`),
@@ -202,7 +207,7 @@ export function parseRouteDefinition(input: RouteDefinitionInput): RouteDefiniti
       onProtoPoisoning: (r.on_proto_poisoning as PoisoningAction | undefined) ?? undefined,
       onConstructorPoisoning: (r.on_constructor_poisoning as PoisoningAction | undefined) ?? undefined,
       middleware: (r.middleware as Middleware[] | undefined) ?? [],
-      openapi: (r.openapi as OperationInfo | undefined) ?? {},
+      openapi,
       jsonrpc: opt(r.jsonrpc, JsonRpcMethodInfo.parse, `${where}.jsonrpc`),
     };
   } catch (err) {

@@ -53,17 +53,24 @@ let draft07: Ajv | undefined;
 let draft2020: Ajv | undefined;
 
 /**
- * Compile with the Ajv of the draft the schema declares (2020-12, else draft-07); errors map the same way.
- * One Ajv per draft, created with the first schema of that draft; schemas compile once at build time.
+ * The Ajv of the draft a schema declares (2020-12, else draft-07); errors map the same way. One Ajv
+ * per draft, created with the first schema of that draft.
  */
-export function compileSchema(schema: Record<string, unknown>): ValidateFunction {
+export function ajvFor(schema: Record<string, unknown>): Ajv {
   const draft = typeof schema.$schema === 'string' ? schema.$schema : '';
   if (draft.includes('/2020-12/')) {
-    draft2020 ??= withFormats(new (loadAjv2020().Ajv2020)(AJV_OPTIONS) as unknown as Ajv);
-    return draft2020.compile(schema);
+    return (draft2020 ??= withFormats(new (loadAjv2020().Ajv2020)(AJV_OPTIONS) as unknown as Ajv));
   }
-  draft07 ??= withFormats(new (loadAjv().Ajv)(AJV_OPTIONS));
-  return draft07.compile(schema);
+  return (draft07 ??= withFormats(new (loadAjv().Ajv)(AJV_OPTIONS)));
+}
+
+/**
+ * Compile with the Ajv of the draft the schema declares. Schemas compile once: a route's are first
+ * compiled when it is registered (lib/schema-check.ts), and Ajv hands back the same function for the
+ * same schema object when the router is built.
+ */
+export function compileSchema(schema: Record<string, unknown>): ValidateFunction {
+  return ajvFor(schema).compile(schema);
 }
 
 export type ParamSource = 'path' | 'query' | 'headers' | 'cookie';

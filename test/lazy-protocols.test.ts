@@ -5,7 +5,7 @@ import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { App, AppError, createApp } from '../lib/index.js';
 import { loadedProtocol, PROTOCOLS } from '../lib/builtins.js';
-import { missingPackages, missingPackagesError, packageName, PLAYGROUND_PACKAGES } from '../lib/packages.js';
+import { missingPackages, missingPackagesError, packageName, PLAYGROUND_PACKAGES, wrongMajorPackages } from '../lib/packages.js';
 import type { ProtocolName } from '../lib/plugin.js';
 import { BULLMQ_PACKAGES } from '../lib/background/bullmq.js';
 
@@ -56,6 +56,13 @@ describe('when a protocol\'s packages are not installed', () => {
     assert.match(err.message, /`npm install graphql@16 ws@8`/);
   });
   // The real case (keel installed from its tarball without graphql): test/package-install.test.ts.
+
+  it('should name a package installed at another major than the hint\'s (react 19 for the React 18 playground)', () => {
+    const react = (JSON.parse(readFileSync(new URL('../node_modules/react/package.json', import.meta.url), 'utf8')) as { version: string }).version;
+    const major = react.split('.')[0]!;
+    assert.deepEqual(wrongMajorPackages([`react@${major}`, 'keel-no-such-package@1']), []);
+    assert.deepEqual(wrongMajorPackages([`react@${Number(major) + 1}`]), [{ spec: `react@${Number(major) + 1}`, installed: react }]);
+  });
 });
 
 describe('when the package lists its optional peer dependencies', () => {
@@ -72,8 +79,9 @@ describe('when the package lists its optional peer dependencies', () => {
       assert.equal(pkg.peerDependenciesMeta[name]?.optional, true, `${name} is optional`);
       assert.ok(pkg.devDependencies[name], `${name} is a dev dependency`);
       assert.equal(pkg.dependencies[name], undefined, `${name} is not a dependency`);
-      // The hint's version is the peer range's major (or 0.minor).
-      const major = pkg.peerDependencies[name]!.replace(/^\^/, '').split('.');
+      // The hint's version is the peer range's (first) major, or 0.minor: react's range also takes 19,
+      // which Redoc and Swagger UI pages work with, while the playground's hint asks for 18.
+      const major = pkg.peerDependencies[name]!.split('||')[0]!.trim().replace(/^\^/, '').split('.');
       assert.equal(spec.slice(name.length + 1), major[0] === '0' ? `0.${major[1]}` : major[0], spec);
     }
   });

@@ -24,6 +24,7 @@ import { pino } from 'pino';
 import { App, type ServerConfigInput } from '../../lib/app.js';
 import type { KeelRouter } from '../../lib/dispatch.js';
 import { HttpError } from '../../lib/errors.js';
+import { logLevelFromEnv } from '../../lib/log-level.js';
 import { response, type HandlerFunction, type ResponseCookie } from '../../lib/handler.js';
 import type { CaseTarget } from './runner.js';
 import { registerCaseHooks } from './fixture-hooks.js';
@@ -204,7 +205,7 @@ export async function buildFixtureApp(cases: readonly RunnableCase[]): Promise<F
     }
     // shutdown_timeout 0: a case's connections are done when its response arrived; don't wait on them.
     // Handler failures are expected here (500 cases); logs only on request (KEEL_LOG_LEVEL).
-    const logger = pino({ level: process.env.KEEL_LOG_LEVEL ?? 'silent' });
+    const logger = pino({ level: process.env.KEEL_LOG_LEVEL ? logLevelFromEnv() : 'silent' });
     const app = new App(
       // `statics` is corpus data (JSON): the App's runtime parse checks it.
       { host: '127.0.0.1', port: 0, graceful_shutdown: false, shutdown_timeout: 0, static_files: statics as unknown as ServerConfigInput['static_files'] },

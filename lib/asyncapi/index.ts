@@ -69,15 +69,33 @@ function isYamlContentType(header: string | undefined): boolean {
 /** Aliases a YAML body may use: enough for real documents, far too few for an alias bomb ("billion laughs"). */
 export const ASYNCAPI_YAML_MAX_ALIASES = 100;
 
-type YamlParse = (text: string, options: Record<string, unknown>) => unknown;
-let yamlParse: Promise<YamlParse | undefined> | undefined;
+interface YamlDocument {
+  errors: Error[];
+  warnings: Error[];
+  toJS(options: Record<string, unknown>): unknown;
+}
+type YamlParseDocument = (text: string, options: Record<string, unknown>) => YamlDocument;
+let yamlParse: Promise<YamlParseDocument | undefined> | undefined;
 /** The optional `yaml` package, loaded on the first YAML body (undefined when it is not installed). */
-function loadYaml(): Promise<YamlParse | undefined> {
+function loadYaml(): Promise<YamlParseDocument | undefined> {
   yamlParse ??= import('yaml').then(
-    (m) => m.parse as YamlParse,
+    (m) => m.parseDocument as unknown as YamlParseDocument,
     () => undefined,
   );
   return yamlParse;
+}
+
+/**
+ * A client's YAML text as data. `parseDocument` rather than `parse`: `parse` hands the document's
+ * warnings (an unknown tag such as `!!js/function`) to `process.emitWarning`, which would let any
+ * client write to the server's stderr; here a warning refuses the body like an error does.
+ */
+function yamlValue(parseDocument: YamlParseDocument, text: string): unknown {
+  // The core schema (YAML 1.2 JSON-compatible types), no `<<` merge keys, no custom tags: data only.
+  const doc = parseDocument(text, { schema: 'core', merge: false, uniqueKeys: true });
+  const problem = doc.errors[0] ?? doc.warnings[0];
+  if (problem) throw problem;
+  return doc.toJS({ maxAliasCount: ASYNCAPI_YAML_MAX_ALIASES });
 }
 
 /**
@@ -110,15 +128,14 @@ async function readBody(req: KeelRequest, res: ServerResponse, limit: number | n
       return undefined;
     }
   }
-  const parse = await loadYaml();
-  if (!parse) {
+  const parseDocument = await loadYaml();
+  if (!parseDocument) {
     sendProblem(res, new HttpError(415, 'YAML bodies need the yaml package on the server (npm install yaml); send application/json instead', { headers: { 'Accept-Post': 'application/json' } }));
     return undefined;
   }
   let value: unknown;
   try {
-    // The core schema (YAML 1.2 JSON-compatible types), no `<<` merge keys, no custom tags: data only.
-    value = parse(raw.toString('utf8'), { schema: 'core', merge: false, maxAliasCount: ASYNCAPI_YAML_MAX_ALIASES, uniqueKeys: true });
+    value = yamlValue(parseDocument, raw.toString('utf8'));
   } catch (err) {
     sendProblem(res, new HttpError(400, `The body is not valid YAML: ${(err as Error).message.split('\n')[0]}`, { code: 'KEEL_BAD_REQUEST' }));
     return undefined;

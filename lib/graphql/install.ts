@@ -3,9 +3,10 @@
  * `registerGraphqlSdlRoute()`, with subscriptions behind the App's server guard (keel/ws). Loaded by
  * `app.ready()` (lib/builtins.ts).
  */
-import { missingPackages, missingPackagesError, PLAYGROUND_PACKAGES } from '../packages.js';
+import { missingPackages, missingPackagesError, packageName, PLAYGROUND_PACKAGES, wrongMajorPackages } from '../packages.js';
 import type { ProtocolPlugin } from '../plugin.js';
 import { jsonPoisoningOf } from '../json-parse.js';
+import { AppError } from '../errors.js';
 import { middlewareGuard, type UpgradeGuard } from '../ws/guard.js';
 import { serverGuardOf } from '../ws/install.js';
 import { graphqlRoute, graphqlSdlRoute, installGraphqlRoute, routeOptions, type GraphqlRoute } from './route.js';
@@ -44,6 +45,10 @@ export const protocol: ProtocolPlugin = {
       if (route.playground) {
         const missing = missingPackages(PLAYGROUND_PACKAGES);
         if (missing.length) throw missingPackagesError(`The GraphiQL playground of ${route.path} (enable_playground)`, missing);
+        const wrong = wrongMajorPackages(PLAYGROUND_PACKAGES);
+        if (wrong.length) {
+          throw new AppError('Server', `The GraphiQL playground of ${route.path} (enable_playground) needs ${wrong.map((w) => `${w.spec} (${packageName(w.spec)} ${w.installed} is installed)`).join(', ')}: GraphiQL 3 runs on React 18's UMD builds: run \`npm install ${wrong.map((w) => w.spec).join(' ')}\``);
+        }
       }
       installGraphqlRoute(host, route);
     }

@@ -27,17 +27,30 @@ function connect(url: string): Promise<WebSocket> {
   });
 }
 
+/**
+ * Operations waiting on each socket, by id. One `message` listener per socket hands each closing
+ * frame to its operation: a listener per operation would put 50 on one socket for the bursts below,
+ * past EventEmitter's leak warning (10), and each frame would be parsed 50 times.
+ */
+const waiting = new WeakMap<WebSocket, Map<string, (m: Frame) => void>>();
+
 /** Run `{ hello }` as operation `id`; resolves with its `complete` or `error` frame. */
 function operation(ws: WebSocket, id: string): Promise<Frame> {
-  return new Promise((resolve) => {
-    const on = (data: Buffer) => {
+  let pending = waiting.get(ws);
+  if (!pending) {
+    const byId = new Map<string, (m: Frame) => void>();
+    ws.on('message', (data: Buffer) => {
       const m = JSON.parse(data.toString()) as Frame;
-      if (m.id === id && (m.type === 'complete' || m.type === 'error')) {
-        ws.off('message', on);
-        resolve(m);
-      }
-    };
-    ws.on('message', on);
+      const done = m.id !== undefined && (m.type === 'complete' || m.type === 'error') ? byId.get(m.id) : undefined;
+      if (!done) return;
+      byId.delete(m.id!);
+      done(m);
+    });
+    waiting.set(ws, (pending = byId));
+  }
+  const byId = pending;
+  return new Promise((resolve) => {
+    byId.set(id, resolve);
     ws.send(JSON.stringify({ id, type: 'subscribe', payload: { query: '{ hello }' } }));
   });
 }

@@ -1,9 +1,10 @@
 /**
  * jwtAuth with express-jwt's options, against express-jwt itself on the same requests, under Express
- * 4 and 5. Intended differences, each asserted below:
- * - a refusal is answered by jwtAuth: 401 application/problem+json with `WWW-Authenticate: Bearer …`
- *   (RFC 6750 §3); express-jwt calls next(UnauthorizedError) and Express's handler writes text/html
- *   without WWW-Authenticate (keel's `onReject: 'next'` gives the express-jwt path, docs/error-handling.md);
+ * 4 and 5. A refusal goes to next(err) as express-jwt's UnauthorizedError (same name, code, status,
+ * message, inner name), read here by an error handler like the ones express-jwt users write. Intended
+ * differences, each asserted below:
+ * - the error also carries `WWW-Authenticate: Bearer …` in `err.headers` (RFC 6750 §3), which Express's
+ *   default handler sends; with `onReject: 'respond'` jwtAuth answers a problem+json itself;
  * - an HS secret shorter than the hash (32 / 48 / 64 bytes for HS256 / 384 / 512, RFC 7518 §3.2) is a
  *   ConfigError at start-up; express-jwt accepts it;
  * - exactly one algorithm per configuration (RFC 8725 §3.1).
@@ -16,7 +17,7 @@ import { SignJWT, importPKCS8 } from 'jose';
 import request from 'supertest';
 import { ConfigError } from '../../lib/errors.js';
 import { EXPRESS_VERSIONS, type ExpressFactory } from '../../test/helpers/express-versions.js';
-import { jwtAuth, type JwtPackageOptions } from './index.js';
+import { expressjwt as keelExpressjwt, jwtAuth, type JwtPackageOptions } from './index.js';
 
 const SECRET = 'a-shared-secret-of-at-least-32-bytes!!';
 const ISSUER = 'https://auth.example.com';
@@ -33,10 +34,17 @@ async function hs256(claims: Record<string, unknown>, secret = SECRET): Promise<
 type Mw = (req: any, res: any, next: any) => void;
 interface Answer { status: number; headers: Record<string, string | undefined>; body: string }
 
-function appWith(express: ExpressFactory, mw: Mw, property = 'auth') {
+function appWith(express: ExpressFactory, mw: Mw, property = 'auth', handler = false) {
   const app = express();
   app.use(mw);
   app.get('/', (req, res) => void res.json({ claims: (req as unknown as Record<string, unknown>)[property] ?? null }));
+  // The error handler express-jwt's README shows, reporting what such handlers read.
+  if (handler) {
+    app.use((err: any, _req: unknown, res: any, next: (e: unknown) => void) => {
+      if (err.name !== 'UnauthorizedError') return next(err);
+      res.status(err.status).json({ name: err.name, code: err.code, status: err.status, message: err.message, inner: err.inner?.name, instance: err instanceof Error });
+    });
+  }
   return app;
 }
 
@@ -45,10 +53,10 @@ async function send(app: unknown, headers: Record<string, string>, path = '/', m
   return { status: res.status, headers: res.headers as Record<string, string>, body: res.text };
 }
 
-async function compare(express: ExpressFactory, options: Record<string, unknown>, headers: Record<string, string>, path = '/', method: 'GET' | 'OPTIONS' = 'GET') {
+async function compare(express: ExpressFactory, options: Record<string, unknown>, headers: Record<string, string>, path = '/', method: 'GET' | 'OPTIONS' = 'GET', handler = false) {
   const property = (options.requestProperty as string | undefined) ?? 'auth';
-  const pkg = await send(appWith(express, expressjwt(options as never), property), headers, path, method);
-  const keel = await send(appWith(express, jwtAuth(options as JwtPackageOptions), property), headers, path, method);
+  const pkg = await send(appWith(express, expressjwt(options as never), property, handler), headers, path, method);
+  const keel = await send(appWith(express, jwtAuth(options as JwtPackageOptions), property, handler), headers, path, method);
   return { pkg, keel };
 }
 const bearer = (t: string) => ({ authorization: `Bearer ${t}` });
@@ -78,16 +86,30 @@ for (const { name, express } of EXPRESS_VERSIONS) {
       ['a malformed token', async () => bearer('not.a.jwt')],
     ];
     for (const [what, headers] of refused) {
-      it(`should refuse ${what} with 401 like express-jwt, as a problem with WWW-Authenticate (intended difference)`, async () => {
-        const { pkg, keel } = await compare(express, options, await headers());
+      it(`should hand ${what} to the error handler as express-jwt's UnauthorizedError`, async () => {
+        const { pkg, keel } = await compare(express, options, await headers(), '/', 'GET', true);
         assert.equal(pkg.status, 401);
         assert.equal(keel.status, 401);
+        assert.deepEqual(JSON.parse(keel.body), JSON.parse(pkg.body));
+      });
+      it(`should answer ${what} through Express's default handler as express-jwt does, plus WWW-Authenticate (intended difference)`, async () => {
+        const { pkg, keel } = await compare(express, options, await headers());
+        assert.equal(keel.status, pkg.status);
         assert.match(pkg.headers['content-type']!, /^text\/html/);
+        assert.match(keel.headers['content-type']!, /^text\/html/);
         assert.equal(pkg.headers['www-authenticate'], undefined);
-        assert.match(keel.headers['content-type']!, /^application\/problem\+json/);
         assert.match(keel.headers['www-authenticate']!, /^Bearer/);
       });
     }
+
+    it("should answer a problem+json itself with onReject: 'respond'", async () => {
+      const app = appWith(express, jwtAuth({ ...options, onReject: 'respond' } as JwtPackageOptions));
+      const res = await send(app, bearer('not.a.jwt'));
+      assert.equal(res.status, 401);
+      assert.match(res.headers['content-type']!, /^application\/problem\+json/);
+      assert.match(res.headers['www-authenticate']!, /^Bearer error="invalid_token"/);
+      assert.equal(JSON.parse(res.body).detail, 'invalid token');
+    });
 
     describe('when credentialsRequired is false', () => {
       const optional = { ...options, credentialsRequired: false };
@@ -179,16 +201,24 @@ describe('jwtAuth with express-jwt options: refused configuration', () => {
     assert.doesNotThrow(() => expressjwt({ secret: 'short', algorithms: ['HS256'] }));
     assert.throws(() => jwtAuth({ secret: 'short', algorithms: ['HS256'] }), (err: unknown) => err instanceof ConfigError && /at least 32 bytes/.test(err.message));
   });
+  it("should throw express-jwt's own errors from expressjwt() for a missing secret or algorithms, where jwtAuth({ secret }) is keel's record", () => {
+    for (const [options, message] of [
+      [undefined, 'express-jwt: `secret` is a required option'],
+      [{ secret: SECRET }, 'express-jwt: `algorithms` is a required option'],
+      [{ secret: SECRET, algorithms: 'HS256' }, 'express-jwt: `algorithms` must be an array'],
+    ] as const) {
+      assert.throws(() => expressjwt(options as never), { message });
+      assert.throws(() => keelExpressjwt(options as never), (err: unknown) => err instanceof ConfigError && err.message === message);
+    }
+    assert.equal(typeof jwtAuth({ secret: SECRET }), 'function');
+  });
   const cases: [string, Record<string, unknown>, RegExp][] = [
     ["keel's and express-jwt's keys in one call", { secret: SECRET, algorithms: ['HS256'], algorithm: 'HS256' }, /not both.*algorithms is express-jwt's, algorithm is keel's/],
     ['two algorithms', { secret: SECRET, algorithms: ['HS256', 'RS256'] }, /exactly one algorithm.*RFC 8725/],
     ['algorithm none', { secret: SECRET, algorithms: ['none'] }, /Unsigned tokens are never accepted/],
-    ['a secret callback', { secret: () => SECRET, algorithms: ['HS256'] }, /secret callback.*no keel equivalent/],
-    ['isRevoked', { secret: SECRET, algorithms: ['HS256'], isRevoked: () => false }, /isRevoked is not supported.*req\.auth/],
-    ['onExpired', { secret: SECRET, algorithms: ['HS256'], onExpired: () => undefined }, /onExpired is not supported.*onReject/],
-    ['a RegExp audience', { secret: SECRET, algorithms: ['HS256'], audience: /api/ }, /audience.*RegExp audiences are not supported/],
-    ['two issuers', { secret: SECRET, algorithms: ['HS256'], issuer: ['a', 'b'] }, /issuer.*one jwtAuth per issuer/],
-    ['a nested requestProperty', { secret: SECRET, algorithms: ['HS256'], requestProperty: 'user.claims' }, /requestProperty.*Nested paths/],
+    ['a requestProperty through __proto__ (prototype pollution)', { secret: SECRET, algorithms: ['HS256'], requestProperty: '__proto__.auth' }, /requestProperty.*__proto__/],
+    ['an HS256 secret that is a PEM key (RS/HS key confusion)', { secret: generateKeyPairSync('rsa', { modulusLength: 2048 }).publicKey.export({ type: 'spki', format: 'pem' }), algorithms: ['HS256'] }, /symmetric secret.*PEM/],
+    ['ignoreExpiration', { secret: SECRET, algorithms: ['HS256'], ignoreExpiration: true }, /ignoreExpiration is not supported.*onExpired/],
     ['an unknown key next to express-jwt keys', { secret: SECRET, algorithms: ['HS256'], audiance: 'x' }, /audiance/],
   ];
   for (const [what, options, message] of cases) {

@@ -10,16 +10,22 @@ import type { ServerResponse } from 'node:http';
 import type * as Jose from 'jose';
 import type { JWTVerifyOptions } from 'jose';
 import { lazyRequire } from '../../lib/lazy-require.js';
-import { UnauthorizedError, problemType, type ExpressJwtErrorCode } from '../../lib/errors.js';
+import { UnauthorizedError, type ExpressJwtErrorCode } from '../../lib/errors.js';
 import { problem, sendProblem, type ProblemDetails } from '../../lib/problem.js';
 import { rejecter, takeOnReject, type OnRejectOption, type Rejecter } from '../../lib/reject.js';
 import { JwtAuthConfig, JwtConfig, checkJwtKeys, type JwtAlgorithm } from '../../lib/records/index.js';
 import type { KeelRequest, Middleware, NextFunction } from '../../lib/request.js';
 import { hmacFailureReason, hmacVerifier, type FailureReason } from './hmac.js';
 import { importVerificationKey } from './keys.js';
-import { fromExpressJwt, headerFromGetToken, isPackageStyle, wrapVerifier, type JwtPackageOptions } from './familiar.js';
+import { fromExpressJwt, isPackageStyle, type JwtPackageOptions } from './familiar.js';
+import { JWT_HEADER_FORMAT_TITLE, JWT_INVALID_TITLE, JWT_MALFORMED_TITLE, JWT_MISSING_TITLE, UNAUTHORIZED_TYPE, invalidTokenChallenge } from './titles.js';
+import { expressJwtMiddleware, withUnless, type JwtMiddleware } from './express-jwt.js';
 
-export type { JwtPackageOptions } from './familiar.js';
+export type { JwtMiddleware, UnlessOptions, UnlessPath } from './unless.js';
+
+export { DEFAULT_CLOCK_TOLERANCE, DEFAULT_CREDENTIALS_REQUIRED, DEFAULT_REQUEST_PROPERTY } from './familiar.js';
+export { MAX_CALLBACK_KEYS } from './express-jwt.js';
+export type { JwtPackageOptions, JwtPayload, Request, Params, GetVerificationKey, IsRevoked, ExpirationHandler, TokenGetter, DecodedJwt, JwtSecret } from './familiar.js';
 
 export { MIN_HMAC_SECRET_BYTES, MIN_RSA_MODULUS_BITS } from './keys.js';
 export { DEFAULT_JWT_ALGORITHM, JWT_ALGORITHMS } from '../../lib/records/index.js';
@@ -34,21 +40,7 @@ export { UnauthorizedError, EXPRESS_JWT_ERROR_CODES, type ExpressJwtErrorCode } 
 export type JwtAuthOptions = (JwtConfigInput | JwtAuthConfigInput) & OnRejectOption;
 import type { JwtConfigInput, JwtAuthConfigInput } from '../../lib/records/index.js';
 
-/** Problem title for a token that was presented but failed verification (matches the conformance corpus). */
-export const JWT_INVALID_TITLE = 'JWT validation failed';
-/** Problem title for an Authorization header that is not `Bearer <token>`. */
-export const JWT_HEADER_FORMAT_TITLE = 'Invalid Authorization header format';
-/** Problem title for a token that is not a compact JWS. */
-export const JWT_MALFORMED_TITLE = 'Malformed JWT token';
-/** Problem title for a request without an Authorization header (the reference implementation's words). */
-export const JWT_MISSING_TITLE = 'Missing or invalid Authorization header';
-
-const UNAUTHORIZED_TYPE = problemType('KEEL_UNAUTHORIZED');
-
-/** RFC 6750 §3: error_description may only hold %x20-21 / %x23-5B / %x5D-7E. */
-function quoteDescription(text: string): string {
-  return text.replace(/["\\]/g, "'").replace(/[^\x20-\x7e]/g, '?');
-}
+export { JWT_INVALID_TITLE, JWT_HEADER_FORMAT_TITLE, JWT_MALFORMED_TITLE, JWT_MISSING_TITLE } from './titles.js';
 
 interface Failure {
   readonly problem: ProblemDetails;
@@ -72,7 +64,7 @@ function challengeOnly(title: string, detail: string, code: ExpressJwtErrorCode)
 function invalidToken(detail: string, title = JWT_INVALID_TITLE, innerName = 'JsonWebTokenError'): Failure {
   return {
     problem: problem(401, detail, { title, type: UNAUTHORIZED_TYPE }),
-    headers: { 'WWW-Authenticate': `Bearer error="invalid_token", error_description="${quoteDescription(detail)}"` },
+    headers: { 'WWW-Authenticate': invalidTokenChallenge(detail) },
     code: 'invalid_token',
     innerName,
   };
@@ -173,24 +165,49 @@ function parseOptions(options: JwtAuthOptions): { record: 'JwtConfig' | 'JwtAuth
  * app.use(jwtAuth({ secret: process.env.JWT_SECRET!, issuer: 'https://auth.example.com', audience: ['https://api.example.com'] }));
  * app.get('/me', (req, res) => res.json({ sub: req.auth?.sub })); // req.auth is typed by keel's declarations
  *
+ * express-jwt's options (`algorithms`, `credentialsRequired`, `getToken`, `isRevoked`, …) select
+ * express-jwt 8's behaviour instead, as {@link expressjwt} documents: refusals go to `next(err)` with
+ * jsonwebtoken's messages unless `onReject` says otherwise. Every middleware has express-jwt's
+ * `.unless({ path, method, ext, custom })`.
+ *
  * With `onReject: 'next'` a refusal goes to `next(err)` as an {@link UnauthorizedError}: an HttpError
  * (problem members, `WWW-Authenticate` in `headers`) with express-jwt's `name: 'UnauthorizedError'`,
  * `code` (`credentials_required`, `credentials_bad_scheme`, `credentials_bad_format`,
  * `invalid_token`), `status: 401` and `inner`, so express-jwt error handlers keep working.
  */
-export function jwtAuth(options: JwtAuthOptions | JwtPackageOptions): Middleware {
-  const { onReject, rest } = takeOnReject(options, typeof options === 'object' && options !== null && 'enabled' in options ? 'JwtAuthConfig' : 'JwtConfig');
-  const rejection = rejecter(onReject);
+export function jwtAuth(options: JwtAuthOptions | JwtPackageOptions): JwtMiddleware {
+  const o = options as Record<string, unknown>;
+  const record = typeof options === 'object' && options !== null && 'enabled' in options ? 'JwtAuthConfig' : 'JwtConfig';
+  const { onReject, rest } = takeOnReject(options, record);
   if (typeof rest === 'object' && rest !== null && isPackageStyle(rest)) {
-    const familiar = fromExpressJwt(rest as Record<string, unknown>);
-    const verify = verifier(familiar.record as JwtAuthOptions, rejection, familiar.getToken ? headerFromGetToken : undefined);
-    return wrapVerifier(verify, familiar);
+    // express-jwt hands every refusal to next(err); so does keel with its options, unless told otherwise.
+    const explicit = typeof o === 'object' && o !== null && ('onReject' in o || 'on_reject' in o) && (o.onReject ?? o.on_reject) !== undefined;
+    return expressJwtMiddleware(fromExpressJwt(rest as Record<string, unknown>), rejecter(explicit ? onReject : 'next'));
   }
-  return verifier(rest as JwtAuthOptions, rejection);
+  return withUnless(verifier(rest as JwtAuthOptions, rejecter(onReject)));
 }
 
-/** The verifier; `headerOf` reads `Bearer <token>` from somewhere else than the Authorization header (express-jwt's getToken). */
-function verifier(options: JwtAuthOptions, rejection: Rejecter, headerOf?: (req: KeelRequest) => string | undefined): Middleware {
+/**
+ * express-jwt's factory under its own name, for a one-line import swap (`import { expressjwt } from
+ * 'keel/middleware/jwt-auth'`): always reads express-jwt's options (so `{ secret }` without `algorithms`
+ * throws, as express-jwt does), delivers refusals to `next(err)` as UnauthorizedError, has `.unless()`.
+ * keel's own rules still hold (docs/migrating-from-express.md): one algorithm, HS secrets of at least
+ * 32 / 48 / 64 bytes.
+ *
+ * @example
+ * import { expressjwt, UnauthorizedError } from 'keel/middleware/jwt-auth';
+ *
+ * app.use(expressjwt({ secret: process.env.JWT_SECRET!, algorithms: ['HS256'] }).unless({ path: ['/login'] }));
+ * app.use((err, req, res, next) => (err instanceof UnauthorizedError ? res.status(err.status).json({ error: err.code }) : next(err)));
+ */
+export function expressjwt(options: JwtPackageOptions & { onReject?: OnRejectOption['onReject'] }): JwtMiddleware {
+  const o = (typeof options === 'object' && options !== null ? options : undefined) as Record<string, unknown> | undefined;
+  const { onReject, rest } = o && 'onReject' in o ? takeOnReject(o, 'JwtConfig') : { onReject: 'next' as const, rest: o };
+  return expressJwtMiddleware(fromExpressJwt(rest), rejecter(onReject));
+}
+
+/** keel's record-style verifier (JwtConfig / JwtAuthConfig). */
+function verifier(options: JwtAuthOptions, rejection: Rejecter): Middleware {
   const { record, config } = parseOptions(options);
   if (!config.enabled) {
     return function jwtAuthDisabled(_req: KeelRequest, _res: ServerResponse, next: NextFunction): void {
@@ -231,7 +248,7 @@ function verifier(options: JwtAuthOptions, rejection: Rejecter, headerOf?: (req:
   }
 
   return function jwtAuthMiddleware(req: KeelRequest, res: ServerResponse, next: NextFunction): void {
-    const header = headerOf === undefined ? req.headers.authorization : headerOf(req);
+    const header = req.headers.authorization;
     if (header === undefined || header.trim() === '') return reject(req, res, next, MISSING);
     const space = header.indexOf(' ');
     // The scheme is case-insensitive (RFC 9110 §11.1); the token follows one or more spaces.

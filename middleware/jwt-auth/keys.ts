@@ -2,7 +2,7 @@
  * Verification key material for jwtAuth, imported synchronously with node:crypto so that a bad key is
  * a ConfigError at start-up rather than a 401 (or worse, a 500) on the first request.
  */
-import { createPublicKey, createSecretKey, type KeyObject } from 'node:crypto';
+import { createPublicKey, createSecretKey, KeyObject } from 'node:crypto';
 import { ConfigError } from '../../lib/errors.js';
 import type { JwtAlgorithm } from '../../lib/records/index.js';
 
@@ -28,16 +28,20 @@ export function importVerificationKey(
   record: string,
   path: string,
   algorithm: JwtAlgorithm,
-  secret: string | undefined,
-  publicKey: string | undefined,
+  secret: string | Uint8Array | undefined,
+  publicKey: string | KeyObject | undefined,
 ): KeyObject {
   if (algorithm.startsWith('HS')) {
-    const bytes = Buffer.from(secret ?? '', 'utf8');
+    const bytes = typeof secret === 'string' || secret === undefined ? Buffer.from(secret ?? '', 'utf8') : Buffer.from(secret);
     const min = MIN_HMAC_SECRET_BYTES[algorithm]!;
     if (bytes.length < min) {
       throw configError(record, path, 'secret', `expected a secret of at least ${min} bytes for ${algorithm} (RFC 7518 §3.2), got ${bytes.length} bytes. Generate one with \`openssl rand -base64 ${min}\`.`, `<${bytes.length} bytes, redacted>`);
     }
     return createSecretKey(bytes);
+  }
+  if (publicKey instanceof KeyObject) {
+    if (publicKey.type !== 'public') throw configError(record, path, 'public_key', `expected a public key, got a ${publicKey.type} KeyObject.`, '<redacted>');
+    return checkPublicKey(record, path, algorithm, publicKey, '<KeyObject>');
   }
   const text = (publicKey ?? '').trim();
   // createPublicKey would quietly derive a public key from a private one; refuse it so that private
@@ -53,6 +57,11 @@ export function importVerificationKey(
   } catch (err) {
     throw configError(record, path, 'public_key', `expected a PEM public key (SPKI or X.509 certificate) or a JWK as JSON for ${algorithm}; it could not be read (${(err as Error).message}).`, publicKey);
   }
+  return checkPublicKey(record, path, algorithm, key, publicKey);
+}
+
+/** The key's type and size must fit the algorithm (RFC 7518 §3.3-3.4, RFC 8037). */
+function checkPublicKey(record: string, path: string, algorithm: JwtAlgorithm, key: KeyObject, publicKey: unknown): KeyObject {
   const type = key.asymmetricKeyType;
   const details = key.asymmetricKeyDetails ?? {};
   const family = algorithm.slice(0, 2);
@@ -71,4 +80,28 @@ export function importVerificationKey(
     throw configError(record, path, 'public_key', `expected an Ed25519 or Ed448 public key for EdDSA, got a ${type} key.`, publicKey);
   }
   return key;
+}
+
+/**
+ * express-jwt's `secret` (a string, a Buffer or a KeyObject, as jsonwebtoken takes it) as the key for
+ * `algorithm`, with keel's checks: a secret for HS* (at least the hash length, RFC 7518 §3.2), a public
+ * key for the others. A PEM key given as an HS* secret is refused as jsonwebtoken 9 refuses it: an
+ * operator who pastes the public key there has made RS/HS key confusion possible (RFC 8725 §2.1).
+ */
+export function importPackageKey(where: string, algorithm: JwtAlgorithm, secret: unknown): KeyObject {
+  const hs = algorithm.startsWith('HS');
+  const bad = (message: string): never => { throw configError('JwtConfig', where, 'secret', message, '<redacted>'); };
+  if (secret instanceof KeyObject) {
+    if (hs !== (secret.type === 'secret')) bad(`expected a ${hs ? 'secret' : 'public'} key for ${algorithm}, got a ${secret.type} KeyObject.`);
+    return hs ? importVerificationKey('JwtConfig', where, algorithm, secret.export(), undefined) : importVerificationKey('JwtConfig', where, algorithm, undefined, secret);
+  }
+  if (typeof secret !== 'string' && !(secret instanceof Uint8Array)) {
+    return bad(`expected a string, a Buffer or a KeyObject for ${algorithm}, got ${secret === null ? 'null' : typeof secret}.`);
+  }
+  const text = typeof secret === 'string' ? secret : Buffer.from(secret).toString('utf8');
+  if (hs) {
+    if (/-----BEGIN [A-Z ]*KEY-----/.test(text)) bad(`expected a symmetric secret for ${algorithm}, got a PEM key (asymmetric keys verify RS*, PS*, ES* and EdDSA).`);
+    return importVerificationKey('JwtConfig', where, algorithm, secret, undefined);
+  }
+  return importVerificationKey('JwtConfig', where, algorithm, undefined, text);
 }

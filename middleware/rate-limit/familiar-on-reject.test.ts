@@ -13,7 +13,7 @@ for (const { name, express } of EXPRESS_VERSIONS) {
   describe(`when express-rate-limit options meet onReject under ${name}`, () => {
     it("should hand the 429 to next(err) with its headers when onReject is 'next'", async () => {
       const app = express();
-      app.use(rateLimit({ windowMs: 60_000, limit: 1, onReject: 'next' }));
+      app.use(rateLimit({ windowMs: 60_000, limit: 1, standardHeaders: 'draft-7', onReject: 'next' }));
       app.get('/', (_req, res) => {
         res.send('ok');
       });
@@ -29,11 +29,12 @@ for (const { name, express } of EXPRESS_VERSIONS) {
       assert.equal(seen[0]!.status, 429);
       assert.match(seen[0]!.headers['Retry-After'] ?? '', /^\d+$/);
       assert.ok(seen[0]!.headers.RateLimit, 'the error carries the RateLimit header');
+      assert.equal(seen[0]!.headers['X-RateLimit-Remaining'], '0', 'and the legacy headers express-rate-limit sends by default');
     });
 
     it('should refuse handler and onReject together with a ConfigError naming handler', () => {
       assert.throws(
-        () => rateLimit({ windowMs: 1000, limit: 1, handler: (_req, res) => void res.end(), onReject: 'next' }),
+        () => rateLimit({ windowMs: 1000, limit: 1, handler: (_req: unknown, res: { end(): void }) => void res.end(), onReject: 'next' }),
         (err: unknown) => err instanceof ConfigError && /handler/.test(err.message),
       );
     });

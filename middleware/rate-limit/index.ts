@@ -1,31 +1,37 @@
 /**
- * Token-bucket rate limiting per client IP (or one global bucket), with a pluggable store.
- *
- * Semantics and store design: see store.ts (GCRA = token bucket, one number per client) and redis.ts
- * (the same step as one atomic Lua script, for limits shared between instances).
+ * Rate limiting per client IP (or one global bucket), in two styles chosen by the options' keys:
+ * - keel's record (`per_second`, `burst`): token buckets, see store.ts (GCRA, one number per client)
+ *   and redis.ts (the same step as one atomic Lua script, for limits shared between instances);
+ * - express-rate-limit's options (`windowMs`, `limit`, `store`, …): its fixed windows and Store API,
+ *   see window-limiter.ts.
  */
 import type { ServerResponse } from 'node:http';
-import type ProxyAddr from 'proxy-addr';
-import { ipKey, preloadIpKey } from './ip-key.js';
-import { lazyRequire } from '../../lib/lazy-require.js';
+import { preloadIpKey } from './ip-key.js';
+import { clientKeys, compileTrust, DEFAULT_IPV6_SUBNET, keyFromAddress, proxyAddr } from './client-key.js';
 import { problemFor, sendProblem } from '../../lib/problem.js';
 import { rejecter, takeOnReject, type OnRejectOption, type Rejecter } from '../../lib/reject.js';
 import { RateLimitConfig, checkTrustProxy, fail, type TrustProxySetting } from '../../lib/records/index.js';
 import type { KeelRequest, Middleware, NextFunction } from '../../lib/request.js';
 import { MemoryStore, type BucketPolicy, type RateLimitStore, type TakeResult } from './store.js';
-import { fromExpressRateLimit, PACKAGE_KEYS, type RateLimitPackageOptions, type TranslatedRateLimit } from './familiar.js';
+import { PACKAGE_KEYS, parseWindowOptions, type RateLimitPackageOptions } from './window-options.js';
+import { windowLimiter, type RateLimitRequestHandler } from './window-limiter.js';
+import type { WindowStore } from './window-store.js';
 
 export { DEFAULT_RATE_BURST, DEFAULT_RATE_PER_SECOND } from '../../lib/records/index.js';
 export { MemoryStore, DEFAULT_MEMORY_STORE_MAX_KEYS, gcraTake, type BucketPolicy, type MemoryStoreOptions, type RateLimitStore, type TakeResult } from './store.js';
 export { RedisStore, DEFAULT_REDIS_PREFIX, type RedisStoreOptions } from './redis.js';
-export { PACKAGE_DEFAULT_LIMIT, PACKAGE_DEFAULT_WINDOW_MS, type RateLimitPackageOptions } from './familiar.js';
+export {
+  PACKAGE_DEFAULT_LIMIT, PACKAGE_DEFAULT_MESSAGE, PACKAGE_DEFAULT_REQUEST_PROPERTY, PACKAGE_DEFAULT_STATUS, PACKAGE_DEFAULT_WINDOW_MS,
+  type RateLimitPackageOptions, type ValueDeterminingMiddleware,
+} from './window-options.js';
+export { FixedWindowMemoryStore, type ClientRateLimitInfo, type IncrementCallback, type LegacyWindowStore, type StoreInitOptions, type WindowStore } from './window-store.js';
+export type { RateLimitRequestHandler } from './window-limiter.js';
+export type { RateLimitInfo, DraftHeadersVersion } from './window-headers.js';
+export { ValidationError, ChangeWarning, type RateLimitLogger } from './window-validations.js';
+export { ipKeyGenerator } from './ip-key.js';
 export { DEFAULT_ON_REJECT } from '../../lib/reject.js';
+export { compileTrust, DEFAULT_IPV6_SUBNET, IPV6_KEY_MEMO_SIZE } from './client-key.js';
 
-/** proxy-addr, loaded by the first limiter given a trust setting. */
-const proxyAddr = lazyRequire<typeof ProxyAddr>('proxy-addr');
-
-/** Default IPv6 prefix length that counts as one client: one /56 is what a single site is usually given (express-rate-limit's default). */
-export const DEFAULT_IPV6_SUBNET = 56;
 /** Key of the single bucket when `ip_based` is false. */
 export const GLOBAL_KEY = 'global';
 
@@ -80,56 +86,6 @@ function checkExtensions(ext: RateLimitExtensions): void {
   if (ext.trustProxy !== undefined && typeof ext.trustProxy !== 'function') checkTrustProxy('RateLimitConfig', 'rateLimit(options, extensions)', 'trustProxy', ext.trustProxy);
 }
 
-/** Client addresses whose IPv6 key one limiter remembers; the memo starts over when it is full. */
-export const IPV6_KEY_MEMO_SIZE = 10_000;
-
-/**
- * The default client key: ipKey (./ip-key.ts, express-rate-limit's ipKeyGenerator rules) groups IPv6
- * addresses by subnet and unwraps IPv4-mapped ones (what IPv4 clients look like to a server bound to
- * `::`), parsing the address twice (~10 µs).
- * The key only depends on the address, so it is remembered; an address without a colon is IPv4,
- * which ipKey returns as it is.
- */
-function clientKeys(subnet: number | false): (ip: string) => string {
-  const memo = new Map<string, string>();
-  preloadIpKey();
-  return function clientKey(ip: string): string {
-    if (!ip.includes(':')) return ip;
-    let key = memo.get(ip);
-    if (key === undefined) {
-      key = ipKey(ip, subnet);
-      if (memo.size >= IPV6_KEY_MEMO_SIZE) memo.clear();
-      memo.set(ip, key);
-    }
-    return key;
-  };
-}
-
-/** proxy-addr's trust function for a setting, compiled once (as Express compiles `trust proxy`). */
-export function compileTrust(setting: TrustProxySetting | ((addr: string, i: number) => boolean)): ((addr: string, i: number) => boolean) | null {
-  if (typeof setting === 'function') return setting;
-  if (setting === false) return null;
-  if (setting === true) return () => true;
-  if (typeof setting === 'number') return (_addr, i) => i < setting;
-  const list = typeof setting === 'string' ? setting.split(',').map((s) => s.trim()) : [...setting];
-  return proxyAddr().compile(list);
-}
-
-/**
- * The client address: with a trust setting, the one proxy-addr picks from X-Forwarded-For; under
- * Express, `req.ip` (which honours `app.set('trust proxy', …)`); else the socket's peer.
- */
-function keyFromAddress(clientKey: (ip: string) => string, trust: ((addr: string, i: number) => boolean) | null): (req: KeelRequest) => string {
-  if (trust !== null) {
-    const addrOf = proxyAddr();
-    return (req) => clientKey(addrOf(req, trust));
-  }
-  return (req) => {
-    const ip = (req as { ip?: unknown }).ip;
-    return clientKey(typeof ip === 'string' ? ip : (req.socket.remoteAddress ?? 'unknown'));
-  };
-}
-
 const isPromise = <T>(v: T | Promise<T>): v is Promise<T> => typeof (v as Promise<T>)?.then === 'function';
 
 /**
@@ -145,6 +101,14 @@ const isPromise = <T>(v: T | Promise<T>): v is Promise<T> => typeof (v as Promis
  *
  * Behind a proxy, pass a `key` function (see RateLimitExtensions.key).
  *
+ * With express-rate-limit's options it behaves as express-rate-limit 8 (window-limiter.ts): at most
+ * `limit` requests per `windowMs` window, any express-rate-limit `store`, `req.rateLimit`, the headers
+ * `standardHeaders` / `legacyHeaders` ask for; the returned middleware has `resetKey` and `getKey`.
+ *
+ * @example
+ * // express-rate-limit's options, with rate-limit-redis (or keel's RedisStore) shared by every instance
+ * app.use(rateLimit({ windowMs: 15 * 60_000, limit: 100, standardHeaders: 'draft-8', store: new RedisStore({ sendCommand }) }));
+ *
  * @example
  * import express from 'express';
  * import { rateLimit } from 'keel/middleware/rate-limit';
@@ -156,57 +120,44 @@ const isPromise = <T>(v: T | Promise<T>): v is Promise<T> => typeof (v as Promis
  * With `onReject: 'next'` the 429 (and the 503 of a failed store) goes to `next(err)` as an
  * HttpError whose `headers` hold `Retry-After`, `RateLimit` and `RateLimit-Policy`.
  */
+export function rateLimit(options?: RateLimitConfigInput & OnRejectOption, extensions?: RateLimitExtensions): Middleware;
+export function rateLimit(options: RateLimitPackageOptions & OnRejectOption, extensions?: RateLimitExtensions): RateLimitRequestHandler;
+export function rateLimit(options?: RateLimitOptions, extensions?: RateLimitExtensions): Middleware;
 export function rateLimit(options: RateLimitOptions = {}, extensions: RateLimitExtensions = {}): Middleware {
   const { onReject, rest } = takeOnReject(options, 'RateLimitConfig');
   const reject = rejecter(onReject);
-  const familiar = packageStyle(rest) ? fromExpressRateLimit(rest as Record<string, unknown>) : undefined;
-  if (!familiar) return limiter(RateLimitConfig.parse(rest, 'RateLimitConfig'), extensions, reject);
-  if (familiar.onLimited && ('onReject' in options || 'on_reject' in options)) {
+  if (packageStyle(rest)) return packageLimiter(rest as Record<string, unknown>, extensions, reject, 'onReject' in options || 'on_reject' in options);
+  return limiter(RateLimitConfig.parse(rest, 'RateLimitConfig'), extensions, reject);
+}
+
+/**
+ * express-rate-limit's options: its fixed windows, Store API, hooks and headers (window-limiter.ts).
+ * keel's extensions still apply: `trustProxy` (the address of the default key), `key` (a keyGenerator),
+ * `store` (an express-rate-limit Store), `ipv6Subnet` and `passOnStoreError`.
+ */
+function packageLimiter(options: Record<string, unknown>, extensions: RateLimitExtensions, reject: Rejecter, onRejectGiven: boolean): RateLimitRequestHandler {
+  if (options.handler !== undefined && onRejectGiven) {
     fail('RateLimitConfig', 'rateLimit(options)', 'handler', '[function]', "one of express-rate-limit's handler and keel's onReject", 'Both say what to do with a refused request: keep one.');
   }
-  const ext: RateLimitExtensions = {
-    ...(familiar.passOnStoreError !== undefined ? { passOnStoreError: familiar.passOnStoreError } : {}),
-    ...(familiar.ipv6Subnet !== undefined ? { ipv6Subnet: familiar.ipv6Subnet } : {}),
-    ...extensions,
-  };
-  const { keyGenerator, skip } = familiar;
-  // The key a keyGenerator gave the request being limited: the limiter reads it synchronously, first
-  // thing, in the call that follows (a variable, not a property: a new property on an Express request
-  // is an uncached map transition).
-  let givenKey = '';
-  if (keyGenerator) ext.key = () => givenKey;
-  const core = limiter(RateLimitConfig.parse(familiar.record, 'RateLimitConfig'), ext, reject, familiar);
-  // No keyGenerator or skip: the limiter itself, with no wrapper on the request path.
-  if (!keyGenerator && !skip) return core;
-  return function rateLimitMiddleware(req: KeelRequest, res: ServerResponse, next: NextFunction): void {
-    // A throwing or rejecting skip / keyGenerator is a bug in the application: a 500 without internals (or next(err)).
-    const fail = (err: unknown): void => reject.fail(req, res, next, err);
-    const limitWith = (key: unknown): void => {
-      givenKey = String(key);
-      core(req, res, next);
-    };
-    const limit = (): void => {
-      if (!keyGenerator) return core(req, res, next);
-      let key: string | Promise<string>;
-      try {
-        key = keyGenerator(req, res);
-      } catch (err) {
-        return fail(err);
-      }
-      // An error further down the chain must not become an unhandled rejection.
-      if (isPromise(key)) key.then(limitWith, fail).catch(fail);
-      else limitWith(key);
-    };
-    let skipped: boolean | Promise<boolean>;
-    try {
-      skipped = skip ? skip(req, res) : false;
-    } catch (err) {
-      return fail(err);
-    }
-    if (isPromise(skipped)) skipped.then((yes) => (yes ? next() : limit()), fail).catch(fail);
-    else if (skipped) next();
-    else limit();
-  };
+  const { store, ...rest } = extensions;
+  checkExtensions(rest);
+  if (store !== undefined && typeof (store as Partial<WindowStore>).increment !== 'function') {
+    fail('RateLimitConfig', 'rateLimit(options, extensions)', 'store', store, "an express-rate-limit Store (increment, decrement, resetKey) with express-rate-limit's options",
+      'keel token-bucket stores go with keel\'s { per_second, burst }; pass the store as the store option, or use RedisStore, which implements both.');
+  }
+  const merged: Record<string, unknown> = { ...options };
+  if (rest.passOnStoreError !== undefined && merged.passOnStoreError === undefined) merged.passOnStoreError = rest.passOnStoreError;
+  if (rest.ipv6Subnet !== undefined && merged.ipv6Subnet === undefined) merged.ipv6Subnet = rest.ipv6Subnet;
+  if (rest.key !== undefined && merged.keyGenerator === undefined) merged.keyGenerator = rest.key;
+  const config = parseWindowOptions(merged, store as WindowStore | undefined);
+  const trust = rest.trustProxy === undefined ? null : compileTrust(rest.trustProxy);
+  const addressOf = trust !== null
+    ? (req: KeelRequest): string => proxyAddr()(req, trust)
+    // Express's req.ip honours `app.set('trust proxy', …)`; elsewhere the socket's peer.
+    : (req: KeelRequest): string | undefined => (req as { ip?: string }).ip ?? req.socket?.remoteAddress;
+  if (trust !== null) proxyAddr();
+  preloadIpKey();
+  return windowLimiter(config, reject, addressOf, trust !== null);
 }
 
 /** express-rate-limit options (any of its keys) rather than keel's record; both in one call is a ConfigError. */
@@ -226,7 +177,7 @@ function packageStyle(options: object): boolean {
 /** RateLimitConfig's keys in both spellings. */
 const RECORD_KEYS: readonly string[] = ['per_second', 'perSecond', 'burst', 'ip_based', 'ipBased'];
 
-function limiter(config: Readonly<RateLimitConfig>, extensions: RateLimitExtensions, reject: Rejecter, familiar?: TranslatedRateLimit): Middleware {
+function limiter(config: Readonly<RateLimitConfig>, extensions: RateLimitExtensions, reject: Rejecter): Middleware {
   checkExtensions(extensions);
   // `enabled: false` (the reference's records carry it): no limit, no headers, nothing per request.
   if (!config.enabled) {
@@ -241,29 +192,23 @@ function limiter(config: Readonly<RateLimitConfig>, extensions: RateLimitExtensi
   const keyOf: (req: KeelRequest) => string = !config.ip_based
     ? () => GLOBAL_KEY
     : (extensions.key ?? keyFromAddress(clientKeys(subnet), extensions.trustProxy === undefined ? null : compileTrust(extensions.trustProxy)));
-  const sendHeaders = familiar?.headers ?? true;
-  const onLimited = familiar?.onLimited;
 
   // The window a full bucket refills in, whole seconds (rounded to µs first: 3 / (3 / 900) is 900.0000000000001).
   const windowSeconds = Math.ceil(Math.round((policy.burst / policy.perSecond) * 1e6) / 1e6);
   const policyHeader = `${policy.burst};w=${windowSeconds}`;
   const exceeded = `Rate limit exceeded: ${policy.burst} requests at once, refilled at ${describeRate(policy.perSecond)}`;
-  const detailFor = familiar?.detail !== undefined ? ((): string => familiar.detail!) : (retryAfter: number): string => `${exceeded}; retry in ${retryAfter} s`;
+  const detailFor = (retryAfter: number): string => `${exceeded}; retry in ${retryAfter} s`;
   const unavailable = Object.freeze(problemFor('KEEL_SERVICE_UNAVAILABLE', 'The rate limiter is unavailable'));
 
   function answer(req: KeelRequest, res: ServerResponse, next: NextFunction, result: TakeResult): void {
     const state = `limit=${policy.burst}, remaining=${result.remaining}, reset=${Math.ceil(result.resetMs / 1000)}`;
-    if (sendHeaders && !res.headersSent) {
+    if (!res.headersSent) {
       res.setHeader('RateLimit-Policy', policyHeader);
       res.setHeader('RateLimit', state);
     }
     if (result.allowed) return next();
     const retryAfter = Math.max(1, Math.ceil(Math.round(result.retryAfterMs) / 1000));
-    if (onLimited) {
-      if (!res.headersSent) res.setHeader('Retry-After', String(retryAfter));
-      return onLimited(req, res, next);
-    }
-    const headers: Record<string, string> = reject.mode === 'respond' || !sendHeaders
+    const headers: Record<string, string> = reject.mode === 'respond'
       ? { 'Retry-After': String(retryAfter) }
       // Handed on, the error carries every header its answer needs, not only those already on `res`.
       : { 'Retry-After': String(retryAfter), 'RateLimit-Policy': policyHeader, RateLimit: state };

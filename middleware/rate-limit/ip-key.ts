@@ -19,7 +19,8 @@ let ipv4CompatibleSubnet: Address6Class | undefined;
  * addresses as their `/subnet` network (e.g. `2001:db8:1:2::/56`), or whole when `subnet` is false.
  */
 export function ipKey(ip: string, subnet: number | false): string {
-  if (!isIPv6(ip)) return ip;
+  // Not an IPv6 address (IPv4, or no address at all): the key is the value itself, as in express-rate-limit.
+  if (typeof ip !== 'string' || !isIPv6(ip)) return ip;
   const { Address6 } = loadIpAddress();
   const address = new Address6(ip);
   ipv4CompatibleSubnet ??= new Address6('::/96');
@@ -32,4 +33,22 @@ export function ipKey(ip: string, subnet: number | false): string {
 /** Load ip-address now (when a rate limit keyed by address is created), not on the first IPv6 request. */
 export function preloadIpKey(): void {
   loadIpAddress();
+}
+
+/** express-rate-limit's default `ipv6Subnet`: a /56 is what one site is usually given. */
+export const DEFAULT_IP_KEY_SUBNET = 56;
+
+/**
+ * express-rate-limit's `ipKeyGenerator(ip, ipv6Subnet = 56)`, same signature and keys: an IPv4 address
+ * as it is, an IPv4-mapped IPv6 address as IPv4, other IPv6 addresses as their `/ipv6Subnet` network
+ * (one client may hold a whole /56 or /64: counting single addresses would let it rotate through
+ * billions of them), or whole when `ipv6Subnet` is false. Use it in a custom keyGenerator that falls
+ * back to the address: `keyGenerator: (req) => req.user?.id ?? ipKeyGenerator(req.ip)`.
+ *
+ * @example
+ * import { rateLimit, ipKeyGenerator } from 'keel/middleware/rate-limit';
+ * app.use(rateLimit({ windowMs: 60_000, limit: 100, keyGenerator: (req) => req.get('x-api-key') ?? ipKeyGenerator(req.ip) }));
+ */
+export function ipKeyGenerator(ip: string, ipv6Subnet: number | false = DEFAULT_IP_KEY_SUBNET): string {
+  return ipKey(ip, ipv6Subnet);
 }

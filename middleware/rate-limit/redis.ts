@@ -12,6 +12,7 @@
  */
 import { createHash } from 'node:crypto';
 import type { BucketPolicy, RateLimitStore, TakeResult } from './store.js';
+import type { ClientRateLimitInfo, StoreInitOptions, WindowStore } from './window-store.js';
 
 /** Default prefix of every key the store writes. */
 export const DEFAULT_REDIS_PREFIX = 'keel:rl:';
@@ -44,8 +45,29 @@ return {1, tostring(math.floor((capacity - ahead) / interval + 1e-9)), '0', tost
 `;
 const SCRIPT_SHA = createHash('sha1').update(SCRIPT).digest('hex');
 
+// express-rate-limit's fixed window (the Store API): KEYS[1] = counter; ARGV[1] = window ms. The window
+// starts with the first hit and ends when the key expires. Returns {hits, ms until the window ends}.
+const WINDOW_INCREMENT = `
+local ttl = redis.call('PTTL', KEYS[1])
+if ttl <= 0 then
+  redis.call('SET', KEYS[1], 1, 'PX', ARGV[1])
+  return {1, tonumber(ARGV[1])}
+end
+return {redis.call('INCR', KEYS[1]), ttl}
+`;
+// Only a counter that still exists is decremented: DECR on an expired key would create -1 without expiry.
+const WINDOW_DECREMENT = `
+if redis.call('PTTL', KEYS[1]) > 0 then return redis.call('DECR', KEYS[1]) end
+return 0
+`;
+const WINDOW_GET = `return {redis.call('GET', KEYS[1]), redis.call('PTTL', KEYS[1])}`;
+const sha1 = (script: string): string => createHash('sha1').update(script).digest('hex');
+const SHAS = new Map([WINDOW_INCREMENT, WINDOW_DECREMENT, WINDOW_GET].map((script) => [script, sha1(script)]));
+
 /**
- * Shared token buckets in Redis ≥ 5 / Valkey.
+ * Shared token buckets in Redis ≥ 5 / Valkey (`take`, for keel's `{ per_second, burst }`), and an
+ * express-rate-limit Store (`increment` …, for its options): one atomic script per request either way,
+ * with no script loading at start-up (EVALSHA, and EVAL once when the server does not know the script).
  *
  * @example
  * import { createClient } from 'redis';
@@ -55,9 +77,18 @@ const SCRIPT_SHA = createHash('sha1').update(SCRIPT).digest('hex');
  * await client.connect();
  * app.use(rateLimit({ per_second: 10, burst: 20 }, { store: new RedisStore({ sendCommand: (...args) => client.sendCommand(args) }) }));
  */
-export class RedisStore implements RateLimitStore {
+export class RedisStore implements RateLimitStore, WindowStore {
   readonly #send: (...args: string[]) => Promise<unknown>;
   readonly #prefix: string;
+  /** Window length for the Store API, set by `init`. */
+  windowMs = 0;
+  /** Keys are shared with every instance on the same server (express-rate-limit's double-count check reads this). */
+  readonly localKeys = false;
+
+  /** The key prefix (express-rate-limit's double-count check tells limiters apart by it). */
+  get prefix(): string {
+    return this.#prefix;
+  }
 
   constructor(options: RedisStoreOptions) {
     if (typeof options?.sendCommand !== 'function') throw new TypeError('RedisStore needs a sendCommand(...args) function');
@@ -78,5 +109,44 @@ export class RedisStore implements RateLimitStore {
     if (!Array.isArray(reply) || reply.length !== 4) throw new Error('RedisStore: unexpected reply from the rate-limit script');
     const [allowed, remaining, retryAfterMs, resetMs] = reply.map(Number) as [number, number, number, number];
     return { allowed: allowed === 1, remaining, retryAfterMs, resetMs };
+  }
+
+  /** Store API: remember the window length. */
+  init(options: StoreInitOptions): void {
+    this.windowMs = options.windowMs;
+  }
+
+  /** Store API: count one hit in the client's window. */
+  async increment(key: string): Promise<ClientRateLimitInfo> {
+    const reply = await this.#run(WINDOW_INCREMENT, key, String(Math.max(1, Math.ceil(this.windowMs))));
+    if (!Array.isArray(reply) || reply.length !== 2) throw new Error('RedisStore: unexpected reply from the window script');
+    return { totalHits: Number(reply[0]), resetTime: new Date(Date.now() + Number(reply[1])) };
+  }
+
+  /** Store API: take one hit back. */
+  async decrement(key: string): Promise<void> {
+    await this.#run(WINDOW_DECREMENT, key);
+  }
+
+  /** Store API: the client's hits and window end, without counting. */
+  async get(key: string): Promise<ClientRateLimitInfo | undefined> {
+    const reply = await this.#run(WINDOW_GET, key);
+    if (!Array.isArray(reply) || reply[0] === null || reply[0] === undefined || reply[0] === false) return undefined;
+    return { totalHits: Number(reply[0]), resetTime: new Date(Date.now() + Number(reply[1])) };
+  }
+
+  /** Store API (and keel's): forget a client. */
+  async resetKey(key: string): Promise<void> {
+    await this.#send('DEL', this.#prefix + key);
+  }
+
+  async #run(script: string, key: string, ...args: string[]): Promise<unknown> {
+    const keyArgs = ['1', this.#prefix + key, ...args];
+    try {
+      return await this.#send('EVALSHA', SHAS.get(script)!, ...keyArgs);
+    } catch (err) {
+      if (!/NOSCRIPT/.test(String((err as Error)?.message))) throw err;
+      return this.#send('EVAL', script, ...keyArgs);
+    }
   }
 }

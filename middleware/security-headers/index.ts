@@ -22,6 +22,7 @@ import helmet, { type HelmetOptions } from 'helmet';
 import { ConfigError } from '../../lib/errors.js';
 import { defineRecord, fail, t } from '../../lib/records/define.js';
 import type { KeelRequest, Middleware, NextFunction } from '../../lib/request.js';
+import { STANDALONE } from './helmet.js';
 
 /** OWASP's CSP for API responses: `default-src 'none'; frame-ancestors 'none'`. */
 export const DEFAULT_API_CSP = "default-src 'none'; frame-ancestors 'none'";
@@ -316,3 +317,25 @@ function perRequestHelmet(apply: ReturnType<typeof helmet>, csp: string | null):
     next();
   };
 }
+
+export * from './helmet.js';
+
+/**
+ * `helmet(options)` as helmet's default export: the headers are exactly helmet's (its defaults, its
+ * option checks and warnings), built by `securityHeaders({ helmet: options })` so they are computed
+ * once and replayed per response, and a route's `securityHeaders({ enabled: false })` can take them
+ * back. The standalone middlewares hang off it as `helmet.hsts`, `helmet.contentSecurityPolicy`, ….
+ *
+ * @example
+ * import helmet from 'keel/middleware/security-headers';
+ * app.use(helmet({ contentSecurityPolicy: false, hsts: { maxAge: 63072000 } }));
+ * app.use(helmet.frameguard({ action: 'deny' }));
+ */
+const helmetCompatible = Object.assign(
+  function helmet(options: Readonly<HelmetOptions> = {}): Middleware {
+    // Given a request (`app.use(helmet)`), helmet's own check names the mistake.
+    return securityHeaders({ helmet: options as HelmetOptions });
+  },
+  STANDALONE,
+);
+export default helmetCompatible;

@@ -1,7 +1,7 @@
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { mkdtempSync, mkdirSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
-import { request as httpRequest, type Server } from 'node:http';
+import { createServer, request as httpRequest, type Server } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type express from 'express';
@@ -20,6 +20,7 @@ function tree(): void {
   mkdirSync(join(pub, 'empty'));
   mkdirSync(join(pub, '.git'));
   mkdirSync(join(pub, 'evil-index'));
+  mkdirSync(join(pub, 'snow \u2603'));
   mkdirSync(join(base, 'outside'));
   mkdirSync(join(base, 'public-secret'));
   writeFileSync(join(pub, 'hello.txt'), HELLO);
@@ -244,7 +245,9 @@ describe('staticFiles: when the configuration is invalid', () => {
     ['a string index_file', { directory: pub, route_prefix: '/p', index_file: 'yes' }, /index_file/],
     ['a numeric cache_control', { directory: pub, route_prefix: '/p', cache_control: 60 }, /cache_control/],
     ['a cache_control with a line break', { directory: pub, route_prefix: '/p', cache_control: 'public\r\nX-Evil: 1' }, /cache_control/],
-    ['an unknown key', { directory: pub, route_prefix: '/p', index: true }, /Unknown key "index"/],
+    ['an unknown key', { directory: pub, route_prefix: '/p', indx: true }, /Unknown key "indx"/],
+    ["serve-static's index in a record", { directory: pub, route_prefix: '/p', index: true }, /index is serve-static's option: .*staticFiles\(root/],
+    ["serve-static's boolean cacheControl in a record", { directory: pub, route_prefix: '/p', cacheControl: false }, /cacheControl is serve-static's option/],
   ];
   for (const [name, options, message] of bad) {
     it(`should throw a ConfigError for ${name}`, () => {
@@ -278,3 +281,15 @@ describeOnReject('staticFiles, a range that cannot be satisfied', {
   headers: ['Content-Range'],
 });
 describeOnRejectConfig('staticFiles', (o) => staticFiles({ directory: pub, route_prefix: '/', ...o }), /StaticFilesConfig/);
+
+describe('staticFiles: when an earlier handler rewrote req.url to a non-ASCII directory', () => {
+  it('should redirect to the percent-encoded slash form instead of failing on the header', async () => {
+    const serve = staticFiles({ directory: pub, route_prefix: '/' });
+    const server = createServer((req, res) => {
+      req.url = req.url!.replace('/snow', '/snow \u2603');
+      serve(req, res, () => res.writeHead(404).end('fell through'));
+    });
+    const res = await request(server).get('/snow?q=1').expect(301);
+    assert.equal(res.headers.location, '/snow%20%E2%98%83/?q=1');
+  });
+});

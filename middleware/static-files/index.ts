@@ -7,6 +7,8 @@
  * be contained *after* symlinks are resolved: `send` only refuses `..` in the URL, so a symlink inside
  * the directory pointing outside of it would be followed. Every path is realpath'd and checked
  * against the realpath of the directory; the resolved path is what `send` opens.
+ *
+ * `staticFiles(root, options)`, two arguments, is serve-static's form instead (serve-static.ts).
  */
 import type { ServerResponse } from 'node:http';
 import { realpathSync, statSync, promises as fsp, type Stats } from 'node:fs';
@@ -16,12 +18,17 @@ import { lazyRequire } from '../../lib/lazy-require.js';
 
 /** The `send` package, loaded by the first staticFiles() factory. */
 const loadSend = lazyRequire<typeof send>('send');
+/** Percent-encodes a URL without double-encoding (Express's and serve-static's Location encoder). */
+const loadEncodeUrl = lazyRequire<(url: string) => string>('encodeurl');
 import { StaticFilesConfig } from '../../lib/records/server.js';
 import { fail } from '../../lib/records/define.js';
 import { ERROR_CODES, codeForStatus } from '../../lib/errors.js';
 import { problem, problemFor, sendProblem } from '../../lib/problem.js';
 import { rejecter, takeOnReject, type OnRejectOption, type Rejecter } from '../../lib/reject.js';
 import type { KeelRequest, Middleware, NextFunction } from '../../lib/request.js';
+import { serveStatic, SERVE_STATIC_OPTION_KEYS, type ServeStaticOptions } from './serve-static.js';
+
+export * from './serve-static.js';
 
 /** StaticFilesConfig input, snake_case or camelCase. */
 import type { StaticFilesConfigInput as StaticFilesRecordInput } from '../../lib/records/server.js';
@@ -44,7 +51,19 @@ interface Mount {
   reject: Rejecter;
 }
 
+/** A serve-static option in a record: say where it goes (`cacheControl` is also the record's camelCase key, a string). */
+function refuseServeStaticKeys(options: Record<string, unknown>, path: string): void {
+  for (const key of Object.keys(options)) {
+    const value = options[key];
+    if (value === undefined || !SERVE_STATIC_OPTION_KEYS.includes(key)) continue;
+    if (key === 'cacheControl' && (typeof value === 'string' || value === null)) continue;
+    fail('StaticFilesConfig', path, key, value, 'one of the record\'s keys (directory, route_prefix, index_file, cache_control)',
+      `${key} is serve-static's option: pass serve-static's options as staticFiles(root, { ${key}: … }) (or serveStatic(root, options)).`);
+  }
+}
+
 function compile(options: StaticFilesConfigInput, path: string): Mount {
+  refuseServeStaticKeys(options as unknown as Record<string, unknown>, path);
   const { onReject, rest: input } = takeOnReject(options, path);
   const cfg = StaticFilesConfig.parse(input, path);
   let root: string;
@@ -157,7 +176,20 @@ function sendFailure(req: KeelRequest, res: ServerResponse, next: NextFunction, 
 }
 
 /**
- * Serve files under `route_prefix` from `directory`, for Express 5 and keel. Requests that match no
+ * serve-static's form (`express.static(root, options)`): serve-static 2.2's options, defaults and
+ * behaviour on the same engine, with symlinks kept inside `root`. The same factory as {@link serveStatic},
+ * which documents it.
+ *
+ * @example
+ * import express from 'express';
+ * import { staticFiles } from 'keel/middleware/static-files';
+ * const app = express();
+ * app.use('/assets', staticFiles('public', { maxAge: '1d', immutable: true }));
+ */
+export function staticFiles(root: string, options?: ServeStaticOptions | null): Middleware;
+/**
+ * keel's record form: one StaticFilesConfig or a list (what createApp's `static_files` uses).
+ * Serve files under `route_prefix` from `directory`, for Express 4, 5 and keel. Requests that match no
  * file fall through to `next()`; only GET and HEAD are served.
  *
  * - `index_file` (default true): a directory request serves its `index.html` ({@link DEFAULT_INDEX_FILE_NAME});
@@ -176,10 +208,18 @@ function sendFailure(req: KeelRequest, res: ServerResponse, next: NextFunction, 
  * const app = express();
  * app.use(staticFiles({ directory: './public', routePrefix: '/assets', cacheControl: 'public, max-age=3600' }));
  */
-export function staticFiles(options: StaticFilesConfigInput | readonly StaticFilesConfigInput[]): Middleware {
+export function staticFiles(options: StaticFilesConfigInput | readonly StaticFilesConfigInput[]): Middleware;
+export function staticFiles(options: unknown, serveStaticOptions?: ServeStaticOptions | null): Middleware {
+  // serve-static's form: a root (its "root path required" / "must be a string" errors for anything else).
+  if (typeof options !== 'object' || options === null) return serveStatic(options, serveStaticOptions);
+  return staticFilesFromRecords(options as StaticFilesConfigInput | readonly StaticFilesConfigInput[]);
+}
+
+function staticFilesFromRecords(options: StaticFilesConfigInput | readonly StaticFilesConfigInput[]): Middleware {
   const list = Array.isArray(options) ? options : [options as StaticFilesConfigInput];
   const mounts = list.map((o, i) => compile(o, Array.isArray(options) ? `static_files[${i}]` : 'StaticFilesConfig'));
   loadSend();
+  loadEncodeUrl();
 
   async function serve(req: KeelRequest, res: ServerResponse, next: NextFunction): Promise<void> {
     const url = req.url ?? '/';
@@ -193,7 +233,9 @@ export function staticFiles(options: StaticFilesConfigInput | readonly StaticFil
       if (found === NOT_FOUND) continue;
       if ('redirect' in found) {
         res.statusCode = 301;
-        res.setHeader('Location', found.redirect);
+        // A req.url rewritten by an earlier middleware may hold raw non-ASCII characters, which a
+        // header cannot carry (RFC 9110 §5.5): percent-encode them (RFC 3986 §2.1).
+        res.setHeader('Location', loadEncodeUrl()(found.redirect));
         res.setHeader('Content-Length', '0');
         res.end();
         return;

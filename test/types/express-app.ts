@@ -10,7 +10,7 @@ import { bodyLimit } from 'keel/middleware/body-limit';
 import { compression } from 'keel/middleware/compression';
 import { cors } from 'keel/middleware/cors';
 import { httpTrace } from 'keel/middleware/http-trace';
-import { jwtAuth, UnauthorizedError } from 'keel/middleware/jwt-auth';
+import { expressjwt, jwtAuth, UnauthorizedError, type GetVerificationKey, type Request as JWTRequest } from 'keel/middleware/jwt-auth';
 import { problemHandler } from 'keel/middleware/problem-handler';
 import { rateLimit } from 'keel/middleware/rate-limit';
 import { requestId } from 'keel/middleware/request-id';
@@ -47,6 +47,17 @@ app.get(
     res.json({ sub, id, trace, source, late });
   },
 );
+
+// express-jwt's options through its own name: secret callback, isRevoked, .unless() (express-unless).
+const tenantSecret: GetVerificationKey = async (_req, token) => (typeof token?.payload === 'object' ? String(token.payload.iss) : undefined);
+app.use('/api', expressjwt({ secret: tenantSecret, algorithms: ['HS256'], isRevoked: async (_req, token) => token === undefined }).unless({ path: ['/api/login'], method: 'OPTIONS' }));
+app.use(jwtAuth({ secret: process.env.JWT_SECRET ?? '', onReject: 'next' }).unless((req: express.Request) => req.path === '/health'));
+// express-jwt's README handler, with its Request type imported from keel instead.
+app.get('/protected', (req: JWTRequest, res: express.Response) => {
+  const admin: unknown = req.auth?.admin;
+  const sub: string | undefined = req.auth?.sub;
+  res.status(admin ? 200 : 401).json({ sub, host: req.headers.host });
+});
 
 // express-jwt's documented error handler, unchanged.
 app.use((err: Error & { code?: string }, _req: express.Request, res: express.Response, next: express.NextFunction) => {

@@ -1,12 +1,14 @@
 // express-rate-limit's suite (jest 30 + ts-jest, Express 5 through supertest): the library tests
-// (test/library; test/external needs published stores and loggers), under Express 5 and 4.
+// (test/library; test/external needs published stores and loggers), under Express 5 and 4. Only the
+// suite's import of source/index.ts is redirected: memory-store-test, validation-test and logger-test
+// also test the package's own modules directly, which keel does not replace.
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 
 export default {
   runner: 'jest',
-  devDependencies: ['jest', 'ts-jest', 'typescript', '@jest/globals', '@types/jest', '@types/node', '@types/debug', '@types/express',
-    '@types/supertest', 'supertest', 'express', 'ratelimit-header-parser'],
+  devDependencies: ['jest', 'ts-jest', 'typescript', '@jest/globals', '@types/jest', '@types/node', '@types/express',
+    '@types/supertest', '@types/debug', 'supertest', 'express', 'ratelimit-header-parser'],
   // The suite's tsconfig extends @express-rate-limit/tsconfig; the registry has no 1.0.5 (the pinned one).
   extraDependencies: { '@express-rate-limit/tsconfig': '^1.0.2' },
   args: [],
