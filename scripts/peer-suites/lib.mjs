@@ -52,13 +52,24 @@ export function ensureBuilt(log) {
 
 /**
  * Install the package's dependencies plus the test devDependencies the suite names into
- * WORK/<pkg>/node_modules (once; again only when that list changes), and copy the package's repository
- * (fresh every run: the suite runs unchanged) to WORK/<pkg>/run-<pid>/suite, below those node_modules
- * so the suite's files resolve them; the suite's own package.json is untouched. One copy per process:
- * several checkouts may run the suites at once. Returns the run directory (removed by cleanup()).
+ * WORK/<pkg>/<hash of that list>/node_modules (once per list: checkouts whose lists differ never
+ * reinstall over each other), and copy the package's repository (fresh every run: the suite runs
+ * unchanged) to .../run-<pid>/suite, below those node_modules so the suite's files resolve them; the
+ * suite's own package.json is untouched. One copy per process: several checkouts may run the suites
+ * at once. Returns the run directory (removed by cleanup()).
  */
 export function prepare(pkg, suite, log) {
-  const base = join(WORK, pkg);
+  const manifest = JSON.parse(readFileSync(join(SHARED, pkg, 'package.json'), 'utf8'));
+  const dev = manifest.devDependencies ?? {};
+  const wanted = { ...(manifest.dependencies ?? {}) };
+  for (const name of suite.devDependencies) {
+    if (!(name in dev)) throw new Error(`${pkg}: devDependency ${name} is not in the suite's package.json`);
+    wanted[name] = dev[name];
+  }
+  Object.assign(wanted, suite.extraDependencies ?? {});
+  const pkgJson = JSON.stringify({ name: `keel-peer-${pkg}`, private: true, dependencies: wanted }, null, 2);
+  const stamp = createHash('sha256').update(pkgJson).digest('hex');
+  const base = join(WORK, pkg, stamp.slice(0, 12));
   const run = join(base, `run-${process.pid}`);
   const copy = join(run, 'suite');
   rmSync(run, { recursive: true, force: true });
@@ -69,16 +80,6 @@ export function prepare(pkg, suite, log) {
     if (pid && !alive(Number(pid))) rmSync(join(base, name), { recursive: true, force: true });
   }
   cpSync(join(SHARED, pkg), copy, { recursive: true });
-  const manifest = JSON.parse(readFileSync(join(copy, 'package.json'), 'utf8'));
-  const dev = manifest.devDependencies ?? {};
-  const wanted = { ...(manifest.dependencies ?? {}) };
-  for (const name of suite.devDependencies) {
-    if (!(name in dev)) throw new Error(`${pkg}: devDependency ${name} is not in the suite's package.json`);
-    wanted[name] = dev[name];
-  }
-  Object.assign(wanted, suite.extraDependencies ?? {});
-  const pkgJson = JSON.stringify({ name: `keel-peer-${pkg}`, private: true, dependencies: wanted }, null, 2);
-  const stamp = createHash('sha256').update(pkgJson).digest('hex');
   const stampFile = join(base, '.installed');
   if (existsSync(stampFile) && readFileSync(stampFile, 'utf8') === stamp && existsSync(join(base, 'node_modules'))) return run;
   log(`${pkg}: installing the suite's test dependencies into ${base} (once)`);
