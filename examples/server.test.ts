@@ -64,6 +64,16 @@ describe('when the example server runs (npm start)', () => {
     assert.equal(((await origin.json()) as { detail: string }).detail, "CORS request from origin 'https://evil.example' not allowed");
   });
 
+  it("should serve /public/info to a request from the server's own origin (curl -H 'Origin: http://127.0.0.1:8000'), without CORS headers", async () => {
+    // Browsers send Origin on same-origin requests too; a same-origin request is not a CORS request (Fetch).
+    const own = await fetch(`${base}/public/info`, { headers: { origin: new URL(base).origin } });
+    assert.equal(own.status, 200);
+    assert.deepEqual(await own.json(), { name: 'keel example' });
+    assert.equal(own.headers.get('access-control-allow-origin'), null);
+    const other = await fetch(`${base}/public/info`, { headers: { origin: 'http://127.0.0.1:1' } });
+    assert.equal(other.status, 403);
+  });
+
   it('should guard /admin/stats with the API key', async () => {
     assert.equal((await fetch(`${base}/admin/stats`)).status, 401);
     assert.equal((await fetch(`${base}/admin/stats`, { headers: { 'x-api-key': EXAMPLE_API_KEY } })).status, 200);

@@ -94,7 +94,7 @@ export function routeFeatures(app: App, route: RouteDefinition, uses: readonly M
     rid,
     s.trace,
     s.security,
-    route.cors ? corsFor(route) : undefined,
+    corsFor(app, route),
     rateLimitFor(app, route, s),
     jwt,
     apiKey,
@@ -143,15 +143,25 @@ export function mountFeatures(app: App, mount: Mount, uses: readonly Middleware[
 }
 
 const corsInstances = new WeakMap<RouteDefinition, Middleware>();
-function corsFor(route: RouteDefinition): Middleware {
-  let mw = corsInstances.get(route);
+const serverCors = new WeakMap<App, Middleware>();
+/**
+ * A route's CORS: its own `cors` record, else ServerConfig.cors (one instance per App), else none.
+ * A CorsConfig answers an actual request from a disallowed origin with a 403, as the reference does
+ * (spikard-http cors.rs, validate_cors_request): the browser would block the response anyway, and
+ * refusing also stops the side effects of a cross-origin "simple" POST. A request from the app's own
+ * origin (trust_proxy decides whether X-Forwarded-Proto/-Host count) is not a CORS request and is
+ * never refused. The Express factory keeps the cors package's default (pass on without CORS headers).
+ */
+function corsFor(app: App, route: RouteDefinition): Middleware | undefined {
+  const own = route.cors;
+  const cache: WeakMap<object, Middleware> = own ? corsInstances : serverCors;
+  const key: object = own ? route : app;
+  const record = own ? own.toJSON() : app.config.cors;
+  if (!record) return undefined;
+  let mw = cache.get(key);
   if (!mw) {
-    // A route's CorsConfig answers an actual request from a disallowed origin with a 403, as the
-    // reference does (spikard-http cors.rs, validate_cors_request): the browser would block the
-    // response anyway, and refusing also stops the side effects of a cross-origin "simple" POST.
-    // The Express factory keeps the cors package's default (pass on without CORS headers).
-    mw = cors({ ...route.cors!.toJSON(), rejectDisallowedOrigins: true });
-    corsInstances.set(route, mw);
+    mw = cors({ ...record, rejectDisallowedOrigins: true, ...trustOf(app) });
+    cache.set(key, mw);
   }
   return mw;
 }
@@ -171,7 +181,7 @@ function rateLimitFor(app: App, route: RouteDefinition, s: ServerFeatureSet): Mi
 }
 
 /**
- * The chain answering CORS preflights (OPTIONS) for a route with a CorsConfig: the route's request id,
+ * The chain answering CORS preflights (OPTIONS) for a route with a CorsConfig (its own or ServerConfig.cors): the route's request id,
  * tracing, security headers and rate limit, so a preflight answer carries the same always-present
  * headers as any other (docs/middleware.md) and a preflight flood draws from the same bucket (as the
  * reference, whose rate-limit layer wraps its preflight routes). The rate limit runs before CORS here,
@@ -179,9 +189,10 @@ function rateLimitFor(app: App, route: RouteDefinition, s: ServerFeatureSet): Mi
  * Preflights carry no credentials (Fetch standard), so authentication is not applied to them.
  */
 export function preflightFeatures(app: App, route: RouteDefinition): Middleware[] | undefined {
-  if (!route.cors) return undefined;
+  const corsMw = corsFor(app, route);
+  if (!corsMw) return undefined;
   const s = serverSet(app);
-  return present([route.requestId ? requestId({ enabled: route.requestId.enabled }) : s.requestId, s.trace, s.security, rateLimitFor(app, route, s), corsFor(route)]);
+  return present([route.requestId ? requestId({ enabled: route.requestId.enabled }) : s.requestId, s.trace, s.security, rateLimitFor(app, route, s), corsMw]);
 }
 
 export type { SecurityHeadersOptions };

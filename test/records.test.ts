@@ -59,6 +59,7 @@ describe('when records are parsed from an empty object', () => {
       enable_http_trace: false,
       // keel extension (Express's 'trust proxy' for the rate limit's client address): off.
       trust_proxy: false,
+      cors: null,
     });
   });
 

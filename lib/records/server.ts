@@ -5,6 +5,7 @@ import { isIP } from 'node:net';
 import { defineRecord, fail, t, type FieldType, type InputOf } from './define.js';
 import { OpenApiConfig, AsyncApiConfig, JsonRpcConfig, GrpcConfig, BackgroundTaskConfig } from './protocol.js';
 import type * as P from './protocol.js';
+import { CorsConfig, type CorsConfigData } from './cors.js';
 import { DEFAULT_ON_CONSTRUCTOR_POISONING, DEFAULT_ON_PROTO_POISONING, POISONING_ACTIONS, type PoisoningAction } from '../json-parse.js';
 
 /** Default bind host. */
@@ -206,6 +207,8 @@ export interface ServerConfig {
   background_tasks: Readonly<P.BackgroundTaskConfig>;
   enable_http_trace: boolean;
   trust_proxy: TrustProxySetting;
+  /** CORS for every route; a route's own `cors` record replaces it. */
+  cors: Readonly<CorsConfigData> | null;
 }
 
 export const ServerConfig = defineRecord<ServerConfig>()('ServerConfig', {
@@ -232,6 +235,7 @@ export const ServerConfig = defineRecord<ServerConfig>()('ServerConfig', {
   background_tasks: { type: t.record(BackgroundTaskConfig), default: () => BackgroundTaskConfig.defaults() },
   enable_http_trace: { type: t.boolean(), default: false, doc: 'Per-request HTTP tracing' },
   trust_proxy: { type: t.json(), default: DEFAULT_TRUST_PROXY, doc: "Which proxies' X-Forwarded-For to believe for the client address, as Express's 'trust proxy': false, true, a hop count, or addresses / subnets / 'loopback' | 'linklocal' | 'uniquelocal' (string, comma-separated, or a list)" },
+  cors: { type: t.record(CorsConfig.record), nullable: true, doc: "CORS for every route (a CorsConfig); a route's own cors record replaces it" },
 }, {
   check: (v, path) => checkTrustProxy('ServerConfig', path, 'trust_proxy', v.trust_proxy),
 });

@@ -1,14 +1,8 @@
 /**
  * cors with the `cors` package's options, against the `cors` package itself on the same requests,
- * under Express 4 and 5. Intended differences, each asserted below:
- * - a preflight from a disallowed origin, or for a method / header outside the lists, is a 403
- *   application/problem+json (the package answers 204 and leaves the refusal to the browser);
- * - a request from a disallowed origin gets no CORS headers at all (the package still sends
- *   Access-Control-Allow-Credentials and Access-Control-Expose-Headers);
- * - a string `origin` is an allowlist of one: other origins get no Access-Control-Allow-Origin (the
- *   package sends the configured origin to everyone and lets the browser compare);
- * - lists are joined with ", " (the package: ","); the reflected request headers are not followed by
- *   `Vary: Access-Control-Request-Headers` (preflight answers are not cached by HTTP caches).
+ * under Express 4 and 5: the same status and headers (the package's own suite runs against keel's
+ * factory too: `npm run peer-suites cors`). Refusing disallowed origins with a 403 is keel's opt-in
+ * (`rejectDisallowedOrigins`), never for a same-origin request.
  */
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
@@ -71,18 +65,23 @@ for (const { name, express } of EXPRESS_VERSIONS) {
           assert.deepEqual(set(keel.headers['access-control-allow-headers']), set(pkg.headers['access-control-allow-headers']));
         });
       }
-      it('should send no CORS headers to another origin (the package still sends Allow-Credentials: intended difference)', async () => {
+      it('should send no Access-Control-Allow-Origin to another origin, as the package does', async () => {
         const { pkg, keel } = await compare(express, options, 'GET', { origin: 'https://evil.example' });
         assert.equal(keel.status, pkg.status);
         assert.equal(keel.headers[ACAO], undefined);
         assert.equal(pkg.headers[ACAO], undefined);
-        assert.equal(pkg.headers[ACAC], 'true');
-        assert.equal(keel.headers[ACAC], undefined);
+        assert.equal(keel.headers[ACAC], pkg.headers[ACAC]);
+        assert.deepEqual(set(keel.headers.vary), set(pkg.headers.vary));
       });
-      it('should refuse a preflight from another origin with a 403 problem (the package: 204 without Allow-Origin)', async () => {
+      it('should answer a preflight from another origin without Allow-Origin (the browser refuses it), as the package does', async () => {
         const { pkg, keel } = await compare(express, options, 'OPTIONS', preflight('https://evil.example'));
         assert.equal(pkg.status, 204);
+        assert.equal(keel.status, 204);
         assert.equal(pkg.headers[ACAO], undefined);
+        assert.equal(keel.headers[ACAO], undefined);
+      });
+      it('should refuse an actual request from another origin with a 403 problem when rejectDisallowedOrigins is set', async () => {
+        const keel = await send(appWith(express, cors({ ...options, rejectDisallowedOrigins: true } as CorsOptions)), 'GET', { origin: 'https://evil.example' });
         assert.equal(keel.status, 403);
         assert.match(keel.headers['content-type']!, /^application\/problem\+json/);
       });
@@ -109,20 +108,19 @@ for (const { name, express } of EXPRESS_VERSIONS) {
         assert.equal(keel.headers[ACAO], pkg.headers[ACAO]);
         assert.equal(keel.headers['access-control-expose-headers'], pkg.headers['access-control-expose-headers']);
       });
-      it('should refuse a method outside the list with 403 (the package: 204, the browser refuses)', async () => {
-        const { pkg, keel } = await compare(express, options, 'OPTIONS', preflight('https://app.example.com', 'DELETE'));
-        assert.equal(pkg.status, 204);
-        assert.equal(keel.status, 403);
-      });
-      it('should refuse a header outside the list with 403 (the package: 204, the browser refuses)', async () => {
-        const { pkg, keel } = await compare(express, options, 'OPTIONS', preflight('https://app.example.com', 'POST', 'x-secret'));
-        assert.equal(pkg.status, 204);
-        assert.equal(keel.status, 403);
-      });
-      it('should not send the configured origin to another origin (the package does: intended difference)', async () => {
+      for (const [what, headers] of [['a method outside the list', preflight('https://app.example.com', 'DELETE')], ['a header outside the list', preflight('https://app.example.com', 'POST', 'x-secret')]] as const) {
+        it(`should answer a preflight for ${what} with the lists (the browser refuses it), as the package does`, async () => {
+          const { pkg, keel } = await compare(express, options, 'OPTIONS', headers);
+          assert.equal(pkg.status, 204);
+          assert.equal(keel.status, 204);
+          assert.equal(keel.headers['access-control-allow-methods'], pkg.headers['access-control-allow-methods']);
+          assert.equal(keel.headers['access-control-allow-headers'], pkg.headers['access-control-allow-headers']);
+        });
+      }
+      it('should send the configured origin to another origin too (the browser compares it), as the package does', async () => {
         const { pkg, keel } = await compare(express, options, 'GET', { origin: 'https://other.example' });
         assert.equal(pkg.headers[ACAO], 'https://app.example.com');
-        assert.equal(keel.headers[ACAO], undefined);
+        assert.equal(keel.headers[ACAO], 'https://app.example.com');
       });
     });
 
@@ -184,6 +182,53 @@ for (const { name, express } of EXPRESS_VERSIONS) {
         const { pkg, keel } = await compare(express, { origin: 'https://app.example.com', optionsSuccessStatus: 200 }, 'OPTIONS', preflight('https://app.example.com'));
         assert.equal(keel.status, pkg.status);
         assert.equal(keel.status, 200);
+      });
+    });
+
+    describe('when the options come from a delegate (req, cb) allowing one origin', () => {
+      // The cors package's README pattern: per-request options. keel once ignored the delegate and sent
+      // `*` to every origin, so any site could read these responses.
+      const allowlist = ['https://app.example.com'];
+      const delegate = (req: any, cb: (err: unknown, options?: Record<string, unknown>) => void) =>
+        cb(null, { origin: allowlist.includes(req.headers.origin), credentials: true, maxAge: 600 });
+      async function both(method: 'GET' | 'OPTIONS', headers: Record<string, string>) {
+        const pkg = await send(appWith(express, packageCors(delegate as never)), method, headers);
+        const keel = await send(appWith(express, cors(delegate as never) as Mw), method, headers);
+        return { pkg, keel };
+      }
+      it('should allow that origin, with credentials, as the package does', async () => {
+        const { pkg, keel } = await both('GET', { origin: 'https://app.example.com' });
+        assert.equal(keel.status, 200);
+        assert.equal(keel.headers[ACAO], 'https://app.example.com');
+        assert.equal(keel.headers[ACAC], 'true');
+        assert.equal(keel.headers[ACAO], pkg.headers[ACAO]);
+        assert.deepEqual(set(keel.headers.vary), set(pkg.headers.vary));
+      });
+      it('should answer its preflight with the delegate\'s max age, as the package does', async () => {
+        const { pkg, keel } = await both('OPTIONS', preflight('https://app.example.com', 'PUT'));
+        assert.equal(keel.status, 204);
+        assert.equal(keel.headers[ACAO], 'https://app.example.com');
+        assert.equal(keel.headers['access-control-max-age'], '600');
+        assert.equal(keel.headers['access-control-max-age'], pkg.headers['access-control-max-age']);
+      });
+      for (const origin of ['https://evil.example', 'https://app.example.com.evil.example', 'null']) {
+        it(`should give ${origin} no CORS headers at all (never *), as the package does`, async () => {
+          for (const [method, headers] of [['GET', { origin }], ['OPTIONS', preflight(origin, 'PUT')]] as const) {
+            const { pkg, keel } = await both(method, headers);
+            assert.equal(keel.headers[ACAO], undefined, `${method}: Access-Control-Allow-Origin`);
+            assert.equal(keel.headers[ACAC], undefined, `${method}: Access-Control-Allow-Credentials`);
+            assert.equal(keel.status, pkg.status);
+            assert.equal(keel.headers[ACAO], pkg.headers[ACAO]);
+          }
+        });
+      }
+      it("should pass the delegate's error to next(err), as the package does", async () => {
+        const failing = (_req: unknown, cb: (err: unknown) => void) => cb(new Error('no options'));
+        const app = appWith(express, cors(failing as never) as Mw);
+        app.use((err: Error, _req: unknown, res: any, _next: unknown) => void res.status(500).send(`handled: ${err.message}`));
+        const res = await send(app, 'GET', { origin: 'https://app.example.com' });
+        assert.equal(res.status, 500);
+        assert.equal(res.body, 'handled: no options');
       });
     });
 

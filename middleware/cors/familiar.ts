@@ -1,13 +1,14 @@
 /**
- * The `cors` package's options for keel's cors, translated once at factory time into a CorsConfig
- * record plus, for a RegExp or function `origin`, an origin matcher.
+ * The `cors` package's options for keel's cors: names, validation and normalisation. Normalised once
+ * at factory time for static options; per request for an options delegate (`cors((req, cb) => …)`).
+ * The middleware that answers with them is package-mode.ts.
  */
-import type { ServerResponse } from 'node:http';
 import { fail } from '../../lib/records/define.js';
-import type { KeelRequest, NextFunction } from '../../lib/request.js';
+import type { KeelRequest } from '../../lib/request.js';
 import { isPackageStyle as packageStyle } from '../../lib/package-style.js';
 
-type StaticOrigin = boolean | string | RegExp | readonly (string | RegExp)[];
+/** A static `origin` value: `'*'`, true (reflect), false (no CORS), an origin, a RegExp, or a list of origins and RegExps. */
+export type StaticOrigin = boolean | string | RegExp | readonly (string | RegExp)[];
 /** The `cors` package's origin callback: `callback(null, allow)` with true/false or a static origin value. */
 export type CorsOriginFunction = (origin: string | undefined, callback: (err: Error | null, allow?: StaticOrigin) => void) => void;
 
@@ -15,24 +16,32 @@ export type CorsOriginFunction = (origin: string | undefined, callback: (err: Er
 export interface CorsPackageOptions {
   /** `'*'` (default), true (reflect any origin), false (no CORS), an origin, a RegExp, a list of those, or `(origin, cb) => …`. */
   origin?: StaticOrigin | CorsOriginFunction;
-  /** Allowed methods, `'GET,POST'` or a list. Default cors's `GET,HEAD,PUT,PATCH,POST,DELETE`. */
+  /** Allowed methods, `'GET,POST'` or a list, sent as given. Default cors's `GET,HEAD,PUT,PATCH,POST,DELETE`. */
   methods?: string | readonly string[];
   /** Allowed request headers, a comma-separated string or a list. Default: reflect what the preflight asks for. */
   allowedHeaders?: string | readonly string[];
+  /** The cors package's alias of `allowedHeaders`. */
+  headers?: string | readonly string[];
   /** Response headers the browser may read. */
   exposedHeaders?: string | readonly string[];
   /** Send `Access-Control-Allow-Credentials: true`. */
   credentials?: boolean;
   /** Access-Control-Max-Age, seconds. */
-  maxAge?: number;
+  maxAge?: number | string;
   /** true: after setting the preflight headers, pass the OPTIONS request on instead of answering it. */
   preflightContinue?: boolean;
-  /** Status of an answered preflight. Default 204. */
+  /** Status of an answered preflight. Default {@link PACKAGE_DEFAULT_OPTIONS_STATUS} (204). */
   optionsSuccessStatus?: number;
 }
 
+/**
+ * The cors package's options delegate: options computed per request (`cb(null, options)`), or an
+ * error for `next(err)` (`cb(err)`).
+ */
+export type CorsOptionsDelegate = (req: KeelRequest, callback: (err: unknown, options?: CorsPackageOptions) => void) => void;
+
 /** Keys only the `cors` package uses; `allowedHeaders` and `maxAge` mean the same in both styles. */
-export const PACKAGE_KEYS: readonly string[] = ['origin', 'methods', 'exposedHeaders', 'credentials', 'preflightContinue', 'optionsSuccessStatus'];
+export const PACKAGE_KEYS: readonly string[] = ['origin', 'methods', 'headers', 'exposedHeaders', 'credentials', 'preflightContinue', 'optionsSuccessStatus'];
 /** Keys both styles spell alike; a call with only these (or none) is the cors package's `cors()`. */
 export const SHARED_KEYS: readonly string[] = ['allowedHeaders', 'maxAge'];
 /** keel's CorsConfig keys (both spellings). */
@@ -42,18 +51,25 @@ export const RECORD_KEYS: readonly string[] = [
 ];
 /** The cors package's default methods. */
 export const PACKAGE_DEFAULT_METHODS = Object.freeze(['GET', 'HEAD', 'PUT', 'PATCH', 'POST', 'DELETE']);
+/** The cors package's default preflight status: 204. */
+export const PACKAGE_DEFAULT_OPTIONS_STATUS = 204;
 
-/** What the translation gives the factory. */
-export interface TranslatedCors {
-  record: Record<string, unknown>;
-  /** origin: false: no CORS at all. */
+/** Package options, normalised: header values ready to send. */
+export interface PackageCors {
+  /** No CORS at all (a falsy `origin`): the middleware passes every request on. */
   disabled: boolean;
-  /** A RegExp or function origin (or `true`): decides per request; the record's allowed_origins is empty then. */
-  matchOrigin?: (origin: string, req: KeelRequest) => boolean;
-  /** A function origin: decides before the middleware runs (it may call back later). */
-  decide?: (req: KeelRequest, res: ServerResponse, next: NextFunction, run: (allowed: boolean) => void) => void;
+  /** A static origin, or undefined with `originFn`. */
+  origin: StaticOrigin | undefined;
+  originFn: CorsOriginFunction | undefined;
+  /** Access-Control-Allow-Methods, as the package sends it (a list joined with ","). */
+  methods: string;
+  /** Access-Control-Allow-Headers; undefined reflects the request's (with Vary), '' sends none. */
+  allowedHeaders: string | undefined;
+  exposedHeaders: string | undefined;
+  credentials: boolean;
+  maxAge: string | undefined;
   preflightContinue: boolean;
-  preflightStatus?: number;
+  status: number;
 }
 
 const WHERE = 'cors(cors package options)';
@@ -69,106 +85,90 @@ export function isPackageStyle(options: Record<string, unknown>): boolean {
   );
 }
 
-function list(key: string, value: unknown): string[] | undefined {
-  if (value === undefined) return undefined;
-  if (typeof value === 'string') return value.split(',').map((s) => s.trim()).filter(Boolean);
-  if (Array.isArray(value) && value.every((v) => typeof v === 'string')) return [...value];
+/** A list option as the package sends it: a list joined with ",", a string as given. */
+function joined(key: string, value: unknown): string | undefined {
+  if (value === undefined || value === null || value === false || value === '') return undefined;
+  if (typeof value === 'string') return value;
+  if (Array.isArray(value) && value.every((v) => typeof v === 'string')) return value.join(',');
   return fail('CorsConfig', WHERE, key, value, 'a comma-separated string or a list of strings');
 }
 
-/** Translate `cors` package options; a ConfigError names any option keel cannot honour. */
-export function fromCorsPackage(options: Record<string, unknown>): TranslatedCors {
+/**
+ * An http(s) URL that is not a serialised origin (`https://a.example/`) would never equal the Origin
+ * browsers send (RFC 6454 §6.2): refused with the spelling to use. Other strings are the package's to
+ * send as given.
+ */
+function checkSerialised(key: string, value: string): void {
+  if (!/^https?:\/\//i.test(value)) return;
+  let serialised: string | undefined;
+  try {
+    serialised = new URL(value).origin;
+  } catch {
+    return;
+  }
+  if (serialised !== value) fail('CorsConfig', WHERE, key, value, 'a serialised origin such as "https://example.com"', `Write it as ${JSON.stringify(serialised)}.`);
+}
+
+function checkOrigin(origin: unknown): void {
+  const ok = (o: unknown): boolean => typeof o === 'string' || o instanceof RegExp;
+  if (typeof origin === 'string') checkSerialised('origin', origin);
+  if (Array.isArray(origin)) origin.forEach((o, i) => typeof o === 'string' && checkSerialised(`origin[${i}]`, o));
+  if (origin === undefined || origin === null || typeof origin === 'boolean' || typeof origin === 'function' || ok(origin)) return;
+  if (Array.isArray(origin) && origin.every(ok)) return;
+  fail('CorsConfig', WHERE, 'origin', origin, "'*', true, false, an origin, a RegExp, a list of origins and RegExps, or a function (origin, callback)");
+}
+
+/**
+ * Validate and normalise the package's options (the package's defaults for what is absent, as its
+ * `Object.assign({}, defaults, options)` does); a ConfigError names an option keel cannot honour.
+ */
+export function normalisePackageOptions(options: Record<string, unknown>): PackageCors {
   for (const key of Object.keys(options)) {
     if (options[key] === undefined || PACKAGE_KEYS.includes(key) || SHARED_KEYS.includes(key)) continue;
     fail('CorsConfig', WHERE, key, options[key], `one of the cors package options keel accepts (${[...PACKAGE_KEYS, ...SHARED_KEYS].join(', ')})`);
   }
-  const record: Record<string, unknown> = {
-    allowed_methods: (list('methods', options.methods) ?? PACKAGE_DEFAULT_METHODS).map((m) => m.toUpperCase()),
-  };
-  const headers = list('allowedHeaders', options.allowedHeaders);
-  if (headers) record.allowed_headers = headers;
-  const exposed = list('exposedHeaders', options.exposedHeaders);
-  if (exposed) record.expose_headers = exposed;
-  if (options.maxAge !== undefined) record.max_age = typeof options.maxAge === 'string' && /^\d+$/.test(options.maxAge) ? Number(options.maxAge) : options.maxAge;
-  if (options.credentials !== undefined) record.allow_credentials = options.credentials;
+  // The package's defaults are assigned over: a key present with `undefined` replaces the default.
+  const origin = 'origin' in options ? options.origin : '*';
+  checkOrigin(origin);
   const bool = (key: string): boolean => {
     const v = options[key];
     if (v !== undefined && typeof v !== 'boolean') fail('CorsConfig', WHERE, key, v, 'true or false');
     return v === true;
   };
-  const status = options.optionsSuccessStatus;
-  if (status !== undefined && !(Number.isInteger(status) && (status as number) >= 200 && (status as number) <= 299)) {
+  const status = options.optionsSuccessStatus ?? PACKAGE_DEFAULT_OPTIONS_STATUS;
+  if (!(Number.isInteger(status) && (status as number) >= 200 && (status as number) <= 299)) {
     fail('CorsConfig', WHERE, 'optionsSuccessStatus', status, 'a 2xx status (204, or 200 for old browsers)');
   }
-  const out: TranslatedCors = { record, disabled: false, preflightContinue: bool('preflightContinue'), ...(status !== undefined ? { preflightStatus: status as number } : {}) };
-
-  const origin = options.origin ?? '*';
-  if (origin === false) return { ...out, disabled: true };
-  if (typeof origin === 'function') {
-    const fn = origin as CorsOriginFunction;
-    // The callback's answer for the request about to run: the middleware reads it synchronously, first
-    // thing, in the call that follows (a variable, not a request property: a new property on an
-    // Express request is an uncached map transition).
-    let decided = false;
-    record.allowed_origins = [];
-    out.matchOrigin = () => decided;
-    out.decide = (req, _res, next, run) => {
-      const requestOrigin = req.headers.origin;
-      if (requestOrigin === undefined) return run(false);
-      let called = false;
-      try {
-        fn(requestOrigin, (err, allow) => {
-          if (called) return;
-          called = true;
-          if (err) return next(err);
-          let allowed: boolean;
-          try {
-            allowed = allow === undefined ? false : matcherFor(allow)(requestOrigin);
-          } catch (e) {
-            return next(e);
-          }
-          decided = allowed;
-          run(allowed);
-        });
-      } catch (err) {
-        next(err);
-      }
-    };
-    return out;
+  const maxAge = options.maxAge;
+  if (maxAge !== undefined && maxAge !== null && !(typeof maxAge === 'number' && Number.isInteger(maxAge) && maxAge >= -1) && !(typeof maxAge === 'string' && /^-?\d+$/.test(maxAge))) {
+    fail('CorsConfig', WHERE, 'maxAge', maxAge, 'a whole number of seconds');
   }
-  if (origin === '*') {
-    record.allowed_origins = ['*'];
-    return out;
-  }
-  if (typeof origin === 'string' || (Array.isArray(origin) && origin.every((o) => typeof o === 'string'))) {
-    record.allowed_origins = typeof origin === 'string' ? [origin] : [...(origin as string[])];
-    return out;
-  }
-  if (origin === true || origin instanceof RegExp || Array.isArray(origin)) {
-    record.allowed_origins = [];
-    const match = matcherFor(origin as StaticOrigin);
-    out.matchOrigin = (o) => match(o);
-    return out;
-  }
-  return fail('CorsConfig', WHERE, 'origin', origin, "'*', true, false, an origin, a RegExp, a list of origins and RegExps, or a function (origin, callback)");
+  // `headers` is the package's alias; an empty list sends no Access-Control-Allow-Headers, no value reflects.
+  const headersKey = options.allowedHeaders ? 'allowedHeaders' : 'headers';
+  const headersValue = options.allowedHeaders || options.headers;
+  const allowedHeaders = headersValue ? (joined(headersKey, headersValue) ?? '') : undefined;
+  return {
+    disabled: !origin,
+    origin: typeof origin === 'function' ? undefined : (origin as StaticOrigin | undefined),
+    originFn: typeof origin === 'function' ? (origin as CorsOriginFunction) : undefined,
+    methods: joined('methods', options.methods ?? PACKAGE_DEFAULT_METHODS) ?? '',
+    allowedHeaders,
+    exposedHeaders: joined('exposedHeaders', options.exposedHeaders),
+    credentials: bool('credentials'),
+    maxAge: maxAge === undefined || maxAge === null ? undefined : String(maxAge),
+    preflightContinue: bool('preflightContinue'),
+    status: status as number,
+  };
 }
 
-/** A static `origin` value as a predicate, as the cors package reads it. */
-function matcherFor(allow: StaticOrigin): (origin: string) => boolean {
-  if (allow === true || allow === '*') return () => true;
-  if (allow === false) return () => false;
-  if (typeof allow === 'string') return (o) => o === allow;
-  if (allow instanceof RegExp) {
-    // A fresh RegExp: a /g or /y pattern's lastIndex would make test() alternate between calls.
-    const re = new RegExp(allow.source, allow.flags.replace(/[gy]/g, ''));
-    return (o) => re.test(o);
+/** Whether a static origin value allows `origin`, as the package decides (exact strings, RegExps, lists, true). */
+export function isOriginAllowed(origin: string | undefined, allowed: StaticOrigin): boolean {
+  if (Array.isArray(allowed)) return allowed.some((a) => isOriginAllowed(origin, a));
+  if (typeof allowed === 'string') return origin === allowed;
+  if (allowed instanceof RegExp) {
+    // lastIndex reset: a /g or /y pattern would otherwise alternate between matches and misses.
+    allowed.lastIndex = 0;
+    return allowed.test(origin as string);
   }
-  if (Array.isArray(allow)) {
-    const parts = allow.map((a) => {
-      if (typeof a !== 'string' && !(a instanceof RegExp)) fail('CorsConfig', WHERE, 'origin', allow, 'a list of origins (strings) and RegExps');
-      return matcherFor(a);
-    });
-    return (o) => parts.some((p) => p(o));
-  }
-  return fail('CorsConfig', WHERE, 'origin', allow, "'*', true, false, an origin, a RegExp or a list of those");
+  return !!allowed;
 }

@@ -6,7 +6,11 @@
  * 403 problem (the conformance cases require it; `cors` answers 204 without headers), answers a
  * CorsConfig as the reference implementation does (Spikard, crates/spikard-http/src/cors.rs), must
  * not send `*` wildcards together with credentials (the Fetch standard treats them literally then),
- * and supports Private Network Access preflights, none of which `cors` can express.
+ * and supports Private Network Access preflights, none of which `cors` can express. The `cors`
+ * package's options are answered as the package answers them (package-mode.ts, checked against the
+ * package's own suite by `npm run peer-suites cors`), written out too because keel's additions
+ * (rejectDisallowedOrigins, Private Network Access, the same-origin exemption) need the package's
+ * per-request origin decision, which it does not expose, and its options are checked at start-up.
  */
 import type { ServerResponse } from 'node:http';
 import { CorsConfig, type CorsConfigData } from '../../lib/records/route.js';
@@ -14,9 +18,17 @@ import { fail } from '../../lib/records/define.js';
 import { problemFor } from '../../lib/problem.js';
 import { rejecter, takeOnReject, type OnRejectOption } from '../../lib/reject.js';
 import type { KeelRequest, Middleware, NextFunction } from '../../lib/request.js';
-import { fromCorsPackage, isPackageStyle, SHARED_KEYS, type CorsPackageOptions, type TranslatedCors } from './familiar.js';
+import type { TrustProxySetting } from '../../lib/records/server.js';
+import { isPackageStyle, SHARED_KEYS, type CorsOptionsDelegate, type CorsPackageOptions } from './familiar.js';
+import { packageCors } from './package-mode.js';
+import { compileTrust, isSameOrigin } from './same-origin.js';
+import { appendVary } from './vary.js';
 
-export { PACKAGE_DEFAULT_METHODS, type CorsOriginFunction, type CorsPackageOptions } from './familiar.js';
+export {
+  PACKAGE_DEFAULT_METHODS, PACKAGE_DEFAULT_OPTIONS_STATUS,
+  type CorsOptionsDelegate, type CorsOriginFunction, type CorsPackageOptions, type StaticOrigin,
+} from './familiar.js';
+export { isSameOrigin, ownOrigin } from './same-origin.js';
 
 import type { CorsConfigInput as CorsRecordInput } from '../../lib/records/route.js';
 
@@ -42,6 +54,14 @@ export interface CorsExtensions {
    * reach a server on a private network, which is exactly what PNA guards against.
    */
   allowPrivateNetwork?: boolean;
+  /**
+   * Which proxies' X-Forwarded-Proto / X-Forwarded-Host to believe when deciding whether a request's
+   * `Origin` is its own origin (a same-origin request is never refused, and with a CorsConfig gets no
+   * CORS headers). As ServerConfig.trust_proxy / Express's 'trust proxy'; keel's routes pass the
+   * server's. Default {@link DEFAULT_TRUST_PROXY_FOR_CORS} (false: the socket's scheme and the Host
+   * header; under Express, `req.protocol`, which honours the app's own 'trust proxy').
+   */
+  trustProxy?: TrustProxySetting;
 }
 
 /** keel's CorsConfig or the `cors` package's options (one style per call), plus keel's extensions and `onReject` (lib/reject.ts). */
@@ -55,6 +75,8 @@ export const DEFAULT_PREFLIGHT_STATUS = 204;
 export const DEFAULT_REJECT_DISALLOWED_ORIGINS = false;
 /** Private Network Access preflights are not granted: false. */
 export const DEFAULT_ALLOW_PRIVATE_NETWORK = false;
+/** X-Forwarded-Proto / -Host are not believed for the same-origin check: false. */
+export const DEFAULT_TRUST_PROXY_FOR_CORS: TrustProxySetting = false;
 
 /** RFC 9110 §5.6.2 token: header and method names. */
 const TOKEN = /^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$/;
@@ -101,20 +123,6 @@ function checkConfig(cfg: CorsConfig): CorsConfig {
   return cfg;
 }
 
-/** Add `value` to the Vary header once, keeping what other middleware put there. */
-function appendVary(res: ServerResponse, value: string): void {
-  const current = res.getHeader('Vary');
-  // The common case, nothing there yet: no parsing.
-  if (current === undefined) {
-    res.setHeader('Vary', value);
-    return;
-  }
-  const text = Array.isArray(current) ? current.join(', ') : String(current);
-  const parts = text.split(',').map((s) => s.trim().toLowerCase()).filter(Boolean);
-  if (parts.includes('*') || parts.includes(value.toLowerCase())) return;
-  res.setHeader('Vary', text ? `${text}, ${value}` : value);
-}
-
 /**
  * Access-Control-Request-Headers as a list. Empty elements (`a,,b`, a trailing comma, an empty
  * header) are skipped, as RFC 9110 §5.6.1 asks of every list recipient.
@@ -152,15 +160,20 @@ function isRecordStyle(input: Record<string, unknown>): boolean {
  * - `expose_headers` (default null): `Access-Control-Expose-Headers` on actual responses, joined with ", ".
  * - `max_age` seconds (default null: no `Access-Control-Max-Age`).
  *
- * **The `cors` package's options** (`origin`, `methods`, `credentials`, …, or no options at all): as the
- * package answers, except that refusals are 403 problems (docs/migrating-from-express.md). Without
- * `allowedHeaders` the requested headers are reflected; `*` origins answer `*`; a preflight is an
- * OPTIONS request with Access-Control-Request-Method.
+ * - A request whose `Origin` is its own origin (scheme + Host; `trustProxy` for X-Forwarded-Proto/-Host)
+ *   is not a CORS request (Fetch standard): it is never refused and gets no CORS headers but `Vary: Origin`.
  *
- * Both styles: an actual request from a disallowed origin passes on without CORS headers (the browser
- * blocks the response) unless `rejectDisallowedOrigins` is true (then 403; with a CorsConfig an OPTIONS
- * request without `Origin` is refused too, as the reference refuses it). keel's routes set it for their
- * `cors` record. `onReject` (default `'respond'`): `'next'` hands each 403 to `next(err)` as an HttpError.
+ * **The `cors` package's options** (`origin`, `methods`, `headers`, `credentials`, …, no options at all,
+ * or an options delegate `(req, cb) => cb(null, options)` computing them per request): header for header
+ * as the package answers (package-mode.ts, docs/migrating-from-express.md): `*` by default to every
+ * request, every OPTIONS answered as a preflight, the requested headers reflected without
+ * `allowedHeaders`, a disallowed origin left to the browser (no Access-Control-Allow-Origin).
+ *
+ * Both styles: an actual request from a disallowed origin passes on without Access-Control-Allow-Origin
+ * (the browser blocks the response) unless `rejectDisallowedOrigins` is true (then 403, never for a
+ * same-origin request; with a CorsConfig an OPTIONS request without `Origin` is refused too, as the
+ * reference refuses it). keel's routes set it for their `cors` record. `onReject` (default
+ * `'respond'`): `'next'` hands each 403 to `next(err)` as an HttpError.
  *
  * @example
  * import express from 'express';
@@ -168,45 +181,43 @@ function isRecordStyle(input: Record<string, unknown>): boolean {
  * const app = express();
  * app.use(cors({ allowedOrigins: ['https://app.example.com'], allowedHeaders: ['Content-Type'], maxAge: 600 }));
  * app.get('/api/data', (req, res) => res.json({ ok: true }));
+ *
+ * @example
+ * // The cors package's options delegate: per-request options (here, one allowed origin).
+ * app.use(cors((req, cb) => cb(null, { origin: req.headers.origin === 'https://app.example.com' })));
  */
-export function cors(options: CorsOptions = {}): Middleware {
+export function cors(options: CorsOptions | CorsOptionsDelegate = {}): Middleware {
+  if (typeof options === 'function') {
+    return packageCors(options, { rejectDisallowed: DEFAULT_REJECT_DISALLOWED_ORIGINS, allowPrivateNetwork: DEFAULT_ALLOW_PRIVATE_NETWORK, trust: null, reject: rejecter('respond') });
+  }
   const { onReject, rest } = takeOnReject(options, 'CorsConfig');
   const reject = rejecter(onReject);
   const input: Record<string, unknown> = rest instanceof CorsConfig ? rest.toJSON() as never : { ...(rest as object) };
   const rejectDisallowed = takeFlag(input, 'reject_disallowed_origins', 'rejectDisallowedOrigins', DEFAULT_REJECT_DISALLOWED_ORIGINS);
   const allowPrivateNetwork = takeFlag(input, 'allow_private_network', 'allowPrivateNetwork', DEFAULT_ALLOW_PRIVATE_NETWORK);
-  const record = options instanceof CorsConfig || isRecordStyle(input);
-  const familiar: TranslatedCors | undefined = record ? undefined : fromCorsPackage(input);
-  if (familiar?.disabled) {
-    return function corsDisabled(_req: KeelRequest, _res: ServerResponse, next: NextFunction): void {
-      next();
-    };
+  const trustSetting = 'trustProxy' in input ? input.trustProxy : input.trust_proxy;
+  delete input.trustProxy;
+  delete input.trust_proxy;
+  const trust = compileTrust((trustSetting ?? DEFAULT_TRUST_PROXY_FOR_CORS) as TrustProxySetting);
+  if (!(options instanceof CorsConfig) && !isRecordStyle(input)) {
+    return packageCors(input, { rejectDisallowed, allowPrivateNetwork, trust, reject });
   }
-  const cfg = checkConfig(CorsConfig.parse(familiar ? familiar.record : input));
-  // A RegExp / function / `true` origin from the cors package; undefined keeps the record's exact matches.
-  const matchOrigin = familiar?.matchOrigin;
-  const preflightStatus = familiar?.preflightStatus ?? DEFAULT_PREFLIGHT_STATUS;
-  const preflightContinue = familiar?.preflightContinue ?? false;
+  const cfg = checkConfig(CorsConfig.parse(input));
 
   const credentials = cfg.allow_credentials === true;
   const anyOrigin = cfg.allowed_origins.includes('*');
   const anyMethod = cfg.allowed_methods.includes('*');
   const allowedHeaders = new Set(cfg.allowed_headers.map((h) => h.toLowerCase()));
   const anyHeader = allowedHeaders.has('*');
-  // The cors package reflects the requested headers when none are configured; a CorsConfig allows none then.
-  const reflectHeaders = anyHeader || (!record && allowedHeaders.size === 0);
   // Credentials are only granted to origins listed by name. An origin that matches only through `*`
   // gets a literal `*` and no Allow-Credentials: browsers then refuse credentialed requests (Fetch,
   // CORS check) instead of every site reading responses with the user's cookies, which reflecting
-  // the origin would allow. Without credentials a CorsConfig echoes the origin (as the reference
-  // does), while the cors package's `*` stays `*`.
+  // the origin would allow. Without credentials the origin is echoed (as the reference does).
   const namedOrigins = credentials ? new Set(cfg.allowed_origins.filter((o) => o !== '*')) : new Set<string>();
-  const wildcardAnswer = anyOrigin && (credentials || !record);
+  const wildcardAnswer = anyOrigin && credentials;
   // When the Allow-Origin value is the same for every request, no Vary is needed.
   const staticOrigin = wildcardAnswer && namedOrigins.size === 0;
-  const exposeJoined = record
-    ? (cfg.expose_headers === null ? undefined : cfg.expose_headers.join(', '))
-    : (cfg.expose_headers && cfg.expose_headers.length > 0 ? cfg.expose_headers.join(', ') : undefined);
+  const exposeJoined = cfg.expose_headers === null ? undefined : cfg.expose_headers.join(', ');
   const maxAge = cfg.max_age === null ? undefined : String(cfg.max_age);
 
   function allowOrigin(res: ServerResponse, origin: string): void {
@@ -229,7 +240,7 @@ export function cors(options: CorsOptions = {}): Middleware {
     // An empty or absent Access-Control-Request-Method is not checked (cors.rs handle_preflight).
     if (method !== '' && !cfg.isMethodAllowed(method)) return forbid(req, res, next, `CORS preflight for method '${method}' not allowed`);
     const requested = requestedHeaders(req.headers['access-control-request-headers']);
-    if (!reflectHeaders) {
+    if (!anyHeader) {
       const refused = requested.filter((h) => !allowedHeaders.has(h.toLowerCase()));
       if (refused.length > 0) return forbid(req, res, next, `CORS preflight for header(s) ${refused.map((h) => `'${h}'`).join(', ')} not allowed`);
     }
@@ -237,62 +248,49 @@ export function cors(options: CorsOptions = {}): Middleware {
     allowOrigin(res, origin);
     // `*` is only a wildcard for requests without credentials (Fetch); echo the method otherwise.
     if (anyMethod && credentials) res.setHeader('Access-Control-Allow-Methods', method || cfg.allowedMethodsJoined());
-    else res.setHeader('Access-Control-Allow-Methods', anyMethod && !record ? '*' : cfg.allowedMethodsJoined());
+    else res.setHeader('Access-Control-Allow-Methods', cfg.allowedMethodsJoined());
     // No `Vary: Access-Control-Request-Headers` for an echo: OPTIONS responses are not cacheable
     // (RFC 9110 §9.3.7), and browsers key their preflight cache on the request itself.
-    if (record) {
-      res.setHeader('Access-Control-Allow-Headers', anyHeader && credentials ? requested.join(', ') : cfg.allowedHeadersJoined());
-    } else if (reflectHeaders) {
-      if (requested.length > 0) res.setHeader('Access-Control-Allow-Headers', requested.join(', '));
-    } else {
-      res.setHeader('Access-Control-Allow-Headers', cfg.allowedHeadersJoined());
-    }
+    res.setHeader('Access-Control-Allow-Headers', anyHeader && credentials ? requested.join(', ') : cfg.allowedHeadersJoined());
     if (maxAge !== undefined) res.setHeader('Access-Control-Max-Age', maxAge);
     if (allowPrivateNetwork && req.headers['access-control-request-private-network'] === 'true') {
       res.setHeader('Access-Control-Allow-Private-Network', 'true');
     }
-    if (preflightContinue) return next();
-    res.statusCode = preflightStatus;
+    res.statusCode = DEFAULT_PREFLIGHT_STATUS;
     res.setHeader('Content-Length', '0');
     res.end();
   }
 
-  const middleware = function corsMiddleware(req: KeelRequest, res: ServerResponse, next: NextFunction): void {
+  return function corsMiddleware(req: KeelRequest, res: ServerResponse, next: NextFunction): void {
     if (!staticOrigin) appendVary(res, 'Origin');
     const header = req.headers.origin;
     // An empty Origin is no origin (cors.rs: is_origin_allowed("") is false, and an actual request without one passes).
     const origin = header === '' ? undefined : header;
-    const requestMethod = req.headers['access-control-request-method'];
-    // A CorsConfig answers every OPTIONS as a preflight (the reference routes OPTIONS of a CORS route to
-    // its preflight handler); the cors package's options keep keel's reading: OPTIONS + Access-Control-Request-Method.
-    const preflight = req.method === 'OPTIONS' && (record || typeof requestMethod === 'string');
+    // A CorsConfig answers every OPTIONS as a preflight (the reference routes OPTIONS of a CORS route to its preflight handler).
+    const preflight = req.method === 'OPTIONS';
     if (origin === undefined) {
       // Not a CORS request; a route's CorsConfig still refuses an OPTIONS without Origin, as the reference does.
-      if (preflight && record && rejectDisallowed) return forbid(req, res, next, originRefused(''));
+      if (preflight && rejectDisallowed) return forbid(req, res, next, originRefused(''));
       next();
       return;
     }
-    const originAllowed = matchOrigin === undefined ? cfg.isOriginAllowed(origin) : matchOrigin(origin, req);
-
     if (!preflight) {
-      if (!originAllowed) {
-        if (rejectDisallowed) forbid(req, res, next, originRefused(origin));
+      if (!cfg.isOriginAllowed(origin)) {
+        // Browsers send Origin on same-origin POSTs too: the app's own pages are not cross-origin callers.
+        if (rejectDisallowed && !isSameOrigin(req, origin, trust)) forbid(req, res, next, originRefused(origin));
         else next();
         return;
       }
+      // Same-origin: no CORS headers (the response is the page's own); Vary: Origin above keeps caches right.
+      if (isSameOrigin(req, origin, trust)) return next();
       allowOrigin(res, origin);
       if (exposeJoined !== undefined) res.setHeader('Access-Control-Expose-Headers', exposeJoined);
       next();
       return;
     }
 
-    if (!originAllowed) return forbid(req, res, next, originRefused(origin));
+    if (!cfg.isOriginAllowed(origin)) return forbid(req, res, next, originRefused(origin));
+    const requestMethod = req.headers['access-control-request-method'];
     answerPreflight(req, res, next, origin, typeof requestMethod === 'string' ? requestMethod.trim() : '');
-  };
-  const decide = familiar?.decide;
-  if (decide === undefined) return middleware;
-  // A function origin (cors package) decides first, possibly later; then the same middleware runs.
-  return function corsMiddleware(req: KeelRequest, res: ServerResponse, next: NextFunction): void {
-    decide(req, res, next, () => middleware(req, res, next));
   };
 }

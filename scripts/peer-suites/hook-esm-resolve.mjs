@@ -9,5 +9,7 @@ export async function resolve(specifier, context, next) {
   if (!found.url.startsWith('file:')) return found;
   const to = redirect[fileURLToPath(found.url)];
   if (to === undefined || (context.parentURL && bypass.has(fileURLToPath(context.parentURL)))) return found;
-  return { ...found, url: pathToFileURL(to).href, format: to.endsWith('.cjs') ? 'commonjs' : 'module', shortCircuit: true };
+  // A `?query` picks one export of a shared adapter (helmet's per-middleware modules).
+  const [file, query] = to.split('?');
+  return { ...found, url: pathToFileURL(file).href + (query ? `?${query}` : ''), format: file.endsWith('.cjs') ? 'commonjs' : 'module', shortCircuit: true };
 }

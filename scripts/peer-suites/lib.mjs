@@ -45,22 +45,21 @@ export function ensureBuilt(log) {
   const source = Math.max(...['lib', 'middleware', 'harness'].map((d) => newestMtime(join(ROOT, d), '.ts')));
   if (built >= source) return;
   log('keel: dist/ is older than the sources; running the build (tsc -p tsconfig.build.json)');
-  const r = spawnSync(process.execPath, [keelRequire.resolve('typescript/bin/tsc'), '-p', 'tsconfig.build.json'], { cwd: ROOT, stdio: 'inherit' });
+  const tsc = join(dirname(keelRequire.resolve('typescript/package.json')), 'bin', 'tsc');
+  const r = spawnSync(process.execPath, [tsc, '-p', 'tsconfig.build.json'], { cwd: ROOT, stdio: 'inherit' });
   if (r.status !== 0) throw new Error('keel build failed');
 }
 
 /**
- * Copy the package's repository (fresh every run: the suite runs unchanged) to WORK/<pkg>/suite and
- * install its dependencies plus the test devDependencies the suite names into WORK/<pkg>/node_modules
- * (the parent of the copy, so the suite's files resolve them; the suite's own package.json is untouched).
+ * Install the package's dependencies plus the test devDependencies the suite names into
+ * WORK/<pkg>/<hash of that list>/node_modules (once per list: checkouts whose lists differ never
+ * reinstall over each other), and copy the package's repository (fresh every run: the suite runs
+ * unchanged) to .../run-<pid>/suite, below those node_modules so the suite's files resolve them; the
+ * suite's own package.json is untouched. One copy per process: several checkouts may run the suites
+ * at once. Returns the run directory (removed by cleanup()).
  */
 export function prepare(pkg, suite, log) {
-  const base = join(WORK, pkg);
-  const copy = join(base, 'suite');
-  rmSync(copy, { recursive: true, force: true });
-  mkdirSync(base, { recursive: true });
-  cpSync(join(SHARED, pkg), copy, { recursive: true });
-  const manifest = JSON.parse(readFileSync(join(copy, 'package.json'), 'utf8'));
+  const manifest = JSON.parse(readFileSync(join(SHARED, pkg, 'package.json'), 'utf8'));
   const dev = manifest.devDependencies ?? {};
   const wanted = { ...(manifest.dependencies ?? {}) };
   for (const name of suite.devDependencies) {
@@ -70,15 +69,40 @@ export function prepare(pkg, suite, log) {
   Object.assign(wanted, suite.extraDependencies ?? {});
   const pkgJson = JSON.stringify({ name: `keel-peer-${pkg}`, private: true, dependencies: wanted }, null, 2);
   const stamp = createHash('sha256').update(pkgJson).digest('hex');
+  const base = join(WORK, pkg, stamp.slice(0, 12));
+  const run = join(base, `run-${process.pid}`);
+  const copy = join(run, 'suite');
+  rmSync(run, { recursive: true, force: true });
+  mkdirSync(run, { recursive: true });
+  // Copies left by runs that were killed (their process is gone).
+  for (const name of readdirSync(base)) {
+    const pid = /^run-(\d+)$/.exec(name)?.[1];
+    if (pid && !alive(Number(pid))) rmSync(join(base, name), { recursive: true, force: true });
+  }
+  cpSync(join(SHARED, pkg), copy, { recursive: true });
   const stampFile = join(base, '.installed');
-  if (existsSync(stampFile) && readFileSync(stampFile, 'utf8') === stamp && existsSync(join(base, 'node_modules'))) return base;
+  if (existsSync(stampFile) && readFileSync(stampFile, 'utf8') === stamp && existsSync(join(base, 'node_modules'))) return run;
   log(`${pkg}: installing the suite's test dependencies into ${base} (once)`);
   writeFileSync(join(base, 'package.json'), pkgJson);
   const npm = process.platform === 'win32' ? 'npm.cmd' : 'npm';
   const r = spawnSync(npm, ['install', '--no-audit', '--no-fund', '--no-package-lock', '--ignore-scripts', '--loglevel=error'], { cwd: base, stdio: 'inherit' });
   if (r.status !== 0) throw new Error(`${pkg}: npm install failed`);
   writeFileSync(stampFile, stamp);
-  return base;
+  return run;
+}
+
+function alive(pid) {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (err) {
+    return err.code === 'EPERM';
+  }
+}
+
+/** Remove a run directory made by prepare(). */
+export function cleanup(run) {
+  rmSync(run, { recursive: true, force: true });
 }
 
 /** A resolved adapter description: which suite files are replaced, by which files, in this run. */
@@ -95,7 +119,7 @@ function redirects(suite, copy, target, variant) {
     } else if (replacement) {
       map[original] = replacement;
     }
-    if (replacement) bypass.push(replacement);
+    if (replacement) bypass.push(replacement.split('?')[0]);
   }
   return { map, bypass };
 }
@@ -104,9 +128,10 @@ function redirects(suite, copy, target, variant) {
  * Run the suite once. target: 'original' | 'keel'; variant: a key of EXPRESS or 'direct'.
  * Returns { passed: string[], failed: {title, error}[], skipped: string[], status, output }.
  */
-export function runOnce(pkg, suite, base, target, variant) {
-  const copy = join(base, 'suite');
-  const results = join(base, `results-${target}-${variant.replace(/\W+/g, '-')}.json`);
+export function runOnce(pkg, suite, run, target, variant) {
+  const base = dirname(run);
+  const copy = join(run, 'suite');
+  const results = join(run, `results-${target}-${variant.replace(/\W+/g, '-')}.json`);
   rmSync(results, { force: true });
   const { map, bypass } = redirects(suite, copy, target, variant);
   const env = {
@@ -117,31 +142,51 @@ export function runOnce(pkg, suite, base, target, variant) {
     KEEL_PEER_BYPASS: JSON.stringify(bypass),
     KEEL_PEER_EXPRESS: EXPRESS[variant] ?? '',
     KEEL_PEER_TARGET: target,
-    KEEL_PEER_TARGET_FILE: target === 'keel' ? join(HERE, suite.name, Object.values(suite.redirect)[0]) : join(copy, Object.keys(suite.redirect)[0]),
+    KEEL_PEER_TARGET_FILE: target === 'keel' ? join(HERE, suite.name, Object.values(suite.redirect)[0].split('?')[0]) : join(copy, Object.keys(suite.redirect)[0]),
     KEEL_ROOT: ROOT,
+    ...(suite.env ?? {}),
   };
   const bin = (name) => join(base, 'node_modules', '.bin', name);
   let command;
   if (suite.runner === 'mocha') {
-    command = [bin('mocha'), '--require', join(HERE, 'hook.cjs'), '--reporter', join(HERE, 'mocha-reporter.cjs'), ...suite.args];
+    // --exit: a middleware that leaves a handle open (a hung stream) must not hang the run after the results.
+    command = [bin('mocha'), '--exit', '--require', join(HERE, 'hook.cjs'), '--reporter', join(HERE, 'mocha-reporter.cjs'), ...suite.args];
   } else if (suite.runner === 'jest') {
-    const config = join(base, `jest-${target}.config.json`);
+    const config = join(run, `jest-${target}.config.json`);
     writeFileSync(config, JSON.stringify(suite.jestConfig(copy, target === 'keel' ? join(HERE, suite.name) : undefined, EXPRESS[variant]), null, 2));
     command = [bin('jest'), '--config', config, '--rootDir', copy, '--json', `--outputFile=${results}.jest`, '--runInBand', ...suite.args];
   } else if (suite.runner === 'node-test') {
-    command = [process.execPath, '--import', createRequire(join(base, 'package.json')).resolve('tsx'), '--import', join(HERE, 'hook-esm.mjs'),
+    command = [process.execPath, '--import', 'tsx', '--import', join(HERE, 'hook-esm.mjs'),
       '--test', `--test-reporter=${join(HERE, 'node-test-reporter.mjs')}`, '--test-reporter-destination=stdout', '--test-concurrency=1', ...suite.args];
   } else {
     throw new Error(`${pkg}: unknown runner ${suite.runner}`);
   }
-  const [file, ...args] = command;
-  const r = spawnSync(file, args, { cwd: copy, env, encoding: 'utf8', timeout: RUN_TIMEOUT_MS, maxBuffer: 64 * 1024 * 1024 });
-  const output = `${r.stdout ?? ''}${r.stderr ?? ''}`;
-  let parsed;
-  if (suite.runner === 'jest' && existsSync(`${results}.jest`)) parsed = fromJest(JSON.parse(readFileSync(`${results}.jest`, 'utf8')));
-  else if (existsSync(results)) parsed = JSON.parse(readFileSync(results, 'utf8'));
-  else parsed = { passed: [], failed: [{ title: `(${pkg} suite did not run)`, error: output.slice(-2000) || String(r.error) }], skipped: [] };
-  return { ...parsed, status: r.status, output };
+  // Mocha suites run one test file per process when `files` is given, so a file that throws while
+  // loading (a factory refusing options at describe time) costs that file's tests, not the whole run.
+  const batches = suite.runner === 'mocha' && suite.files ? suite.files.map((f) => [f]) : [[]];
+  const merged = { passed: [], failed: [], skipped: [] };
+  let status = 0;
+  let output = '';
+  for (const batch of batches) {
+    const [file, ...args] = [...command, ...batch];
+    rmSync(results, { force: true });
+    const r = spawnSync(file, args, { cwd: copy, env, encoding: 'utf8', timeout: RUN_TIMEOUT_MS, maxBuffer: 64 * 1024 * 1024 });
+    const text = `${r.stdout ?? ''}${r.stderr ?? ''}`;
+    output += text;
+    status ||= r.status ?? 1;
+    let parsed;
+    if (suite.runner === 'jest' && existsSync(`${results}.jest`)) parsed = fromJest(JSON.parse(readFileSync(`${results}.jest`, 'utf8')));
+    else if (existsSync(results)) parsed = JSON.parse(readFileSync(results, 'utf8'));
+    else {
+      const what = batch.length ? `test file ${batch.join(' ')}` : `${pkg} suite`;
+      const cause = text.split('\n').find((l) => /Error|Exception/.test(l)) ?? String(r.error ?? text.slice(-500));
+      parsed = { passed: [], failed: [{ title: `(${what} did not run)`, error: cause }], skipped: [] };
+    }
+    merged.passed.push(...parsed.passed);
+    merged.failed.push(...parsed.failed);
+    merged.skipped.push(...parsed.skipped);
+  }
+  return { ...merged, status, output };
 }
 
 function fromJest(report) {
@@ -155,7 +200,10 @@ function fromJest(report) {
     }
     // A test file that failed to load (syntax, missing export) has no assertion results.
     if ((file.assertionResults ?? []).length === 0 && file.status === 'failed') {
-      out.failed.push({ title: `(test file ${file.name.split('/test/').pop()} failed to run)`, error: String(file.message).slice(0, 500) });
+      // jest's "Details:" part names the file and line that could not be loaded.
+      const message = String(file.message);
+      const details = message.indexOf('Details:');
+      out.failed.push({ title: `(test file ${file.name.split('/test/').pop()} failed to run)`, error: (details === -1 ? message : message.slice(details)).slice(0, 800) });
     }
   }
   return out;

@@ -23,6 +23,9 @@ app.use(requestId());
 app.use(httpTrace());
 app.use(securityHeaders());
 app.use(cors({ allowed_origins: ['https://app.example.com'], onReject: 'next' }));
+// The cors package's options delegate: per-request options.
+app.use(cors((req, cb) => cb(null, { origin: req.headers.origin === 'https://app.example.com', credentials: true })));
+app.use(cors({ origin: [/\.example\.com$/], headers: ['Content-Type'] }));
 app.use(rateLimit({ per_second: 5, burst: 10, onReject: 'next' }));
 app.use(bodyLimit({ max_body_size: 1024, onReject: 'next' }));
 app.use(timeout({ request_timeout: 30, onReject: 'next' }));

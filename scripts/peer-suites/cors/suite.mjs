@@ -3,7 +3,8 @@
 export default {
   runner: 'mocha',
   devDependencies: ['mocha', 'supertest', 'after', 'express'],
-  args: ['--require', 'test/support/env', 'test/'],
+  args: ['--require', 'test/support/env'],
+  files: ['test/error-response.js', 'test/example-app.js', 'test/issue-2.js', 'test/test.js'],
   variants: ['express 4', 'express 5'],
   // `require('..')` and `require('../lib')` both resolve to lib/index.js.
   redirect: { 'lib/index.js': 'adapter.cjs' },
