@@ -42,11 +42,10 @@ function newestMtime(dir, ext, skip = new Set(['node_modules', 'dist'])) {
 export function ensureBuilt(log) {
   const dist = join(ROOT, 'dist');
   const built = existsSync(dist) ? newestMtime(dist, '.js', new Set()) : 0;
-  const source = Math.max(...['lib', 'middleware', 'harness'].map((d) => newestMtime(join(ROOT, d), '.ts')));
+  const source = Math.max(...['lib', 'middleware', 'harness', 'express'].map((d) => newestMtime(join(ROOT, d), '.ts')));
   if (built >= source) return;
-  log('keel: dist/ is older than the sources; running the build (tsc -p tsconfig.build.json)');
-  const tsc = join(dirname(keelRequire.resolve('typescript/package.json')), 'bin', 'tsc');
-  const r = spawnSync(process.execPath, [tsc, '-p', 'tsconfig.build.json'], { cwd: ROOT, stdio: 'inherit' });
+  log('keel: dist/ is older than the sources; running the build (npm run build)');
+  const r = spawnSync(process.execPath, [join(ROOT, 'scripts', 'build.mjs')], { cwd: ROOT, stdio: 'inherit' });
   if (r.status !== 0) throw new Error('keel build failed');
 }
 
