@@ -139,15 +139,17 @@ export class Layer {
     return false;
   }
 
+  // Express 4's decode_param decodes every non-empty param; decodeParam skips those without '%', which
+  // decodeURIComponent would return unchanged, so the answers are the same.
   private match4(path: string): LayerMatch | false {
-    if (this.star) return { params: { 0: decode4(path) }, path, keys: this.keyNames, pattern: this.rawPath };
+    if (this.star) return { params: { 0: decodeParam(path) }, path, keys: this.keyNames, pattern: this.rawPath };
     const m = this.regexp!.exec(path);
     if (!m) return false;
     const params: Record<string, any> = {};
     const keys = this.keys!;
     for (let i = 1; i < m.length; i++) {
       const prop = keys[i - 1]!.name;
-      const val = decode4(m[i]);
+      const val = decodeParam(m[i]);
       if (val !== undefined || !hasOwn.call(params, prop)) params[prop] = val;
     }
     return { params, path: m[0], keys: this.keyNames, pattern: this.rawPath };
@@ -179,19 +181,5 @@ export class Layer {
     } catch (err) {
       next(err);
     }
-  }
-}
-
-/** Express 4's decode_param: every non-empty param is decoded (not only those with '%'). */
-function decode4(val: unknown): any {
-  if (typeof val !== 'string' || val.length === 0) return val;
-  try {
-    return decodeURIComponent(val);
-  } catch (err) {
-    if (err instanceof URIError) {
-      err.message = "Failed to decode param '" + val + "'";
-      (err as any).status = (err as any).statusCode = 400;
-    }
-    throw err;
   }
 }
