@@ -79,7 +79,7 @@ export interface BackgroundBackend {
 export class BackgroundStoreError extends HttpError {
   readonly metadata: BackgroundJobMetadata;
   constructor(metadata: BackgroundJobMetadata, cause: unknown) {
-    super(503, 'The background queue is unavailable; try again later', { code: 'KEEL_SERVICE_UNAVAILABLE', headers: { 'Retry-After': '1' }, expected: true, cause });
+    super(503, 'The background queue is unavailable; try again later', { code: 'KEEL_SERVICE_UNAVAILABLE', extensions: { code: 'KEEL_SERVICE_UNAVAILABLE' }, headers: { 'Retry-After': '1' }, expected: true, cause });
     this.metadata = metadata;
   }
 }

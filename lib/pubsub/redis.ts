@@ -39,7 +39,7 @@ export interface RedisPubSubOptions {
 export class PubSubUnavailableError extends HttpError {
   readonly topic: string;
   constructor(topic: string, cause: unknown) {
-    super(503, 'The event bus is unavailable; try again later', { code: 'KEEL_SERVICE_UNAVAILABLE', headers: { 'Retry-After': '1' }, expected: true, cause });
+    super(503, 'The event bus is unavailable; try again later', { code: 'KEEL_SERVICE_UNAVAILABLE', extensions: { code: 'KEEL_SERVICE_UNAVAILABLE' }, headers: { 'Retry-After': '1' }, expected: true, cause });
     this.topic = topic;
   }
 }

@@ -12,14 +12,14 @@ import { problemFor, sendProblem } from '../../lib/problem.js';
 import { rejecter, takeOnReject, type OnRejectOption, type Rejecter } from '../../lib/reject.js';
 import { RateLimitConfig, checkTrustProxy, fail, type TrustProxySetting } from '../../lib/records/index.js';
 import type { KeelRequest, Middleware, NextFunction } from '../../lib/request.js';
-import { MemoryStore, type BucketPolicy, type RateLimitStore, type TakeResult } from './store.js';
+import { MemoryStore, STORE_UNAVAILABLE_EXTENSIONS, STORE_UNAVAILABLE_HEADERS, type BucketPolicy, type RateLimitStore, type TakeResult } from './store.js';
 import { PACKAGE_KEYS, parseWindowOptions, type RateLimitPackageOptions } from './window-options.js';
 import { windowLimiter, type RateLimitRequestHandler } from './window-limiter.js';
 import type { WindowStore } from './window-store.js';
 
 export { DEFAULT_RATE_BURST, DEFAULT_RATE_PER_SECOND } from '../../lib/records/index.js';
-export { MemoryStore, DEFAULT_MEMORY_STORE_MAX_KEYS, gcraTake, type BucketPolicy, type MemoryStoreOptions, type RateLimitStore, type TakeResult } from './store.js';
-export { RedisStore, DEFAULT_REDIS_PREFIX, type RedisStoreOptions } from './redis.js';
+export { MemoryStore, DEFAULT_MEMORY_STORE_MAX_KEYS, STORE_UNAVAILABLE_HEADERS, STORE_UNAVAILABLE_RETRY_AFTER_SECONDS, gcraTake, type BucketPolicy, type MemoryStoreOptions, type RateLimitStore, type TakeResult } from './store.js';
+export { RedisStore, RedisCommandTimeoutError, DEFAULT_REDIS_PREFIX, DEFAULT_REDIS_COMMAND_TIMEOUT_MS, type RedisStoreOptions } from './redis.js';
 export {
   PACKAGE_DEFAULT_LIMIT, PACKAGE_DEFAULT_MESSAGE, PACKAGE_DEFAULT_REQUEST_PROPERTY, PACKAGE_DEFAULT_STATUS, PACKAGE_DEFAULT_WINDOW_MS,
   type RateLimitPackageOptions, type ValueDeterminingMiddleware,
@@ -198,7 +198,7 @@ function limiter(config: Readonly<RateLimitConfig>, extensions: RateLimitExtensi
   const policyHeader = `${policy.burst};w=${windowSeconds}`;
   const exceeded = `Rate limit exceeded: ${policy.burst} requests at once, refilled at ${describeRate(policy.perSecond)}`;
   const detailFor = (retryAfter: number): string => `${exceeded}; retry in ${retryAfter} s`;
-  const unavailable = Object.freeze(problemFor('KEEL_SERVICE_UNAVAILABLE', 'The rate limiter is unavailable'));
+  const unavailable = Object.freeze(problemFor('KEEL_SERVICE_UNAVAILABLE', 'The rate limiter is unavailable', STORE_UNAVAILABLE_EXTENSIONS));
 
   function answer(req: KeelRequest, res: ServerResponse, next: NextFunction, result: TakeResult): void {
     const state = `limit=${policy.burst}, remaining=${result.remaining}, reset=${Math.ceil(result.resetMs / 1000)}`;
@@ -217,7 +217,7 @@ function limiter(config: Readonly<RateLimitConfig>, extensions: RateLimitExtensi
 
   function storeFailed(req: KeelRequest, res: ServerResponse, next: NextFunction): void {
     if (passOnStoreError) return next();
-    reject.refuse(req, res, next, unavailable);
+    reject.refuse(req, res, next, unavailable, STORE_UNAVAILABLE_HEADERS);
   }
 
   return function rateLimitMiddleware(req: KeelRequest, res: ServerResponse, next: NextFunction): void {

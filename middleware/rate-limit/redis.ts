@@ -17,6 +17,14 @@ import type { ClientRateLimitInfo, StoreInitOptions, WindowStore } from './windo
 /** Default prefix of every key the store writes. */
 export const DEFAULT_REDIS_PREFIX = 'keel:rl:';
 
+/**
+ * Default bound on one command, in ms (500). A hung Redis (SIGSTOP, a network partition: the socket
+ * stays open, so the client library neither errors nor reconnects) would otherwise hold every limited
+ * request until it resumes; past the bound the command counts as a store failure, which answers 503
+ * with Retry-After (or lets the request through under `passOnStoreError`).
+ */
+export const DEFAULT_REDIS_COMMAND_TIMEOUT_MS = 500;
+
 export interface RedisStoreOptions {
   /**
    * Send one command and resolve with its reply.
@@ -25,6 +33,20 @@ export interface RedisStoreOptions {
   sendCommand: (...args: string[]) => Promise<unknown>;
   /** Key prefix; give each limiter its own. Default `DEFAULT_REDIS_PREFIX` ('keel:rl:'). */
   prefix?: string;
+  /**
+   * Longest wait for one command's reply, ms (a positive number, or 0 for no bound). Default
+   * `DEFAULT_REDIS_COMMAND_TIMEOUT_MS` (500). The client is yours, so keel races its own timer; give an
+   * ioredis client `commandTimeout` too, so it drops the late reply itself (docs/scaling.md).
+   */
+  timeoutMs?: number;
+}
+
+/** The error a command that outlived `timeoutMs` rejects with. */
+export class RedisCommandTimeoutError extends Error {
+  constructor(command: string, ms: number) {
+    super(`RedisStore: ${command} had no reply within ${ms} ms (timeoutMs)`);
+    this.name = 'RedisCommandTimeoutError';
+  }
 }
 
 // KEYS[1] = bucket key; ARGV[1] = interval ms; ARGV[2] = burst. Returns {allowed, remaining,
@@ -92,7 +114,12 @@ export class RedisStore implements RateLimitStore, WindowStore {
 
   constructor(options: RedisStoreOptions) {
     if (typeof options?.sendCommand !== 'function') throw new TypeError('RedisStore needs a sendCommand(...args) function');
-    this.#send = options.sendCommand;
+    const timeoutMs = options.timeoutMs ?? DEFAULT_REDIS_COMMAND_TIMEOUT_MS;
+    if (typeof timeoutMs !== 'number' || !Number.isFinite(timeoutMs) || timeoutMs < 0) {
+      throw new TypeError(`RedisStore timeoutMs must be a number of ms ≥ 0 (0: no bound), got ${JSON.stringify(timeoutMs)}; the default is ${DEFAULT_REDIS_COMMAND_TIMEOUT_MS}`);
+    }
+    const send = options.sendCommand;
+    this.#send = timeoutMs === 0 ? send : (...args: string[]) => withTimeout(send(...args), args[0] ?? 'command', timeoutMs);
     this.#prefix = options.prefix ?? DEFAULT_REDIS_PREFIX;
   }
 
@@ -149,4 +176,16 @@ export class RedisStore implements RateLimitStore, WindowStore {
       return this.#send('EVAL', script, ...keyArgs);
     }
   }
+}
+
+/** `reply`, or a RedisCommandTimeoutError once `ms` have passed; the timer never keeps the process alive. */
+function withTimeout(reply: Promise<unknown>, command: string, ms: number): Promise<unknown> {
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new RedisCommandTimeoutError(command, ms)), ms);
+    timer.unref();
+  });
+  // A reply that fails after the timeout must not become an unhandled rejection.
+  reply.catch(() => {});
+  return Promise.race([reply, late]).finally(() => clearTimeout(timer));
 }

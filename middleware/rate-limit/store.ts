@@ -124,3 +124,16 @@ export class MemoryStore implements RateLimitStore {
     }
   }
 }
+
+/**
+ * `Retry-After` of the 503 a failing store answers (RFC 9110 §10.2.3): one second, the order of a
+ * Redis reconnect, so clients back off instead of hammering an instance whose store is down.
+ */
+export const STORE_UNAVAILABLE_RETRY_AFTER_SECONDS = 1;
+/** The headers of that 503 (shared with the express-rate-limit-style limiter). */
+export const STORE_UNAVAILABLE_HEADERS: Readonly<Record<string, string>> = Object.freeze({ 'Retry-After': String(STORE_UNAVAILABLE_RETRY_AFTER_SECONDS) });
+/**
+ * The `code` member of that 503 (an RFC 9457 §3.2 extension), the code docs/scaling.md names, so a
+ * client or log can tell "store down" from other 503s without parsing `type`.
+ */
+export const STORE_UNAVAILABLE_EXTENSIONS: Readonly<Record<string, unknown>> = Object.freeze({ code: 'KEEL_SERVICE_UNAVAILABLE' });

@@ -14,6 +14,7 @@ import { problemFor } from '../../lib/problem.js';
 import type { Rejecter } from '../../lib/reject.js';
 import type { KeelRequest, NextFunction } from '../../lib/request.js';
 import { ipKeyGenerator } from './ip-key.js';
+import { STORE_UNAVAILABLE_EXTENSIONS, STORE_UNAVAILABLE_HEADERS } from './store.js';
 import {
   defaultIdentifier, resetSeconds, setDraft6Headers, setDraft7Headers, setDraft8Headers, setLegacyHeaders,
   setRetryAfterHeader, type RateLimitInfo,
@@ -56,7 +57,7 @@ export function windowLimiter(config: WindowConfig, reject: Rejecter, addressOf:
       logger.error(err, 'express-rate-limit: error during store initialization.');
     }
   }
-  const unavailable = Object.freeze(problemFor('KEEL_SERVICE_UNAVAILABLE', 'The rate limiter is unavailable'));
+  const unavailable = Object.freeze(problemFor('KEEL_SERVICE_UNAVAILABLE', 'The rate limiter is unavailable', STORE_UNAVAILABLE_EXTENSIONS));
 
   async function keyOf(req: KeelRequest, res: ServerResponse): Promise<string> {
     if (config.keyGenerator) return String(await config.keyGenerator(req, res));
@@ -113,7 +114,7 @@ export function windowLimiter(config: WindowConfig, reject: Rejecter, addressOf:
         logger.error(err, 'express-rate-limit: error from store, allowing request without rate-limiting.');
         return next();
       }
-      return reject.refuse(req, res, next, unavailable);
+      return reject.refuse(req, res, next, unavailable, STORE_UNAVAILABLE_HEADERS);
     }
     const { totalHits, resetTime } = counted;
     validations.positiveHits(totalHits);

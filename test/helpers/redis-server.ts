@@ -21,6 +21,9 @@ export interface RedisServer {
   readonly client: Redis;
   /** Kill redis-server (an outage); start() brings it back on the same port, empty. */
   kill(): Promise<void>;
+  /** SIGSTOP redis-server: a hung Redis (sockets stay open, nothing answers); resume() sends SIGCONT. */
+  pause(): void;
+  resume(): void;
   start(): Promise<void>;
   stop(): Promise<void>;
 }
@@ -53,8 +56,15 @@ export async function startRedis(): Promise<RedisServer> {
       proc.kill('SIGKILL');
       await once(proc, 'exit');
     },
+    pause() {
+      proc?.kill('SIGSTOP');
+    },
+    resume() {
+      proc?.kill('SIGCONT');
+    },
     async stop() {
       client.disconnect();
+      proc?.kill('SIGCONT'); // a stopped process would not act on SIGKILL's exit until continued on some systems
       await server.kill();
     },
   };
