@@ -19,6 +19,7 @@
 import type { Logger } from 'pino';
 import { AppError, HttpError } from '../errors.js';
 import { missingPackages, missingPackagesError } from '../packages.js';
+import { boundedRetryStrategy, DEFAULT_REDIS_COMMAND_TIMEOUT_MS } from '../redis-policy.js';
 import { BackgroundJobMetadata, type BackgroundTaskConfig } from '../records/protocol.js';
 import {
   BackgroundExecutor, BackgroundExecutorClosedError, BackgroundQueueFullError,
@@ -141,8 +142,8 @@ export function bullmqBackground(options: BullMqBackgroundOptions): BackgroundBa
   };
 }
 
-/** Longest wait for Redis at enqueue before the job is refused (or run here with passOnStoreError): 2000 ms. */
-export const ENQUEUE_TIMEOUT_MS = 2000;
+/** Longest wait for Redis at enqueue before the job is refused (or run here with passOnStoreError): 500 ms (DEFAULT_REDIS_COMMAND_TIMEOUT_MS). */
+export const ENQUEUE_TIMEOUT_MS = DEFAULT_REDIS_COMMAND_TIMEOUT_MS;
 
 /** After the drain timeout, how long aborted jobs get to be moved back to waiting (and the queue to close): 5000 ms. */
 export const HAND_BACK_GRACE_MS = 5000;
@@ -191,9 +192,11 @@ class BullMqExecutor implements BackgroundRunner {
     this.#m = m;
   }
 
-  #connect(extra: Record<string, unknown>): any {
+  #connect(own: Record<string, unknown>): any {
     const c = this.#options.connection;
-    const client = typeof c === 'string' ? new this.#m.Redis(c, extra) : new this.#m.Redis({ ...c, ...extra });
+    // Bounded reconnects unless the user's connection options choose their own strategy.
+    const extra = { retryStrategy: boundedRetryStrategy, ...(typeof c === 'object' ? c : {}), ...own };
+    const client = typeof c === 'string' ? new this.#m.Redis(c, extra) : new this.#m.Redis(extra);
     // Connection errors surface where they matter (enqueue, the worker's own retries), not as crashes.
     client.on('error', (err: Error) => this.#logger.debug({ err }, 'background queue: redis connection error'));
     this.#connections.push(client);

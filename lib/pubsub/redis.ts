@@ -14,13 +14,14 @@
 import { pino, type Logger } from 'pino';
 import { HttpError } from '../errors.js';
 import { missingPackages, missingPackagesError } from '../packages.js';
+import { boundedRetryStrategy, DEFAULT_REDIS_COMMAND_TIMEOUT_MS } from '../redis-policy.js';
 import { checkTopic, encodePayload, MemoryPubSub, type PubSub } from './memory.js';
 
 /** Prefix of every channel: 'keel:ps:'. */
 export const DEFAULT_PUBSUB_PREFIX = 'keel:ps:';
 
-/** Longest wait for Redis at publish before passOnStoreError decides: 2000 ms. */
-export const PUBLISH_TIMEOUT_MS = 2000;
+/** Longest wait for Redis at publish before passOnStoreError decides: 500 ms (DEFAULT_REDIS_COMMAND_TIMEOUT_MS). */
+export const PUBLISH_TIMEOUT_MS = DEFAULT_REDIS_COMMAND_TIMEOUT_MS;
 
 export interface RedisPubSubOptions {
   /** Redis URL (`redis://127.0.0.1:6379`) or ioredis options (`{ host, port, password, tls }`). */
@@ -84,9 +85,11 @@ export class RedisPubSub implements PubSub {
       if (missing.length) throw missingPackagesError('RedisPubSub', missing);
       const mod: any = await import('ioredis');
       const Redis = mod.Redis ?? mod.default;
-      const make = (extra: Record<string, unknown>): Client => {
+      const make = (own: Record<string, unknown>): Client => {
         const c = this.#options.connection;
-        const client = typeof c === 'string' ? new Redis(c, extra) : new Redis({ ...c, ...extra });
+        // Bounded reconnects unless the user's connection options choose their own strategy.
+        const extra = { retryStrategy: boundedRetryStrategy, ...(typeof c === 'object' ? c : {}), ...own };
+        const client = typeof c === 'string' ? new Redis(c, extra) : new Redis(extra);
         client.on('error', (err: Error) => this.#logger.debug({ err }, 'pubsub: redis connection error'));
         return client;
       };

@@ -11,19 +11,17 @@
  * `sendCommand` for node-redis or ioredis, as express-rate-limit's rate-limit-redis does.
  */
 import { createHash } from 'node:crypto';
+import { DEFAULT_REDIS_COMMAND_TIMEOUT_MS } from '../../lib/redis-policy.js';
 import type { BucketPolicy, RateLimitStore, TakeResult } from './store.js';
 import type { ClientRateLimitInfo, StoreInitOptions, WindowStore } from './window-store.js';
 
 /** Default prefix of every key the store writes. */
 export const DEFAULT_REDIS_PREFIX = 'keel:rl:';
 
-/**
- * Default bound on one command, in ms (500). A hung Redis (SIGSTOP, a network partition: the socket
- * stays open, so the client library neither errors nor reconnects) would otherwise hold every limited
- * request until it resumes; past the bound the command counts as a store failure, which answers 503
- * with Retry-After (or lets the request through under `passOnStoreError`).
- */
-export const DEFAULT_REDIS_COMMAND_TIMEOUT_MS = 500;
+// The default bound on one command (500 ms), shared with the clients keel creates. A hung Redis (SIGSTOP,
+// a network partition: the socket stays open, so the client neither errors nor reconnects) would
+// otherwise hold every limited request until it resumes; past the bound the command is a store failure.
+export { DEFAULT_REDIS_COMMAND_TIMEOUT_MS };
 
 export interface RedisStoreOptions {
   /**
