@@ -159,7 +159,8 @@ export function buildExampleApp(overrides: { port?: number; rate_limit?: { per_s
  */
 export async function redisOptions(url: string): Promise<AppOptions> {
   const { Redis } = await import('ioredis');
-  const client = new Redis(url, { maxRetriesPerRequest: 1 });
+  // commandTimeout: a hung Redis answers 503 within 500 ms instead of holding requests (docs/scaling.md).
+  const client = new Redis(url, { maxRetriesPerRequest: 1, commandTimeout: 500 });
   client.on('error', (err) => console.error(`redis: ${err.message}`));
   return {
     rateLimit: { store: new RedisStore({ sendCommand: (command, ...args) => client.call(command!, ...args) as Promise<unknown> }) },
