@@ -11,7 +11,7 @@ import { readRawBody } from '../body.js';
 import { DEFAULT_JSON_POISONING, jsonPoisoningOf, parseJsonText, type JsonPoisoning } from '../json-parse.js';
 import { ConfigError, HttpError } from '../errors.js';
 import { problemFor, sendProblem } from '../problem.js';
-import { parseMediaType } from '../content.js';
+import { parseMediaType, refuseDeepJson } from '../content.js';
 import { AsyncApiConfig, ParseRequest, ValidateRequest } from '../records/protocol.js';
 import { DEFAULT_MAX_BODY_SIZE } from '../records/server.js';
 import type { KeelRequest } from '../request.js';
@@ -118,6 +118,8 @@ async function readBody(req: KeelRequest, res: ServerResponse, limit: number | n
   }
   if (!yaml) {
     try {
+      // Same nesting rule and 400 problem as a JSON body, before parsing (resolve/validate recurse).
+      refuseDeepJson(raw);
       return { value: parseJsonText(raw.toString('utf8'), poisoning) };
     } catch (err) {
       if (err instanceof HttpError) {
