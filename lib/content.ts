@@ -299,7 +299,8 @@ function parseJson(raw: Buffer, charset: string | undefined, poisoning: JsonPois
   return value;
 }
 
-const tooDeep = () =>
+/** The 400 problem for JSON (or YAML) nested past MAX_JSON_DEPTH: one answer wherever keel parses it. */
+export const tooDeep = (): HttpError =>
   new HttpError(400, `JSON body nesting exceeds the limit of ${MAX_JSON_DEPTH} levels`, { code: 'KEEL_BAD_REQUEST', extensions: { limit: MAX_JSON_DEPTH } });
 
 /**

@@ -50,6 +50,7 @@ async function assertSameProblem(res: Response): Promise<void> {
   const got = await res.json() as Problem;
   const want = await bodyProblem();
   assert.equal(got.type, want.type);
+  assert.match(got.type, /bad-request$/);
   assert.equal(got.limit, MAX_JSON_DEPTH);
   assert.equal((await fetch(`${server.url}/health`)).status, 200);
 }
@@ -88,4 +89,18 @@ describe('when an AsyncAPI document is nested 100,000 deep', () => {
       await assertSameProblem(await post(path, `{"spec":{"asyncapi":"3.0.0","info":{"title":"t","version":"1"},"x":${deep(100_000)}}}`));
     });
   }
+  const yaml = (body: string) => fetch(`${server.url}/asyncapi/parse`, { method: 'POST', headers: { 'Content-Type': 'application/yaml' }, body });
+  it('should answer the same 400 problem for a YAML document with 100,000 nested flow sequences (the yaml package runs out of memory on it)', async () => {
+    await assertSameProblem(await yaml(`asyncapi: 3.0.0\ninfo: {title: t, version: '1'}\nx: ${deep(100_000)}\n`));
+  });
+  it('should answer the same 400 problem for a YAML document with 100 nested block mappings', async () => {
+    let nested = 'x:\n';
+    for (let i = 1; i <= 100; i++) nested += `${' '.repeat(i)}a:\n`;
+    await assertSameProblem(await yaml(`asyncapi: 3.0.0\ninfo: {title: t, version: '1'}\n${nested}${' '.repeat(101)}b: 1\n`));
+  });
+  it('should still read a YAML document nested within the limit (control)', async () => {
+    const res = await yaml(`asyncapi: 3.0.0\ninfo: {title: t, version: '1'}\nchannels: {}\nx-deep: ${deep(MAX_JSON_DEPTH - 4)}\n`);
+    assert.notEqual(res.status, 400, await res.clone().text());
+    assert.ok(res.status < 500);
+  });
 });
