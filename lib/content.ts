@@ -299,8 +299,19 @@ function parseJson(raw: Buffer, charset: string | undefined, poisoning: JsonPois
   return value;
 }
 
-const tooDeep = () =>
+/** The 400 problem for JSON (or YAML) nested past MAX_JSON_DEPTH: one answer wherever keel parses it. */
+export const tooDeep = (): HttpError =>
   new HttpError(400, `JSON body nesting exceeds the limit of ${MAX_JSON_DEPTH} levels`, { code: 'KEEL_BAD_REQUEST', extensions: { limit: MAX_JSON_DEPTH } });
+
+/**
+ * The one nesting rule for JSON keel parses outside parseBody (JSON-RPC bodies, GraphQL bodies and
+ * `variables`, AsyncAPI documents): the byte scan runs before JSON.parse, so a document deeper than
+ * MAX_JSON_DEPTH never reaches recursive code; it throws the same 400 HttpError as a JSON body.
+ */
+export function refuseDeepJson(text: string | Buffer): void {
+  if (text.length <= MAX_JSON_DEPTH) return;
+  if (jsonDepthExceeds(typeof text === 'string' ? Buffer.from(text, 'utf8') : text, MAX_JSON_DEPTH)) throw tooDeep();
+}
 
 /**
  * A form body described as parameters (`parameters.body: {type: 'multipart/form-data', properties:

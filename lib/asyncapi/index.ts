@@ -11,7 +11,7 @@ import { readRawBody } from '../body.js';
 import { DEFAULT_JSON_POISONING, jsonPoisoningOf, parseJsonText, type JsonPoisoning } from '../json-parse.js';
 import { ConfigError, HttpError } from '../errors.js';
 import { problemFor, sendProblem } from '../problem.js';
-import { parseMediaType } from '../content.js';
+import { MAX_JSON_DEPTH, parseMediaType, refuseDeepJson, tooDeep, valueDepthExceeds } from '../content.js';
 import { AsyncApiConfig, ParseRequest, ValidateRequest } from '../records/protocol.js';
 import { DEFAULT_MAX_BODY_SIZE } from '../records/server.js';
 import type { KeelRequest } from '../request.js';
@@ -86,6 +86,25 @@ function loadYaml(): Promise<YamlParseDocument | undefined> {
 }
 
 /**
+ * Whether a YAML text opens more than `limit` flow collections (`[`, `{`) without closing them. The
+ * yaml package runs out of memory on 100,000 nested flow sequences (a fatal V8 error, not an
+ * exception), so this runs on the bytes first. Every bracket counts, quoted or in a comment: a
+ * client cannot hide an opening one, and a real document never has `limit` unclosed ones.
+ * Block nesting needs indentation, so a body of max_body_size holds only about 1,400 levels: the
+ * parsed value's depth is checked instead.
+ */
+export function yamlFlowDepthExceeds(raw: Buffer, limit: number): boolean {
+  let depth = 0;
+  for (let i = 0; i < raw.length; i++) {
+    const c = raw[i];
+    if (c === 0x5b || c === 0x7b) {
+      if (++depth > limit) return true;
+    } else if ((c === 0x5d || c === 0x7d) && depth > 0) depth--;
+  }
+  return false;
+}
+
+/**
  * A client's YAML text as data. `parseDocument` rather than `parse`: `parse` hands the document's
  * warnings (an unknown tag such as `!!js/function`) to `process.emitWarning`, which would let any
  * client write to the server's stderr; here a warning refuses the body like an error does.
@@ -118,6 +137,8 @@ async function readBody(req: KeelRequest, res: ServerResponse, limit: number | n
   }
   if (!yaml) {
     try {
+      // Same nesting rule and 400 problem as a JSON body, before parsing (resolve/validate recurse).
+      refuseDeepJson(raw);
       return { value: parseJsonText(raw.toString('utf8'), poisoning) };
     } catch (err) {
       if (err instanceof HttpError) {
@@ -133,11 +154,20 @@ async function readBody(req: KeelRequest, res: ServerResponse, limit: number | n
     sendProblem(res, new HttpError(415, 'YAML bodies need the yaml package on the server (npm install yaml); send application/json instead', { headers: { 'Accept-Post': 'application/json' } }));
     return undefined;
   }
+  // The JSON nesting rule holds for YAML documents too (same 400 problem).
+  if (yamlFlowDepthExceeds(raw, MAX_JSON_DEPTH)) {
+    sendProblem(res, tooDeep());
+    return undefined;
+  }
   let value: unknown;
   try {
     value = yamlValue(parseDocument, raw.toString('utf8'));
   } catch (err) {
     sendProblem(res, new HttpError(400, `The body is not valid YAML: ${(err as Error).message.split('\n')[0]}`, { code: 'KEEL_BAD_REQUEST' }));
+    return undefined;
+  }
+  if (valueDepthExceeds(value, MAX_JSON_DEPTH)) {
+    sendProblem(res, tooDeep());
     return undefined;
   }
   // YAML bodies obey the same prototype-key rule as JSON ones (on_proto_poisoning, on_constructor_poisoning).

@@ -20,7 +20,7 @@ import { GraphQLError, type ExecutionResult, type GraphQLSchema } from 'graphql'
 import { readRawBody } from '../body.js';
 import { GraphQlError, HttpError, KeelError } from '../errors.js';
 import { problemFor, sendProblem } from '../problem.js';
-import { isJsonType, parseMediaType } from '../content.js';
+import { isJsonType, parseMediaType, refuseDeepJson } from '../content.js';
 import { DEFAULT_JSON_POISONING, parseJsonText, type JsonPoisoning } from '../json-parse.js';
 import type { KeelRequest } from '../request.js';
 import { DocumentCache, isRejected, type DocumentCacheOptions } from './documents.js';
@@ -127,6 +127,8 @@ export function createGraphqlHttpHandler(schema: GraphQLSchema, options: Graphql
   return async function graphqlHttpHandler(req: KeelRequest, res: ServerResponse): Promise<void> {
     try {
       let body: string | Record<string, unknown> | null = null;
+      // GET `variables` (and `extensions`) are JSON too: one nesting rule, checked before graphql-http parses them.
+      if (req.method !== 'POST') refuseDeepQuery(req.url);
       if (req.method === 'POST') body = requestBody((await readRawBody(req, maxBodySize)).toString('utf8'), req.headers['content-type'], poisoning);
       const executed: Executed = { result: undefined };
       const [payload, init] = await handle({
@@ -168,6 +170,7 @@ export function createGraphqlHttpHandler(schema: GraphQLSchema, options: Graphql
  */
 function requestBody(text: string, contentType: string | undefined, poisoning: JsonPoisoning): string | Record<string, unknown> {
   if (!isJsonType(parseMediaType(contentType)?.type ?? '')) return text;
+  refuseDeepJson(text);
   let value: unknown;
   try {
     value = parseJsonText(text, poisoning);
@@ -176,6 +179,17 @@ function requestBody(text: string, contentType: string | undefined, poisoning: J
     return text;
   }
   return value !== null && typeof value === 'object' && !Array.isArray(value) ? (value as Record<string, unknown>) : text;
+}
+
+/** The JSON query parameters of a GraphQL GET (graphql-over-http: `variables`, `extensions`) under the JSON nesting rule. */
+function refuseDeepQuery(url: string | undefined): void {
+  const q = url?.indexOf('?') ?? -1;
+  if (q < 0) return;
+  const params = new URLSearchParams(url!.slice(q + 1));
+  for (const name of ['variables', 'extensions']) {
+    const value = params.get(name);
+    if (value) refuseDeepJson(value);
+  }
 }
 
 function hideSuggestion(err: GraphQLError | Error): GraphQLError | Error {

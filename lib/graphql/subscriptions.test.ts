@@ -115,6 +115,21 @@ describe('when a browser from another origin connects', () => {
   });
 });
 
+describe('when a subscription\'s variables are nested 10,000 deep', () => {
+  it('should refuse that operation with an error frame naming the JSON nesting limit (64), not subscribe', async () => {
+    const ws = await connect(`${base}/limited`);
+    const before = pubsub.listenerCount('bookAdded');
+    const refused = waitFor(ws, (m) => m.id === 'deep');
+    // Sent as text: JSON.stringify itself recurses, and overflows on 10,000 levels.
+    ws.send(`{"id":"deep","type":"subscribe","payload":{"query":"subscription { bookAdded { id } }","variables":{"v":${'['.repeat(10_000)}${']'.repeat(10_000)}}}}`);
+    const frame = await refused;
+    assert.equal(frame.type, 'error');
+    assert.deepEqual(frame.payload, [{ message: 'JSON nesting exceeds the limit of 64 levels', extensions: { code: 'BAD_REQUEST', limit: 64 } }]);
+    assert.equal(pubsub.listenerCount('bookAdded'), before);
+    ws.close();
+  });
+});
+
 describe('when subscribing to an SDL route', () => {
   it('should emit its static data once, then complete', async () => {
     const events = await collect(`${base}/sdl`, 'subscription { news { title } }');

@@ -14,6 +14,7 @@ import type { KeelRequest } from '../request.js';
 import { guardedUpgrade, maxConnectionsOption, DEFAULT_MAX_PAYLOAD, type UpgradeHandler } from '../ws/upgrade.js';
 import { UpgradeRejection, type UpgradeGuard } from '../ws/guard.js';
 import { HttpError } from '../errors.js';
+import { MAX_JSON_DEPTH, valueDepthExceeds } from '../content.js';
 import { formatGraphqlError } from './http.js';
 import { DocumentCache, isRejected, type DocumentCacheOptions } from './documents.js';
 import type { GraphqlLimits } from './limits.js';
@@ -130,6 +131,11 @@ export function createGraphqlWsUpgradeHandler(schema: GraphQLSchema, options: Gr
           } catch (err) {
             return [refusal(err)];
           }
+        }
+        // graphql-ws parsed the message (V8's JSON.parse does not recurse); graphql-js's variable
+        // coercion does, so the HTTP path's nesting rule holds here too (the walk stops at the limit).
+        if (valueDepthExceeds(payload.variables, MAX_JSON_DEPTH)) {
+          return [new GraphQLError(`JSON nesting exceeds the limit of ${MAX_JSON_DEPTH} levels`, { extensions: { code: 'BAD_REQUEST', limit: MAX_JSON_DEPTH } })];
         }
         let document: DocumentNode | readonly GraphQLError[];
         try {

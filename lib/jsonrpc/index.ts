@@ -10,6 +10,7 @@ import type { ServerResponse } from 'node:http';
 import { readRawBody } from '../body.js';
 import { jsonPoisoningOf, type JsonPoisoning } from '../json-parse.js';
 import { HttpError } from '../errors.js';
+import { refuseDeepJson } from '../content.js';
 import { sendProblem } from '../problem.js';
 import { JsonRpcConfig } from '../records/protocol.js';
 import { DEFAULT_MAX_BODY_SIZE } from '../records/server.js';
@@ -121,6 +122,8 @@ export function jsonRpcHandler(options: JsonRpcHandlerOptions): RawHandler {
   // unread body wait.
   const respond = (req: KeelRequest, res: ServerResponse, raw: Buffer): void | Promise<void> => {
     try {
+      // Nesting past MAX_JSON_DEPTH is the same 400 problem as for a JSON body, before any parse.
+      refuseDeepJson(raw);
       const response = run(registry, raw, dispatchOptions, req);
       if (!(response instanceof Promise)) return send(res, response);
       return response.then((r) => send(res, r)).catch((err: unknown) => sendProblem(res, err));
