@@ -116,7 +116,8 @@ describe('when a browser from another origin connects', () => {
 });
 
 describe('when a subscription\'s variables are nested 10,000 deep', () => {
-  it('should refuse that operation with an error frame naming the JSON nesting limit (64), not subscribe', async () => {
+  // A bound, not a timing goal: without the check no error frame ever comes, and the test must fail, not hang.
+  it('should refuse that operation with an error frame naming the JSON nesting limit (64), not subscribe', { timeout: 20_000 }, async () => {
     const ws = await connect(`${base}/limited`);
     const before = pubsub.listenerCount('bookAdded');
     const refused = waitFor(ws, (m) => m.id === 'deep');
