@@ -3,6 +3,7 @@ import assert from 'node:assert/strict';
 import grpc from '@grpc/grpc-js';
 import protoLoader from '@grpc/proto-loader';
 import WebSocket from 'ws';
+import { Validator } from '@seriousme/openapi-schema-validator';
 import type { ServerHandle } from '../lib/index.js';
 import { buildExampleApp, EXAMPLE_API_KEY } from './server.js';
 import { GREETER_PROTO_PATH } from './grpc/server.js';
@@ -30,6 +31,14 @@ describe('when the example server runs (npm start)', () => {
     assert.equal(res.headers.get('content-type'), 'application/problem+json');
     const body = (await res.json()) as { errors: { loc: string[] }[] };
     assert.deepEqual(body.errors[0]!.loc, ['query', 'limit']);
+  });
+
+  it('should delete an item with 204, and answer 404 problem+json for one that does not exist', async () => {
+    const made = (await (await fetch(`${base}/items`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"name":"Gone","price":1}' })).json()) as { id: number };
+    assert.equal((await fetch(`${base}/items/${made.id}`, { method: 'DELETE' })).status, 204);
+    const again = await fetch(`${base}/items/${made.id}`);
+    assert.equal(again.status, 404);
+    assert.equal(again.headers.get('content-type'), 'application/problem+json');
   });
 
   it('should create an item and reject a malformed body', async () => {
@@ -105,6 +114,13 @@ describe('when the example server runs (npm start)', () => {
     const doc = (await (await fetch(`${base}/openapi.json`)).json()) as { openapi: string; paths: Record<string, unknown> };
     assert.equal(doc.openapi, '3.1.0');
     assert.ok(doc.paths['/items/{id}']);
+    // Each route's `responses` lists the statuses it answers: 201 for a create, 204 for a delete.
+    const paths = doc.paths as Record<string, Record<string, { responses: Record<string, unknown> }>>;
+    assert.deepEqual(Object.keys(paths['/items']!.post!.responses).filter((s) => s < '300'), ['201']);
+    assert.deepEqual(Object.keys(paths['/items/{id}']!.delete!.responses).filter((s) => s < '300'), ['204']);
+    assert.deepEqual(Object.keys(paths['/jobs']!.post!.responses).filter((s) => s < '300'), ['202']);
+    const valid = await new Validator().validate(doc as never);
+    assert.equal(valid.valid, true, JSON.stringify(valid.errors, null, 2));
     const rpc = await fetch(`${base}/rpc`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"jsonrpc":"2.0","id":1,"method":"math.add","params":{"a":1,"b":2}}' });
     assert.deepEqual(await rpc.json(), { jsonrpc: '2.0', result: 3, id: 1 });
     const gql = await fetch(`${base}/graphql`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"query":"{ __typename }"}' });

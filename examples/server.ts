@@ -10,7 +10,7 @@ import { fileURLToPath } from 'node:url';
 import { dirname, join } from 'node:path';
 import { readFileSync } from 'node:fs';
 import express from 'express';
-import { bullmqBackground, createApp, HttpError, RedisPubSub, response, type App, type AppOptions } from '../lib/index.js';
+import { bullmqBackground, createApp, handlerError, HttpError, RedisPubSub, response, type App, type AppOptions } from '../lib/index.js';
 import { RedisStore } from '../middleware/rate-limit/index.js';
 import { jsonWebSocket } from '../lib/ws/index.js';
 import { GREETER_PROTO_PATH, greeterHandlers } from './grpc/server.js';
@@ -27,6 +27,13 @@ interface Item {
   price: number;
   tags: string[];
 }
+
+/** What GET and POST /items answer: the route's `responses` check handlers against it and list it in /openapi.json. */
+const itemSchema = {
+  type: 'object',
+  required: ['id', 'name', 'price', 'tags'],
+  properties: { id: { type: 'integer' }, name: { type: 'string' }, price: { type: 'number' }, tags: { type: 'array', items: { type: 'string' } } },
+} as const;
 
 /**
  * The example App. `overrides.rate_limit` replaces its server-level rate limit (`null`: none), e.g. for
@@ -57,16 +64,20 @@ export function buildExampleApp(overrides: { port?: number; rate_limit?: { per_s
       // Routes with validated parameters and bodies (422 problem details on bad input).
       app.get('/health', () => ({ status: 'ok' }));
       app.get('/items', (d) => [...items.values()].slice(0, d.query.limit), { parameters: { query: { limit: { type: 'integer', minimum: 1, maximum: 100, default: 10 } } } });
+      // `responses` by status: the handler may only answer these (a 404 is a problem+json), and
+      // /openapi.json lists each one.
       app.get('/items/{id:int}', (d) => {
         const item = items.get(d.pathParams.id); // {id:int}: a number
-        return item ?? response({ detail: 'no such item' }, { status: 404 });
-      });
+        return item ?? handlerError(404, 'no such item');
+      }, { responses: { 200: itemSchema, 404: null } });
+      app.delete('/items/{id:int}', (d) => (items.delete(d.pathParams.id) ? undefined : handlerError(404, 'no such item')), { responses: { 204: null, 404: null } });
       app.post('/items', (d) => {
         // d.body is typed from the schema below: { name: string; price: number; tags?: string[] }.
         const item: Item = { id: nextId++, ...d.body, tags: d.body.tags ?? [] };
         items.set(item.id, item);
         return response(item, { status: 201, headers: { Location: `/items/${item.id}` } });
       }, {
+        responses: { 201: itemSchema },
         body: {
           type: 'object',
           additionalProperties: false,
@@ -110,7 +121,7 @@ export function buildExampleApp(overrides: { port?: number; rate_limit?: { per_s
       app.post('/jobs', async (d) => {
         await d.background?.enqueue('demo-job', { at: Date.now() });
         return response({ queued: true }, { status: 202 });
-      });
+      }, { responses: { 202: { type: 'object', required: ['queued'], properties: { queued: { type: 'boolean' } } } } });
       // JSON-RPC 2.0 methods (POST /rpc; `rpc.discover` returns their OpenRPC description).
       app.rpc({ method_name: 'items.count', description: 'How many items exist', result_schema: { type: 'integer', minimum: 0 }, tags: ['items'] }, () => items.size);
       app.rpc(

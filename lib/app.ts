@@ -8,7 +8,7 @@ import { AppError, ConfigError } from './errors.js';
 import { logLevelFromEnv } from './log-level.js';
 import { HookRegistry, type Hook, type HookPhase } from './hooks.js';
 import type { RequestData, HandlerFunction, Handler } from './handler.js';
-import { ServerConfig, type ServerConfigInput } from './records/server.js';
+import { ServerConfig, type ApiKeyConfigInput, type JwtConfigInput, type ServerConfigInput } from './records/server.js';
 import { parseMethod, type HttpMethod } from './records/protocol.js';
 import { parseRouteDefinition, type RouteDefinition, type RouteDefinitionInput } from './route-definition.js';
 import type { Middleware, NextFunction } from './request.js';
@@ -34,7 +34,10 @@ import type { JsonRpcMethodInfoInput, RpcHandler } from './jsonrpc/registry.js';
 import type { SecurityHeadersOptions } from '../middleware/security-headers/index.js';
 import type { RateLimitExtensions } from '../middleware/rate-limit/index.js';
 
-import type { HandlerObject, RouteHandler, RouteParameters, TypedRouteOptions } from './typed-route.js';
+import type {
+  AuthTypes, DefaultAuthTypes, HandlerObject, ResponsesInput, RouteApiKey, RouteAuth, RouteHandler, RouteParameters, ServerAuthOf, TypedRouteOptions,
+} from './typed-route.js';
+import type { ApiKeyAuthConfigInput, AuthorizationConfigInput, JwtAuthConfigInput } from './records/route.js';
 
 export type { RawHandler, MountOptions, Mount, UpgradeHandler, ExpressRouterLike };
 
@@ -42,13 +45,21 @@ export type { RawHandler, MountOptions, Mount, UpgradeHandler, ExpressRouterLike
  * The signature of `app.get/post/put/patch/delete/head/options`: the handler's data is typed from the path
  * pattern and the option schemas (lib/typed-route.ts), a `response` schema types its return value.
  */
-export type RouteMethod<Self> = <
+export type RouteMethod<Self, SA extends AuthTypes = DefaultAuthTypes> = <
   const P extends string,
   const Pm extends RouteParameters | undefined = undefined,
   const B extends object | undefined = undefined,
   const R extends object | undefined = undefined,
   const BR extends boolean | undefined = undefined,
->(path: P, handler: RouteHandler<P, Pm, B, R, BR> | HandlerObject, options?: TypedRouteOptions<Pm, B, R, BR>) => Self;
+  const Rs extends ResponsesInput | undefined = undefined,
+  const J extends JwtAuthConfigInput | null | undefined = undefined,
+  const K extends ApiKeyAuthConfigInput | null | undefined = undefined,
+  const Az extends AuthorizationConfigInput | null | undefined = undefined,
+>(
+  path: P,
+  handler: RouteHandler<P, Pm, B, R, BR, Rs, RouteAuth<J, Az, SA>, RouteApiKey<K, SA>> | HandlerObject,
+  options?: TypedRouteOptions<Pm, B, R, BR, Rs, J, K, Az>,
+) => Self;
 
 /** What a late call would have done, for the AppError of `#assertOpen`. */
 const REGISTRATION_WHAT: Readonly<Record<string, string>> = {
@@ -97,10 +108,10 @@ export interface WorkerHandle {
  * `app.route({...})`: the route options plus method, path and handler; the handler's `data` is typed
  * from `path` and the schemas (lib/typed-route.ts).
  */
-export type TypedRouteDefinition<P extends string, Pm, B, R, BR = undefined> = TypedRouteOptions<Pm, B, R, BR> & {
+export type TypedRouteDefinition<P extends string, Pm, B, R, BR = undefined, Rs = undefined, J = undefined, K = undefined, Az = undefined, SA extends AuthTypes = DefaultAuthTypes> = TypedRouteOptions<Pm, B, R, BR, Rs, J, K, Az> & {
   method: string | readonly string[];
   path: P;
-  handler: RouteHandler<P, Pm, B, R, BR> | HandlerObject;
+  handler: RouteHandler<P, Pm, B, R, BR, Rs, RouteAuth<J, Az, SA>, RouteApiKey<K, SA>> | HandlerObject;
 };
 
 function defaultLogger(): Logger {
@@ -116,7 +127,7 @@ function defaultLogger(): Logger {
  * const server = await app.listen();
  * await server.close();
  */
-export class App implements AppCore {
+export class App<SA extends AuthTypes = DefaultAuthTypes> implements AppCore {
   readonly config: Readonly<ServerConfig>;
   readonly logger: Logger;
   /** Server-wide security-header options (AppOptions.securityHeaders). */
@@ -188,8 +199,12 @@ export class App implements AppCore {
    * `data.pathParams` is typed from `path`, `data.body` / `query` / `headers` / `cookies` from the
    * schemas, its return value from `response`.
    */
-  route<const P extends string, const Pm extends RouteParameters | undefined = undefined, const B extends object | undefined = undefined, const R extends object | undefined = undefined, const BR extends boolean | undefined = undefined>(
-    def: TypedRouteDefinition<P, Pm, B, R, BR>,
+  route<
+    const P extends string, const Pm extends RouteParameters | undefined = undefined, const B extends object | undefined = undefined, const R extends object | undefined = undefined,
+    const BR extends boolean | undefined = undefined, const Rs extends ResponsesInput | undefined = undefined, const J extends JwtAuthConfigInput | null | undefined = undefined,
+    const K extends ApiKeyAuthConfigInput | null | undefined = undefined, const Az extends AuthorizationConfigInput | null | undefined = undefined,
+  >(
+    def: TypedRouteDefinition<P, Pm, B, R, BR, Rs, J, K, Az, SA>,
   ): this {
     this.#assertOpen('add a route');
     const parsed = parseRouteDefinition(def as RouteDefinitionInput);
@@ -202,18 +217,19 @@ export class App implements AppCore {
   }
 
   #add(method: string, path: string, handler: unknown, options: object = {}): this {
-    return this.route({ ...options, method, path, handler } as RouteDefinitionInput);
+    // Typed by the caller's signature (RouteMethod); registered as any route is.
+    return (this as App).route({ ...options, method, path, handler } as RouteDefinitionInput) as this;
   }
 
   /** `app.get('/users/{id:int}', (data) => data.pathParams.id /* number *\/, { parameters, response })`. */
-  readonly get: RouteMethod<this> = (path, handler, options) => this.#add('GET', path, handler, options);
+  readonly get: RouteMethod<this, SA> = (path, handler, options) => this.#add('GET', path, handler, options);
   /** `app.post('/users', (data) => data.body.email /* string *\/, { body: { type: 'object', ... } })`. */
-  readonly post: RouteMethod<this> = (path, handler, options) => this.#add('POST', path, handler, options);
-  readonly put: RouteMethod<this> = (path, handler, options) => this.#add('PUT', path, handler, options);
-  readonly patch: RouteMethod<this> = (path, handler, options) => this.#add('PATCH', path, handler, options);
-  readonly delete: RouteMethod<this> = (path, handler, options) => this.#add('DELETE', path, handler, options);
-  readonly head: RouteMethod<this> = (path, handler, options) => this.#add('HEAD', path, handler, options);
-  readonly options: RouteMethod<this> = (path, handler, options) => this.#add('OPTIONS', path, handler, options);
+  readonly post: RouteMethod<this, SA> = (path, handler, options) => this.#add('POST', path, handler, options);
+  readonly put: RouteMethod<this, SA> = (path, handler, options) => this.#add('PUT', path, handler, options);
+  readonly patch: RouteMethod<this, SA> = (path, handler, options) => this.#add('PATCH', path, handler, options);
+  readonly delete: RouteMethod<this, SA> = (path, handler, options) => this.#add('DELETE', path, handler, options);
+  readonly head: RouteMethod<this, SA> = (path, handler, options) => this.#add('HEAD', path, handler, options);
+  readonly options: RouteMethod<this, SA> = (path, handler, options) => this.#add('OPTIONS', path, handler, options);
 
   /** Hooks for every route, in the spec's phase order. */
   onRequest(hook: Hook): this {
@@ -502,8 +518,14 @@ export class App implements AppCore {
  *   app.get('/health', () => ({ ok: true }));
  * });
  */
-export function createApp(config: ServerConfigInput = {}, setup?: (app: App) => void, options: AppOptions = {}): App {
-  const app = new App(config, options);
+export function createApp<const J extends JwtConfigInput | null | undefined = undefined, const K extends ApiKeyConfigInput | null | undefined = undefined>(
+  config: ServerConfigInput & { jwt_auth?: J; api_key_auth?: K } = {},
+  setup?: (app: App<ServerAuthOf<J, K>>) => void,
+  options: AppOptions = {},
+): App<ServerAuthOf<J, K>> {
+  // The type parameter only carries what the server-level jwt_auth / api_key_auth give every route's
+  // `data.auth` / `request.apiKey` (lib/typed-route.ts); the App is the same at run time.
+  const app = new App(config, options) as App<ServerAuthOf<J, K>>;
   setup?.(app);
   return app;
 }

@@ -21,15 +21,27 @@ export interface ResponseCookie {
 
 export type ResponseContent = unknown;
 
+/** Type-only brands of a KeelResponse: the status and body a typed route checks (lib/typed-route.ts). */
+declare const statusBrand: unique symbol;
+declare const bodyBrand: unique symbol;
+
 /**
  * A handler's response (spec: Response): `content` (JSON value, string, bytes or a stream),
  * `status_code` (default 200), `headers`. Mutable until written, so on_response hooks can adjust it.
+ *
+ * `Status` and `Body` exist only in the types: `response(body, { status: 201 })` returns a
+ * `KeelResponse<201, typeof body>`, which a route's `responses: { 201: schema }` checks at compile
+ * time. A response built without literals (`new KeelResponse(...)`) is `KeelResponse<number, unknown>`.
  */
-export class KeelResponse {
+export class KeelResponse<Status extends number = number, Body = unknown> {
   content: ResponseContent;
   status_code: number;
   headers: Record<string, string>;
   cookies: ResponseCookie[];
+  /** Type-only: the status this response was built with (never set at run time). */
+  declare readonly [statusBrand]?: Status;
+  /** Type-only: the body this response was built with (never set at run time). */
+  declare readonly [bodyBrand]?: Body;
   constructor(content: ResponseContent = null, statusCode = 200, headers: Record<string, string> = {}, cookies: ResponseCookie[] = []) {
     if (!Number.isInteger(statusCode) || statusCode < 100 || statusCode > 599) {
       throw new TypeError(`Response status_code must be an integer from 100 to 599, got ${String(statusCode)}`);
@@ -41,11 +53,24 @@ export class KeelResponse {
   }
 }
 
-/** Build a Response. `response({ ok: true }, { status: 201, headers: { Location: '/x' } })`. */
-export function response(
-  content: ResponseContent = null,
-  options: { status?: number; headers?: Record<string, string>; cookies?: ResponseCookie[] } = {},
-): KeelResponse {
+/** The options of `response()`: the status (a literal picks the route's schema for it), headers, cookies. */
+export interface ResponseOptions<Status extends number = number> {
+  status?: Status;
+  headers?: Record<string, string>;
+  cookies?: ResponseCookie[];
+}
+
+/**
+ * Build a Response. `response({ ok: true }, { status: 201, headers: { Location: '/x' } })`.
+ *
+ * Generic over the status literal and the body, so a route with `responses: { 201: schema }` checks
+ * the body against the 201 schema at compile time (and refuses a status it does not list).
+ *
+ * @example
+ * app.post('/notes', (d) => response({ id: 1, title: d.body.title }, { status: 201 }), { body, responses: { 201: note } });
+ */
+export function response<const Body = null, const Status extends number = 200>(content?: Body, options?: ResponseOptions<Status>): KeelResponse<Status, Body>;
+export function response(content: ResponseContent = null, options: ResponseOptions = {}): KeelResponse {
   return new KeelResponse(content, options.status ?? 200, options.headers ?? {}, options.cookies ?? []);
 }
 
@@ -89,6 +114,7 @@ export interface RequestData<
   Headers = Record<string, string>,
   Cookies = Record<string, string>,
   Body = unknown,
+  Auth = Record<string, unknown> | undefined,
 > {
   method: string;
   /** Path without the query string. */
@@ -108,8 +134,11 @@ export interface RequestData<
   /** Validated and coerced path/query/header/cookie values, or null when the handler extracts itself. */
   validatedParams: { path: Record<string, unknown>; query: Record<string, unknown>; headers: Record<string, unknown>; cookies: Record<string, unknown> } | null;
   requestId: string | undefined;
-  /** Verified JWT claims, when a JWT requirement passed. */
-  auth: Record<string, unknown> | undefined;
+  /**
+   * Verified JWT claims, when a JWT requirement passed. On a typed route, typed from `jwt_auth.claims`
+   * and never `undefined` where the route requires a JWT (lib/typed-route.ts).
+   */
+  auth: Auth;
   /** Per-request scratch space shared by hooks and the handler. */
   state: Record<string, unknown>;
   /**

@@ -54,6 +54,10 @@ export function compileCore(route: RouteDefinition, ctx: PipelineContext): Route
     ? compileRequestValidator([], route.body, route.bodyRequired, route.files)
     : compileRequestValidator(route.params, route.body, route.bodyRequired, route.files);
   const responseCheck = ctx.checkResponses && route.response ? compileSchema(route.response) : null;
+  // `responses`: one check per declared status (null: no content, nothing to check).
+  const statusChecks = ctx.checkResponses && route.responses
+    ? new Map(Object.entries(route.responses).map(([s, schema]) => [Number(s), schema ? compileSchema(schema) : null]))
+    : null;
   const { hooks, maxBodySize, logger, jsonPoisoning } = ctx;
   const hasOnRequest = hooks.on_request.length > 0;
   const hasPreValidation = hooks.pre_validation.length > 0;
@@ -117,10 +121,22 @@ export function compileCore(route: RouteDefinition, ctx: PipelineContext): Route
     }
   }
 
-  /** Development aid: log (never refuse) a successful body that does not match the response schema. */
-  function checkShape(content: unknown): void {
-    if (responseCheck && content !== null && typeof content === 'object' && !Buffer.isBuffer(content) && !responseCheck(content)) {
-      logger.warn({ route: route.path, errors: responseCheck.errors }, 'handler response does not match its response schema');
+  /**
+   * Development aid: log (never refuse) a body that does not match the schema of its status (the
+   * `responses` entry, else `response` for a success), or a status `responses` does not list.
+   */
+  function checkShape(content: unknown, status = 200): void {
+    let check = status < 300 ? responseCheck : null;
+    if (statusChecks) {
+      const declared = statusChecks.get(status);
+      if (declared === undefined && !(status === 200 && responseCheck)) {
+        logger.warn({ route: route.path, status }, 'handler answered a status its responses do not list');
+        return;
+      }
+      if (declared !== undefined) check = declared;
+    }
+    if (check && content !== null && typeof content === 'object' && !Buffer.isBuffer(content) && !check(content)) {
+      logger.warn({ route: route.path, status, errors: check.errors }, 'handler response does not match its response schema');
     }
   }
 
@@ -129,12 +145,12 @@ export function compileCore(route: RouteDefinition, ctx: PipelineContext): Route
     if (res.writableEnded) return;
     if (!hasOnResponse && !(outcome instanceof KeelResponse) && !(outcome instanceof HandlerResult) && !(outcome instanceof Error)) {
       // A plain value: no Response object is needed between the handler and the socket.
-      checkShape(outcome);
+      checkShape(outcome, outcome === undefined ? 204 : 200);
       return writeValue(res, outcome);
     }
     const out = toResponse(outcome);
     if (out instanceof Error) return fail(req, res, data, out);
-    if (out.status_code < 300) checkShape(out.content);
+    if (out.status_code < 300 || statusChecks) checkShape(out.content, out.status_code);
     return hasOnResponse ? respond(req, res, data, out) : writeResponse(res, out);
   }
 

@@ -16,7 +16,7 @@ import { compilePattern, type CompiledPattern } from './router.js';
 import { paramSpecs, type ParamSpec, type ParamSource } from './validation.js';
 import { fileParamSpecs, type FileParamSpec } from './multipart.js';
 import { formBodySchema } from './content.js';
-import { checkRouteSchemas } from './schema-check.js';
+import { checkRouteSchemas, checkSchema } from './schema-check.js';
 import { POISONING_ACTIONS, type PoisoningAction } from './json-parse.js';
 
 /** OpenAPI operation metadata for a route. */
@@ -53,8 +53,14 @@ export interface RouteOptionsInput {
   body_schema?: SchemaInput;
   /** Whether a body is required when `body` is set (default true). */
   body_required?: boolean;
-  /** JSON Schema of the successful response (documentation; checked outside production). */
+  /** JSON Schema of the successful (200 / default) response (documentation; checked outside production). */
   response?: SchemaInput;
+  /**
+   * JSON Schema per status code (`{ 201: note, 204: null, 404: problem }`; `null`: no content). Types
+   * what the handler may answer, is checked per status outside production, and lists each status in
+   * the OpenAPI document.
+   */
+  responses?: Readonly<Record<number, SchemaInput | null>>;
   cors?: CorsConfigInput | null;
   request_id?: RequestIdConfigInput | null;
   jwt_auth?: JwtAuthConfigInput | null;
@@ -93,6 +99,7 @@ const RouteRecord = defineRecord<Record<string, unknown>>('Route', {
   body_schema: { type: t.json() },
   body_required: { type: t.boolean() },
   response: { type: t.json() },
+  responses: { type: t.json() },
   cors: { type: t.json() },
   request_id: { type: t.json() },
   jwt_auth: { type: t.json() },
@@ -122,6 +129,8 @@ export interface RouteDefinition {
   body: Schema | undefined;
   bodyRequired: boolean;
   response: Schema | undefined;
+  /** `responses` by status code (`null`: answered without content); undefined when not given. */
+  responses: Readonly<Record<number, Schema | null>> | undefined;
   cors: CorsConfig | null;
   requestId: Readonly<RequestIdConfig> | null;
   jwtAuth: Readonly<JwtAuthConfig> | null;
@@ -148,6 +157,30 @@ function given(input: object, key: string): boolean {
 
 function opt<T>(v: unknown, parse: (x: unknown, path: string) => T, path: string): T | null {
   return v === undefined || v === null ? null : parse(v, path);
+}
+
+/**
+ * `responses`: integer status keys 100-599, each a JSON Schema (checked like every route schema) or
+ * null for a status answered without content. `response` already is the 200 schema: both is an error.
+ */
+function parseResponses(value: unknown, hasResponse: boolean, label: string, where: string): Readonly<Record<number, Schema | null>> | undefined {
+  if (value === undefined || value === null) return undefined;
+  if (typeof value !== 'object' || Array.isArray(value)) {
+    throw new AppError('Route', `${where}.responses must be an object of status code → JSON Schema (or null), got ${JSON.stringify(value)}; e.g. { 201: note, 204: null }.`);
+  }
+  const out: Record<number, Schema | null> = {};
+  for (const [key, schema] of Object.entries(value)) {
+    const status = Number(key);
+    if (!/^[1-5]\d\d$/.test(key) || status < 100 || status > 599) {
+      throw new AppError('Route', `${where}.responses: "${key}" is not an HTTP status code; use integers from 100 to 599 (RFC 9110 §15).`);
+    }
+    if (status === 200 && hasResponse) {
+      throw new AppError('Route', `${where}: the 200 schema is given twice (response and responses[200]); keep one.`);
+    }
+    if (schema !== null) checkSchema(label, `responses.${key}`, schema);
+    out[status] = schema as Schema | null;
+  }
+  return Object.freeze(out);
 }
 
 /** Parse a route definition; any problem is an AppError('Route') naming the route. */
@@ -182,6 +215,7 @@ export function parseRouteDefinition(input: RouteDefinitionInput): RouteDefiniti
     const openapi = (r.openapi as OperationInfo | undefined) ?? {};
     // Schemas are compiled now, not when the router is built: a bad one names this route and its part.
     checkRouteSchemas(label, { params, body, response: r.response, responses: openapi.responses });
+    const responses = parseResponses(r.responses, r.response !== undefined, label, where);
     return {
       methods,
       path: r.path as string,
@@ -192,6 +226,7 @@ export function parseRouteDefinition(input: RouteDefinitionInput): RouteDefiniti
       body,
       bodyRequired: (r.body_required as boolean | undefined) ?? true,
       response: r.response as Schema | undefined,
+      responses,
       cors: opt(r.cors, (v, p) => CorsConfig.parse(v, p), `${where}.cors`),
       requestId: opt(r.request_id, RequestIdConfig.parse, `${where}.request_id`),
       jwtAuth: opt(r.jwt_auth, JwtAuthConfig.parse, `${where}.jwt_auth`),

@@ -3,6 +3,7 @@
  * paths, parameters, request bodies, responses (with RFC 9457 problem responses), operation ids,
  * tags, deprecation, `info`, `servers` and security schemes with per-operation requirements.
  */
+import statuses from 'statuses';
 import { ConfigError } from '../errors.js';
 import type { OpenApiConfig, SecuritySchemeInfo } from '../records/protocol.js';
 import type { ServerConfig } from '../records/server.js';
@@ -91,8 +92,40 @@ function parameters(route: RouteDefinition, components: SchemaComponents): Json[
   return out;
 }
 
-function responses(route: RouteDefinition, method: string, components: SchemaComponents, secured: boolean): Json {
+/** Statuses answered without content (RFC 9110 §15.3.5, §15.3.6, §15.4.5): no `content` member. */
+const NO_CONTENT = new Set([204, 205, 304]);
+
+/**
+ * The route's `responses` by status: 2xx/3xx as application/json, 4xx/5xx as
+ * application/problem+json (RFC 9457; `null` there is keel's ProblemDetails), no content for `null`
+ * or a no-content status; `response`,
+ * beside it, is the 200.
+ */
+function statusResponses(route: RouteDefinition, components: SchemaComponents): Json {
   const out: Json = {};
+  if (route.response && route.responses![200] === undefined) {
+    out['200'] = { description: 'Successful response', content: { 'application/json': { schema: toOpenApiSchema(route.response, components) } } };
+  }
+  for (const [key, schema] of Object.entries(route.responses!)) {
+    const status = Number(key);
+    const description = statuses.message[status] ?? 'Response';
+    // An error status without a schema of its own is keel's problem details (RFC 9457).
+    if (schema === null && status >= 400) {
+      out[key] = problemResponse(description);
+      continue;
+    }
+    const resp: Json = { description };
+    if (schema !== null && !NO_CONTENT.has(status)) {
+      resp.content = { [status >= 400 ? 'application/problem+json' : 'application/json']: { schema: toOpenApiSchema(schema, components) } };
+    }
+    out[key] = resp;
+  }
+  return out;
+}
+
+function responses(route: RouteDefinition, method: string, components: SchemaComponents, secured: boolean): Json {
+  // `responses` first; `openapi.responses` (hand-written documentation) wins for a status both give.
+  const out: Json = route.responses ? statusResponses(route, components) : {};
   const declared = route.openapi.responses;
   if (declared && Object.keys(declared).length > 0) {
     for (const [status, r] of Object.entries(declared)) {
@@ -100,6 +133,8 @@ function responses(route: RouteDefinition, method: string, components: SchemaCom
       if (r.schema) resp.content = { [r.contentType ?? 'application/json']: { schema: toOpenApiSchema(r.schema, components) } };
       out[status] = resp;
     }
+  } else if (route.responses) {
+    // Listed above.
   } else if (route.response) {
     out['200'] = { description: 'Successful response', content: { 'application/json': { schema: toOpenApiSchema(route.response, components) } } };
   } else {

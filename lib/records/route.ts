@@ -24,6 +24,8 @@ export interface JwtAuthConfig {
   audience: readonly string[] | null;
   issuer: string | null;
   leeway: number;
+  /** JSON Schema the verified claims must match (a mismatch is a 401 like a bad token); types `data.auth`. */
+  claims: Readonly<Record<string, unknown>> | null;
 }
 /**
  * The record itself does not insist on secret vs public_key (spec); the jwtAuth factory does, when

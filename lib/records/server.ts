@@ -103,12 +103,15 @@ export interface JwtConfig {
   audience: readonly string[] | null;
   issuer: string | null;
   leeway: number;
+  /** JSON Schema the verified claims must match (a mismatch is a 401 like a bad token); types `data.auth`. */
+  claims: Readonly<Record<string, unknown>> | null;
 }
 export const jwtFields = {
   algorithm: { type: t.string({ enum: JWT_ALGORITHMS }), default: DEFAULT_JWT_ALGORITHM, doc: 'Required algorithm' },
   audience: { type: t.list(t.string()), nullable: true, doc: 'Accepted audiences (any one must match)' },
   issuer: { type: t.string(), nullable: true, doc: 'Required issuer' },
   leeway: { type: t.integer(0), default: 0, doc: 'Clock leeway for exp/nbf, seconds' },
+  claims: { type: t.json(), nullable: true, doc: 'JSON Schema the verified claims must match (401 otherwise); types data.auth' },
 };
 /** HS* need a shared secret; every other algorithm a public key (no algorithm confusion, RFC 8725 §3.1). */
 export function checkJwtKeys(record: string, v: { secret?: string | null; public_key?: string | null; algorithm: string }, path: string): void {
