@@ -53,7 +53,7 @@ function serverSet(app: App): ServerFeatureSet {
     trace: c.enable_http_trace ? httpTrace({ logger: app.logger }) : undefined,
     security: sec === false ? undefined : securityHeaders(sec),
     rateLimit: c.rate_limit?.enabled ? rateLimit(c.rate_limit, { ...trustOf(app), ...app.rateLimitOptions }) : undefined,
-    jwt: c.jwt_auth ? jwtAuth(c.jwt_auth) : undefined,
+    jwt: c.jwt_auth ? jwtAuth({ ...c.jwt_auth, logger: app.logger }) : undefined,
     apiKey: c.api_key_auth ? apiKeyAuth(c.api_key_auth) : undefined,
     timeout: c.request_timeout !== null ? timeout({ request_timeout: c.request_timeout }) : undefined,
     compression: c.compression?.enabled ? compression(c.compression) : undefined,
@@ -87,7 +87,7 @@ export function staticFeature(app: App): Middleware | undefined {
 export function routeFeatures(app: App, route: RouteDefinition, uses: readonly Middleware[]): Middleware[] {
   const s = serverSet(app);
   const rid = route.requestId ? requestId({ enabled: route.requestId.enabled }) : s.requestId;
-  const jwt = route.jwtAuth ? (route.jwtAuth.enabled ? jwtAuth(route.jwtAuth) : undefined) : s.jwt;
+  const jwt = route.jwtAuth ? (route.jwtAuth.enabled ? jwtAuth({ ...route.jwtAuth, logger: app.logger }) : undefined) : s.jwt;
   const apiKey = route.apiKeyAuth ? (route.apiKeyAuth.enabled ? apiKeyAuth(route.apiKeyAuth) : undefined) : s.apiKey;
   const to = route.requestTimeout !== undefined ? (route.requestTimeout === null ? undefined : timeout({ request_timeout: route.requestTimeout })) : s.timeout;
   return present([

@@ -83,7 +83,7 @@ describe('when records are parsed from an empty object', () => {
     ['CorsConfig', () => CorsConfig.defaults().toJSON(), {
       allowed_origins: ['*'], allowed_methods: ['*'], allowed_headers: [], expose_headers: null, max_age: null, allow_credentials: null,
     }],
-    ['JwtAuthConfig', () => JwtAuthConfig.defaults(), { enabled: true, algorithm: 'HS256', audience: null, issuer: null, leeway: 0 }],
+    ['JwtAuthConfig', () => JwtAuthConfig.defaults(), { enabled: true, algorithm: 'HS256', audience: null, issuer: null, leeway: 0, claims: null }],
     ['ApiKeyAuthConfig', () => ApiKeyAuthConfig.defaults(), { enabled: true, keys: [], header_name: 'X-API-Key' }],
     ['AuthorizationConfig', () => AuthorizationConfig.defaults(), { required_roles: [], required_scopes: [], required_permissions: [], require_all: true }],
     ['LifecycleHooksConfig', () => LifecycleHooksConfig.defaults(), { on_request: [], pre_validation: [], pre_handler: [], on_response: [], on_error: [] }],
@@ -128,7 +128,7 @@ describe('when records are parsed from an empty object', () => {
 
   it('should fill ApiKeyConfig header_name and JwtConfig algorithm/leeway beside their required keys', () => {
     assert.deepEqual({ ...ApiKeyConfig.parse({ keys: ['k1'] }) }, { keys: ['k1'], header_name: 'X-API-Key' });
-    assert.deepEqual({ ...JwtConfig.parse({ secret: 's3cret' }) }, { secret: 's3cret', algorithm: 'HS256', audience: null, issuer: null, leeway: 0 });
+    assert.deepEqual({ ...JwtConfig.parse({ secret: 's3cret' }) }, { secret: 's3cret', algorithm: 'HS256', audience: null, issuer: null, leeway: 0, claims: null });
   });
 
   it('should fill JsonRpcMethodInfo, LicenseInfo, LifecycleHookRef and DynamicSchemaConfig defaults beside required keys', () => {

@@ -86,7 +86,7 @@ export type Params = JwtPackageOptions;
 
 export const PACKAGE_KEYS: readonly string[] = ['algorithms', 'credentialsRequired', 'requestProperty', 'getToken', 'clockTolerance', 'isRevoked', 'onExpired'];
 const SHARED_KEYS = ['secret', 'audience', 'issuer'];
-const RECORD_KEYS = ['enabled', 'public_key', 'publicKey', 'algorithm', 'leeway'];
+const RECORD_KEYS = ['enabled', 'public_key', 'publicKey', 'algorithm', 'leeway', 'claims'];
 
 /** express-jwt / jsonwebtoken options keel cannot honour, with what to use instead. */
 const UNSUPPORTED: Readonly<Record<string, string>> = {

@@ -37,7 +37,15 @@ export { UnauthorizedError, EXPRESS_JWT_ERROR_CODES, type ExpressJwtErrorCode } 
  * in snake_case or camelCase. A config carrying `enabled` is read as a JwtAuthConfig.
  */
 /** A JwtConfig (server) or JwtAuthConfig (route) record, snake_case or camelCase, plus `onReject` (lib/reject.ts). */
-export type JwtAuthOptions = (JwtConfigInput | JwtAuthConfigInput) & OnRejectOption;
+export type JwtAuthOptions = (JwtConfigInput | JwtAuthConfigInput) & OnRejectOption & {
+  /**
+   * Where a token refused by `claims` is explained (a pino logger, or any `{ warn(obj, msg) }`).
+   * Default: a pino logger at KEEL_LOG_LEVEL; an App passes its own.
+   */
+  logger?: ClaimsLogger;
+};
+import { claimsCheck, type ClaimsLogger } from './claims-schema.js';
+export { CLAIMS_MISMATCH_MESSAGE, type ClaimsLogger } from './claims-schema.js';
 import type { JwtConfigInput, JwtAuthConfigInput } from '../../lib/records/index.js';
 
 export { JWT_INVALID_TITLE, JWT_HEADER_FORMAT_TITLE, JWT_MALFORMED_TITLE, JWT_MISSING_TITLE } from './titles.js';
@@ -208,7 +216,8 @@ export function expressjwt(options: JwtPackageOptions & { onReject?: OnRejectOpt
 
 /** keel's record-style verifier (JwtConfig / JwtAuthConfig). */
 function verifier(options: JwtAuthOptions, rejection: Rejecter): Middleware {
-  const { record, config } = parseOptions(options);
+  const { logger, ...recordOptions } = options as JwtAuthOptions & Record<string, unknown>;
+  const { record, config } = parseOptions(recordOptions as JwtAuthOptions);
   if (!config.enabled) {
     return function jwtAuthDisabled(_req: KeelRequest, _res: ServerResponse, next: NextFunction): void {
       next();
@@ -228,6 +237,9 @@ function verifier(options: JwtAuthOptions, rejection: Rejecter): Middleware {
     ...(audience !== null ? { audience: [...audience] } : {}),
   });
   const wrongAlgorithm = invalidToken(`Token algorithm is not allowed, expected '${algorithm}'`);
+  const checkClaims = config.enabled ? claimsCheck(record, config.claims, logger) : null;
+  // Claims that do not match `claims` get the answer of an unreadable token: the reason is logged only.
+  const claimsRefused = invalidToken('Token is invalid');
 
   /** A protected header that is not JSON, or names another algorithm; null when it is acceptable. */
   function headerFailure(token: string): Failure | null {
@@ -272,6 +284,7 @@ function verifier(options: JwtAuthOptions, rejection: Rejecter): Middleware {
         // A refused token: the same checks, in the same order, as for the asymmetric algorithms.
         return reject(req, res, next, headerFailure(token) ?? describeFailure(hmacFailureReason(err), algorithm, issuer));
       }
+      if (checkClaims !== null && !checkClaims(claims, req.requestId)) return reject(req, res, next, claimsRefused);
       // Outside the try: an error further down the chain is not a token failure.
       req.auth = claims;
       return next();
@@ -282,6 +295,7 @@ function verifier(options: JwtAuthOptions, rejection: Rejecter): Middleware {
     jose().jwtVerify(token, key, verifyOptions)
       .then(
         ({ payload }) => {
+          if (checkClaims !== null && !checkClaims(payload as Record<string, unknown>, req.requestId)) return reject(req, res, next, claimsRefused);
           req.auth = payload as Record<string, unknown>;
           next();
         },
