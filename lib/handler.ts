@@ -64,12 +64,13 @@ export interface ResponseOptions<Status extends number = number> {
  * Build a Response. `response({ ok: true }, { status: 201, headers: { Location: '/x' } })`.
  *
  * Generic over the status literal and the body, so a route with `responses: { 201: schema }` checks
- * the body against the 201 schema at compile time (and refuses a status it does not list).
+ * the body against the 201 schema at compile time (and refuses a status it does not list). The status
+ * comes from `options.status` only (200 without it), never from what the route would accept.
  *
  * @example
  * app.post('/notes', (d) => response({ id: 1, title: d.body.title }, { status: 201 }), { body, responses: { 201: note } });
  */
-export function response<const Body = null, const Status extends number = 200>(content?: Body, options?: ResponseOptions<Status>): KeelResponse<Status, Body>;
+export function response<const Body = null, const Status extends number = 200>(content?: Body, options?: ResponseOptions<Status>): KeelResponse<NoInfer<Status>, Body>;
 export function response(content: ResponseContent = null, options: ResponseOptions = {}): KeelResponse {
   return new KeelResponse(content, options.status ?? 200, options.headers ?? {}, options.cookies ?? []);
 }

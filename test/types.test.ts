@@ -10,7 +10,7 @@
 import { describe, it, before } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
-import { mkdirSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 
 const ROOT = resolve(import.meta.dirname, '..');
@@ -85,5 +85,21 @@ describe('when a strict TypeScript project uses keel', () => {
     const r = check('no-express-types.ts', null);
     assert.deepEqual(ourErrors(r.output), [], r.output);
     assert.doesNotMatch(r.output, /express-serve-static-core|@types\/express/);
+  });
+
+  it('should refuse every marked line of test/types/typed-api-errors.types.ts, and only those (each fails for itself)', () => {
+    // `@ts-expect-error` alone would be satisfied by a line that fails for another reason or by one
+    // error among several lines; compiled without the marks, the errors must be exactly the marked lines.
+    const source = readFileSync(join(ROOT, 'test', 'types', 'typed-api-errors.types.ts'), 'utf8').split('\n');
+    const marked = source.flatMap((line, i) => (/^\s*\/\/ @ts-expect-error/.test(line) ? [i + 2] : []));
+    assert.ok(marked.length >= 15, `${marked.length} marked lines`);
+    const dir = join(ROOT, 'test-output', 'types-projects', 'typed-api-errors-unmarked');
+    mkdirSync(dir, { recursive: true });
+    const file = join(dir, 'unmarked.ts');
+    writeFileSync(file, source.map((line) => (/^\s*\/\/ @ts-expect-error/.test(line) ? '' : line.replace("'../../lib/index.js'", `'${join(ROOT, 'lib', 'index.js')}'`))).join('\n'));
+    writeFileSync(join(dir, 'tsconfig.json'), JSON.stringify({ extends: join(ROOT, 'tsconfig.json'), compilerOptions: { noEmit: true, rootDir: ROOT }, files: [file], include: [] }));
+    const r = tsc(['-p', join(dir, 'tsconfig.json')]);
+    const lines = [...new Set(r.output.split('\n').flatMap((l) => { const m = /unmarked\.ts\((\d+),\d+\): error TS/.exec(l); return m ? [Number(m[1])] : []; }))];
+    assert.deepEqual(lines.sort((a, b) => a - b), marked, r.output);
   });
 });
