@@ -155,6 +155,29 @@ export async function start(): Promise<ServerHandle | AppError> {
     assert.match(tsc().out, /src\/wrong\.ts.*error TS2322/);
   });
 
+  it('should check response(body, { status }) against the schema of that status, and type data.auth from a claims schema (issue 29)', () => {
+    for (const f of ['wrong.ts', 'entries.ts']) rmSync(join(project(), 'src', f), { force: true });
+    const notes = (handler: string) => `
+import { createApp, response } from 'keel';
+const note = { type: 'object', required: ['id', 'title'], properties: { id: { type: 'integer' }, title: { type: 'string' } } } as const;
+const claims = { type: 'object', required: ['sub'], properties: { sub: { type: 'string' } } } as const;
+export const app = createApp({ port: 0 }, (a) => {
+  a.post('/notes', (data) => {
+    const sub: string = data.auth.sub;
+    ${handler}
+  }, { responses: { 201: note }, jwt_auth: { secret: 'a-secret-of-at-least-32-bytes!!!', claims } });
+});
+`;
+    const tsc = () => run(process.execPath, [join(root, 'node_modules/typescript/bin/tsc'), '-p', project()], project(), 120_000);
+    writeFileSync(join(project(), 'src/app.ts'), notes("return response({ id: 1, title: sub }, { status: 201 });"));
+    const ok = tsc();
+    assert.equal(ok.status, 0, ok.out);
+    writeFileSync(join(project(), 'src/app.ts'), notes("return response({ id: 'x', title: sub }, { status: 201 });"));
+    const wrong = tsc();
+    assert.notEqual(wrong.status, 0, 'a string id in a 201 must not compile');
+    assert.deepEqual(wrong.out.split('\n').filter((l) => /error TS/.test(l)).map((l) => /src\/app\.ts\((\d+),/.exec(l)?.[1]), ['6'], wrong.out);
+  });
+
   it('should refuse to start an App with GraphQL on, naming the npm install command', () => {
     const r = run(process.execPath, ['--input-type=module', '-e', `
       const { createApp } = await import('keel');
