@@ -15,12 +15,15 @@ export type { InjectOptions, InjectResponse, InjectChain } from './inject.js';
 export * from './connections.js';
 export {
   KeelResponse, HandlerResult, response, handlerResultFromResponse, handlerError, intoHandler,
-  type Handler, type HandlerFunction, type BackgroundApi, type HandlerFlags, type RequestData, type ResponseCookie,
+  type Handler, type HandlerFunction, type BackgroundApi, type HandlerFlags, type RequestData, type ResponseCookie, type ResponseOptions,
 } from './handler.js';
 export { UploadFile } from './multipart.js';
 export { HOOK_PHASES, HookRegistry, type Hook, type HookContext } from './hooks.js';
 export type { RouteDefinitionInput, RouteOptionsInput, RouteDefinition, OperationInfo } from './route-definition.js';
 export type { RouteData, RouteHandler, RouteOutcome, PathParamsOf, ParamValues, SchemaType, TypedRouteOptions, RouteParameters, HandlerObject } from './typed-route.js';
+export type {
+  ResponsesInput, NoContentStatus, DefaultAuth, AuthTypes, DefaultAuthTypes, ApiKeyInfo, ClaimsOf, ServerAuthOf, GrantClaims, RouteAuth, RouteApiKey, RouteRequest,
+} from './typed-route.js';
 export type { TypedRouteDefinition } from './app.js';
 export { readRawBody } from './body.js';
 export { ACCEPTED_CONTENT_CODINGS } from './content-encoding.js';
