@@ -126,6 +126,16 @@ export const JsonRpcMethodInfo = defineRecord<JsonRpcMethodInfo>()('JsonRpcMetho
 });
 
 // ---------------------------------------------------------------- gRPC
+/**
+ * Seconds an HTTP/2 connection with no open stream stays open, PINGs or not: 120. Longer than the idle
+ * timeouts of the proxies usually in front (AWS ALB 60 s, nginx 75 s), so they close first.
+ */
+export const DEFAULT_H2_IDLE_TIMEOUT = 120;
+/** HTTP/2 connections open at once on one server: 1000. */
+export const DEFAULT_MAX_H2_SESSIONS = 1000;
+/** HTTP/2 connections open at once from one client address: 100. */
+export const DEFAULT_MAX_H2_SESSIONS_PER_CLIENT = 100;
+
 export interface GrpcConfig {
   enabled: boolean;
   max_message_size: number;
@@ -136,6 +146,9 @@ export interface GrpcConfig {
   keepalive_interval: number;
   keepalive_timeout: number;
   max_stream_response_bytes: number | null;
+  h2_idle_timeout: number;
+  max_h2_sessions: number;
+  max_h2_sessions_per_client: number;
 }
 export const GrpcConfig = defineRecord<GrpcConfig>()('GrpcConfig', {
   enabled: { type: t.boolean(), default: true },
@@ -147,6 +160,9 @@ export const GrpcConfig = defineRecord<GrpcConfig>()('GrpcConfig', {
   keepalive_interval: { type: t.integer(1), default: 75 },
   keepalive_timeout: { type: t.integer(1), default: 20 },
   max_stream_response_bytes: { type: t.integer(1), nullable: true },
+  h2_idle_timeout: { type: t.integer(1), default: DEFAULT_H2_IDLE_TIMEOUT, doc: 'Seconds an HTTP/2 connection with no open stream stays open (PINGs do not count); then GOAWAY and close' },
+  max_h2_sessions: { type: t.integer(1), default: DEFAULT_MAX_H2_SESSIONS, doc: 'HTTP/2 connections open at once on the server; more get GOAWAY REFUSED_STREAM' },
+  max_h2_sessions_per_client: { type: t.integer(1), default: DEFAULT_MAX_H2_SESSIONS_PER_CLIENT, doc: 'HTTP/2 connections open at once from one client address; more get GOAWAY ENHANCE_YOUR_CALM' },
 });
 
 // ---------------------------------------------------------------- background tasks
