@@ -131,6 +131,8 @@ export const JsonRpcMethodInfo = defineRecord<JsonRpcMethodInfo>()('JsonRpcMetho
  * timeouts of the proxies usually in front (AWS ALB 60 s, nginx 75 s), so they close first.
  */
 export const DEFAULT_H2_IDLE_TIMEOUT = 120;
+/** The longest h2_idle_timeout, seconds: node's longest timer (2^31 - 1 ms; a longer one fires at once). */
+export const MAX_H2_IDLE_TIMEOUT = 2_147_483;
 /** HTTP/2 connections open at once on one server: 1000. */
 export const DEFAULT_MAX_H2_SESSIONS = 1000;
 /** HTTP/2 connections open at once from one client address: 100. */
@@ -160,7 +162,7 @@ export const GrpcConfig = defineRecord<GrpcConfig>()('GrpcConfig', {
   keepalive_interval: { type: t.integer(1), default: 75 },
   keepalive_timeout: { type: t.integer(1), default: 20 },
   max_stream_response_bytes: { type: t.integer(1), nullable: true },
-  h2_idle_timeout: { type: t.integer(1), default: DEFAULT_H2_IDLE_TIMEOUT, doc: 'Seconds an HTTP/2 connection with no open stream stays open (PINGs do not count); then GOAWAY and close' },
+  h2_idle_timeout: { type: t.integer(1, MAX_H2_IDLE_TIMEOUT), default: DEFAULT_H2_IDLE_TIMEOUT, doc: 'Seconds an HTTP/2 connection with no open stream stays open (PINGs do not count); then GOAWAY and close' },
   max_h2_sessions: { type: t.integer(1), default: DEFAULT_MAX_H2_SESSIONS, doc: 'HTTP/2 connections open at once on the server; more get GOAWAY REFUSED_STREAM' },
   max_h2_sessions_per_client: { type: t.integer(1), default: DEFAULT_MAX_H2_SESSIONS_PER_CLIENT, doc: 'HTTP/2 connections open at once from one client address; more get GOAWAY ENHANCE_YOUR_CALM' },
 });

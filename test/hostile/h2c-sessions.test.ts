@@ -17,6 +17,7 @@ import http2 from 'node:http2';
 import net from 'node:net';
 import type { Server } from 'node:http';
 import { App } from '../../lib/app.js';
+import { ConfigError } from '../../lib/errors.js';
 import '../../lib/grpc/index.js';
 import { HTTP2_PREFACE, type GrpcAttachment } from '../../lib/grpc/index.js';
 import { GREETER_PROTO } from '../../lib/grpc/testkit.js';
@@ -252,6 +253,25 @@ describe('when the server shuts down with idle h2c sessions open', () => {
     assert.equal(await connections(s.server), 0);
     assert.deepEqual(s.logs.filter((r) => /shutdown timeout/.test(String(r.msg))), [], 'the shutdown timeout was never reached');
     for (const socket of [...raw, ...partial]) socket.destroy();
+  });
+});
+
+describe('when the h2c session settings are invalid', () => {
+  it('should refuse them when the App is built, naming the key and quoting the value', () => {
+    const cases: Array<[string, unknown]> = [
+      ['h2_idle_timeout', 0],
+      ['h2_idle_timeout', 3_000_000], // past node's longest timer: it would fire at once
+      ['max_h2_sessions', -1],
+      ['max_h2_sessions_per_client', 'many'],
+    ];
+    for (const [key, value] of cases) {
+      assert.throws(() => new App({ grpc: { [key]: value } as GrpcConfigInput }), (err: unknown) => {
+        assert.ok(err instanceof ConfigError, String(err));
+        assert.equal(err.key, key);
+        assert.match(err.message, new RegExp(`GrpcConfig.*${key}.*${JSON.stringify(value)}`));
+        return true;
+      });
+    }
   });
 });
 
