@@ -157,6 +157,7 @@ describe('when an h2c session answers PINGs but opens no stream', () => {
       // The idle client also PINGs the server itself, as the attacker's did.
       const ping = setInterval(() => idle.session.ping(() => {}), 200);
       const slow = get(busy.session, '/slow');
+      const slowSent = Date.now();
       let busyGoaway = false;
       void busy.goaway.then(() => (busyGoaway = true));
       try {
@@ -167,7 +168,8 @@ describe('when an h2c session answers PINGs but opens no stream', () => {
       } finally {
         clearInterval(ping);
       }
-      // The busy session has outlived the idle timeout: its stream is still open and answered.
+      // Let the busy session's stream outlive the idle timeout (2 s) by a second, then check it is still open.
+      await new Promise((r) => setTimeout(r, Math.max(0, slowSent + 3000 - Date.now())));
       assert.equal(busyGoaway, false, 'no GOAWAY while a stream is open');
       assert.equal(busy.session.closed, false);
       s.release();
