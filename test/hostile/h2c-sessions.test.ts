@@ -19,8 +19,8 @@ import type { Server } from 'node:http';
 import { App } from '../../lib/app.js';
 import { ConfigError } from '../../lib/errors.js';
 import '../../lib/grpc/index.js';
-import { HTTP2_PREFACE, type GrpcAttachment } from '../../lib/grpc/index.js';
-import { GREETER_PROTO } from '../../lib/grpc/testkit.js';
+import { GrpcStatus, HTTP2_PREFACE, type GrpcAttachment } from '../../lib/grpc/index.js';
+import { clientFor, connect, GREETER_PROTO, unary } from '../../lib/grpc/testkit.js';
 import type { GrpcConfigInput } from '../../lib/records/protocol.js';
 import { captureLogs, type LogRecord } from '../helpers/log-capture.js';
 
@@ -238,6 +238,30 @@ describe('when one client address opens more h2c sessions than max_h2_sessions_p
       await s.close();
     }
   });
+});
+
+describe('when a grpc-js client is refused by a session cap', () => {
+  const Greeter = clientFor(GREETER_PROTO, 'keel.examples.v1.Greeter');
+  for (const [cap, code] of [['max_h2_sessions_per_client', GrpcStatus.RESOURCE_EXHAUSTED], ['max_h2_sessions', GrpcStatus.UNAVAILABLE]] as const) {
+    it(`should fail the call with ${code === GrpcStatus.UNAVAILABLE ? 'UNAVAILABLE' : 'RESOURCE_EXHAUSTED'} past ${cap} (what docs/grpc.md says)`, async () => {
+      const s = await serve({ [cap]: 1 });
+      const address = `127.0.0.1:${s.port}`;
+      const first = connect(Greeter, address);
+      // Its own subchannel pool: grpc-js would otherwise share the first client's connection.
+      const second = connect(Greeter, address, { 'grpc.use_local_subchannel_pool': 1 });
+      try {
+        assert.equal((await unary(first, 'SayHello', { name: 'a' })).value?.message, 'Hello, a');
+        const refused = await unary(second, 'SayHello', { name: 'b' }, undefined, { deadline: Date.now() + SAFETY_MS });
+        assert.equal(refused.error?.code, code, refused.error?.message);
+        assert.ok(s.grpc.refused[cap] >= 1);
+        assert.equal((await unary(first, 'SayHello', { name: 'c' })).value?.message, 'Hello, c', 'the admitted client is still served');
+      } finally {
+        first.close();
+        second.close();
+        await s.close();
+      }
+    });
+  }
 });
 
 describe('when the server shuts down with idle h2c sessions open', () => {
