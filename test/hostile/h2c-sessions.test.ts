@@ -23,10 +23,7 @@ import { GrpcStatus, HTTP2_PREFACE, type GrpcAttachment } from '../../lib/grpc/i
 import { clientFor, connect, GREETER_PROTO, unary } from '../../lib/grpc/testkit.js';
 import type { GrpcConfigInput } from '../../lib/records/protocol.js';
 import { captureLogs, type LogRecord } from '../helpers/log-capture.js';
-
-/** An empty SETTINGS frame (RFC 9113 §6.5): with the preface, all a client must send to open a session. */
-const EMPTY_SETTINGS = Buffer.from([0, 0, 0, 4, 0, 0, 0, 0, 0]);
-const SAFETY_MS = 15_000;
+import { client, connections, get, rawSession, SAFETY_MS, until } from './h2c.js';
 
 interface Served {
   app: App;
@@ -54,70 +51,6 @@ async function serve(grpc: GrpcConfigInput, shutdownTimeout = 30): Promise<Serve
   const handle = await app.listen({ handleSignals: false });
   const server = handle.server as Server & { grpc: GrpcAttachment };
   return { app, url: handle.url, port: handle.port, server, grpc: server.grpc, logs, release, close: () => handle.close() };
-}
-
-/** The server's own count of open sockets (every protocol). */
-function connections(server: Server): Promise<number> {
-  return new Promise((resolve, reject) => server.getConnections((err, n) => (err ? reject(err) : resolve(n))));
-}
-
-/** Poll `check` until it is true; fail with `what` after SAFETY_MS. */
-async function until(what: string, check: () => boolean | Promise<boolean>): Promise<void> {
-  const deadline = Date.now() + SAFETY_MS;
-  while (!(await check())) {
-    if (Date.now() > deadline) assert.fail(`still waiting after ${SAFETY_MS} ms: ${what}`);
-    await new Promise((r) => setTimeout(r, 25));
-  }
-}
-
-/** A raw h2c connection: preface and SETTINGS sent, resolved once the server's SETTINGS arrived. */
-function rawSession(port: number, bytes: Buffer = Buffer.concat([HTTP2_PREFACE, EMPTY_SETTINGS])): Promise<net.Socket> {
-  return new Promise((resolve, reject) => {
-    const socket = net.connect(port, '127.0.0.1', () => {
-      socket.write(bytes);
-      if (bytes.length < HTTP2_PREFACE.length) resolve(socket); // half a preface: the server says nothing yet
-    });
-    socket.on('error', () => {});
-    socket.once('data', () => resolve(socket));
-    socket.once('close', () => reject(new Error('closed before the server answered')));
-  });
-}
-
-interface Client {
-  session: http2.ClientHttp2Session;
-  goaway: Promise<{ code: number; lastStreamId: number }>;
-  closed: Promise<void>;
-  /** PINGs the server sent that this client acknowledged (node does it by itself). */
-  serverPings: () => number;
-}
-
-/** A node:http2 client, resolved once the server's SETTINGS arrived (or the session was refused). */
-function client(port: number, localAddress?: string): Promise<Client> {
-  const session = http2.connect(`http://127.0.0.1:${port}`, localAddress ? { createConnection: () => net.connect({ port, host: '127.0.0.1', localAddress }) } : {});
-  session.on('error', () => {});
-  let pings = 0;
-  session.on('ping', () => pings++);
-  const goaway = new Promise<{ code: number; lastStreamId: number }>((r) => session.once('goaway', (code, lastStreamId) => r({ code, lastStreamId })));
-  const closed = new Promise<void>((r) => session.once('close', () => r()));
-  return new Promise((resolve) => {
-    const done = () => resolve({ session, goaway, closed, serverPings: () => pings });
-    session.once('remoteSettings', done);
-    session.once('close', done);
-  });
-}
-
-/** GET `path` on an open session: the status and body. */
-function get(session: http2.ClientHttp2Session, path: string): Promise<{ status: number; body: string }> {
-  return new Promise((resolve, reject) => {
-    const req = session.request({ ':path': path });
-    let status = 0;
-    let body = '';
-    req.setEncoding('utf8');
-    req.on('response', (h) => (status = Number(h[':status'])));
-    req.on('data', (c: string) => (body += c));
-    req.on('end', () => resolve({ status, body }));
-    req.on('error', reject);
-  });
 }
 
 describe('when h2c clients close their sessions without GOAWAY', () => {
