@@ -20,6 +20,12 @@ export const HTTP2_PREFACE = Buffer.from('PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n', 'la
 
 /** How long a new connection may stay silent before it is dropped (before it is known to be HTTP/1 or HTTP/2). */
 export const DEFAULT_SNIFF_TIMEOUT_MS = 30_000;
+/**
+ * At shutdown, how long a connection whose protocol is not known yet may still send its first bytes, ms: 500
+ * (a request already on its way is answered, as for idle HTTP/1.1 connections). One that has sent part of
+ * the HTTP/2 preface is closed at once: a new HTTP/2 connection would be refused anyway.
+ */
+export const SHUTDOWN_SNIFF_GRACE_MS = 500;
 
 const CONNECTION_SPECIFIC = new Set(['connection', 'keep-alive', 'proxy-connection', 'transfer-encoding', 'upgrade']);
 
@@ -136,12 +142,19 @@ export function attachGrpc(server: http.Server, router: GrpcRouter, config: unkn
   const http1Listeners = server.listeners('connection') as ((socket: Socket) => void)[];
   server.removeAllListeners('connection');
   const sniffTimeout = options.sniffTimeoutMs ?? DEFAULT_SNIFF_TIMEOUT_MS;
-  const sniffing = new Set<Socket>();
+  /** Connections whose protocol is not known yet, with what shutdown does to each. */
+  const sniffing = new Map<Socket, () => void>();
   server.on('connection', function sniffProtocol(socket: Socket) {
     let head: Buffer = Buffer.alloc(0);
-    const timer = setTimeout(() => socket.destroy(), sniffTimeout);
+    let timer = setTimeout(() => socket.destroy(), sniffTimeout);
     timer.unref();
-    sniffing.add(socket);
+    sniffing.set(socket, () => {
+      // "PRI" is no HTTP/1.1 method: three bytes of the preface mean HTTP/2.
+      if (head.length >= 3) return socket.destroy();
+      clearTimeout(timer);
+      timer = setTimeout(() => socket.destroy(), SHUTDOWN_SNIFF_GRACE_MS);
+      timer.unref();
+    });
     // node:http accepts sockets half-open (allowHalfOpen): a client that ends before its first request
     // would keep the socket until the sniff timeout.
     const onEnd = () => socket.destroy();
@@ -186,8 +199,8 @@ export function attachGrpc(server: http.Server, router: GrpcRouter, config: unkn
     async shutdown(timeoutMs = 30_000): Promise<void> {
       shuttingDown = true;
       router.health?.shutdown();
-      // A connection still being sniffed has sent part of a preface at most: no request to finish.
-      for (const socket of sniffing) socket.destroy();
+      // A connection still being sniffed has no request in flight: a short grace for one on its way.
+      for (const atShutdown of sniffing.values()) atShutdown();
       await sessions.shutdown(timeoutMs);
     },
   };

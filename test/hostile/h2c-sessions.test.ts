@@ -43,6 +43,7 @@ async function serve(grpc: GrpcConfigInput, shutdownTimeout = 30): Promise<Serve
   const held = new Promise<void>((r) => (release = r));
   const app = new App({ host: '127.0.0.1', port: 0, grpc, shutdown_timeout: shutdownTimeout }, { logger });
   app.get('/hello', () => ({ hello: 'http' }));
+  app.post('/posted', () => ({ posted: true }));
   app.get('/slow', async () => {
     await held;
     return { slow: true };
@@ -203,15 +204,25 @@ describe('when the server shuts down with idle h2c sessions open', () => {
     const clients = await Promise.all(Array.from({ length: 20 }, () => client(s.port)));
     const raw = await Promise.all(Array.from({ length: 5 }, () => rawSession(s.port)));
     const partial = await Promise.all(Array.from({ length: 5 }, () => rawSession(s.port, HTTP2_PREFACE.subarray(0, 8))));
-    await until('25 sessions open', () => s.grpc.sessions.size === 25);
+    // Connections whose protocol is not known yet: silent, one byte that could start POST, and an HTTP/1.1
+    // POST whose first byte came before shutdown and the rest right after (it gets a short grace).
+    const unknown = await Promise.all([...Array.from({ length: 3 }, () => rawSession(s.port, Buffer.alloc(0))), ...Array.from({ length: 3 }, () => rawSession(s.port, Buffer.from('P')))]);
+    const late = await rawSession(s.port, Buffer.from('P')); // POST or the preface: still being sniffed
+    let lateAnswer = '';
+    late.on('data', (c: Buffer) => (lateAnswer += c.toString('latin1')));
+    const lateClosed = new Promise((r) => late.once('close', r));
+    await until('25 sessions open, 7 connections being sniffed', async () => s.grpc.sessions.size === 25 && (await connections(s.server)) === 37);
     const closing = s.close();
+    late.write('OST /posted HTTP/1.1\r\nHost: keel\r\nContent-Length: 0\r\n\r\n');
     const outcome = await Promise.race([closing.then(() => 'closed'), new Promise((r) => setTimeout(() => r('hung'), SAFETY_MS))]);
     assert.equal(outcome, 'closed', 'close() finished well before shutdown_timeout (30 s)');
+    await lateClosed;
+    assert.match(lateAnswer, /^HTTP\/1\.1 200 [\s\S]*connection: close[\s\S]*\{"posted":true\}$/i, 'the request on its way was answered, with Connection: close');
     for (const c of clients) assert.equal((await c.goaway).code, http2.constants.NGHTTP2_NO_ERROR);
     assert.equal(s.grpc.sessions.size, 0);
     assert.equal(await connections(s.server), 0);
     assert.deepEqual(s.logs.filter((r) => /shutdown timeout/.test(String(r.msg))), [], 'the shutdown timeout was never reached');
-    for (const socket of [...raw, ...partial]) socket.destroy();
+    for (const socket of [...raw, ...partial, ...unknown]) socket.destroy();
   });
 });
 

@@ -33,7 +33,7 @@ export function rawSession(port: number, bytes: Buffer = Buffer.concat([HTTP2_PR
   return new Promise((resolve, reject) => {
     const socket = net.connect(port, '127.0.0.1', () => {
       socket.write(bytes);
-      if (bytes.length < HTTP2_PREFACE.length) resolve(socket); // half a preface: the server says nothing yet
+      if (bytes.length < HTTP2_PREFACE.length) resolve(socket); // less than a preface: the server says nothing yet
     });
     socket.on('error', () => {});
     socket.once('data', () => resolve(socket));
