@@ -12,6 +12,7 @@
 import { writeFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { parseArgs } from 'node:util';
+import { DEFAULT_REQUEST_TIMEOUT_MS } from './client.js';
 import { CONFORMANCE_LEVELS, type ConformanceLevel } from './compare.js';
 import { DEFAULT_EXEC_START_TIMEOUT_MS, EXEC_GROUPINGS, execTarget, parsePortRange, type ExecGrouping } from './exec.js';
 import { corpusLayoutDirs, forAnyImplementation, loadCases } from './loader.js';
@@ -53,7 +54,9 @@ Options:
   --junit FILE     Write the results as JUnit XML.
   --filter TEXT    Only cases whose id contains TEXT (plain substring, case-sensitive); a filter
                    that matches no case is a usage error (exit 2).
-  --timeout MS     Per-request timeout in milliseconds (default 10000).
+  --timeout MS     Per-request timeout: the whole answer must arrive within MS milliseconds (default
+                   ${DEFAULT_REQUEST_TIMEOUT_MS}). Under --exec a server that does not answer in time is
+                   reported once as not answering and killed; its group's other cases are not sent.
   --quiet          Only the table, failures and the summary line (no per-case lines).
   --no-diffs       Leave out the failure diffs (a pass-rate report).
   --exit-zero      Exit 0 even when cases fail (reports; CI gates should not use it).

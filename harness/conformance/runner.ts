@@ -86,10 +86,11 @@ export interface RunReport {
 export interface CaseTarget {
   baseUrl: string;
   /**
-   * Called when a request of the case failed in transport (reset, refused): a better error when the
-   * target knows why (`--exec`: its server exited, with the status and its stderr), else undefined.
+   * Called with the error when a request of the case failed in transport (reset, refused, no answer
+   * within the timeout): a better error when the target knows why (`--exec`: its server exited, with
+   * the status and its stderr, or stopped answering), else undefined.
    */
-  explain?: () => Promise<Error | undefined>;
+  explain?: (err: Error) => Promise<Error | undefined>;
   release?: () => void | Promise<void>;
   /**
    * Server-side state a WebSocket session case's `expected` block names (e.g. `disconnect_count`), as
@@ -180,7 +181,7 @@ async function runOne(c: ConformanceCase, options: RunOptions): Promise<CaseResu
     mismatches.push(...compareResponse(c.expected, snap, options.level ?? 'strict'));
     return { ...base, status: mismatches.length ? 'failed' : 'passed', mismatches, request, expected: c.expected, actual: actualOf(snap), durationMs: performance.now() - started };
   } catch (err) {
-    const e = (request && (await target?.explain?.())) || (err as Error);
+    const e = (request && (await target?.explain?.(err as Error))) || (err as Error);
     return { ...base, status: 'failed', mismatches: [], error: `${e.name}: ${e.message}`, ...(request ? { request } : {}), expected: c.expected, durationMs: performance.now() - started };
   } finally {
     await target?.release?.();
