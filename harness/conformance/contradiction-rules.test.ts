@@ -125,7 +125,7 @@ describe('contradictions found by rule', () => {
           const strict = await run('strict', filter);
           assert.equal(strict.status[id], 'contradicted', strict.out);
           assert.equal(strict.code, 0, strict.out);
-          assert.match(strict.out, new RegExp(`~ ${id}: contradicted by the corpus \\(.* conflicts with ${other}\\)`));
+          assert.match(strict.out, new RegExp(`~ ${id}: contradicted by the corpus \\(.* conflicts with ${other}; rule: ${rule}\\)`));
           // --level lenient accepts either style of one kind of validation error (and grades no input);
           // a status the corpus contradicts stays contradicted.
           const lenient = await run('lenient', filter);

@@ -78,11 +78,11 @@ export function formatFailures(results: readonly CaseResult[]): string {
   return blocks.join('\n');
 }
 
-/** One line per case contradicted by the corpus: the case, the field, the conflicting case. */
+/** One line per case contradicted by the corpus: the case, the field, the conflicting case, and the rule that found it (or `listed`). */
 export function formatContradicted(results: readonly CaseResult[]): string {
   return results
     .filter((r) => r.status === 'contradicted' && r.contradiction)
-    .map((r) => `~ ${r.id}: contradicted by the corpus (${r.contradiction!.field} conflicts with ${r.contradiction!.conflicts_with})`)
+    .map((r) => `~ ${r.id}: contradicted by the corpus (${r.contradiction!.field} conflicts with ${r.contradiction!.conflicts_with}; ${r.contradiction!.rule ? `rule: ${r.contradiction!.rule}` : 'listed in contradictions.json'})`)
     .join('\n');
 }
 
