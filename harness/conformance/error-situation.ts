@@ -70,15 +70,36 @@ function parameterSchema(c: ConformanceCase, section: string, name: string): Jso
   return undefined;
 }
 
+/** A local `$ref` (`#/definitions/x`, `#/$defs/x`) resolved against the root schema (a few hops at most). */
+function deref(s: unknown, root: unknown): unknown {
+  for (let hops = 0; hops < 8 && isObject(s) && typeof s.$ref === 'string' && s.$ref.startsWith('#/'); hops++) {
+    let t: unknown = root;
+    for (const part of s.$ref.slice(2).split('/')) t = isObject(t) ? t[part.replace(/~1/g, '/').replace(/~0/g, '~')] : undefined;
+    s = t;
+  }
+  return s;
+}
+
+/** The member `k` of an object schema: its `properties`, those of its `allOf` parts, else `additionalProperties`. */
+function member(s: Json, k: string, root: unknown): unknown {
+  if (isObject(s.properties) && k in s.properties) return s.properties[k];
+  for (const part of Array.isArray(s.allOf) ? s.allOf : []) {
+    const p = deref(part, root);
+    if (isObject(p) && isObject(p.properties) && k in p.properties) return p.properties[k];
+  }
+  return isObject(s.additionalProperties) ? s.additionalProperties : undefined;
+}
+
 /** The schema the handler declares at an error item's `loc`. */
 export function schemaAt(c: ConformanceCase, loc: readonly unknown[]): Json | undefined {
   const [source, ...rest] = loc;
   if (source === 'body') {
-    let s: unknown = c.handler.body_schema;
+    const root = c.handler.body_schema;
+    let s: unknown = deref(root, root);
     for (const k of rest) {
       if (!isObject(s)) return undefined;
       const index = typeof k === 'number' || (typeof k === 'string' && /^\d+$/.test(k));
-      s = index && (s.type === 'array' || 'items' in s) ? s.items : isObject(s.properties) && typeof k === 'string' && k in s.properties ? s.properties[k] : isObject(s.additionalProperties) ? s.additionalProperties : undefined;
+      s = deref(index && (s.type === 'array' || 'items' in s) ? s.items : member(s, String(k), root), root);
     }
     return isObject(s) ? s : undefined;
   }
