@@ -15,6 +15,7 @@ import { parseArgs } from 'node:util';
 import { DEFAULT_REQUEST_TIMEOUT_MS } from './client.js';
 import { CONFORMANCE_LEVELS, type ConformanceLevel } from './compare.js';
 import { DEFAULT_EXEC_START_TIMEOUT_MS, EXEC_GROUPINGS, execTarget, parsePortRange, type ExecGrouping } from './exec.js';
+import { contradictionIndex } from './contradictions.js';
 import { corpusLayoutDirs, forAnyImplementation, loadCases } from './loader.js';
 import { buildManifest, WEBSOCKET_NOT_IN_MANIFEST } from './manifest.js';
 import { formatList } from './list.js';
@@ -278,7 +279,12 @@ async function runAndReport(cases: readonly LoadedCase[], options: RunOptions, f
   if (footer) io.out(footer());
   if (flags.json) {
     const { starts, ...rest } = about;
-    const meta: RunMeta = { runner_version: runnerVersion(), ...rest, ...(starts ? { server_starts: starts() } : {}), wall_time_ms: Math.round(performance.now() - started) };
+    const wall = Math.round(performance.now() - started);
+    const corpus = options.corpus ?? cases;
+    const ids = new Set(corpus.map((c) => c.id));
+    const entries = [...contradictionIndex(corpus).values()].flat().filter((e) => ids.has(e.case));
+    const contradictions = { found_by_rule: entries.filter((e) => e.rule).length, listed: entries.filter((e) => !e.rule).length };
+    const meta: RunMeta = { runner_version: runnerVersion(), ...rest, ...(starts ? { server_starts: starts() } : {}), wall_time_ms: wall, contradictions };
     writeFileSync(flags.json, toJson(report, meta));
   }
   if (flags.junit) writeFileSync(flags.junit, toJUnit(report));

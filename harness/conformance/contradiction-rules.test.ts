@@ -86,8 +86,10 @@ after(async () => {
 async function run(level: string, filter?: string): Promise<{ status: Record<string, string>; out: string; code: number }> {
   const json = join(dir, '..', `${dir.split('/').pop()}-report.json`);
   const r = await runCli(['--base-url', base, '--level', level, '--json', json, ...(filter ? ['--filter', filter] : []), dir]);
-  const report = JSON.parse(readFileSync(json, 'utf8')) as { cases: Array<{ id: string; status: string }> };
+  const report = JSON.parse(readFileSync(json, 'utf8')) as { summary: { contradictions: unknown }; cases: Array<{ id: string; status: string }> };
   rmSync(json, { force: true });
+  // The run's record says what the verdicts used: every pair's two entries, found by rule.
+  assert.deepEqual(report.summary.contradictions, { found_by_rule: PAIRS.length, listed: 0 });
   return { status: Object.fromEntries(report.cases.map((c) => [c.id, c.status])), out: r.out, code: r.code };
 }
 

@@ -109,6 +109,11 @@ export interface RunMeta {
   server_starts?: number;
   /** From the first case sent to the last answer, milliseconds. */
   wall_time_ms: number;
+  /**
+   * The corpus's contradictions the verdicts used: entries found by rule in the corpus loaded
+   * (contradiction-rules.ts), and entries of contradictions.json for cases in it.
+   */
+  contradictions?: { found_by_rule: number; listed: number };
 }
 
 /** Machine-readable form of a run: per case the request sent, the expected and the actual response and the differences. */
