@@ -66,13 +66,14 @@ describe('when records are parsed from an empty object', () => {
   const cases: Array<[string, () => unknown, unknown]> = [
     ['CompressionConfig', () => CompressionConfig.defaults(), { gzip: true, brotli: true, min_size: 1024, quality: 6, enabled: true }],
     ['RateLimitConfig', () => RateLimitConfig.defaults(), { per_second: 100, burst: 200, ip_based: true, enabled: true }],
-    ['AsyncApiConfig', () => AsyncApiConfig.defaults(), { enabled: false, spec: null }],
+    // max_expanded_nodes / max_response_bytes: keel's work budget (issue 26), not in the specification.
+    ['AsyncApiConfig', () => AsyncApiConfig.defaults(), { enabled: false, spec: null, max_expanded_nodes: 100_000, max_response_bytes: 4_194_304 }],
     ['OpenApiConfig', () => OpenApiConfig.defaults(), {
       enabled: false, title: 'API', version: '1.0.0', description: null, swagger_ui_path: '/docs', redoc_path: '/redoc',
       openapi_json_path: '/openapi.json', contact: null, license: null, servers: [], security_schemes: {},
     }],
     ['ContactInfo', () => ContactInfo.defaults(), { name: null, email: null, url: null }],
-    ['JsonRpcConfig', () => JsonRpcConfig.defaults(), { enabled: true, endpoint_path: '/rpc', enable_batch: true, max_batch_size: 100 }],
+    ['JsonRpcConfig', () => JsonRpcConfig.defaults(), { enabled: true, endpoint_path: '/rpc', enable_batch: true, max_batch_size: 100, max_response_bytes: 4_194_304 }],
     ['GrpcConfig', () => GrpcConfig.defaults(), {
       enabled: true, max_message_size: 4194304, enable_compression: true, request_timeout: null, max_concurrent_streams: 100,
       enable_keepalive: true, keepalive_interval: 75, keepalive_timeout: 20, max_stream_response_bytes: null,

@@ -12,6 +12,7 @@ import addFormatsModule from 'ajv-formats';
 import type { ValidationResponse } from '../records/protocol.js';
 import { analyseAsyncApi, type AsyncApiModel } from './parse.js';
 import { AsyncApiDocumentError } from './resolve.js';
+import { ExpansionBudget } from './budget.js';
 
 const addFormats = addFormatsModule as unknown as typeof addFormatsModule.default;
 
@@ -58,7 +59,7 @@ export class PayloadValidator {
     if (!Number.isInteger(this.#size) || this.#size < 1) throw new RangeError(`PayloadValidator cacheSize must be an integer >= 1, got ${String(this.#size)}`);
   }
 
-  #entry(spec: unknown): Entry {
+  #entry(spec: unknown, budget: ExpansionBudget): Entry {
     const hash = createHash('sha256').update(JSON.stringify(spec)).digest('hex');
     const hit = this.#cache.get(hash);
     if (hit) {
@@ -67,9 +68,11 @@ export class PayloadValidator {
       this.#cache.set(hash, hit);
       return hit;
     }
-    const model = analyseAsyncApi(spec);
+    const model = analyseAsyncApi(spec, budget);
     // strict: false because AsyncAPI schemas carry keywords JSON Schema does not know (discriminator, externalDocs, x-*).
-    const ajv = new Ajv({ allErrors: true, strict: false, validateSchema: false });
+    // inlineRefs: false: Ajv would otherwise paste a referenced schema's code at every reference, so one
+    // schema referenced a thousand times compiles to a thousand copies (the $ref fan-out, in generated code).
+    const ajv = new Ajv({ allErrors: true, strict: false, validateSchema: false, inlineRefs: false });
     addFormats(ajv);
     const docId = `https://keel.invalid/asyncapi/${hash}.json`;
     ajv.addSchema(spec as object, docId, undefined, false);
@@ -81,10 +84,11 @@ export class PayloadValidator {
 
   /**
    * Validate `payload` as `message` on `channel`. Throws AsyncApiDocumentError when the document
-   * itself cannot be read or its payload schema does not compile; unknown channels and messages are `valid: false` with an explanation.
+   * itself cannot be read or its payload schema does not compile, AsyncApiBudgetError when the document's
+   * bindings or the payload schema expand past `budget` (default: the default limits); unknown channels and messages are `valid: false` with an explanation.
    */
-  validate(spec: unknown, channel: string, message: string, payload: unknown): ValidationResponse {
-    const entry = this.#entry(spec);
+  validate(spec: unknown, channel: string, message: string, payload: unknown, budget: ExpansionBudget = new ExpansionBudget()): ValidationResponse {
+    const entry = this.#entry(spec, budget);
     const ch = entry.model.channels.find((c) => c.name === channel) ?? entry.model.channels.find((c) => c.address === channel);
     if (!ch) {
       const known = entry.model.channels.map((c) => JSON.stringify(c.name)).join(', ') || 'none';
@@ -102,6 +106,9 @@ export class PayloadValidator {
     }
     let validator = entry.validators.get(msg.payloadPointer);
     if (!validator) {
+      // Ajv follows each $ref at validation time, so a payload schema that fans out costs as much to run
+      // as to expand: it is held to the request's budget before it is compiled (AsyncApiBudgetError).
+      budget.ensure(budget.measure(spec, { $ref: msg.payloadPointer }, msg.pointer), msg.payloadPointer);
       try {
         validator = entry.ajv.compile({ $ref: `${entry.docId}${msg.payloadPointer}` });
       } catch (err) {
