@@ -56,15 +56,18 @@ function add(w: Walk, v: unknown, depth: number): boolean {
   w.size += 2;
   if (Array.isArray(v)) {
     for (let i = 0; i < v.length; i++) {
-      w.size += 1;
+      if (i > 0) w.size += 1;
       if (!add(w, v[i], depth + 1)) return false;
     }
   } else {
+    let first = true;
     for (const k in v) {
       if (!Object.hasOwn(v, k)) continue;
       const child = (v as Record<string, unknown>)[k];
       if (child === undefined || typeof child === 'function' || typeof child === 'symbol') continue;
-      w.size += k.length + 4;
+      // `"key":`, and the comma before every member but the first.
+      w.size += k.length + (first ? 3 : 4);
+      first = false;
       if (!add(w, child, depth + 1)) return false;
     }
   }

@@ -88,10 +88,10 @@ describe('when records are parsed from an empty object', () => {
     ['ApiKeyAuthConfig', () => ApiKeyAuthConfig.defaults(), { enabled: true, keys: [], header_name: 'X-API-Key' }],
     ['AuthorizationConfig', () => AuthorizationConfig.defaults(), { required_roles: [], required_scopes: [], required_permissions: [], require_all: true }],
     ['LifecycleHooksConfig', () => LifecycleHooksConfig.defaults(), { on_request: [], pre_validation: [], pre_handler: [], on_response: [], on_error: [] }],
-    ['SchemaConfig', () => SchemaConfig.defaults(), { introspection_enabled: true, complexity_limit: null, depth_limit: null }],
-    ['QueryOnlyConfig (schema_query_only())', () => schemaQueryOnly(), { introspection_enabled: true, complexity_limit: null, depth_limit: null }],
-    ['QueryMutationConfig (schema_query_mutation())', () => schemaQueryMutation(), { introspection_enabled: true, complexity_limit: null, depth_limit: null }],
-    ['FullSchemaConfig (schema_full())', () => schemaFull(), { introspection_enabled: true, complexity_limit: null, depth_limit: null }],
+    ['SchemaConfig', () => SchemaConfig.defaults(), { introspection_enabled: true, complexity_limit: null, depth_limit: null, max_response_bytes: 1_048_576 }],
+    ['QueryOnlyConfig (schema_query_only())', () => schemaQueryOnly(), { introspection_enabled: true, complexity_limit: null, depth_limit: null, max_response_bytes: 1_048_576 }],
+    ['QueryMutationConfig (schema_query_mutation())', () => schemaQueryMutation(), { introspection_enabled: true, complexity_limit: null, depth_limit: null, max_response_bytes: 1_048_576 }],
+    ['FullSchemaConfig (schema_full())', () => schemaFull(), { introspection_enabled: true, complexity_limit: null, depth_limit: null, max_response_bytes: 1_048_576 }],
     ['GraphQlRouteConfig', () => new GraphQlRouteConfig().toJSON(), { path: '/graphql', method: 'POST', enable_playground: false, description: null }],
   ];
   for (const [name, get, expected] of cases) {
@@ -141,7 +141,7 @@ describe('when records are parsed from an empty object', () => {
       name: 'auth', handler: 'check', dependencies: [], config: null, order: null,
     });
     assert.deepEqual({ ...DynamicSchemaConfig.parse({ introspection_enabled: false }) }, {
-      introspection_enabled: false, max_complexity: null, max_depth: null, field_errors: [],
+      introspection_enabled: false, max_complexity: null, max_depth: null, max_response_bytes: 1_048_576, field_errors: [],
     });
   });
 

@@ -6,8 +6,9 @@
  * What is cached is the *outcome* of parse + validation (specified rules and the route's limits:
  * introspection, depth, complexity), so a document rejected by a limit is rejected again from the
  * cache and every distinct query text is checked once with every rule. The one input besides the
- * text is the request's variables, which only complexity reads (`first: $n`); a document whose
- * pagination arguments take a variable has its complexity checked again on each request.
+ * text is the request's variables, which complexity (`first: $n`) and the response-size estimate (any
+ * argument: a `$n` echoed back costs its length) read; a document whose arguments take a variable has
+ * those two checked again on each request.
  *
  * The cache is a bounded LRU (entries and total query text), so distinct queries from clients
  * cannot grow memory without limit; queries longer than the text budget are checked but not kept.
@@ -18,6 +19,7 @@ import {
   type DocumentNode, type GraphQLSchema, type ValidationRule, type ValueNode,
 } from 'graphql';
 import { complexityLimitRule, depthLimitRule, introspectionDisabledRule, PAGINATION_ARGUMENTS, type GraphqlLimits } from './limits.js';
+import { responseSizeRule } from './budget.js';
 import { withoutSuggestions } from './suggestions.js';
 
 /** Most distinct query texts kept per route (mercurius keeps 1024). */
@@ -51,8 +53,8 @@ interface Checked {
   readonly document: DocumentNode | null;
   /** The errors of every rule whose outcome the document alone decides. */
   readonly errors: readonly GraphQLError[];
-  /** Complexity reads the request's variables, so it is left out of `errors` and checked per request. */
-  readonly variableComplexity: boolean;
+  /** Complexity or the response-size estimate reads the request's variables: left out of `errors`, checked per request. */
+  readonly variableRules: boolean;
 }
 
 function holdsVariable(value: ValueNode): boolean {
@@ -62,12 +64,12 @@ function holdsVariable(value: ValueNode): boolean {
   return false;
 }
 
-/** True when a pagination argument's value holds a variable: the complexity then depends on the request. */
-function paginationTakesVariable(document: DocumentNode): boolean {
+/** True when an argument's value (a pagination argument's, when `paginationOnly`) holds a variable: a measure then depends on the request. */
+function argumentTakesVariable(document: DocumentNode, paginationOnly: boolean): boolean {
   let found = false;
   visit(document, {
     Argument(node) {
-      if (PAGINATION_ARGUMENTS.includes(node.name.value) && holdsVariable(node.value)) {
+      if ((!paginationOnly || PAGINATION_ARGUMENTS.includes(node.name.value)) && holdsVariable(node.value)) {
         found = true;
         return BREAK;
       }
@@ -94,8 +96,10 @@ export class DocumentCache {
   readonly #limits: Readonly<GraphqlLimits>;
   /** The rules whose outcome depends on the document alone (built once). */
   readonly #staticRules: readonly ValidationRule[];
-  /** The same without the complexity rule, for documents whose complexity reads variables. */
-  readonly #rulesWithoutComplexity: readonly ValidationRule[];
+  /** The same without the rules that read variables (complexity, response size), for documents whose measures read them. */
+  readonly #rulesWithoutVariables: readonly ValidationRule[];
+  /** Serialized answer cap (null: unlimited; lib/graphql/budget.ts). */
+  readonly #maxResponseBytes: number | null;
   readonly #cache: LRUCache<string, Checked>;
   readonly #maxTokens: number;
 
@@ -109,8 +113,9 @@ export class DocumentCache {
     const base: ValidationRule[] = [...specifiedRules];
     if (!limits.introspection_enabled) base.push(introspectionDisabledRule);
     if (limits.depth_limit !== null) base.push(depthLimitRule(limits.depth_limit));
-    this.#rulesWithoutComplexity = base;
-    this.#staticRules = limits.complexity_limit === null ? base : [...base, complexityLimitRule(limits.complexity_limit, {})];
+    this.#rulesWithoutVariables = base;
+    this.#maxResponseBytes = limits.max_response_bytes ?? null;
+    this.#staticRules = [...base, ...this.#variableRules({})];
     this.#cache = new LRUCache<string, Checked>({
       max: options.maxEntries ?? DEFAULT_DOCUMENT_CACHE_ENTRIES,
       maxSize: options.maxText ?? DEFAULT_DOCUMENT_CACHE_TEXT,
@@ -131,13 +136,21 @@ export class DocumentCache {
       checked = this.#check(query);
       this.#cache.set(query, checked);
     }
-    if (checked.document === null || !checked.variableComplexity) return checked.errors.length > 0 ? checked.errors : checked.document!;
+    if (checked.document === null || !checked.variableRules) return checked.errors.length > 0 ? checked.errors : checked.document!;
     const rules = checked.errors.length > 0
       // Already invalid: validate again with every rule so errors come in the order graphql-js reports them.
-      ? [...this.#rulesWithoutComplexity, complexityLimitRule(this.#limits.complexity_limit!, variables ?? {})]
-      : [complexityLimitRule(this.#limits.complexity_limit!, variables ?? {})];
+      ? [...this.#rulesWithoutVariables, ...this.#variableRules(variables ?? {})]
+      : this.#variableRules(variables ?? {});
     const errors = validate(this.#schema, checked.document, rules);
     return errors.length > 0 ? this.#hideSuggestions(errors) : checked.document;
+  }
+
+  /** The rules whose outcome can depend on the request's variables, given them. */
+  #variableRules(variables: Readonly<Record<string, unknown>>): ValidationRule[] {
+    const rules: ValidationRule[] = [];
+    if (this.#limits.complexity_limit !== null) rules.push(complexityLimitRule(this.#limits.complexity_limit, variables));
+    if (this.#maxResponseBytes !== null) rules.push(responseSizeRule(this.#maxResponseBytes, variables));
+    return rules;
   }
 
   /** With introspection disabled, validation messages do not suggest names of the schema (withoutSuggestions). */
@@ -155,15 +168,16 @@ export class DocumentCache {
         const error = /tokens\. Parsing aborted\.$/.test(err.message)
           ? new GraphQLError(`Query exceeds the limit of ${this.#maxTokens} tokens`, { extensions: { code: 'TOKEN_LIMIT_EXCEEDED', limit: this.#maxTokens } })
           : err;
-        return { document: null, errors: [error], variableComplexity: false };
+        return { document: null, errors: [error], variableRules: false };
       }
       // graphql-js parses recursively: a few thousand nested selections overflow the stack. That is
       // the query's fault (400), and the stack overflow is not a message for the client.
-      if (err instanceof RangeError) return { document: null, errors: [new GraphQLError('Syntax Error: Document is nested too deeply. Parsing aborted.')], variableComplexity: false };
+      if (err instanceof RangeError) return { document: null, errors: [new GraphQLError('Syntax Error: Document is nested too deeply. Parsing aborted.')], variableRules: false };
       throw err;
     }
-    const variableComplexity = this.#limits.complexity_limit !== null && paginationTakesVariable(document);
-    const errors = validate(this.#schema, document, variableComplexity ? this.#rulesWithoutComplexity : this.#staticRules);
-    return { document, errors: this.#hideSuggestions(errors), variableComplexity };
+    const variableRules = (this.#maxResponseBytes !== null && argumentTakesVariable(document, false))
+      || (this.#limits.complexity_limit !== null && argumentTakesVariable(document, true));
+    const errors = validate(this.#schema, document, variableRules ? this.#rulesWithoutVariables : this.#staticRules);
+    return { document, errors: this.#hideSuggestions(errors), variableRules };
   }
 }

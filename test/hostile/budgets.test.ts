@@ -6,6 +6,8 @@
  *   expands to ~82,000 nodes (under the old 100,000-node budget per message, 37 million for the
  *   request). Before: 43 s of CPU, RSS 124 MB → 1.03 GB, a 193 MB answer.
  *
+ * - GraphQL amplification: 490 aliases of the built-in `hello(name: $n)` (complexity 490, under the
+ *   example server's 500) with a ~400 KB `$n`, a 410 KB request. Before: a 191 MiB answer, +880 MB RSS.
  * - JSON-RPC results: a method whose result is its argument repeated (`repeat({ text, times })`), asked
  *   for 64 MiB with a 20-byte request: serialised whole before, now a -32603 error naming the limit.
  *
@@ -16,7 +18,11 @@
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { pino } from 'pino';
+import { parse } from 'graphql';
 import { createApp, type ServerHandle } from '../../lib/index.js';
+import { builtinSchema } from '../../lib/graphql/builtin-schemas.js';
+import { measureComplexity } from '../../lib/graphql/limits.js';
+import { DEFAULT_GRAPHQL_MAX_RESPONSE_BYTES } from '../../lib/records/graphql.js';
 import { DEFAULT_ASYNCAPI_MAX_EXPANDED_NODES, DEFAULT_JSONRPC_MAX_RESPONSE_BYTES } from '../../lib/records/protocol.js';
 
 const silent = { logger: pino({ level: 'silent' }) };
@@ -32,6 +38,11 @@ before(async () => {
       return text.repeat(times);
     });
   }, silent);
+  // The example server's GraphQL route (examples/server.ts): complexity 490 passes its limit of 500.
+  app.registerGraphqlRoute('/graphql', 'POST', 'full', { depth_limit: 8, complexity_limit: 500 });
+  app.registerGraphqlSdlRoute('/big', 'POST', 'type Query { big: String quotes: String small: String }', {
+    big: 'x'.repeat(2 * 1024 * 1024), quotes: '"'.repeat(600_000), small: 'ok',
+  }, { introspection_enabled: false });
   server = await app.listen({ handleSignals: false });
 });
 after(() => server.close());
@@ -173,5 +184,87 @@ describe('when a JSON-RPC method is asked for a 64 MiB result', () => {
     } finally {
       await small.close();
     }
+  });
+});
+
+type GraphqlAnswer = { data?: unknown; errors?: Array<{ message: string; extensions?: { code?: string; limit?: number; estimated_bytes?: number } }> };
+
+/** `aliases` aliases of `hello(name: $n)`, sent with a `$n` that brings the request to `bytes`. */
+function aliasQueryBody(aliases: number, bytes: number): string {
+  const query = `query($n: String) { ${Array.from({ length: aliases }, (_, i) => `a${i}: hello(name: $n)`).join(' ')} }`;
+  const shell = JSON.stringify({ query, variables: { n: '' } });
+  return JSON.stringify({ query, variables: { n: 'x'.repeat(bytes - shell.length) } });
+}
+
+function postGraphql(path: string, body: string): Promise<Response> {
+  return fetch(`${server.url}${path}`, { method: 'POST', headers: { 'Content-Type': 'application/json', Accept: 'application/json' }, body });
+}
+
+describe('when a 410 KB GraphQL request echoes a 400 KB variable through 490 aliases', () => {
+  const body = aliasQueryBody(490, 410 * 1024);
+
+  it('should be the attack: complexity 490, under the limit of 500 that let it through', () => {
+    const { query } = JSON.parse(body) as { query: string };
+    const document = parse(query);
+    const operation = document.definitions[0]! as Parameters<typeof measureComplexity>[2];
+    assert.equal(measureComplexity(builtinSchema('full'), document, operation), 490);
+    assert.equal(body.length, 410 * 1024);
+  });
+
+  it('should refuse it before execution with RESPONSE_SIZE_LIMIT_EXCEEDED (400), RSS growing < 50 MB', async () => {
+    const rss = process.memoryUsage().rss;
+    const res = await postGraphql('/graphql', body);
+    const text = await res.text();
+    assert.equal(res.status, 400, text.slice(0, 300));
+    assert.ok(text.length < 2048, `a small answer, got ${text.length} bytes`);
+    const answer = JSON.parse(text) as GraphqlAnswer;
+    assert.equal('data' in answer, false);
+    const error = answer.errors?.[0]?.extensions;
+    assert.equal(error?.code, 'RESPONSE_SIZE_LIMIT_EXCEEDED');
+    assert.equal(error?.limit, DEFAULT_GRAPHQL_MAX_RESPONSE_BYTES);
+    // 490 copies of the variable: the estimate is what the answer would have been (191 MiB), not 490.
+    assert.ok((error?.estimated_bytes ?? 0) > 190 * 1024 * 1024, `estimated ${error?.estimated_bytes}`);
+    const growth = process.memoryUsage().rss - rss;
+    assert.ok(growth < RSS_GROWTH_LIMIT, `RSS grew ${(growth / 1048576).toFixed(1)} MB`);
+    assert.equal((await fetch(`${server.url}/health`)).status, 200);
+  });
+
+  it('should refuse two such 1 MiB requests sent at once', async () => {
+    const big = aliasQueryBody(490, 1000 * 1024);
+    const answers = await Promise.all([postGraphql('/graphql', big), postGraphql('/graphql', big)]);
+    for (const res of answers) {
+      assert.equal(res.status, 400);
+      assert.equal(((await res.json()) as GraphqlAnswer).errors?.[0]?.extensions?.code, 'RESPONSE_SIZE_LIMIT_EXCEEDED');
+    }
+  });
+
+  it('should still answer the same query with a 1.7 KB name, a ~0.9 MB answer (control)', async () => {
+    const res = await postGraphql('/graphql', aliasQueryBody(490, 12_500));
+    assert.equal(res.status, 200);
+    const answer = await res.json() as { data: Record<string, string> };
+    assert.equal(Object.keys(answer.data).length, 490);
+  });
+});
+
+describe('when what a resolver returns is larger than max_response_bytes', () => {
+  it('should answer data: null and RESPONSE_SIZE_LIMIT_EXCEEDED instead of a 2 MiB answer', async () => {
+    const res = await postGraphql('/big', JSON.stringify({ query: '{ big }' }));
+    const text = await res.text();
+    assert.equal(res.status, 200);
+    assert.ok(text.length < 1024, `a small answer, got ${text.length} bytes`);
+    const answer = JSON.parse(text) as GraphqlAnswer;
+    assert.equal(answer.data, null);
+    assert.equal(answer.errors?.[0]?.extensions?.code, 'RESPONSE_SIZE_LIMIT_EXCEEDED');
+    assert.equal(answer.errors?.[0]?.extensions?.limit, DEFAULT_GRAPHQL_MAX_RESPONSE_BYTES);
+  });
+
+  it('should count the serialized bytes: 600,000 quotes escape to 1.2 MB', async () => {
+    const answer = await (await postGraphql('/big', JSON.stringify({ query: '{ quotes }' }))).json() as GraphqlAnswer;
+    assert.equal(answer.data, null);
+    assert.equal(answer.errors?.[0]?.extensions?.code, 'RESPONSE_SIZE_LIMIT_EXCEEDED');
+  });
+
+  it('should answer a small field of the same route (control)', async () => {
+    assert.deepEqual(await (await postGraphql('/big', JSON.stringify({ query: '{ small }' }))).json(), { data: { small: 'ok' } });
   });
 });
