@@ -13,7 +13,7 @@
  * budget node by node as a safety net (the measure cuts recursion on a cycle and can undercount
  * where deepResolve cuts it elsewhere), so what is built never exceeds the budget either.
  */
-import { AsyncApiDocumentError, canonicalPointer, childPointer, isObject, lookup } from './resolve.js';
+import { AsyncApiDocumentError, canonicalPointer, childPointer, escapeToken, isObject, lookup } from './resolve.js';
 
 import { DEFAULT_ASYNCAPI_MAX_EXPANDED_NODES, DEFAULT_ASYNCAPI_MAX_RESPONSE_BYTES } from '../records/protocol.js';
 
@@ -149,24 +149,41 @@ export class ExpansionBudget {
  */
 export function deepResolve(doc: unknown, value: unknown, pointer: string, budget: ExpansionBudget = new ExpansionBudget()): unknown {
   budget.ensure(budget.measure(doc, value, pointer), pointer);
-  const walk = (v: unknown, key: string | number | undefined, at: string, stack: Set<string>, depth: number): unknown => {
+  // Where a value lives is only needed to resolve (and report) a `$ref`: it is kept as the pointer of the
+  // last followed reference plus the keys below it, and written out only there. Each reference is resolved once.
+  const targets = new Map<string, { target: string; value: unknown }>();
+  const resolve = (ref: string, base: string, path: ReadonlyArray<string | number>) => {
+    let known = targets.get(ref);
+    if (!known) {
+      const at = base + path.map((t) => '/' + escapeToken(String(t))).join('');
+      known = { target: canonicalPointer(ref, at), value: lookup(doc, ref, at) };
+      targets.set(ref, known);
+    }
+    return known;
+  };
+  const walk = (v: unknown, key: string | number | undefined, base: string, path: Array<string | number>, stack: Set<string>, depth: number): unknown => {
     if (depth > MAX_EXPANDED_DEPTH) throw new AsyncApiDocumentError(pointer, `the value nests more than ${MAX_EXPANDED_DEPTH} levels once its $refs are expanded`);
     if (isObject(v) && typeof v.$ref === 'string') {
-      const target = canonicalPointer(v.$ref, at);
+      const { target, value: resolved } = resolve(v.$ref, base, path);
       if (stack.has(target)) {
         budget.chargeValue(v, key, pointer);
         budget.chargeValue(v.$ref, '$ref', pointer);
         return { $ref: v.$ref };
       }
-      const next = new Set(stack).add(target);
-      return walk(lookup(doc, v.$ref, at), key, target, next, depth);
+      return walk(resolved, key, target, [], new Set(stack).add(target), depth);
     }
     budget.chargeValue(v, key, pointer);
-    if (Array.isArray(v)) return v.map((item, i) => walk(item, i, childPointer(at, i), stack, depth + 1));
-    if (!isObject(v)) return v;
+    if (!Array.isArray(v) && !isObject(v)) return v;
+    const child = (item: unknown, k: string | number): unknown => {
+      path.push(k);
+      const out = walk(item, k, base, path, stack, depth + 1);
+      path.pop();
+      return out;
+    };
+    if (Array.isArray(v)) return v.map(child);
     const out: Record<string, unknown> = {};
-    for (const [k, child] of Object.entries(v)) out[k] = walk(child, k, childPointer(at, k), stack, depth + 1);
+    for (const k of Object.keys(v)) out[k] = child(v[k], k);
     return out;
   };
-  return walk(value, undefined, pointer, new Set([pointer]), 0);
+  return walk(value, undefined, pointer, [], new Set([pointer]), 0);
 }

@@ -223,8 +223,10 @@ export function asyncApiMounts(options: AsyncApiHandlersOptions = {}): MountSpec
   let served: string | undefined;
   if (config.spec !== null && config.spec !== undefined) {
     try {
-      // The server's own document: not held to the budget of client requests.
-      analyseAsyncApi(config.spec, ExpansionBudget.unlimited());
+      // The server's own document: not held to the budget of client requests. Measuring the bindings
+      // follows their $refs, so a dangling one fails here rather than on the first /asyncapi/parse.
+      const own = ExpansionBudget.unlimited();
+      for (const c of analyseAsyncApi(config.spec, own).channels) if (c.bindings) own.measure(config.spec, c.bindings.value, c.bindings.pointer);
     } catch (err) {
       throw new ConfigError(`Invalid AsyncApiConfig at AsyncApiConfig.spec: ${(err as Error).message}`, { record: 'AsyncApiConfig', path: 'AsyncApiConfig.spec', key: 'spec', value: config.spec });
     }

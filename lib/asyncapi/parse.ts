@@ -28,7 +28,8 @@ export interface ModelChannel {
   name: string;
   address: string;
   messages: ModelMessage[];
-  bindings: unknown;
+  /** The channel's `bindings` as written (their `$ref`s resolved only by parseAsyncApi), and where they are; undefined when absent. */
+  bindings: { value: unknown; pointer: string } | undefined;
 }
 
 export interface AsyncApiModel {
@@ -96,7 +97,7 @@ function readV3(doc: Record<string, unknown>, model: AsyncApiModel, budget: Expa
     );
     // `address` may be null or absent in 3.0 (an unknown or dynamic address): fall back to the key.
     const address = typeof value.address === 'string' ? value.address : name;
-    const bindings = value.bindings === undefined ? null : deepResolve(doc, value.bindings, childPointer(pointer, 'bindings'), budget);
+    const bindings = value.bindings === undefined ? undefined : { value: value.bindings, pointer: childPointer(pointer, 'bindings') };
     budget.charge(1, name.length + address.length + CHANNEL_BYTES, at);
     model.channels.push({ name, address, messages, bindings });
   }
@@ -139,7 +140,7 @@ function readV2(doc: Record<string, unknown>, model: AsyncApiModel, budget: Expa
         messages.push(readMessage(doc, op.value.message, msgAt, `${opName}.message`, false, budget));
       }
     }
-    const bindings = value.bindings === undefined ? null : deepResolve(doc, value.bindings, childPointer(pointer, 'bindings'), budget);
+    const bindings = value.bindings === undefined ? undefined : { value: value.bindings, pointer: childPointer(pointer, 'bindings') };
     // publish and subscribe often share a message: list it once (sets: a oneOf may list thousands).
     const pointers = new Set<string>();
     const names = new Set<string>();
@@ -197,7 +198,23 @@ export function analyseAsyncApi(spec: unknown, budget: ExpansionBudget = new Exp
  */
 export function parseAsyncApi(spec: unknown, budget: ExpansionBudget = new ExpansionBudget()): ParseResult {
   const model = analyseAsyncApi(spec, budget);
-  const channels: ParsedChannel[] = model.channels.map((c) => ({ name: c.name, address: c.address, messages: c.messages.map((m) => m.name), bindings: c.bindings }));
+  // Every expansion of the answer (channel bindings, payload schemas), measured (each $ref target once) and
+  // held to the budget together before the first is built: a refusal costs time linear in the document,
+  // not the budget's worth of building.
+  const expansions: Array<{ value: unknown; pointer: string }> = [
+    ...model.channels.flatMap((c) => (c.bindings ? [c.bindings] : [])),
+    ...model.messages.flatMap((m) => (m.payloadPointer === undefined ? [] : [{ value: { $ref: m.payloadPointer }, pointer: m.pointer }])),
+  ];
+  let total = { nodes: 0, bytes: 0 };
+  for (const e of expansions) {
+    const cost = budget.measure(spec, e.value, e.pointer);
+    total = { nodes: Math.min(Number.MAX_SAFE_INTEGER, total.nodes + cost.nodes), bytes: Math.min(Number.MAX_SAFE_INTEGER, total.bytes + cost.bytes) };
+    budget.ensure(total, e.pointer);
+  }
+  const channels: ParsedChannel[] = model.channels.map((c) => ({
+    name: c.name, address: c.address, messages: c.messages.map((m) => m.name),
+    bindings: c.bindings ? deepResolve(spec, c.bindings.value, c.bindings.pointer, budget) : null,
+  }));
   const messages: ParsedMessage[] = model.messages.map((m) => ({
     name: m.name,
     schema: m.payloadPointer === undefined ? null : deepResolve(spec, { $ref: m.payloadPointer }, m.pointer, budget),

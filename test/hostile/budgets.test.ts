@@ -23,6 +23,7 @@ import { createApp, type ServerHandle } from '../../lib/index.js';
 import { builtinSchema } from '../../lib/graphql/builtin-schemas.js';
 import { measureComplexity } from '../../lib/graphql/limits.js';
 import { DEFAULT_GRAPHQL_MAX_RESPONSE_BYTES } from '../../lib/records/graphql.js';
+import { aliasQueryBody, fanOutDocument, fanOutSchemas } from '../helpers/budget-attacks.js';
 import { DEFAULT_ASYNCAPI_MAX_EXPANDED_NODES, DEFAULT_JSONRPC_MAX_RESPONSE_BYTES } from '../../lib/records/protocol.js';
 
 const silent = { logger: pino({ level: 'silent' }) };
@@ -51,27 +52,6 @@ type Problem = { type: string; status: number; title: string; detail: string; se
 
 function post(path: string, body: string): Promise<Response> {
   return fetch(`${server.url}${path}`, { method: 'POST', headers: { 'Content-Type': 'application/json' }, body });
-}
-
-/**
- * Schemas s0 … s<levels> where each level's object has two properties referencing the level below:
- * s<levels> expands to about 5 × 2^levels nodes. 14 levels: ~82,000, under the old per-message budget.
- */
-function fanOutSchemas(levels: number): Record<string, unknown> {
-  const schemas: Record<string, unknown> = { s0: { type: 'string' } };
-  for (let i = 1; i <= levels; i++) {
-    const ref = { $ref: `#/components/schemas/s${i - 1}` };
-    schemas[`s${i}`] = { type: 'object', properties: { a: ref, b: ref } };
-  }
-  return schemas;
-}
-
-/** An AsyncAPI 3.0 document of `bytes` bytes: as many messages as fit, each with the fanned-out payload. */
-export function fanOutDocument(bytes: number, levels = 14): string {
-  const messages: Record<string, unknown> = {};
-  const doc = { asyncapi: '3.0.0', info: { title: 'fan-out', version: '1' }, components: { schemas: fanOutSchemas(levels), messages } };
-  for (let i = 0; JSON.stringify(doc).length < bytes - 60; i++) messages[`m${i}`] = { payload: { $ref: `#/components/schemas/s${levels}` } };
-  return JSON.stringify(doc);
 }
 
 async function assertBudgetRefusal(res: Response, setting: string): Promise<Problem> {
@@ -188,13 +168,6 @@ describe('when a JSON-RPC method is asked for a 64 MiB result', () => {
 });
 
 type GraphqlAnswer = { data?: unknown; errors?: Array<{ message: string; extensions?: { code?: string; limit?: number; estimated_bytes?: number } }> };
-
-/** `aliases` aliases of `hello(name: $n)`, sent with a `$n` that brings the request to `bytes`. */
-function aliasQueryBody(aliases: number, bytes: number): string {
-  const query = `query($n: String) { ${Array.from({ length: aliases }, (_, i) => `a${i}: hello(name: $n)`).join(' ')} }`;
-  const shell = JSON.stringify({ query, variables: { n: '' } });
-  return JSON.stringify({ query, variables: { n: 'x'.repeat(bytes - shell.length) } });
-}
 
 function postGraphql(path: string, body: string): Promise<Response> {
   return fetch(`${server.url}${path}`, { method: 'POST', headers: { 'Content-Type': 'application/json', Accept: 'application/json' }, body });
