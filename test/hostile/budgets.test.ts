@@ -23,6 +23,7 @@ import { createApp, type ServerHandle } from '../../lib/index.js';
 import { builtinSchema } from '../../lib/graphql/builtin-schemas.js';
 import { measureComplexity } from '../../lib/graphql/limits.js';
 import { DEFAULT_GRAPHQL_MAX_RESPONSE_BYTES } from '../../lib/records/graphql.js';
+import { connectGraphqlWs, sendFrame, waitForFrame } from '../helpers/graphql-ws-client.js';
 import { aliasQueryBody, fanOutDocument, fanOutSchemas } from '../helpers/budget-attacks.js';
 import { DEFAULT_ASYNCAPI_MAX_EXPANDED_NODES, DEFAULT_JSONRPC_MAX_RESPONSE_BYTES } from '../../lib/records/protocol.js';
 
@@ -208,6 +209,19 @@ describe('when a 410 KB GraphQL request echoes a 400 KB variable through 490 ali
     for (const res of answers) {
       assert.equal(res.status, 400);
       assert.equal(((await res.json()) as GraphqlAnswer).errors?.[0]?.extensions?.code, 'RESPONSE_SIZE_LIMIT_EXCEEDED');
+    }
+  });
+
+  it('should refuse it over the WebSocket transport too, with an error frame', async () => {
+    const { query, variables } = JSON.parse(body) as { query: string; variables: Record<string, unknown> };
+    const ws = await connectGraphqlWs(`${server.url.replace('http', 'ws')}/graphql`);
+    try {
+      sendFrame(ws, { id: 'attack', type: 'subscribe', payload: { query, variables } });
+      const frame = await waitForFrame(ws, (m) => m.id === 'attack');
+      assert.equal(frame.type, 'error');
+      assert.match(JSON.stringify(frame.payload), /RESPONSE_SIZE_LIMIT_EXCEEDED/);
+    } finally {
+      ws.terminate();
     }
   });
 
