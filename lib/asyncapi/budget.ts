@@ -56,7 +56,13 @@ function primitiveBytes(v: unknown): number {
   return 4; // null
 }
 
-/** The budget of one request: every expansion of the request charges it. */
+/**
+ * The budget of one request: every expansion of the request charges it.
+ *
+ * @example
+ * const budget = new ExpansionBudget(config.max_expanded_nodes, config.max_response_bytes);
+ * parseAsyncApi(spec, budget); // AsyncApiBudgetError (a 422) before building an answer past either limit
+ */
 export class ExpansionBudget {
   readonly maxNodes: number;
   readonly maxBytes: number;
