@@ -35,3 +35,17 @@ describe('when the answer size of a query is estimated', () => {
     assert.equal(estimate(`{ ...F40 } ${parts.join(' ')}`), MAX_MEASURE);
   });
 });
+
+describe('when a cached query is sent again with a larger variable', () => {
+  it('should estimate each request with its own variables', async () => {
+    const { DocumentCache, isRejected } = await import('./documents.js');
+    const cache = new DocumentCache(schema, { introspection_enabled: true, depth_limit: null, complexity_limit: null, max_response_bytes: 10_000 });
+    const query = 'query($v: String) { a: hello(name: $v) b: hello(name: $v) }';
+    assert.equal(isRejected(cache.prepare(query, { v: 'short' })), false);
+    const refused = cache.prepare(query, { v: 'x'.repeat(6000) });
+    assert.ok(isRejected(refused));
+    assert.equal(refused[0]!.extensions.code, 'RESPONSE_SIZE_LIMIT_EXCEEDED');
+    assert.equal(isRejected(cache.prepare(query, { v: 'short' })), false);
+    assert.equal(cache.size, 1);
+  });
+});

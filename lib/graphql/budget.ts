@@ -115,20 +115,36 @@ export function estimateResponseBytes(
   return add(12, selectionBytes(e, operation.selectionSet, schema.getRootType(operation.operation) ?? undefined));
 }
 
+/** The error for `operation` when its estimated answer is over `limit` bytes, else undefined. */
+function sizeError(schema: GraphQLSchema, document: DocumentNode, operation: OperationDefinitionNode, limit: number, variables: Readonly<Record<string, unknown>>): GraphQLError | undefined {
+  const estimate = estimateResponseBytes(schema, document, operation, variables);
+  if (estimate <= limit) return undefined;
+  return new GraphQLError(`The estimated response size of ${estimate} bytes exceeds the limit of ${limit} bytes (max_response_bytes)`, {
+    nodes: operation,
+    extensions: { code: RESPONSE_SIZE_CODE, estimated_bytes: estimate, limit },
+  });
+}
+
 /** A validation rule refusing operations whose estimated answer is over `limit` bytes. */
 export function responseSizeRule(limit: number, variables: Readonly<Record<string, unknown>> = {}): ValidationRule {
   return function responseSizeLimit(context: ValidationContext): ASTVisitor {
     return {
       OperationDefinition(node) {
-        const estimate = estimateResponseBytes(context.getSchema(), context.getDocument(), node, variables);
-        if (estimate <= limit) return;
-        context.reportError(new GraphQLError(`The estimated response size of ${estimate} bytes exceeds the limit of ${limit} bytes (max_response_bytes)`, {
-          nodes: node,
-          extensions: { code: RESPONSE_SIZE_CODE, estimated_bytes: estimate, limit },
-        }));
+        const error = sizeError(context.getSchema(), context.getDocument(), node, limit, variables);
+        if (error) context.reportError(error);
       },
     };
   };
+}
+
+/** What responseSizeRule reports for an already valid `document`, without a graphql-js validation pass. */
+export function responseSizeErrors(schema: GraphQLSchema, document: DocumentNode, limit: number, variables: Readonly<Record<string, unknown>>): GraphQLError[] {
+  const errors: GraphQLError[] = [];
+  for (const def of document.definitions) {
+    const error = def.kind === Kind.OPERATION_DEFINITION ? sizeError(schema, document, def, limit, variables) : undefined;
+    if (error) errors.push(error);
+  }
+  return errors;
 }
 
 /** The error an executed result over the limit is replaced with. */

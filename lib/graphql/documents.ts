@@ -19,7 +19,7 @@ import {
   type DocumentNode, type GraphQLSchema, type ValidationRule, type ValueNode,
 } from 'graphql';
 import { complexityLimitRule, depthLimitRule, introspectionDisabledRule, PAGINATION_ARGUMENTS, type GraphqlLimits } from './limits.js';
-import { responseSizeRule } from './budget.js';
+import { responseSizeErrors, responseSizeRule } from './budget.js';
 import { withoutSuggestions } from './suggestions.js';
 
 /** Most distinct query texts kept per route (mercurius keeps 1024). */
@@ -53,8 +53,10 @@ interface Checked {
   readonly document: DocumentNode | null;
   /** The errors of every rule whose outcome the document alone decides. */
   readonly errors: readonly GraphQLError[];
-  /** Complexity or the response-size estimate reads the request's variables: left out of `errors`, checked per request. */
-  readonly variableRules: boolean;
+  /** Complexity reads the request's variables (`first: $n`): left out of `errors`, checked per request. */
+  readonly variableComplexity: boolean;
+  /** The response-size estimate reads them (any argument): left out of `errors`, estimated per request. */
+  readonly variableSize: boolean;
 }
 
 function holdsVariable(value: ValueNode): boolean {
@@ -94,10 +96,8 @@ export function isRejected(checked: DocumentNode | readonly GraphQLError[]): che
 export class DocumentCache {
   readonly #schema: GraphQLSchema;
   readonly #limits: Readonly<GraphqlLimits>;
-  /** The rules whose outcome depends on the document alone (built once). */
-  readonly #staticRules: readonly ValidationRule[];
-  /** The same without the rules that read variables (complexity, response size), for documents whose measures read them. */
-  readonly #rulesWithoutVariables: readonly ValidationRule[];
+  /** The specified rules and the limits that never read variables (introspection, depth; built once). */
+  readonly #baseRules: readonly ValidationRule[];
   /** Serialized answer cap (null: unlimited; lib/graphql/budget.ts). */
   readonly #maxResponseBytes: number | null;
   readonly #cache: LRUCache<string, Checked>;
@@ -113,9 +113,8 @@ export class DocumentCache {
     const base: ValidationRule[] = [...specifiedRules];
     if (!limits.introspection_enabled) base.push(introspectionDisabledRule);
     if (limits.depth_limit !== null) base.push(depthLimitRule(limits.depth_limit));
-    this.#rulesWithoutVariables = base;
+    this.#baseRules = base;
     this.#maxResponseBytes = limits.max_response_bytes ?? null;
-    this.#staticRules = [...base, ...this.#variableRules({})];
     this.#cache = new LRUCache<string, Checked>({
       max: options.maxEntries ?? DEFAULT_DOCUMENT_CACHE_ENTRIES,
       maxSize: options.maxText ?? DEFAULT_DOCUMENT_CACHE_TEXT,
@@ -136,20 +135,25 @@ export class DocumentCache {
       checked = this.#check(query);
       this.#cache.set(query, checked);
     }
-    if (checked.document === null || !checked.variableRules) return checked.errors.length > 0 ? checked.errors : checked.document!;
-    const rules = checked.errors.length > 0
+    const { document } = checked;
+    if (document === null || (!checked.variableComplexity && !checked.variableSize)) return checked.errors.length > 0 ? checked.errors : document!;
+    const vars = variables ?? {};
+    if (checked.errors.length > 0) {
       // Already invalid: validate again with every rule so errors come in the order graphql-js reports them.
-      ? [...this.#rulesWithoutVariables, ...this.#variableRules(variables ?? {})]
-      : this.#variableRules(variables ?? {});
-    const errors = validate(this.#schema, checked.document, rules);
-    return errors.length > 0 ? this.#hideSuggestions(errors) : checked.document;
+      return this.#hideSuggestions(validate(this.#schema, document, this.#rules(vars, true, true)));
+    }
+    const errors: GraphQLError[] = [];
+    if (checked.variableComplexity) errors.push(...validate(this.#schema, document, [complexityLimitRule(this.#limits.complexity_limit!, vars)]));
+    // The estimate walks the document itself: no second graphql-js validation pass per request.
+    if (checked.variableSize) errors.push(...responseSizeErrors(this.#schema, document, this.#maxResponseBytes!, vars));
+    return errors.length > 0 ? this.#hideSuggestions(errors) : document;
   }
 
-  /** The rules whose outcome can depend on the request's variables, given them. */
-  #variableRules(variables: Readonly<Record<string, unknown>>): ValidationRule[] {
-    const rules: ValidationRule[] = [];
-    if (this.#limits.complexity_limit !== null) rules.push(complexityLimitRule(this.#limits.complexity_limit, variables));
-    if (this.#maxResponseBytes !== null) rules.push(responseSizeRule(this.#maxResponseBytes, variables));
+  /** The base rules, then complexity and the response-size estimate (with `variables`) when asked for and limited. */
+  #rules(variables: Readonly<Record<string, unknown>>, complexity: boolean, size: boolean): ValidationRule[] {
+    const rules = [...this.#baseRules];
+    if (complexity && this.#limits.complexity_limit !== null) rules.push(complexityLimitRule(this.#limits.complexity_limit, variables));
+    if (size && this.#maxResponseBytes !== null) rules.push(responseSizeRule(this.#maxResponseBytes, variables));
     return rules;
   }
 
@@ -168,16 +172,16 @@ export class DocumentCache {
         const error = /tokens\. Parsing aborted\.$/.test(err.message)
           ? new GraphQLError(`Query exceeds the limit of ${this.#maxTokens} tokens`, { extensions: { code: 'TOKEN_LIMIT_EXCEEDED', limit: this.#maxTokens } })
           : err;
-        return { document: null, errors: [error], variableRules: false };
+        return { document: null, errors: [error], variableComplexity: false, variableSize: false };
       }
       // graphql-js parses recursively: a few thousand nested selections overflow the stack. That is
       // the query's fault (400), and the stack overflow is not a message for the client.
-      if (err instanceof RangeError) return { document: null, errors: [new GraphQLError('Syntax Error: Document is nested too deeply. Parsing aborted.')], variableRules: false };
+      if (err instanceof RangeError) return { document: null, errors: [new GraphQLError('Syntax Error: Document is nested too deeply. Parsing aborted.')], variableComplexity: false, variableSize: false };
       throw err;
     }
-    const variableRules = (this.#maxResponseBytes !== null && argumentTakesVariable(document, false))
-      || (this.#limits.complexity_limit !== null && argumentTakesVariable(document, true));
-    const errors = validate(this.#schema, document, variableRules ? this.#rulesWithoutVariables : this.#staticRules);
-    return { document, errors: this.#hideSuggestions(errors), variableRules };
+    const variableComplexity = this.#limits.complexity_limit !== null && argumentTakesVariable(document, true);
+    const variableSize = this.#maxResponseBytes !== null && argumentTakesVariable(document, false);
+    const errors = validate(this.#schema, document, this.#rules({}, !variableComplexity, !variableSize));
+    return { document, errors: this.#hideSuggestions(errors), variableComplexity, variableSize };
   }
 }
