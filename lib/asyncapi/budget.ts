@@ -39,10 +39,10 @@ export class AsyncApiBudgetError extends AsyncApiDocumentError {
   /** Which limit: `max_expanded_nodes` or `max_response_bytes`. */
   readonly setting: 'max_expanded_nodes' | 'max_response_bytes';
   readonly limit: number;
-  constructor(pointer: string, setting: 'max_expanded_nodes' | 'max_response_bytes', limit: number, measured: number) {
+  constructor(pointer: string, setting: 'max_expanded_nodes' | 'max_response_bytes', limit: number, measured: number, subject = 'the answer expands to') {
     const what = setting === 'max_expanded_nodes' ? `${limit} nodes` : `${limit} bytes of JSON`;
     const size = measured >= SATURATED ? '' : ` (${measured})`;
-    super(pointer, `the answer expands to more than ${what}${size}, the AsyncApiConfig.${setting} budget of one request`);
+    super(pointer, `${subject} more than ${what}${size}, the AsyncApiConfig.${setting} budget of one request`);
     this.name = 'AsyncApiBudgetError';
     this.setting = setting;
     this.limit = limit;

@@ -12,7 +12,7 @@ import addFormatsModule from 'ajv-formats';
 import type { ValidationResponse } from '../records/protocol.js';
 import { analyseAsyncApi, type AsyncApiModel } from './parse.js';
 import { AsyncApiDocumentError } from './resolve.js';
-import { ExpansionBudget } from './budget.js';
+import { AsyncApiBudgetError, ExpansionBudget } from './budget.js';
 
 const addFormats = addFormatsModule as unknown as typeof addFormatsModule.default;
 
@@ -42,6 +42,17 @@ function formatErrors(v: ValidateFunction): string[] {
     const extra = e.keyword === 'additionalProperties' ? ` (${String((e.params as { additionalProperty?: unknown }).additionalProperty)})` : '';
     return `${where} ${e.message ?? 'is invalid'}${extra}`;
   });
+}
+
+/** JSON values in `v`, counting stopped once past `limit` (the body's nesting is at most MAX_JSON_DEPTH). */
+function countValues(v: unknown, limit: number): number {
+  let count = 1;
+  if (typeof v !== 'object' || v === null) return count;
+  for (const child of Array.isArray(v) ? v : Object.values(v)) {
+    count += countValues(child, limit - count);
+    if (count > limit) return count;
+  }
+  return count;
 }
 
 export interface PayloadValidatorOptions {
@@ -115,6 +126,12 @@ export class PayloadValidator {
         throw new AsyncApiDocumentError(msg.payloadPointer, `the payload schema of ${JSON.stringify(msg.name)} does not compile: ${(err as Error).message}`);
       }
       entry.validators.set(msg.payloadPointer, validator);
+    }
+    // With allErrors, Ajv keeps an error object per failing value: a payload of a million values that all
+    // fail would hold a million of them. The payload's values draw on the same budget as the expansions.
+    const values = countValues(payload, budget.maxNodes - budget.nodes + 1);
+    if (budget.nodes + values > budget.maxNodes) {
+      throw new AsyncApiBudgetError('', 'max_expanded_nodes', budget.maxNodes, budget.nodes + values, 'the payload, with the document\'s expansions, holds');
     }
     return validator(payload) ? { valid: true, errors: [] } : { valid: false, errors: formatErrors(validator) };
   }

@@ -98,6 +98,13 @@ describe('when a 23.5 KB AsyncAPI document references one schema from ~400 messa
     await assertBudgetRefusal(await post('/asyncapi/validate', JSON.stringify({ spec, channel: 'c', message: 'm', payload: {} })), 'max_expanded_nodes');
   });
 
+  it('should refuse /asyncapi/validate for a payload of more values than the budget (Ajv keeps an error per failing value)', async () => {
+    const spec = { asyncapi: '3.0.0', info: { title: 't', version: '1' }, channels: { c: { messages: { m: { payload: { type: 'array', items: { type: 'string' } } } } } } };
+    const payload = new Array(DEFAULT_ASYNCAPI_MAX_EXPANDED_NODES + 1).fill(0);
+    const problem = await assertBudgetRefusal(await post('/asyncapi/validate', JSON.stringify({ spec, channel: 'c', message: 'm', payload })), 'max_expanded_nodes');
+    assert.match(problem.detail, /payload/);
+  });
+
   it('should still parse and validate the same schemas within the budget (control)', async () => {
     const spec = { asyncapi: '3.0.0', info: { title: 't', version: '1' }, channels: { c: { messages: { m: { payload: { $ref: '#/components/schemas/s4' } } } } }, components: { schemas: fanOutSchemas(4) } };
     const parsed = await post('/asyncapi/parse', JSON.stringify({ spec }));
