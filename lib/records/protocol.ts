@@ -71,10 +71,16 @@ export const OpenApiConfig = defineRecord<OpenApiConfig>()('OpenApiConfig', {
 });
 
 // ---------------------------------------------------------------- AsyncAPI
-export interface AsyncApiConfig { enabled: boolean; spec: unknown }
+/** AsyncApiConfig.max_expanded_nodes: most JSON values one parse / validate request may expand `$ref`s to. */
+export const DEFAULT_ASYNCAPI_MAX_EXPANDED_NODES = 100_000;
+/** AsyncApiConfig.max_response_bytes: most bytes of JSON one `/asyncapi/parse` answer may hold, 4 MiB. */
+export const DEFAULT_ASYNCAPI_MAX_RESPONSE_BYTES = 4 * 1024 * 1024;
+export interface AsyncApiConfig { enabled: boolean; spec: unknown; max_expanded_nodes: number; max_response_bytes: number }
 export const AsyncApiConfig = defineRecord<AsyncApiConfig>()('AsyncApiConfig', {
   enabled: { type: t.boolean(), default: false },
   spec: { type: t.json(), nullable: true, doc: 'Served from GET /asyncapi.json' },
+  max_expanded_nodes: { type: t.integer(1), default: DEFAULT_ASYNCAPI_MAX_EXPANDED_NODES, doc: 'Budget of one parse / validate request: JSON values all its $ref expansions may produce (422 work-budget-exceeded)' },
+  max_response_bytes: { type: t.integer(1), default: DEFAULT_ASYNCAPI_MAX_RESPONSE_BYTES, doc: 'Budget of one parse / validate request: bytes of JSON its answer may hold (422 work-budget-exceeded)' },
 });
 
 export interface ParseRequest { spec: unknown }
@@ -100,12 +106,15 @@ export const ValidateRequest = defineRecord<ValidateRequest>()('ValidateRequest'
 export interface ValidationResponse { valid: boolean; errors: readonly string[] }
 
 // ---------------------------------------------------------------- JSON-RPC
-export interface JsonRpcConfig { enabled: boolean; endpoint_path: string; enable_batch: boolean; max_batch_size: number }
+/** JsonRpcConfig.max_response_bytes: most bytes of serialized results one request (a batch: all its calls) may answer, 4 MiB. */
+export const DEFAULT_JSONRPC_MAX_RESPONSE_BYTES = 4 * 1024 * 1024;
+export interface JsonRpcConfig { enabled: boolean; endpoint_path: string; enable_batch: boolean; max_batch_size: number; max_response_bytes: number }
 export const JsonRpcConfig = defineRecord<JsonRpcConfig>()('JsonRpcConfig', {
   enabled: { type: t.boolean(), default: true },
   endpoint_path: { type: path(), default: '/rpc' },
   enable_batch: { type: t.boolean(), default: true },
   max_batch_size: { type: t.integer(1), default: 100 },
+  max_response_bytes: { type: t.integer(1), default: DEFAULT_JSONRPC_MAX_RESPONSE_BYTES, doc: 'Serialized results of one request, a batch\'s together; a result past it is a -32603 error' },
 });
 
 export interface JsonRpcMethodInfo {
