@@ -62,6 +62,9 @@ export const ERROR_CODES = Object.freeze({
   KEEL_UNSUPPORTED_CONTENT_ENCODING: code(415, 'request', 'Unsupported Content Encoding', 'unsupported-content-encoding'),
   KEEL_RANGE_NOT_SATISFIABLE: code(416, 'request', 'Range Not Satisfiable', 'range-not-satisfiable'),
   KEEL_VALIDATION_FAILED: code(422, 'request', 'Request Validation Failed', 'validation-error'),
+  // A small document whose processing would cost more than the request's budget (AsyncAPI `$ref` expansion):
+  // 422, not 413, because the content itself is within max_body_size (RFC 9110 §15.5.21 vs §15.5.14).
+  KEEL_WORK_BUDGET_EXCEEDED: code(422, 'request', 'Work Budget Exceeded', 'work-budget-exceeded'),
   KEEL_RATE_LIMITED: code(429, 'request', 'Too Many Requests', 'rate-limit-exceeded'),
   KEEL_HANDLER_ERROR: code(500, 'request', 'Handler Error', 'handler-error'),
   // The reference's bare 500 says no more than this (spikard-http problem.rs); nothing internal is shown.

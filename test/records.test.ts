@@ -66,16 +66,18 @@ describe('when records are parsed from an empty object', () => {
   const cases: Array<[string, () => unknown, unknown]> = [
     ['CompressionConfig', () => CompressionConfig.defaults(), { gzip: true, brotli: true, min_size: 1024, quality: 6, enabled: true }],
     ['RateLimitConfig', () => RateLimitConfig.defaults(), { per_second: 100, burst: 200, ip_based: true, enabled: true }],
-    ['AsyncApiConfig', () => AsyncApiConfig.defaults(), { enabled: false, spec: null }],
+    // max_expanded_nodes / max_response_bytes: keel's work budget (issue 26), not in the specification.
+    ['AsyncApiConfig', () => AsyncApiConfig.defaults(), { enabled: false, spec: null, max_expanded_nodes: 100_000, max_response_bytes: 4_194_304 }],
     ['OpenApiConfig', () => OpenApiConfig.defaults(), {
       enabled: false, title: 'API', version: '1.0.0', description: null, swagger_ui_path: '/docs', redoc_path: '/redoc',
       openapi_json_path: '/openapi.json', contact: null, license: null, servers: [], security_schemes: {},
     }],
     ['ContactInfo', () => ContactInfo.defaults(), { name: null, email: null, url: null }],
-    ['JsonRpcConfig', () => JsonRpcConfig.defaults(), { enabled: true, endpoint_path: '/rpc', enable_batch: true, max_batch_size: 100 }],
+    ['JsonRpcConfig', () => JsonRpcConfig.defaults(), { enabled: true, endpoint_path: '/rpc', enable_batch: true, max_batch_size: 100, max_response_bytes: 4_194_304 }],
     ['GrpcConfig', () => GrpcConfig.defaults(), {
       enabled: true, max_message_size: 4194304, enable_compression: true, request_timeout: null, max_concurrent_streams: 100,
       enable_keepalive: true, keepalive_interval: 75, keepalive_timeout: 20, max_stream_response_bytes: null,
+      h2_idle_timeout: 120, max_h2_sessions: 1000, max_h2_sessions_per_client: 100,
     }],
     ['BackgroundTaskConfig', () => BackgroundTaskConfig.defaults(), { enabled: false, max_queue_size: 1024, max_concurrent_tasks: 128, drain_timeout_secs: 30 }],
     ['BackgroundJobMetadata', () => BackgroundJobMetadata.defaults(), { name: 'background_task', request_id: null }],
@@ -87,10 +89,10 @@ describe('when records are parsed from an empty object', () => {
     ['ApiKeyAuthConfig', () => ApiKeyAuthConfig.defaults(), { enabled: true, keys: [], header_name: 'X-API-Key' }],
     ['AuthorizationConfig', () => AuthorizationConfig.defaults(), { required_roles: [], required_scopes: [], required_permissions: [], require_all: true }],
     ['LifecycleHooksConfig', () => LifecycleHooksConfig.defaults(), { on_request: [], pre_validation: [], pre_handler: [], on_response: [], on_error: [] }],
-    ['SchemaConfig', () => SchemaConfig.defaults(), { introspection_enabled: true, complexity_limit: null, depth_limit: null }],
-    ['QueryOnlyConfig (schema_query_only())', () => schemaQueryOnly(), { introspection_enabled: true, complexity_limit: null, depth_limit: null }],
-    ['QueryMutationConfig (schema_query_mutation())', () => schemaQueryMutation(), { introspection_enabled: true, complexity_limit: null, depth_limit: null }],
-    ['FullSchemaConfig (schema_full())', () => schemaFull(), { introspection_enabled: true, complexity_limit: null, depth_limit: null }],
+    ['SchemaConfig', () => SchemaConfig.defaults(), { introspection_enabled: true, complexity_limit: null, depth_limit: null, max_response_bytes: 1_048_576 }],
+    ['QueryOnlyConfig (schema_query_only())', () => schemaQueryOnly(), { introspection_enabled: true, complexity_limit: null, depth_limit: null, max_response_bytes: 1_048_576 }],
+    ['QueryMutationConfig (schema_query_mutation())', () => schemaQueryMutation(), { introspection_enabled: true, complexity_limit: null, depth_limit: null, max_response_bytes: 1_048_576 }],
+    ['FullSchemaConfig (schema_full())', () => schemaFull(), { introspection_enabled: true, complexity_limit: null, depth_limit: null, max_response_bytes: 1_048_576 }],
     ['GraphQlRouteConfig', () => new GraphQlRouteConfig().toJSON(), { path: '/graphql', method: 'POST', enable_playground: false, description: null }],
   ];
   for (const [name, get, expected] of cases) {
@@ -140,7 +142,7 @@ describe('when records are parsed from an empty object', () => {
       name: 'auth', handler: 'check', dependencies: [], config: null, order: null,
     });
     assert.deepEqual({ ...DynamicSchemaConfig.parse({ introspection_enabled: false }) }, {
-      introspection_enabled: false, max_complexity: null, max_depth: null, field_errors: [],
+      introspection_enabled: false, max_complexity: null, max_depth: null, max_response_bytes: 1_048_576, field_errors: [],
     });
   });
 

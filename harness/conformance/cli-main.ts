@@ -12,8 +12,10 @@
 import { writeFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { parseArgs } from 'node:util';
+import { DEFAULT_REQUEST_TIMEOUT_MS } from './client.js';
 import { CONFORMANCE_LEVELS, type ConformanceLevel } from './compare.js';
 import { DEFAULT_EXEC_START_TIMEOUT_MS, EXEC_GROUPINGS, execTarget, parsePortRange, type ExecGrouping } from './exec.js';
+import { contradictionIndex } from './contradictions.js';
 import { corpusLayoutDirs, forAnyImplementation, loadCases } from './loader.js';
 import { buildManifest, WEBSOCKET_NOT_IN_MANIFEST } from './manifest.js';
 import { formatList } from './list.js';
@@ -53,7 +55,9 @@ Options:
   --junit FILE     Write the results as JUnit XML.
   --filter TEXT    Only cases whose id contains TEXT (plain substring, case-sensitive); a filter
                    that matches no case is a usage error (exit 2).
-  --timeout MS     Per-request timeout in milliseconds (default 10000).
+  --timeout MS     Per-request timeout: the whole answer must arrive within MS milliseconds (default
+                   ${DEFAULT_REQUEST_TIMEOUT_MS}). Under --exec a server that does not answer in time is
+                   reported once as not answering and killed; its group's other cases are not sent.
   --quiet          Only the table, failures and the summary line (no per-case lines).
   --no-diffs       Leave out the failure diffs (a pass-rate report).
   --exit-zero      Exit 0 even when cases fail (reports; CI gates should not use it).
@@ -275,7 +279,12 @@ async function runAndReport(cases: readonly LoadedCase[], options: RunOptions, f
   if (footer) io.out(footer());
   if (flags.json) {
     const { starts, ...rest } = about;
-    const meta: RunMeta = { runner_version: runnerVersion(), ...rest, ...(starts ? { server_starts: starts() } : {}), wall_time_ms: Math.round(performance.now() - started) };
+    const wall = Math.round(performance.now() - started);
+    const corpus = options.corpus ?? cases;
+    const ids = new Set(corpus.map((c) => c.id));
+    const entries = [...contradictionIndex(corpus).values()].flat().filter((e) => ids.has(e.case));
+    const contradictions = { found_by_rule: entries.filter((e) => e.rule).length, listed: entries.filter((e) => !e.rule).length };
+    const meta: RunMeta = { runner_version: runnerVersion(), ...rest, ...(starts ? { server_starts: starts() } : {}), wall_time_ms: wall, contradictions };
     writeFileSync(flags.json, toJson(report, meta));
   }
   if (flags.junit) writeFileSync(flags.junit, toJUnit(report));

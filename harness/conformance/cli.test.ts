@@ -116,7 +116,7 @@ describe('keel-conformance CLI', () => {
       await runCli(['--quiet', '--base-url', base, '--json', json, '--junit', junit, join(dir, 'mixed')]);
       const report = JSON.parse(readFileSync(json, 'utf8'));
       const { wall_time_ms: wall, runner_version: version, ...summary } = report.summary;
-      assert.deepEqual(summary, { passed: 1, failed: 1, contradicted: 0, skipped: 1, corpus: [join(dir, 'mixed')], level: 'strict', target: 'base-url', cases_loaded: 3, cases_selected: 3 });
+      assert.deepEqual(summary, { passed: 1, failed: 1, contradicted: 0, skipped: 1, corpus: [join(dir, 'mixed')], level: 'strict', target: 'base-url', cases_loaded: 3, cases_selected: 3, contradictions: { found_by_rule: 0, listed: 0 } });
       assert.ok(Number.isInteger(wall) && wall >= 0, `wall_time_ms ${wall}`);
       assert.equal(version, JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')).version);
       assert.deepEqual(report.cases.map((c: { id: string; status: string }) => [c.id, c.status]), [

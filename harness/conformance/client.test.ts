@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import busboy from 'busboy';
-import { buildRequest, send } from './client.js';
+import { buildRequest, NoResponseError, send } from './client.js';
 
 /** Echoes what it received: method, url, headers (raw casing), body; parses multipart with busboy. */
 let server: Server;
@@ -191,6 +191,25 @@ describe('buildRequest and send', () => {
       } finally {
         upgrading.closeAllConnections();
         await new Promise<void>((r) => upgrading.close(() => r()));
+      }
+    });
+  });
+
+  describe('when the server sends the head of an answer, then part of its body, then nothing', () => {
+    it('should give up after the per-request timeout with NoResponse (a budget for the whole answer, not an idle timer)', async () => {
+      const stalled = createServer((_req, res) => {
+        res.writeHead(200, { 'Content-Type': 'text/plain', 'Content-Length': '100' });
+        // A byte now and then keeps the socket busy: an idle timer would never fire.
+        const drip = setInterval(() => res.write('x'), 100);
+        res.on('close', () => clearInterval(drip));
+      });
+      await new Promise<void>((r) => stalled.listen(0, '127.0.0.1', r));
+      const url = `http://127.0.0.1:${(stalled.address() as AddressInfo).port}`;
+      try {
+        await assert.rejects(send(url, buildRequest({ method: 'GET', path: '/' }), 600), (err: Error) => err instanceof NoResponseError && /No response within 600 ms/.test(err.message));
+      } finally {
+        stalled.closeAllConnections();
+        await new Promise<void>((r) => stalled.close(() => r()));
       }
     });
   });

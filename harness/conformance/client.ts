@@ -8,8 +8,16 @@ import { request as httpRequest, type OutgoingHttpHeaders } from 'node:http';
 import { snapshotFromParts, snapshotResponse, type ResponseSnapshot } from '../snapshot.js';
 import type { CaseFile, CaseRequest } from './types.js';
 
-/** Default per-request budget, milliseconds (a hung server fails the case instead of the run). */
+/**
+ * Default per-request budget (`--timeout`), milliseconds: the whole answer, head and body, must have
+ * arrived by then. A hung server fails the case instead of hanging the run.
+ */
 export const DEFAULT_REQUEST_TIMEOUT_MS = 10_000;
+
+/** No complete answer within the per-request budget (the server is slow, hung or stopped). */
+export class NoResponseError extends Error {
+  override name = 'NoResponse';
+}
 
 export interface WireRequest {
   method: string;
@@ -243,7 +251,20 @@ export function send(baseUrl: string | URL, wire: WireRequest, timeoutMs = DEFAU
         socket.destroy();
       }
     });
-    req.setTimeout(timeoutMs, () => req.destroy(new Error(`No response within ${timeoutMs} ms`)));
+    // A budget for the whole exchange, not an idle timer: a server that trickles bytes forever, or
+    // sends a head and never the body, is as hung as one that sends nothing.
+    const timer = setTimeout(() => {
+      const err = new NoResponseError(`No response within ${timeoutMs} ms`);
+      req.destroy(err);
+      reject(err);
+    }, timeoutMs);
+    timer.unref();
+    const settle = <T,>(f: (v: T) => void) => (v: T) => {
+      clearTimeout(timer);
+      f(v);
+    };
+    resolve = settle(resolve);
+    reject = settle(reject);
     req.on('error', reject);
     // A case may declare more Content-Length than it sends (a truncated body). The server can only
     // notice at end of stream, so after the bytes we have we half-close our side, as a client

@@ -142,6 +142,6 @@ export function notExcusedBecause(entry: Contradiction, answer: Answer | undefin
   const field = entry.field;
   // At --level lenient an error item is graded on loc and type only; so is the other case's.
   const graded = (v: unknown) => (level === 'lenient' && v !== null && typeof v === 'object' && !Array.isArray(v) && 'type' in v ? { loc: (v as Record<string, unknown>).loc, type: (v as Record<string, unknown>).type } : v);
-  if (inStyleOf(graded(answeredAt(answer, field)), graded(expectedAt(own, field)), graded(expectedAt(other, field)))) return null;
+  if (inStyleOf(graded(answeredAt(answer, field)), graded(expectedAt(own, field)), graded(expectedAt(other, entry.other_field ?? field)))) return null;
   return `not excused: the answer in ${field} matches neither this case's expectation nor ${entry.conflicts_with}'s`;
 }

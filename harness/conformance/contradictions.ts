@@ -12,6 +12,8 @@
  */
 import data from './contradictions.json' with { type: 'json' };
 import type { Mismatch } from './compare.js';
+import { contradictionsByRule } from './contradiction-rules.js';
+import type { LoadedCase } from './types.js';
 
 export interface Contradiction {
   /** The case id (canonical: `testing_data/<category>/<stem>` or `fixtures/<category>/<id>`). */
@@ -20,14 +22,46 @@ export interface Contradiction {
   conflicts_with: string;
   /** The contradicted field, as a path into the case document. */
   field: string;
+  /**
+   * The field in the conflicting case when it lies elsewhere than `field` (an error item at another
+   * index); default `field`.
+   */
+  other_field?: string;
   /** What differs, in words. */
   reason: string;
+  /**
+   * The rule that found it (contradiction-rules.ts); absent for an entry of contradictions.json.
+   * At `--level lenient` a `validation-style` answer passes: the level accepts either style.
+   */
+  rule?: 'same-request' | 'validation-style' | 'validation-input';
 }
 
 export const CONTRADICTIONS: readonly Contradiction[] = Object.freeze((data as { contradictions: Contradiction[] }).contradictions.map((c) => Object.freeze({ ...c })));
 
-const byCase = new Map<string, Contradiction[]>();
-for (const c of CONTRADICTIONS) byCase.set(c.case, [...(byCase.get(c.case) ?? []), c]);
+/** Entries by case id. */
+export type ContradictionIndex = ReadonlyMap<string, readonly Contradiction[]>;
+
+function indexOf(entries: Iterable<Contradiction>): Map<string, Contradiction[]> {
+  const byCase = new Map<string, Contradiction[]>();
+  for (const c of entries) byCase.set(c.case, [...(byCase.get(c.case) ?? []), c]);
+  return byCase;
+}
+
+const listed = indexOf(CONTRADICTIONS);
+const indexes = new WeakMap<object, ContradictionIndex>();
+
+/**
+ * The contradictions of a corpus: those its own cases show by rule (contradiction-rules.ts) and the
+ * listed ones (contradictions.json). Computed once per corpus object.
+ */
+export function contradictionIndex(corpus: ReadonlyMap<string, LoadedCase> | readonly LoadedCase[]): ContradictionIndex {
+  let index = indexes.get(corpus);
+  if (!index) {
+    index = indexOf([...contradictionsByRule(Array.isArray(corpus) ? corpus : (corpus as ReadonlyMap<string, LoadedCase>).values()), ...CONTRADICTIONS]);
+    indexes.set(corpus, index);
+  }
+  return index;
+}
 
 /** The mismatch `what` prefix a field path covers; `null` = every mismatch (a request field). */
 export function mismatchPrefix(field: string): string | null {
@@ -51,15 +85,31 @@ function covers(prefix: string | null, what: string): boolean {
   return prefix === 'body' ? next === ' ' : next === '.' || next === '[';
 }
 
-/** The contradiction that covers every mismatch of a failed case, if one is listed. */
-export function contradictionFor(id: string, mismatches: readonly Mismatch[]): Contradiction | undefined {
-  if (mismatches.length === 0) return undefined;
-  for (const c of byCase.get(id) ?? []) {
+/** The contradiction that covers every mismatch of a failed case, if one is listed (or in `index`). */
+export function contradictionFor(id: string, mismatches: readonly Mismatch[], index: ContradictionIndex = listed): Contradiction | undefined {
+  return contradictionsFor(id, mismatches, index)[0];
+}
+
+/**
+ * Every contradiction of the case that covers all its mismatches, in index order. A contradicted
+ * status covers the whole answer when the status is what differs: the other status's body and
+ * headers (a 200's payload, a 403's problem) follow from it.
+ */
+export function contradictionsFor(id: string, mismatches: readonly Mismatch[], index: ContradictionIndex = listed): Contradiction[] {
+  if (mismatches.length === 0) return [];
+  return (index.get(id) ?? []).filter((c) => {
     const prefix = mismatchPrefix(c.field);
-    // A contradicted status covers the whole answer when the status is what differs: the other
-    // status's body and headers (a 200's payload, a 403's problem) follow from it.
-    if (prefix === 'status' && mismatches.some((m) => m.what === 'status')) return c;
-    if (mismatches.every((m) => covers(prefix, m.what))) return c;
-  }
-  return undefined;
+    if (prefix === 'status' && mismatches.some((m) => m.what === 'status')) return true;
+    return mismatches.every((m) => covers(prefix, m.what));
+  });
+}
+
+/**
+ * For each mismatch, the contradictions of the case that cover it (a case with several contradicted
+ * error items: each difference lies in one of them); undefined when some mismatch has none.
+ */
+export function coveringEach(id: string, mismatches: readonly Mismatch[], index: ContradictionIndex = listed): Contradiction[][] | undefined {
+  const entries = index.get(id) ?? [];
+  const out = mismatches.map((m) => entries.filter((c) => covers(mismatchPrefix(c.field), m.what)));
+  return mismatches.length && out.every((list) => list.length) ? out : undefined;
 }

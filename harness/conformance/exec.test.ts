@@ -1,9 +1,10 @@
 import { describe, it, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createServer } from 'node:net';
+import { runCli } from '../../test/helpers/conformance-cli.js';
 import { execTarget, FREE_PORT_RANGE, freePort, parsePortRange, planGroups } from './exec.js';
 import { runCases } from './runner.js';
 import type { ConformanceCase } from './types.js';
@@ -91,8 +92,51 @@ createServer((req, res) => {
 }).listen(Number(port), '127.0.0.1');
 `,
     );
+    // Answers N requests, then stops answering: `handler` leaves the next request unanswered (a
+    // handler that never answers), `stop` stops the whole process (SIGSTOP) while it waits.
+    writeFileSync(
+      join(dir, 'hangs.mjs'),
+      `import { createServer } from 'node:http';
+const [, port, n, mode] = process.argv.slice(2);
+let served = 0;
+createServer((req, res) => {
+  if (served++ >= Number(n)) {
+    process.stderr.write('worker pool exhausted\\n');
+    if (mode === 'stop') process.kill(process.pid, 'SIGSTOP');
+    return;
+  }
+  res.writeHead(200, { 'content-type': 'application/json' });
+  res.end(JSON.stringify({ id: req.headers['x-conformance-case'] }));
+}).listen(Number(port), '127.0.0.1');
+`,
+    );
   });
   after(() => rmSync(dir, { recursive: true, force: true }));
+
+  for (const mode of ['handler', 'stop'] as const) {
+    describe(`when the server stops answering mid-group (${mode === 'stop' ? 'SIGSTOP' : 'a handler that never answers'})`, () => {
+      it('should report it once, kill it, fail the rest as "server not answering" unsent, and go on with the next group', async () => {
+        const cases = [...['a', 'b', 'c', 'd'].map((id) => mk(id, `/${id}`)), mk('e', '/{x}')];
+        // `e` collides with nothing but is planned in the same group; a second group proves the run goes on.
+        const other = mk('f', '/a', { parameters: { query: {} } });
+        const exec = execTarget([...cases, other], { command: `exec "${process.execPath}" ${join(dir, 'hangs.mjs')} {case_file} {port} 1 ${mode}` });
+        try {
+          const report = await runCases(exec.order, { target: exec.target, timeoutMs: 1500 });
+          const by = Object.fromEntries(report.results.map((r) => [r.id, r]));
+          assert.deepEqual(report.results.map((r) => `${r.id}:${r.status}`), ['a:passed', 'b:failed', 'c:failed', 'd:failed', 'e:failed', 'f:passed']);
+          assert.match(by.b!.error!, /^ServerNotAnswering: server not answering: No response within 1500 ms during this case, the process still running \(pid \d+, port \d+; killed, the group's remaining cases are not sent\).*\n  last lines of its stderr:\n    worker pool exhausted$/s);
+          assert.ok(by.b!.request, 'the request it did not answer was sent');
+          for (const id of ['c', 'd', 'e']) {
+            assert.equal(by[id]!.error, "ServerNotAnswering: server not answering: the group's server stopped answering (reported at b); not sent");
+            assert.equal(by[id]!.request, undefined, 'a request never sent is not shown as sent');
+          }
+          assert.equal(exec.launches(), 2);
+        } finally {
+          await exec.close();
+        }
+      });
+    });
+  }
 
   describe('when the server dies mid-group', () => {
     it('should report it once with its signal and stderr, fail the rest as "server died" and show no request as sent for them', async () => {
@@ -111,6 +155,21 @@ createServer((req, res) => {
       } finally {
         await exec.close();
       }
+    });
+  });
+
+  describe('when keel-conformance --exec --timeout meets a server that stops answering', () => {
+    it('should end the run with the server reported once as not answering (exit 1)', async () => {
+      const cases = join(dir, 'hang-cases', 'hang');
+      mkdirSync(cases, { recursive: true });
+      for (const n of ['01', '02', '03']) {
+        writeFileSync(join(cases, `${n}_case.json`), JSON.stringify({ name: n, handler: { route: `/r${n}`, method: 'GET' }, request: { method: 'GET', path: `/r${n}` }, expected_response: { status_code: 200 } }));
+      }
+      const r = await runCli(['--exec', `exec "${process.execPath}" ${join(dir, 'hangs.mjs')} {case_file} {port} 1 stop`, '--timeout', '1500', join(dir, 'hang-cases')]);
+      assert.equal(r.code, 1, r.out);
+      assert.equal(r.last, '1 passed, 2 failed');
+      assert.equal(r.out.match(/server not answering: No response within 1500 ms during this case/g)?.length, 1, r.out);
+      assert.match(r.out, /server not answering: the group's server stopped answering \(reported at hang\/02_case\); not sent/);
     });
   });
 

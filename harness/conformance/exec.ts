@@ -15,11 +15,14 @@
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { createConnection, createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
+import { NoResponseError } from './client.js';
 import { buildManifest, routeKey } from './manifest.js';
+import { canBind, canConnect, freePort } from './ports.js';
+
+export { FREE_PORT_RANGE, freePort, parsePortRange } from './ports.js';
 import type { CaseTarget } from './runner.js';
 import type { ConformanceCase } from './types.js';
 
@@ -74,40 +77,6 @@ export function planGroups(cases: readonly ConformanceCase[], grouping: ExecGrou
   return groups.map((g) => g.cases);
 }
 
-/**
- * Where freePort() looks: below the ephemeral ranges (Linux 32768-60999, Windows and macOS
- * 49152-65535, RFC 6335 §6), from which the OS hands out `listen(0)` ports and the source ports of
- * outgoing connections. A port found with `listen(0)` goes back to that pool when released, and on a
- * busy machine another process's test server or client socket could take it before the command
- * binds it: the harness then talked to the wrong server (a 429 from someone's rate-limit test).
- */
-export const FREE_PORT_RANGE: readonly [number, number] = [20000, 32767];
-/** Random ports tried in FREE_PORT_RANGE before falling back to one the OS picks. */
-const FREE_PORT_TRIES = 50;
-
-function canBind(port: number): Promise<number | undefined> {
-  return new Promise((resolve) => {
-    const srv = createServer();
-    srv.once('error', () => resolve(undefined));
-    srv.listen(port, '127.0.0.1', () => {
-      const bound = (srv.address() as { port: number }).port;
-      srv.close(() => resolve(bound));
-    });
-  });
-}
-
-/**
- * Parse `--port-range A-B`: two ports 1–65535, A ≤ B. Returns the range, or the reason it is not one.
- */
-export function parsePortRange(text: string): readonly [number, number] | string {
-  const m = /^(\d+)-(\d+)$/.exec(text.trim());
-  if (!m) return `expected FIRST-LAST (e.g. 40000-40100), got ${JSON.stringify(text)}`;
-  const [a, b] = [Number(m[1]), Number(m[2])];
-  if (a < 1 || b > 65535) return `ports must be between 1 and 65535, got ${JSON.stringify(text)}`;
-  if (a > b) return `the first port must not be above the last, got ${JSON.stringify(text)}`;
-  return [a, b];
-}
-
 /** Exit status in words: `exit code 3`, `signal SIGKILL`. */
 function exitStatus(child: ChildProcess): string {
   return child.signalCode !== null ? `signal ${child.signalCode}` : `exit code ${child.exitCode}`;
@@ -123,27 +92,14 @@ function stderrTail(stderr: string, lines = 20): string {
 /** How long a server that dropped a connection has to be seen exiting before it is taken to be alive. */
 const EXIT_GRACE_MS = 1_000;
 
-/** A free TCP port on 127.0.0.1 (bound and released; the server is expected to take it at once). */
-export async function freePort(): Promise<number> {
-  const [low, high] = FREE_PORT_RANGE;
-  for (let i = 0; i < FREE_PORT_TRIES; i++) {
-    const port = await canBind(low + Math.floor(Math.random() * (high - low + 1)));
-    if (port !== undefined) return port;
+/** Send `sig` to a server's process group (the shell and what it started). */
+function signal(r: { child: ChildProcess }, sig: NodeJS.Signals): void {
+  try {
+    if (process.platform !== 'win32' && r.child.pid) process.kill(-r.child.pid, sig);
+    else r.child.kill(sig);
+  } catch {
+    // Already gone.
   }
-  const any = await canBind(0);
-  if (any === undefined) throw new Error('no free TCP port on 127.0.0.1');
-  return any;
-}
-
-function canConnect(port: number): Promise<boolean> {
-  return new Promise((resolve) => {
-    const sock = createConnection({ host: '127.0.0.1', port });
-    sock.once('connect', () => {
-      sock.destroy();
-      resolve(true);
-    });
-    sock.once('error', () => resolve(false));
-  });
 }
 
 const shellQuote = (s: string) => (process.platform === 'win32' ? `"${s}"` : `'${s.replace(/'/g, `'\\''`)}'`);
@@ -163,6 +119,15 @@ export class ServerDiedError extends Error {
 }
 
 /**
+ * A case failed because its group's server stopped answering (no answer within the per-request
+ * timeout while the process still runs: stopped, deadlocked, a handler that never answers). The
+ * server is killed; reported in full once, the group's remaining cases are not sent.
+ */
+export class ServerNotAnsweringError extends Error {
+  override name = 'ServerNotAnswering';
+}
+
+/**
  * A runner target that serves each group through the command. Run the cases in `order` (grouped)
  * so each server starts once; `close()` stops the last one and removes the case files.
  */
@@ -171,7 +136,7 @@ export function execTarget(cases: readonly ConformanceCase[], options: ExecOptio
   const groupOf = new Map<string, number>();
   groups.forEach((g, i) => g.forEach((c) => groupOf.set(c.id, i)));
   const dir = mkdtempSync(join(tmpdir(), 'keel-conformance-exec-'));
-  let current: { index: number; running?: Running; error?: Error; reportedAt?: string } | undefined;
+  let current: { index: number; running?: Running; error?: Error; reportedAt?: string; hung?: boolean } | undefined;
   let launches = 0;
   // Ports handed to servers not yet stopped: with a range, a prefetched server must not get the port
   // the current one was given but may not have bound yet.
@@ -206,20 +171,16 @@ export function execTarget(cases: readonly ConformanceCase[], options: ExecOptio
   async function stop(r: Running | undefined): Promise<void> {
     if (r) inUse.delete(r.port);
     if (!r || r.child.exitCode !== null || r.child.signalCode !== null) return;
-    const kill = (sig: NodeJS.Signals) => {
-      try {
-        if (process.platform !== 'win32' && r.child.pid) process.kill(-r.child.pid, sig);
-        else r.child.kill(sig);
-      } catch {
-        // Already gone.
-      }
-    };
-    kill('SIGTERM');
+    signal(r, 'SIGTERM');
     const done = await Promise.race([r.exited.then(() => true), sleep(STOP_GRACE_MS).then(() => false)]);
-    if (!done) {
-      kill('SIGKILL');
-      await r.exited;
-    }
+    if (!done) await kill(r);
+  }
+
+  /** SIGKILL to the server's process group (a stopped process cannot act on SIGTERM), and wait for it. */
+  async function kill(r: Running): Promise<void> {
+    if (r.child.exitCode !== null || r.child.signalCode !== null) return;
+    signal(r, 'SIGKILL');
+    await r.exited;
   }
 
   async function start(index: number): Promise<Running> {
@@ -280,11 +241,21 @@ export function execTarget(cases: readonly ConformanceCase[], options: ExecOptio
         group.reportedAt = c.id;
         return new ServerDiedError(`server died ${during}: ${exitStatus(running.child)} (port ${running.port}): ${running.command}${stderrTail(running.stderr())}`);
       };
+      if (group.hung) throw new ServerNotAnsweringError(`server not answering: the group's server stopped answering (reported at ${group.reportedAt}); not sent`);
       if (running.child.exitCode !== null || running.child.signalCode !== null) throw died('before this case; not sent');
       return {
         baseUrl: running.baseUrl,
-        // A dropped or refused connection: if the server exited, that is what the case reports.
-        async explain() {
+        // A dropped or refused connection: if the server exited, that is what the case reports. No
+        // answer within the timeout from a server still running: it is hung (stopped, or a handler
+        // that never answers); it is killed, so the run goes on, and said once.
+        async explain(err) {
+          if (err instanceof NoResponseError && running.child.exitCode === null && running.child.signalCode === null) {
+            group.hung = true;
+            group.reportedAt = c.id;
+            const pid = running.child.pid;
+            await kill(running);
+            return new ServerNotAnsweringError(`server not answering: ${err.message} during this case, the process still running (pid ${pid}, port ${running.port}; killed, the group's remaining cases are not sent): ${running.command}${stderrTail(running.stderr())}`);
+          }
           await Promise.race([running.exited, sleep(EXIT_GRACE_MS)]);
           return running.child.exitCode !== null || running.child.signalCode !== null ? died('during this case') : undefined;
         },

@@ -78,11 +78,11 @@ export function formatFailures(results: readonly CaseResult[]): string {
   return blocks.join('\n');
 }
 
-/** One line per case contradicted by the corpus: the case, the field, the conflicting case. */
+/** One line per case contradicted by the corpus: the case, the field, the conflicting case, and the rule that found it (or `listed`). */
 export function formatContradicted(results: readonly CaseResult[]): string {
   return results
     .filter((r) => r.status === 'contradicted' && r.contradiction)
-    .map((r) => `~ ${r.id}: contradicted by the corpus (${r.contradiction!.field} conflicts with ${r.contradiction!.conflicts_with})`)
+    .map((r) => `~ ${r.id}: contradicted by the corpus (${r.contradiction!.field} conflicts with ${r.contradiction!.conflicts_with}; ${r.contradiction!.rule ? `rule: ${r.contradiction!.rule}` : 'listed in contradictions.json'})`)
     .join('\n');
 }
 
@@ -109,6 +109,11 @@ export interface RunMeta {
   server_starts?: number;
   /** From the first case sent to the last answer, milliseconds. */
   wall_time_ms: number;
+  /**
+   * The corpus's contradictions the verdicts used: entries found by rule in the corpus loaded
+   * (contradiction-rules.ts), and entries of contradictions.json for cases in it.
+   */
+  contradictions?: { found_by_rule: number; listed: number };
 }
 
 /** Machine-readable form of a run: per case the request sent, the expected and the actual response and the differences. */

@@ -9,9 +9,11 @@ import { isDeepStrictEqual } from 'node:util';
 import type { ResponseSnapshot } from '../snapshot.js';
 import { buildRequest, send, DEFAULT_REQUEST_TIMEOUT_MS, type WireRequest } from './client.js';
 import { compareResponse, type ConformanceLevel, type Mismatch } from './compare.js';
-import { notExcusedBecause } from './contradiction-verdict.js';
-import { contradictionFor, type Contradiction } from './contradictions.js';
-import { isRunnable, isRunnableWebSocket, isWebSocketCase, type CaseExpectedResponse, type ConformanceCase, type LoadedCase, type RunnableCase, type WebSocketCase } from './types.js';
+import { classify } from './contradiction-classify.js';
+import type { Contradiction } from './contradictions.js';
+
+export { applyContradictions } from './contradiction-classify.js';
+import { isRunnable, isRunnableWebSocket, type CaseExpectedResponse, type ConformanceCase, type LoadedCase, type RunnableCase, type WebSocketCase } from './types.js';
 import { playSession, type FrameLog } from './ws-session.js';
 
 /**
@@ -84,10 +86,11 @@ export interface RunReport {
 export interface CaseTarget {
   baseUrl: string;
   /**
-   * Called when a request of the case failed in transport (reset, refused): a better error when the
-   * target knows why (`--exec`: its server exited, with the status and its stderr), else undefined.
+   * Called with the error when a request of the case failed in transport (reset, refused, no answer
+   * within the timeout): a better error when the target knows why (`--exec`: its server exited, with
+   * the status and its stderr, or stopped answering), else undefined.
    */
-  explain?: () => Promise<Error | undefined>;
+  explain?: (err: Error) => Promise<Error | undefined>;
   release?: () => void | Promise<void>;
   /**
    * Server-side state a WebSocket session case's `expected` block names (e.g. `disconnect_count`), as
@@ -178,7 +181,7 @@ async function runOne(c: ConformanceCase, options: RunOptions): Promise<CaseResu
     mismatches.push(...compareResponse(c.expected, snap, options.level ?? 'strict'));
     return { ...base, status: mismatches.length ? 'failed' : 'passed', mismatches, request, expected: c.expected, actual: actualOf(snap), durationMs: performance.now() - started };
   } catch (err) {
-    const e = (request && (await target?.explain?.())) || (err as Error);
+    const e = (request && (await target?.explain?.(err as Error))) || (err as Error);
     return { ...base, status: 'failed', mismatches: [], error: `${e.name}: ${e.message}`, ...(request ? { request } : {}), expected: c.expected, durationMs: performance.now() - started };
   } finally {
     await target?.release?.();
@@ -236,31 +239,6 @@ async function runWebSocketOne(c: WebSocketCase, options: RunOptions): Promise<C
   } finally {
     await target?.release?.();
   }
-}
-
-/**
- * Turn failures that lie only in a field the corpus contradicts into `contradicted`: every mismatch
- * is inside the listed field, and the answer there is the conflicting case's expectation (see
- * contradiction-verdict.ts). The conflicting case's expectation is read from `corpus` (every case
- * the runner loaded, before any filter), so a verdict never depends on what else is in the run.
- */
-export function applyContradictions(results: CaseResult[], corpus: ReadonlyMap<string, LoadedCase>, level: ConformanceLevel = 'strict'): void {
-  for (const r of results) classify(r, corpus, level);
-}
-
-/** One case's status under the contradictions (see applyContradictions). */
-function classify(r: CaseResult, corpus: ReadonlyMap<string, LoadedCase>, level: ConformanceLevel): void {
-  if (r.status !== 'failed' || r.error || !r.expected) return;
-  const found = contradictionFor(r.id, r.mismatches);
-  if (!found) return;
-  const other = corpus.get(found.conflicts_with);
-  const why = notExcusedBecause(found, r.actual, r.expected, other && 'handler' in other && !isWebSocketCase(other) ? other.expected : undefined, level);
-  if (why) {
-    r.contradiction = { ...found, note: why };
-    return;
-  }
-  r.status = 'contradicted';
-  r.contradiction = found;
 }
 
 /** Summaries per category, sorted by name. */

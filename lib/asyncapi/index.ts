@@ -19,10 +19,12 @@ import { mountAll, type MountSpec, type ProtocolHost, type RawHandler } from '..
 import { isJsonContentType } from '../jsonrpc/index.js';
 import { analyseAsyncApi, parseAsyncApi } from './parse.js';
 import { AsyncApiDocumentError, refTokens } from './resolve.js';
+import { AsyncApiBudgetError, ExpansionBudget } from './budget.js';
 import { PayloadValidator } from './validate.js';
 
 export { analyseAsyncApi, parseAsyncApi, type AsyncApiModel, type ModelChannel, type ModelMessage } from './parse.js';
-export { AsyncApiDocumentError, deepResolve, follow, lookup, MAX_RESOLVED_NODES } from './resolve.js';
+export { AsyncApiDocumentError, follow, lookup, MAX_RESOLVED_NODES } from './resolve.js';
+export { AsyncApiBudgetError, deepResolve, ExpansionBudget, MAX_EXPANDED_DEPTH, DEFAULT_ASYNCAPI_MAX_EXPANDED_NODES, DEFAULT_ASYNCAPI_MAX_RESPONSE_BYTES, type Cost } from './budget.js';
 export { PayloadValidator, DEFAULT_VALIDATOR_CACHE_SIZE, type PayloadValidatorOptions } from './validate.js';
 
 /** Where the configured document is served (fixed by the spec). */
@@ -188,6 +190,9 @@ async function readBody(req: KeelRequest, res: ServerResponse, limit: number | n
 function reportFailure(res: ServerResponse, err: unknown): void {
   if (err instanceof ConfigError) {
     unprocessable(res, err.message, ['body', err.key]);
+  } else if (err instanceof AsyncApiBudgetError) {
+    // Refused before the answer was built (lib/asyncapi/budget.ts): its own problem type, with the limit.
+    sendProblem(res, problemFor('KEEL_WORK_BUDGET_EXCEEDED', `The AsyncAPI document cannot be processed within this request's budget: ${err.message}`, { setting: err.setting, limit: err.limit }));
   } else if (err instanceof AsyncApiDocumentError) {
     let tokens: string[] = [];
     try {
@@ -218,13 +223,18 @@ export function asyncApiMounts(options: AsyncApiHandlersOptions = {}): MountSpec
   let served: string | undefined;
   if (config.spec !== null && config.spec !== undefined) {
     try {
-      analyseAsyncApi(config.spec);
+      // The server's own document: not held to the budget of client requests. Measuring the bindings
+      // follows their $refs, so a dangling one fails here rather than on the first /asyncapi/parse.
+      const own = ExpansionBudget.unlimited();
+      for (const c of analyseAsyncApi(config.spec, own).channels) if (c.bindings) own.measure(config.spec, c.bindings.value, c.bindings.pointer);
     } catch (err) {
       throw new ConfigError(`Invalid AsyncApiConfig at AsyncApiConfig.spec: ${(err as Error).message}`, { record: 'AsyncApiConfig', path: 'AsyncApiConfig.spec', key: 'spec', value: config.spec });
     }
     served = JSON.stringify(config.spec);
   }
   const validator = new PayloadValidator({ cacheSize: options.validatorCacheSize });
+  // One budget per request, shared by every $ref expansion of that request (issue 26 item 2).
+  const budget = (): ExpansionBudget => new ExpansionBudget(config.max_expanded_nodes, config.max_response_bytes);
 
   const document: RawHandler = function keelAsyncApiDocument(_req, res) {
     // No document configured: 404, the same answer as for any resource that does not exist.
@@ -237,7 +247,7 @@ export function asyncApiMounts(options: AsyncApiHandlersOptions = {}): MountSpec
     if (!body) return;
     try {
       const { spec } = ParseRequest.parse(body.value, 'ParseRequest');
-      sendJson(res, 200, JSON.stringify(parseAsyncApi(spec)));
+      sendJson(res, 200, JSON.stringify(parseAsyncApi(spec, budget())));
     } catch (err) {
       reportFailure(res, err);
     }
@@ -251,7 +261,7 @@ export function asyncApiMounts(options: AsyncApiHandlersOptions = {}): MountSpec
       const input = body.value as Record<string, unknown> | null;
       const nullPayload = typeof input === 'object' && input !== null && input.payload === null;
       const r = ValidateRequest.parse(nullPayload ? { ...input, payload: 0 } : input, 'ValidateRequest');
-      sendJson(res, 200, JSON.stringify(validator.validate(r.spec, r.channel, r.message, nullPayload ? null : r.payload)));
+      sendJson(res, 200, JSON.stringify(validator.validate(r.spec, r.channel, r.message, nullPayload ? null : r.payload, budget())));
     } catch (err) {
       reportFailure(res, err);
     }

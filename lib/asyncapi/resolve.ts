@@ -14,7 +14,10 @@ export class AsyncApiDocumentError extends Error {
   }
 }
 
-/** Most nodes one resolved value may expand to before keel gives up. */
+/**
+ * Most nodes one request's answer may expand to by default. It was the budget of each resolved
+ * value; it is now the request's (AsyncApiConfig.max_expanded_nodes, DEFAULT_ASYNCAPI_MAX_EXPANDED_NODES).
+ */
 export const MAX_RESOLVED_NODES = 100_000;
 /** Longest chain of `$ref` → `$ref` → … followed before keel calls it a cycle. */
 const MAX_REF_CHAIN = 64;
@@ -80,28 +83,4 @@ export function follow(doc: unknown, value: unknown, pointer: string): Located {
     cur = { value: lookup(doc, cur.value.$ref, cur.pointer), pointer: target };
   }
   return cur;
-}
-
-/**
- * A copy of `value` with every local `$ref` replaced by its target. A reference back into a value
- * that is being expanded (a recursive schema) is kept as `{ "$ref": … }`: the result stays finite
- * and still says what the schema means.
- */
-export function deepResolve(doc: unknown, value: unknown, pointer: string): unknown {
-  let nodes = 0;
-  const walk = (v: unknown, at: string, stack: Set<string>): unknown => {
-    if (++nodes > MAX_RESOLVED_NODES) throw new AsyncApiDocumentError(pointer, `the value expands to more than ${MAX_RESOLVED_NODES} nodes`);
-    if (Array.isArray(v)) return v.map((item, i) => walk(item, childPointer(at, i), stack));
-    if (!isObject(v)) return v;
-    if (typeof v.$ref === 'string') {
-      const target = canonicalPointer(v.$ref, at);
-      if (stack.has(target)) return { $ref: v.$ref };
-      const next = new Set(stack).add(target);
-      return walk(lookup(doc, v.$ref, at), target, next);
-    }
-    const out: Record<string, unknown> = {};
-    for (const [k, child] of Object.entries(v)) out[k] = walk(child, childPointer(at, k), stack);
-    return out;
-  };
-  return walk(value, pointer, new Set([pointer]));
 }

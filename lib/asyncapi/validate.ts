@@ -12,6 +12,7 @@ import addFormatsModule from 'ajv-formats';
 import type { ValidationResponse } from '../records/protocol.js';
 import { analyseAsyncApi, type AsyncApiModel } from './parse.js';
 import { AsyncApiDocumentError } from './resolve.js';
+import { AsyncApiBudgetError, ExpansionBudget } from './budget.js';
 
 const addFormats = addFormatsModule as unknown as typeof addFormatsModule.default;
 
@@ -43,6 +44,17 @@ function formatErrors(v: ValidateFunction): string[] {
   });
 }
 
+/** JSON values in `v`, counting stopped once past `limit` (the body's nesting is at most MAX_JSON_DEPTH). */
+function countValues(v: unknown, limit: number): number {
+  let count = 1;
+  if (typeof v !== 'object' || v === null) return count;
+  for (const child of Array.isArray(v) ? v : Object.values(v)) {
+    count += countValues(child, limit - count);
+    if (count > limit) return count;
+  }
+  return count;
+}
+
 export interface PayloadValidatorOptions {
   /** Documents whose compiled validators are kept. Default `DEFAULT_VALIDATOR_CACHE_SIZE` (32). */
   cacheSize?: number;
@@ -58,7 +70,7 @@ export class PayloadValidator {
     if (!Number.isInteger(this.#size) || this.#size < 1) throw new RangeError(`PayloadValidator cacheSize must be an integer >= 1, got ${String(this.#size)}`);
   }
 
-  #entry(spec: unknown): Entry {
+  #entry(spec: unknown, budget: ExpansionBudget): Entry {
     const hash = createHash('sha256').update(JSON.stringify(spec)).digest('hex');
     const hit = this.#cache.get(hash);
     if (hit) {
@@ -67,9 +79,11 @@ export class PayloadValidator {
       this.#cache.set(hash, hit);
       return hit;
     }
-    const model = analyseAsyncApi(spec);
+    const model = analyseAsyncApi(spec, budget);
     // strict: false because AsyncAPI schemas carry keywords JSON Schema does not know (discriminator, externalDocs, x-*).
-    const ajv = new Ajv({ allErrors: true, strict: false, validateSchema: false });
+    // inlineRefs: false: Ajv would otherwise paste a referenced schema's code at every reference, so one
+    // schema referenced a thousand times compiles to a thousand copies (the $ref fan-out, in generated code).
+    const ajv = new Ajv({ allErrors: true, strict: false, validateSchema: false, inlineRefs: false });
     addFormats(ajv);
     const docId = `https://keel.invalid/asyncapi/${hash}.json`;
     ajv.addSchema(spec as object, docId, undefined, false);
@@ -81,10 +95,11 @@ export class PayloadValidator {
 
   /**
    * Validate `payload` as `message` on `channel`. Throws AsyncApiDocumentError when the document
-   * itself cannot be read or its payload schema does not compile; unknown channels and messages are `valid: false` with an explanation.
+   * itself cannot be read or its payload schema does not compile, AsyncApiBudgetError when the document's
+   * bindings or the payload schema expand past `budget` (default: the default limits); unknown channels and messages are `valid: false` with an explanation.
    */
-  validate(spec: unknown, channel: string, message: string, payload: unknown): ValidationResponse {
-    const entry = this.#entry(spec);
+  validate(spec: unknown, channel: string, message: string, payload: unknown, budget: ExpansionBudget = new ExpansionBudget()): ValidationResponse {
+    const entry = this.#entry(spec, budget);
     const ch = entry.model.channels.find((c) => c.name === channel) ?? entry.model.channels.find((c) => c.address === channel);
     if (!ch) {
       const known = entry.model.channels.map((c) => JSON.stringify(c.name)).join(', ') || 'none';
@@ -102,12 +117,21 @@ export class PayloadValidator {
     }
     let validator = entry.validators.get(msg.payloadPointer);
     if (!validator) {
+      // Ajv follows each $ref at validation time, so a payload schema that fans out costs as much to run
+      // as to expand: it is held to the request's budget before it is compiled (AsyncApiBudgetError).
+      budget.ensure(budget.measure(spec, { $ref: msg.payloadPointer }, msg.pointer), msg.payloadPointer);
       try {
         validator = entry.ajv.compile({ $ref: `${entry.docId}${msg.payloadPointer}` });
       } catch (err) {
         throw new AsyncApiDocumentError(msg.payloadPointer, `the payload schema of ${JSON.stringify(msg.name)} does not compile: ${(err as Error).message}`);
       }
       entry.validators.set(msg.payloadPointer, validator);
+    }
+    // With allErrors, Ajv keeps an error object per failing value: a payload of a million values that all
+    // fail would hold a million of them. The payload's values draw on the same budget as the expansions.
+    const values = countValues(payload, budget.maxNodes - budget.nodes + 1);
+    if (budget.nodes + values > budget.maxNodes) {
+      throw new AsyncApiBudgetError('', 'max_expanded_nodes', budget.maxNodes, budget.nodes + values, 'the payload, with the document\'s expansions, holds');
     }
     return validator(payload) ? { valid: true, errors: [] } : { valid: false, errors: formatErrors(validator) };
   }

@@ -6,8 +6,9 @@
  * What is cached is the *outcome* of parse + validation (specified rules and the route's limits:
  * introspection, depth, complexity), so a document rejected by a limit is rejected again from the
  * cache and every distinct query text is checked once with every rule. The one input besides the
- * text is the request's variables, which only complexity reads (`first: $n`); a document whose
- * pagination arguments take a variable has its complexity checked again on each request.
+ * text is the request's variables, which complexity (`first: $n`) and the response-size estimate (any
+ * argument: a `$n` echoed back costs its length) read; a document whose arguments take a variable has
+ * those two checked again on each request.
  *
  * The cache is a bounded LRU (entries and total query text), so distinct queries from clients
  * cannot grow memory without limit; queries longer than the text budget are checked but not kept.
@@ -18,6 +19,7 @@ import {
   type DocumentNode, type GraphQLSchema, type ValidationRule, type ValueNode,
 } from 'graphql';
 import { complexityLimitRule, depthLimitRule, introspectionDisabledRule, PAGINATION_ARGUMENTS, type GraphqlLimits } from './limits.js';
+import { responseSizeErrors, responseSizeRule } from './budget.js';
 import { withoutSuggestions } from './suggestions.js';
 
 /** Most distinct query texts kept per route (mercurius keeps 1024). */
@@ -51,8 +53,10 @@ interface Checked {
   readonly document: DocumentNode | null;
   /** The errors of every rule whose outcome the document alone decides. */
   readonly errors: readonly GraphQLError[];
-  /** Complexity reads the request's variables, so it is left out of `errors` and checked per request. */
+  /** Complexity reads the request's variables (`first: $n`): left out of `errors`, checked per request. */
   readonly variableComplexity: boolean;
+  /** The response-size estimate reads them (any argument): left out of `errors`, estimated per request. */
+  readonly variableSize: boolean;
 }
 
 function holdsVariable(value: ValueNode): boolean {
@@ -62,12 +66,12 @@ function holdsVariable(value: ValueNode): boolean {
   return false;
 }
 
-/** True when a pagination argument's value holds a variable: the complexity then depends on the request. */
-function paginationTakesVariable(document: DocumentNode): boolean {
+/** True when an argument's value (a pagination argument's, when `paginationOnly`) holds a variable: a measure then depends on the request. */
+function argumentTakesVariable(document: DocumentNode, paginationOnly: boolean): boolean {
   let found = false;
   visit(document, {
     Argument(node) {
-      if (PAGINATION_ARGUMENTS.includes(node.name.value) && holdsVariable(node.value)) {
+      if ((!paginationOnly || PAGINATION_ARGUMENTS.includes(node.name.value)) && holdsVariable(node.value)) {
         found = true;
         return BREAK;
       }
@@ -92,10 +96,10 @@ export function isRejected(checked: DocumentNode | readonly GraphQLError[]): che
 export class DocumentCache {
   readonly #schema: GraphQLSchema;
   readonly #limits: Readonly<GraphqlLimits>;
-  /** The rules whose outcome depends on the document alone (built once). */
-  readonly #staticRules: readonly ValidationRule[];
-  /** The same without the complexity rule, for documents whose complexity reads variables. */
-  readonly #rulesWithoutComplexity: readonly ValidationRule[];
+  /** The specified rules and the limits that never read variables (introspection, depth; built once). */
+  readonly #baseRules: readonly ValidationRule[];
+  /** Serialized answer cap (null: unlimited; lib/graphql/budget.ts). */
+  readonly #maxResponseBytes: number | null;
   readonly #cache: LRUCache<string, Checked>;
   readonly #maxTokens: number;
 
@@ -109,8 +113,8 @@ export class DocumentCache {
     const base: ValidationRule[] = [...specifiedRules];
     if (!limits.introspection_enabled) base.push(introspectionDisabledRule);
     if (limits.depth_limit !== null) base.push(depthLimitRule(limits.depth_limit));
-    this.#rulesWithoutComplexity = base;
-    this.#staticRules = limits.complexity_limit === null ? base : [...base, complexityLimitRule(limits.complexity_limit, {})];
+    this.#baseRules = base;
+    this.#maxResponseBytes = limits.max_response_bytes ?? null;
     this.#cache = new LRUCache<string, Checked>({
       max: options.maxEntries ?? DEFAULT_DOCUMENT_CACHE_ENTRIES,
       maxSize: options.maxText ?? DEFAULT_DOCUMENT_CACHE_TEXT,
@@ -131,13 +135,26 @@ export class DocumentCache {
       checked = this.#check(query);
       this.#cache.set(query, checked);
     }
-    if (checked.document === null || !checked.variableComplexity) return checked.errors.length > 0 ? checked.errors : checked.document!;
-    const rules = checked.errors.length > 0
+    const { document } = checked;
+    if (document === null || (!checked.variableComplexity && !checked.variableSize)) return checked.errors.length > 0 ? checked.errors : document!;
+    const vars = variables ?? {};
+    if (checked.errors.length > 0) {
       // Already invalid: validate again with every rule so errors come in the order graphql-js reports them.
-      ? [...this.#rulesWithoutComplexity, complexityLimitRule(this.#limits.complexity_limit!, variables ?? {})]
-      : [complexityLimitRule(this.#limits.complexity_limit!, variables ?? {})];
-    const errors = validate(this.#schema, checked.document, rules);
-    return errors.length > 0 ? this.#hideSuggestions(errors) : checked.document;
+      return this.#hideSuggestions(validate(this.#schema, document, this.#rules(vars, true, true)));
+    }
+    const errors: GraphQLError[] = [];
+    if (checked.variableComplexity) errors.push(...validate(this.#schema, document, [complexityLimitRule(this.#limits.complexity_limit!, vars)]));
+    // The estimate walks the document itself: no second graphql-js validation pass per request.
+    if (checked.variableSize) errors.push(...responseSizeErrors(this.#schema, document, this.#maxResponseBytes!, vars));
+    return errors.length > 0 ? this.#hideSuggestions(errors) : document;
+  }
+
+  /** The base rules, then complexity and the response-size estimate (with `variables`) when asked for and limited. */
+  #rules(variables: Readonly<Record<string, unknown>>, complexity: boolean, size: boolean): ValidationRule[] {
+    const rules = [...this.#baseRules];
+    if (complexity && this.#limits.complexity_limit !== null) rules.push(complexityLimitRule(this.#limits.complexity_limit, variables));
+    if (size && this.#maxResponseBytes !== null) rules.push(responseSizeRule(this.#maxResponseBytes, variables));
+    return rules;
   }
 
   /** With introspection disabled, validation messages do not suggest names of the schema (withoutSuggestions). */
@@ -155,15 +172,16 @@ export class DocumentCache {
         const error = /tokens\. Parsing aborted\.$/.test(err.message)
           ? new GraphQLError(`Query exceeds the limit of ${this.#maxTokens} tokens`, { extensions: { code: 'TOKEN_LIMIT_EXCEEDED', limit: this.#maxTokens } })
           : err;
-        return { document: null, errors: [error], variableComplexity: false };
+        return { document: null, errors: [error], variableComplexity: false, variableSize: false };
       }
       // graphql-js parses recursively: a few thousand nested selections overflow the stack. That is
       // the query's fault (400), and the stack overflow is not a message for the client.
-      if (err instanceof RangeError) return { document: null, errors: [new GraphQLError('Syntax Error: Document is nested too deeply. Parsing aborted.')], variableComplexity: false };
+      if (err instanceof RangeError) return { document: null, errors: [new GraphQLError('Syntax Error: Document is nested too deeply. Parsing aborted.')], variableComplexity: false, variableSize: false };
       throw err;
     }
-    const variableComplexity = this.#limits.complexity_limit !== null && paginationTakesVariable(document);
-    const errors = validate(this.#schema, document, variableComplexity ? this.#rulesWithoutComplexity : this.#staticRules);
-    return { document, errors: this.#hideSuggestions(errors), variableComplexity };
+    const variableComplexity = this.#limits.complexity_limit !== null && argumentTakesVariable(document, true);
+    const variableSize = this.#maxResponseBytes !== null && argumentTakesVariable(document, false);
+    const errors = validate(this.#schema, document, this.#rules({}, !variableComplexity, !variableSize));
+    return { document, errors: this.#hideSuggestions(errors), variableComplexity, variableSize };
   }
 }

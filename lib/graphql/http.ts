@@ -25,13 +25,17 @@ import { DEFAULT_JSON_POISONING, parseJsonText, type JsonPoisoning } from '../js
 import type { KeelRequest } from '../request.js';
 import { DocumentCache, isRejected, type DocumentCacheOptions } from './documents.js';
 import type { GraphqlLimits } from './limits.js';
+import { DEFAULT_GRAPHQL_MAX_RESPONSE_BYTES, responseTooLarge, resultExceeds } from './budget.js';
 import { withoutSuggestions } from './suggestions.js';
 
 /** Default cap on a GraphQL request body when the App gives none: 1 MiB. */
 export const DEFAULT_GRAPHQL_MAX_BODY_SIZE = 1024 * 1024;
 
 export interface GraphqlHttpOptions {
-  /** Introspection / depth / complexity controls. Default: everything allowed, unlimited. */
+  /**
+   * Introspection / depth / complexity controls and the answer cap. Default: everything allowed, depth and
+   * complexity unlimited, `max_response_bytes` DEFAULT_GRAPHQL_MAX_RESPONSE_BYTES (1 MiB; null = unlimited).
+   */
   limits?: Partial<GraphqlLimits>;
   /** Body cap in bytes; null = unlimited. Default DEFAULT_GRAPHQL_MAX_BODY_SIZE (1 MiB). */
   maxBodySize?: number | null;
@@ -96,7 +100,9 @@ export function createGraphqlHttpHandler(schema: GraphQLSchema, options: Graphql
     introspection_enabled: options.limits?.introspection_enabled ?? true,
     depth_limit: options.limits?.depth_limit ?? null,
     complexity_limit: options.limits?.complexity_limit ?? null,
+    max_response_bytes: options.limits?.max_response_bytes === undefined ? DEFAULT_GRAPHQL_MAX_RESPONSE_BYTES : options.limits.max_response_bytes,
   };
+  const maxResponseBytes = limits.max_response_bytes ?? null;
   const maxBodySize = options.maxBodySize === undefined ? DEFAULT_GRAPHQL_MAX_BODY_SIZE : options.maxBodySize;
   const poisoning = options.jsonPoisoning ?? DEFAULT_JSON_POISONING;
   const contextFor = options.context ?? ((req: KeelRequest) => ({ req }) as unknown as OperationContext);
@@ -120,7 +126,14 @@ export function createGraphqlHttpHandler(schema: GraphQLSchema, options: Graphql
     // Variable coercion errors come from execution and suggest names too ("Did you mean \"title\"?").
     formatError: limits.introspection_enabled ? formatGraphqlError : (err) => hideSuggestion(formatGraphqlError(err)),
     onOperation: (req, _args, result) => {
-      if (!(Symbol.asyncIterator in result)) req.context.result = result;
+      if (Symbol.asyncIterator in result) return undefined;
+      // The answer cap after execution (lib/graphql/budget.ts): counted up to the limit, not serialised to
+      // learn it is too large. An error that prevented a valid response: `data: null` (GraphQL spec §7.1.2).
+      const answer: ExecutionResult = maxResponseBytes !== null && resultExceeds(result, maxResponseBytes)
+        ? { data: null, errors: [responseTooLarge(maxResponseBytes)] }
+        : result;
+      req.context.result = answer;
+      return answer;
     },
   });
 
@@ -152,10 +165,15 @@ export function createGraphqlHttpHandler(schema: GraphQLSchema, options: Graphql
         const { result } = executed;
         status = result && 'data' in result ? executionStatus(result.errors ?? []) : 400;
       }
+      let answer = payload;
+      // The count before serialising leaves escapes and multi-byte characters out: the bytes decide.
+      if (answer !== null && maxResponseBytes !== null && executed.result && Buffer.byteLength(answer) > maxResponseBytes) {
+        answer = JSON.stringify({ data: null, errors: [responseTooLarge(maxResponseBytes).toJSON()] });
+      }
       res.statusCode = status;
       for (const k in headers) res.setHeader(k, headers[k]!);
-      if (payload !== null) res.setHeader('Content-Length', Buffer.byteLength(payload));
-      res.end(payload ?? undefined);
+      if (answer !== null) res.setHeader('Content-Length', Buffer.byteLength(answer));
+      res.end(answer ?? undefined);
     } catch (err) {
       // HttpError: body too large (413) or aborted (400); anything else is an internal error.
       sendProblem(res, err instanceof HttpError ? err : problemFor('KEEL_INTERNAL'));

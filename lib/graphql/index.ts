@@ -10,6 +10,7 @@ export {
   PAGINATION_ARGUMENTS, MAX_MEASURE, DocumentMeasure, INTROSPECTION_DEPTH_LIMIT, INTROSPECTION_COMPLEXITY_LIMIT,
   type GraphqlLimits,
 } from './limits.js';
+export { estimateResponseBytes, responseSizeRule, resultExceeds, DEFAULT_GRAPHQL_MAX_RESPONSE_BYTES, LEAF_BYTES, RESPONSE_SIZE_CODE } from './budget.js';
 export { withoutSuggestions } from './suggestions.js';
 export { createGraphqlHttpHandler, formatGraphqlError, DEFAULT_GRAPHQL_MAX_BODY_SIZE, type GraphqlHttpOptions, type GraphqlContext } from './http.js';
 export {

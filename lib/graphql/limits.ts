@@ -23,6 +23,8 @@ export interface GraphqlLimits {
   introspection_enabled: boolean;
   depth_limit: number | null;
   complexity_limit: number | null;
+  /** Serialized answer cap (lib/graphql/budget.ts); absent = unlimited here, the routes default it. */
+  max_response_bytes?: number | null;
 }
 
 /**
@@ -68,7 +70,7 @@ function fragmentsOf(document: DocumentNode): Map<string, FragmentDefinitionNode
  * its own measure is being computed is a cycle (rejected by NoFragmentCyclesRule, GraphQL spec §5.5.2.2):
  * it counts 0 there, so a cyclic document cannot loop, and its measures do not matter since it never runs.
  */
-class FragmentMemo {
+export class FragmentMemo {
   readonly #fragments: Fragments;
   readonly #done = new Map<string, number>();
   readonly #inProgress = new Set<string>();

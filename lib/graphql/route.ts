@@ -165,7 +165,7 @@ export function graphqlSdlRoute(path: string, method: unknown, sdl: string, resp
   }
   const events = options.subscriptionEvents ? { pubsub: options.pubsub ?? new MemoryPubSub(), topicPrefix: options.topicPrefix ?? '' } : undefined;
   const schema = buildSdlSchema(sdl, responseData, cfg, events);
-  const limits = { introspection_enabled: cfg.introspection_enabled, depth_limit: cfg.max_depth, complexity_limit: cfg.max_complexity };
+  const limits = { introspection_enabled: cfg.introspection_enabled, depth_limit: cfg.max_depth, complexity_limit: cfg.max_complexity, max_response_bytes: cfg.max_response_bytes };
   return graphqlRouteForSchema(path, method, schema, limits, options);
 }
 

@@ -92,6 +92,8 @@ export function createGraphqlWsUpgradeHandler(schema: GraphQLSchema, options: Gr
     introspection_enabled: options.limits?.introspection_enabled ?? true,
     depth_limit: options.limits?.depth_limit ?? null,
     complexity_limit: options.limits?.complexity_limit ?? null,
+    // The response-size estimate (lib/graphql/budget.ts) refuses the alias amplification here too (issue 26 item 2).
+    max_response_bytes: options.limits?.max_response_bytes ?? null,
   };
   const maxSubscriptions = options.maxSubscriptionsPerConnection ?? DEFAULT_MAX_SUBSCRIPTIONS_PER_CONNECTION;
   if (!Number.isInteger(maxSubscriptions) || maxSubscriptions < 1) {

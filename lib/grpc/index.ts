@@ -10,8 +10,9 @@ export type {
 } from './router.js';
 export { GrpcStatus, GrpcError, grpcStatusName, grpcCodeForHttpStatus, statusFromError, encodeGrpcMessage, decodeGrpcMessage, UNKNOWN_ERROR_MESSAGE } from './status.js';
 export type { GrpcStatusCode, GrpcStatusName, GrpcStatusObject, GrpcMetadataInit, GrpcMetadataValue } from './status.js';
-export { attachGrpc, createDualServer, HTTP2_PREFACE, DEFAULT_SNIFF_TIMEOUT_MS } from './server.js';
+export { attachGrpc, createDualServer, HTTP2_PREFACE, DEFAULT_SNIFF_TIMEOUT_MS, SHUTDOWN_SNIFF_GRACE_MS } from './server.js';
 export type { GrpcAttachment, GrpcServerOptions, Http2FallbackMode } from './server.js';
+export { H2_CLOSE_GRACE_MS, DEFAULT_H2_REFUSAL_LOG_INTERVAL_MS } from './sessions.js';
 export { isGrpcRequest, GRPC_COMPRESS_MIN_BYTES } from './call.js';
 export type { GrpcGuard, GrpcGuardContext } from './call.js';
 export { HealthRegistry, HEALTH_SERVICE } from './health.js';

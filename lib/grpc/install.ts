@@ -51,6 +51,8 @@ export function installGrpc(app: App): void {
   const options = {
     guard: guards.length ? guardFromMiddleware(guards) : undefined,
     requestId: c.enable_request_id,
+    // HTTP/2 connections refused by max_h2_sessions / max_h2_sessions_per_client: one throttled warn line.
+    logger: app.logger,
     // A call whose client went away (stream cancelled, connection reset) is not a handler failure.
     onError: (err: unknown, path: string) => (isExpectedNetworkError(err) ? networkErrorLog(app.logger).note('grpc', err) : app.logger.error({ err, path }, 'gRPC handler failed')),
   };

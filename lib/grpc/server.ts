@@ -7,17 +7,25 @@
 import http, { type IncomingMessage, type ServerResponse } from 'node:http';
 import http2, { constants as h2, type Http2Server, type Http2Session, type IncomingHttpHeaders, type ServerHttp2Stream } from 'node:http2';
 import type { Socket } from 'node:net';
+import type { Logger } from 'pino';
 import { GrpcConfig } from '../records/protocol.js';
 import { problem, sendProblem } from '../problem.js';
 import { handleGrpcCall, isGrpcRequest, type GrpcCallSettings, type GrpcGuard } from './call.js';
 import { HEALTH_SERVICE } from './health.js';
 import type { GrpcRouter } from './router.js';
+import { H2Sessions } from './sessions.js';
 
 /** RFC 9113 §3.4: the client connection preface. */
 export const HTTP2_PREFACE = Buffer.from('PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n', 'latin1');
 
 /** How long a new connection may stay silent before it is dropped (before it is known to be HTTP/1 or HTTP/2). */
 export const DEFAULT_SNIFF_TIMEOUT_MS = 30_000;
+/**
+ * At shutdown, how long a connection whose protocol is not known yet may still send its first bytes, ms: 500
+ * (a request already on its way is answered, as for idle HTTP/1.1 connections). One that has sent part of
+ * the HTTP/2 preface is closed at once: a new HTTP/2 connection would be refused anyway.
+ */
+export const SHUTDOWN_SNIFF_GRACE_MS = 500;
 
 const CONNECTION_SPECIFIC = new Set(['connection', 'keep-alive', 'proxy-connection', 'transfer-encoding', 'upgrade']);
 
@@ -37,6 +45,8 @@ export interface GrpcServerOptions {
   sniffTimeoutMs?: number;
   /** Errors thrown by handlers that are not GrpcErrors (logging). */
   onError?: (err: unknown, path: string) => void;
+  /** Where HTTP/2 connections refused by `max_h2_sessions` / `max_h2_sessions_per_client` are logged (warn, one line per second with counts). Default none. */
+  logger?: Pick<Logger, 'warn'>;
   /** node:http options of the HTTP/1.1 server createDualServer makes (e.g. `connectionsCheckingInterval`). */
   httpOptions?: http.ServerOptions;
 }
@@ -45,29 +55,16 @@ export interface GrpcServerOptions {
 export interface GrpcAttachment {
   /** The node:http2 server connections are handed to (not listening itself). */
   readonly http2Server: Http2Server;
-  /** Open HTTP/2 sessions. */
+  /** Open HTTP/2 sessions (refused ones are not counted). */
   readonly sessions: ReadonlySet<Http2Session>;
+  /** HTTP/2 connections refused since the server started, by the cap that refused them. */
+  readonly refused: Readonly<Record<'max_h2_sessions' | 'max_h2_sessions_per_client', number>>;
   /**
    * Graceful shutdown: health turns NOT_SERVING, new calls get UNAVAILABLE, every session gets GOAWAY and
-   * may finish its calls; sessions still open after `timeoutMs` are destroyed.
+   * may finish its calls (an idle one closes at once); sessions still open after `timeoutMs` are destroyed,
+   * and so are connections whose protocol is not known yet.
    */
   shutdown(timeoutMs?: number): Promise<void>;
-}
-
-function startKeepalive(session: Http2Session, intervalMs: number, timeoutMs: number): void {
-  const interval = setInterval(() => {
-    if (session.destroyed || session.closed) return;
-    // A PING not acknowledged within keepalive_timeout means the peer (or the path to it) is gone.
-    const dead = setTimeout(() => session.destroy(), timeoutMs);
-    dead.unref();
-    const sent = session.ping((err) => {
-      clearTimeout(dead);
-      if (err && !session.destroyed) session.destroy();
-    });
-    if (!sent) clearTimeout(dead);
-  }, intervalMs);
-  interval.unref();
-  session.once('close', () => clearInterval(interval));
 }
 
 function reject505(stream: ServerHttp2Stream): void {
@@ -105,13 +102,14 @@ export function attachGrpc(server: http.Server, router: GrpcRouter, config: unkn
     settings: { maxConcurrentStreams: cfg.max_concurrent_streams },
     // Streams beyond max_concurrent_streams are refused by the HTTP/2 layer (spec: gRPC errors 3).
   });
-  const sessions = new Set<Http2Session>();
-  http2Server.on('session', (session: Http2Session) => {
-    sessions.add(session);
-    session.on('error', () => {});
-    session.once('close', () => sessions.delete(session));
-    if (cfg.enable_keepalive) startKeepalive(session, cfg.keepalive_interval * 1000, cfg.keepalive_timeout * 1000);
+  const sessions = new H2Sessions({
+    idleTimeoutMs: cfg.h2_idle_timeout * 1000,
+    maxSessions: cfg.max_h2_sessions,
+    maxSessionsPerClient: cfg.max_h2_sessions_per_client,
+    keepalive: cfg.enable_keepalive ? { intervalMs: cfg.keepalive_interval * 1000, timeoutMs: cfg.keepalive_timeout * 1000 } : undefined,
+    logger: options.logger,
   });
+  http2Server.on('session', (session: Http2Session) => sessions.add(session));
 
   let compat: ((...args: unknown[]) => void) | undefined;
   if ((options.http2Fallback ?? 'compat') === 'compat') {
@@ -144,13 +142,27 @@ export function attachGrpc(server: http.Server, router: GrpcRouter, config: unkn
   const http1Listeners = server.listeners('connection') as ((socket: Socket) => void)[];
   server.removeAllListeners('connection');
   const sniffTimeout = options.sniffTimeoutMs ?? DEFAULT_SNIFF_TIMEOUT_MS;
+  /** Connections whose protocol is not known yet, with what shutdown does to each. */
+  const sniffing = new Map<Socket, () => void>();
   server.on('connection', function sniffProtocol(socket: Socket) {
     let head: Buffer = Buffer.alloc(0);
-    const timer = setTimeout(() => socket.destroy(), sniffTimeout);
+    let timer = setTimeout(() => socket.destroy(), sniffTimeout);
     timer.unref();
+    sniffing.set(socket, () => {
+      // "PRI" is no HTTP/1.1 method: three bytes of the preface mean HTTP/2.
+      if (head.length >= 3) return socket.destroy();
+      clearTimeout(timer);
+      timer = setTimeout(() => socket.destroy(), SHUTDOWN_SNIFF_GRACE_MS);
+      timer.unref();
+    });
+    // node:http accepts sockets half-open (allowHalfOpen): a client that ends before its first request
+    // would keep the socket until the sniff timeout.
+    const onEnd = () => socket.destroy();
     const cleanup = () => {
       clearTimeout(timer);
+      sniffing.delete(socket);
       socket.off('data', onData);
+      socket.off('end', onEnd);
       socket.off('close', cleanup);
     };
     const onData = (chunk: Buffer) => {
@@ -161,8 +173,13 @@ export function attachGrpc(server: http.Server, router: GrpcRouter, config: unkn
       cleanup();
       socket.pause();
       socket.unshift(head);
-      if (prefixMatches && !shuttingDown) http2Server.emit('connection', socket);
-      else if (prefixMatches) socket.destroy();
+      if (prefixMatches && !shuttingDown) {
+        // node:http accepted this socket with allowHalfOpen (it ends HTTP/1.1 connections itself); node:http2
+        // relies on the socket ending with the peer's FIN and never does. Left half-open, a session the client
+        // closed kept its file descriptor until a keepalive PING went unanswered (95 s, issue 26).
+        socket.allowHalfOpen = false;
+        http2Server.emit('connection', socket);
+      } else if (prefixMatches) socket.destroy();
       else {
         for (const l of http1Listeners) l.call(server, socket);
         // node:http's parser reads the socket handle directly from now on; the bytes already read (unshifted
@@ -171,22 +188,20 @@ export function attachGrpc(server: http.Server, router: GrpcRouter, config: unkn
       }
     };
     socket.on('data', onData);
+    socket.on('end', onEnd);
     socket.on('close', cleanup);
   });
 
   return {
     http2Server,
-    sessions,
+    sessions: sessions.open,
+    refused: sessions.refused,
     async shutdown(timeoutMs = 30_000): Promise<void> {
       shuttingDown = true;
       router.health?.shutdown();
-      const open = [...sessions];
-      const closed = Promise.all(open.map((s) => (s.closed || s.destroyed ? undefined : new Promise<void>((resolve) => s.close(() => resolve())))));
-      let timer: NodeJS.Timeout | undefined;
-      const expired = new Promise<'timeout'>((resolve) => (timer = setTimeout(() => resolve('timeout'), timeoutMs)));
-      const result = await Promise.race([closed, expired]);
-      clearTimeout(timer);
-      if (result === 'timeout') for (const s of sessions) s.destroy();
+      // A connection still being sniffed has no request in flight: a short grace for one on its way.
+      for (const atShutdown of sniffing.values()) atShutdown();
+      await sessions.shutdown(timeoutMs);
     },
   };
 }

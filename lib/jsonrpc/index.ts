@@ -11,6 +11,7 @@ import { readRawBody } from '../body.js';
 import { jsonPoisoningOf, type JsonPoisoning } from '../json-parse.js';
 import { HttpError } from '../errors.js';
 import { refuseDeepJson } from '../content.js';
+import { jsonSize, NOT_SERIALISABLE } from '../json-size.js';
 import { sendProblem } from '../problem.js';
 import { JsonRpcConfig } from '../records/protocol.js';
 import { DEFAULT_MAX_BODY_SIZE } from '../records/server.js';
@@ -28,16 +29,17 @@ export * from './errors.js';
 export * from './registry.js';
 export { dispatch, dispatchOne, envelopeProblem, type DispatchOptions, type JsonRpcResponse, type JsonRpcSuccess, type JsonRpcFailure } from './dispatch.js';
 export { registerRouteMethods, ROUTE_ERROR_CODE } from './routes.js';
+export { DEFAULT_JSONRPC_MAX_RESPONSE_BYTES } from '../records/protocol.js';
 export { jsonRpcOpenApi, JSONRPC_OPENAPI_TAG, JSONRPC_OPERATION_ID } from './openapi.js';
 export { openRpcDocument, OPENRPC_VERSION, DEFAULT_OPENRPC_TITLE, DEFAULT_OPENRPC_VERSION, type OpenRpcInfo } from './openrpc.js';
 
 /** JsonRpcConfig as accepted from code: snake_case or camelCase keys. */
-export type JsonRpcConfigInput = Partial<JsonRpcConfig> & { endpointPath?: string; enableBatch?: boolean; maxBatchSize?: number };
+export type JsonRpcConfigInput = Partial<JsonRpcConfig> & { endpointPath?: string; enableBatch?: boolean; maxBatchSize?: number; maxResponseBytes?: number };
 
 export interface JsonRpcHandlerOptions {
   /** The methods served. */
   registry: JsonRpcRegistry;
-  /** JsonRpcConfig (defaults: endpoint `/rpc`, batches on, max_batch_size 100). */
+  /** JsonRpcConfig (defaults: endpoint `/rpc`, batches on, max_batch_size 100, max_response_bytes DEFAULT_JSONRPC_MAX_RESPONSE_BYTES = 4 MiB). */
   config?: JsonRpcConfigInput | Readonly<JsonRpcConfig>;
   /** `info` of the OpenRPC document `rpc.discover` returns. */
   discovery?: OpenRpcInfo;
@@ -62,21 +64,45 @@ export function isJsonContentType(header: string | undefined): boolean {
   return type === 'application/json' || type.endsWith('+json');
 }
 
-function serialise(response: JsonRpcResponse | JsonRpcResponse[]): string {
+/** The error a result past JsonRpcConfig.max_response_bytes is answered with (-32603, §5.1), with the limit in `data`. */
+function tooLarge(id: JsonRpcResponse['id'], maxBytes: number): string {
+  return JSON.stringify({
+    jsonrpc: '2.0',
+    error: { ...JSON_RPC_ERRORS.INTERNAL_ERROR, data: { reason: `The result is larger than max_response_bytes (${maxBytes} bytes)`, max_response_bytes: maxBytes } },
+    id,
+  });
+}
+
+/**
+ * One response as JSON. A result is counted first (lib/json-size.ts, stopping at what is left of the
+ * budget) and only serialised when it fits, so a huge result is refused without being written out; the
+ * exact byte count of what was written then settles it. A result that cannot be serialised (a BigInt,
+ * a cycle) fails only its own call.
+ */
+function serialiseOne(r: JsonRpcResponse, remaining: number, maxBytes: number): string {
+  if (!('result' in r)) return JSON.stringify(r);
+  const size = jsonSize(r.result, remaining);
+  if (size === NOT_SERIALISABLE) return JSON.stringify({ jsonrpc: '2.0', error: { ...JSON_RPC_ERRORS.INTERNAL_ERROR }, id: r.id });
+  if (size > remaining) return tooLarge(r.id, maxBytes);
+  let text: string;
   try {
-    return JSON.stringify(response);
+    text = JSON.stringify(r);
   } catch {
-    // A result that cannot be serialised (a BigInt, a cycle) fails only its own call.
-    const safe = (r: JsonRpcResponse): JsonRpcResponse => {
-      try {
-        JSON.stringify(r);
-        return r;
-      } catch {
-        return { jsonrpc: '2.0', error: { ...JSON_RPC_ERRORS.INTERNAL_ERROR }, id: r.id };
-      }
-    };
-    return JSON.stringify(Array.isArray(response) ? response.map(safe) : safe(response));
+    return JSON.stringify({ jsonrpc: '2.0', error: { ...JSON_RPC_ERRORS.INTERNAL_ERROR }, id: r.id });
   }
+  return Buffer.byteLength(text) > remaining ? tooLarge(r.id, maxBytes) : text;
+}
+
+/** The answer's JSON: results share one budget of `maxBytes`, in request order (a batch's calls together). */
+function serialise(response: JsonRpcResponse | JsonRpcResponse[], maxBytes: number): string {
+  if (!Array.isArray(response)) return serialiseOne(response, maxBytes, maxBytes);
+  let remaining = maxBytes;
+  const parts = response.map((r) => {
+    const text = serialiseOne(r, remaining, maxBytes);
+    remaining -= Buffer.byteLength(text);
+    return text;
+  });
+  return `[${parts.join(',')}]`;
 }
 
 /**
@@ -112,7 +138,7 @@ export function jsonRpcHandler(options: JsonRpcHandlerOptions): RawHandler {
       res.end();
       return;
     }
-    const body = serialise(response);
+    const body = serialise(response, config.max_response_bytes);
     res.statusCode = 200;
     res.setHeader('Content-Type', 'application/json; charset=utf-8');
     res.setHeader('Content-Length', Buffer.byteLength(body));

@@ -4,10 +4,18 @@
 import { defineRecord, fail, t, type InputOf } from './define.js';
 import { parseMethod, type HttpMethod } from './protocol.js';
 
+/**
+ * SchemaConfig.max_response_bytes / DynamicSchemaConfig.max_response_bytes: 1 MiB, the default GraphQL
+ * request body cap. An answer estimated past it is refused before execution, one that turns out past
+ * it is replaced by an error (docs/graphql.md, "Response size").
+ */
+export const DEFAULT_GRAPHQL_MAX_RESPONSE_BYTES = 1024 * 1024;
+
 export interface SchemaConfig {
   introspection_enabled: boolean;
   complexity_limit: number | null;
   depth_limit: number | null;
+  max_response_bytes: number | null;
 }
 export type QueryOnlyConfig = SchemaConfig;
 export type QueryMutationConfig = SchemaConfig;
@@ -17,6 +25,7 @@ const schemaFields = {
   introspection_enabled: { type: t.boolean(), default: true },
   complexity_limit: { type: t.integer(1), nullable: true, doc: 'null = unlimited' },
   depth_limit: { type: t.integer(1), nullable: true, doc: 'null = unlimited' },
+  max_response_bytes: { type: t.integer(1), nullable: true, default: DEFAULT_GRAPHQL_MAX_RESPONSE_BYTES, doc: 'Serialized answer cap, estimated before execution and checked after; null = unlimited' },
 };
 export const SchemaConfig = defineRecord<SchemaConfig>()('SchemaConfig', schemaFields);
 export const QueryOnlyConfig = defineRecord<QueryOnlyConfig>()('QueryOnlyConfig', schemaFields);
@@ -46,12 +55,14 @@ export interface DynamicSchemaConfig {
   introspection_enabled: boolean;
   max_complexity: number | null;
   max_depth: number | null;
+  max_response_bytes: number | null;
   field_errors: readonly Readonly<FieldErrorSpec>[];
 }
 export const DynamicSchemaConfig = defineRecord<DynamicSchemaConfig>()('DynamicSchemaConfig', {
   introspection_enabled: { type: t.boolean(), required: true, doc: 'Controls __schema and __type queries' },
   max_complexity: { type: t.integer(1), nullable: true },
   max_depth: { type: t.integer(1), nullable: true },
+  max_response_bytes: { type: t.integer(1), nullable: true, default: DEFAULT_GRAPHQL_MAX_RESPONSE_BYTES, doc: 'Serialized answer cap, estimated before execution and checked after; null = unlimited' },
   field_errors: { type: t.list(t.record(FieldErrorSpec)), default: () => [] },
 });
 

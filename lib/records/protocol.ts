@@ -71,10 +71,16 @@ export const OpenApiConfig = defineRecord<OpenApiConfig>()('OpenApiConfig', {
 });
 
 // ---------------------------------------------------------------- AsyncAPI
-export interface AsyncApiConfig { enabled: boolean; spec: unknown }
+/** AsyncApiConfig.max_expanded_nodes: most JSON values one parse / validate request may expand `$ref`s to. */
+export const DEFAULT_ASYNCAPI_MAX_EXPANDED_NODES = 100_000;
+/** AsyncApiConfig.max_response_bytes: most bytes of JSON one `/asyncapi/parse` answer may hold, 4 MiB. */
+export const DEFAULT_ASYNCAPI_MAX_RESPONSE_BYTES = 4 * 1024 * 1024;
+export interface AsyncApiConfig { enabled: boolean; spec: unknown; max_expanded_nodes: number; max_response_bytes: number }
 export const AsyncApiConfig = defineRecord<AsyncApiConfig>()('AsyncApiConfig', {
   enabled: { type: t.boolean(), default: false },
   spec: { type: t.json(), nullable: true, doc: 'Served from GET /asyncapi.json' },
+  max_expanded_nodes: { type: t.integer(1), default: DEFAULT_ASYNCAPI_MAX_EXPANDED_NODES, doc: 'Budget of one parse / validate request: JSON values all its $ref expansions may produce (422 work-budget-exceeded)' },
+  max_response_bytes: { type: t.integer(1), default: DEFAULT_ASYNCAPI_MAX_RESPONSE_BYTES, doc: 'Budget of one parse / validate request: bytes of JSON its answer may hold (422 work-budget-exceeded)' },
 });
 
 export interface ParseRequest { spec: unknown }
@@ -100,12 +106,15 @@ export const ValidateRequest = defineRecord<ValidateRequest>()('ValidateRequest'
 export interface ValidationResponse { valid: boolean; errors: readonly string[] }
 
 // ---------------------------------------------------------------- JSON-RPC
-export interface JsonRpcConfig { enabled: boolean; endpoint_path: string; enable_batch: boolean; max_batch_size: number }
+/** JsonRpcConfig.max_response_bytes: most bytes of serialized results one request (a batch: all its calls) may answer, 4 MiB. */
+export const DEFAULT_JSONRPC_MAX_RESPONSE_BYTES = 4 * 1024 * 1024;
+export interface JsonRpcConfig { enabled: boolean; endpoint_path: string; enable_batch: boolean; max_batch_size: number; max_response_bytes: number }
 export const JsonRpcConfig = defineRecord<JsonRpcConfig>()('JsonRpcConfig', {
   enabled: { type: t.boolean(), default: true },
   endpoint_path: { type: path(), default: '/rpc' },
   enable_batch: { type: t.boolean(), default: true },
   max_batch_size: { type: t.integer(1), default: 100 },
+  max_response_bytes: { type: t.integer(1), default: DEFAULT_JSONRPC_MAX_RESPONSE_BYTES, doc: 'Serialized results of one request, a batch\'s together; a result past it is a -32603 error' },
 });
 
 export interface JsonRpcMethodInfo {
@@ -126,6 +135,18 @@ export const JsonRpcMethodInfo = defineRecord<JsonRpcMethodInfo>()('JsonRpcMetho
 });
 
 // ---------------------------------------------------------------- gRPC
+/**
+ * Seconds an HTTP/2 connection with no open stream stays open, PINGs or not: 120. Longer than the idle
+ * timeouts of the proxies usually in front (AWS ALB 60 s, nginx 75 s), so they close first.
+ */
+export const DEFAULT_H2_IDLE_TIMEOUT = 120;
+/** The longest h2_idle_timeout, seconds: node's longest timer (2^31 - 1 ms; a longer one fires at once). */
+export const MAX_H2_IDLE_TIMEOUT = 2_147_483;
+/** HTTP/2 connections open at once on one server: 1000. */
+export const DEFAULT_MAX_H2_SESSIONS = 1000;
+/** HTTP/2 connections open at once from one client address: 100. */
+export const DEFAULT_MAX_H2_SESSIONS_PER_CLIENT = 100;
+
 export interface GrpcConfig {
   enabled: boolean;
   max_message_size: number;
@@ -136,6 +157,9 @@ export interface GrpcConfig {
   keepalive_interval: number;
   keepalive_timeout: number;
   max_stream_response_bytes: number | null;
+  h2_idle_timeout: number;
+  max_h2_sessions: number;
+  max_h2_sessions_per_client: number;
 }
 export const GrpcConfig = defineRecord<GrpcConfig>()('GrpcConfig', {
   enabled: { type: t.boolean(), default: true },
@@ -147,6 +171,9 @@ export const GrpcConfig = defineRecord<GrpcConfig>()('GrpcConfig', {
   keepalive_interval: { type: t.integer(1), default: 75 },
   keepalive_timeout: { type: t.integer(1), default: 20 },
   max_stream_response_bytes: { type: t.integer(1), nullable: true },
+  h2_idle_timeout: { type: t.integer(1, MAX_H2_IDLE_TIMEOUT), default: DEFAULT_H2_IDLE_TIMEOUT, doc: 'Seconds an HTTP/2 connection with no open stream stays open (PINGs do not count); then GOAWAY and close' },
+  max_h2_sessions: { type: t.integer(1), default: DEFAULT_MAX_H2_SESSIONS, doc: 'HTTP/2 connections open at once on the server; more get GOAWAY REFUSED_STREAM' },
+  max_h2_sessions_per_client: { type: t.integer(1), default: DEFAULT_MAX_H2_SESSIONS_PER_CLIENT, doc: 'HTTP/2 connections open at once from one client address; more get GOAWAY ENHANCE_YOUR_CALM' },
 });
 
 // ---------------------------------------------------------------- background tasks
