@@ -188,7 +188,9 @@ export interface DefaultAuthTypes extends AuthTypes {
 export type ApiKeyInfo = { source: 'header' | 'query'; index: number };
 
 /** Verified claims under a `claims` schema (`FromSchema`), or any claims without one. */
-export type ClaimsOf<J> = J extends { claims: infer C } ? ([C] extends [null | undefined] ? Record<string, unknown> : C extends JSONSchema ? FromSchema<C> & Record<string, unknown> : Record<string, unknown>) : Record<string, unknown>;
+export type ClaimsOf<J> = J extends { claims: infer C }
+  ? ([C] extends [null | undefined] ? Record<string, unknown> : object extends C ? Record<string, unknown> : C extends JSONSchema ? FromSchema<C> & Record<string, unknown> : Record<string, unknown>)
+  : Record<string, unknown>;
 
 /** What the server-level records `{ jwt_auth, api_key_auth }` give: claims always present under jwt_auth. */
 export type ServerAuthOf<J, K> = {

@@ -105,3 +105,12 @@ createApp({ jwt_auth: { secret: 'x'.repeat(32), claims }, api_key_auth: { keys: 
     return null;
   }, { jwt_auth: { enabled: false } });
 });
+
+// ---------------------------------------------------------------- a claims schema held as a plain object types nothing
+const looseClaims: Record<string, unknown> = { type: 'object' };
+createApp({}, (app) => {
+  app.get('/loose', (d) => {
+    expectType<Equal<typeof d.auth, Record<string, unknown>>>(true);
+    return null;
+  }, { jwt_auth: { secret: 'x'.repeat(32), claims: looseClaims } });
+});
