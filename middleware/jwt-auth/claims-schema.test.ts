@@ -78,5 +78,7 @@ describe('when jwt_auth has a claims schema', () => {
     assert.throws(() => jwtAuth({ secret: SECRET, claims: 'sub' }), (e: unknown) => e instanceof ConfigError && e.key === 'claims' && /claims: expected a JSON Schema object, got "sub"/.test(e.message));
     assert.throws(() => jwtAuth({ secret: SECRET, claims: { type: 'strng' } }), (e: unknown) => e instanceof ConfigError && e.key === 'claims' && /does not compile/.test(e.message));
     assert.throws(() => createApp({ jwt_auth: { secret: SECRET, claims: { type: 'strng' } } }).intoRouter(), ConfigError);
+    // express-jwt has no claims option: beside its options, keel's key is a mixed-style ConfigError.
+    assert.throws(() => jwtAuth({ secret: SECRET, algorithms: ['HS256'], claims } as never), (e: unknown) => e instanceof ConfigError && /claims/.test(e.message));
   });
 });
