@@ -22,6 +22,7 @@ import type { BackgroundBackend } from './background/bullmq.js';
 import { JobRegistry, type JobHandler } from './background/jobs.js';
 import { MemoryPubSub, type PubSub } from './pubsub/index.js';
 import { mountFeatures, serverRateLimit } from './features.js';
+import { checkObservabilityPackages, instrumentRouter, listenWorkerProbes } from './observability/index.js';
 import { prepareMergedRouter, type ExpressRouterLike, type MergedRouter, type MergeRouterOptions } from './merge.js';
 import type { DynamicSchemaConfigInput, GraphQlRouteConfig, SchemaConfigInput } from './records/graphql.js';
 import type {
@@ -91,6 +92,8 @@ export interface AppOptions {
 export interface WorkerHandle {
   /** Stop taking jobs, let running ones finish (or hand them back) within drain_timeout_secs. Idempotent. */
   close(): Promise<void>;
+  /** `http://host:port` of the probe server (/health, readiness, metrics) when ServerConfig.readiness or .metrics is on. */
+  readonly url?: string;
 }
 
 /**
@@ -398,6 +401,7 @@ export class App implements AppCore {
    */
   async ready(): Promise<this> {
     await loadProtocols(protocolsUsed(this.config, this.#registrations, this.#routes));
+    checkObservabilityPackages(this.config);
     if (this.config.background_tasks.enabled) await this.#background.load();
     return this;
   }
@@ -422,7 +426,8 @@ export class App implements AppCore {
       // After the protocols, whose registrations may still be refused: a refused build starts no executor.
       this.#checkJobs();
       installBackground(this, this.#background, this.jobs);
-      this.#built = buildRouter(this, { routes: this.#routes, mounts: this.#mounts, uses: this.#uses, routers: this.#routers as never[] });
+      // Readiness, metrics and spans (ServerConfig.readiness / metrics / opentelemetry) wrap it; off: nothing per request.
+      this.#built = instrumentRouter(this, buildRouter(this, { routes: this.#routes, mounts: this.#mounts, uses: this.#uses, routers: this.#routers as never[] }));
     } catch (err) {
       // keel's own errors and bad arguments (a TypeError naming the option) reach the caller as they are.
       if (err instanceof AppError || err instanceof ConfigError || err instanceof TypeError) throw err;
@@ -447,7 +452,7 @@ export class App implements AppCore {
    * const app = createApp({ background_tasks: { enabled: true } }, registerJobs, { background: bullmqBackground({ connection: process.env.REDIS_URL! }) });
    * await app.runWorker();
    */
-  async runWorker(options: { handleSignals?: boolean } = {}): Promise<WorkerHandle> {
+  async runWorker(options: { handleSignals?: boolean; host?: string; port?: number } = {}): Promise<WorkerHandle> {
     if (!this.#background.durable) {
       throw new AppError('Server', 'app.runWorker() needs a shared job queue: createApp(config, setup, { background: bullmqBackground({ connection: process.env.REDIS_URL }) })');
     }
@@ -455,14 +460,19 @@ export class App implements AppCore {
     if (this.jobs.size === 0) throw new AppError('Server', 'app.runWorker() has no jobs to run: register them with app.job(name, fn) first');
     await this.ready();
     const executor = installBackground(this, this.#background, this.jobs)!;
+    // Readiness / metrics on: /health, /ready, /metrics on host:port (docs/operations.md, "Worker-only processes").
+    const probes = await listenWorkerProbes(this, options);
     let closing: Promise<void> | undefined;
     let removeSignals = (): void => {};
+    const address = probes?.address();
     const handle: WorkerHandle = {
       close: () => (closing ??= (async () => {
         removeSignals();
         await executor.beginShutdown?.();
         await settleAll(this, this.#onShutdown);
+        if (probes) await new Promise<void>((resolve) => probes.close(() => resolve()).closeAllConnections());
       })()),
+      ...(address && typeof address === 'object' ? { url: `http://${address.family === 'IPv6' ? `[${address.address}]` : address.address}:${address.port}` } : {}),
     };
     if (options.handleSignals ?? this.config.graceful_shutdown) removeSignals = onStopSignals(this, 'worker shutting down', () => handle.close());
     this.logger.info({ jobs: this.jobs.names() }, 'background worker running');
