@@ -1,0 +1,158 @@
+import { describe, it, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { Redis } from 'ioredis';
+import { bullmqBackground, createApp, RedisPubSub, type App, type ServerHandle, type WorkerHandle } from '../index.js';
+import { RedisStore } from '../../middleware/rate-limit/index.js';
+import { NO_REDIS, startRedis, type RedisServer } from '../../test/helpers/redis-server.js';
+
+// Generous bounds that turn a hang into a failure; not timing figures (those are `npm run bench`).
+const ANSWER_BOUND_MS = 3000;
+const RECOVERY_BOUND_MS = 20_000;
+
+async function probe(url: string): Promise<{ status: number; body: Record<string, unknown>; headers: Headers }> {
+  const res = await fetch(url, { signal: AbortSignal.timeout(ANSWER_BOUND_MS) });
+  return { status: res.status, body: (await res.json()) as Record<string, unknown>, headers: res.headers };
+}
+
+/** Probe until the status is `want` (Redis reconnects with a backoff); the last answer. */
+async function until(url: string, want: number): Promise<{ status: number; body: Record<string, unknown>; headers: Headers }> {
+  const deadline = Date.now() + RECOVERY_BOUND_MS;
+  for (;;) {
+    const r = await probe(url);
+    if (r.status === want || Date.now() > deadline) return r;
+    await sleep(100);
+  }
+}
+
+function assertDown(r: { status: number; body: Record<string, unknown>; headers: Headers }, down: string[]): void {
+  assert.equal(r.status, 503, JSON.stringify(r.body));
+  assert.match(r.headers.get('content-type')!, /^application\/problem\+json/);
+  assert.equal(r.headers.get('retry-after'), '1');
+  assert.equal(r.headers.get('cache-control'), 'no-store');
+  assert.equal(r.body.code, 'KEEL_SERVICE_UNAVAILABLE');
+  assert.deepEqual([...(r.body.down as string[])].sort(), [...down].sort());
+  for (const name of down) assert.match(String(r.body.detail), new RegExp(`${name} is down`));
+}
+
+describe('readiness against a real redis-server', { skip: NO_REDIS }, () => {
+  let redis: RedisServer;
+  let client: Redis;
+  let app: App;
+  let server: ServerHandle;
+  let pubsub: RedisPubSub;
+
+  before(async () => {
+    redis = await startRedis();
+    // The rate-limit client is the user's, as docs/scaling.md shows it.
+    client = new Redis(redis.url, { maxRetriesPerRequest: 1, commandTimeout: 500 });
+    client.on('error', () => {});
+    pubsub = new RedisPubSub({ connection: redis.url });
+    app = createApp({ port: 0, readiness: { cache_ms: 0 }, background_tasks: { enabled: true } }, (a) => {
+      a.get('/health', () => ({ status: 'ok' }));
+      a.get('/limited', () => ({ ok: true }), { rate_limit: { per_second: 100, burst: 100 } });
+      a.job('noop', async () => undefined);
+    }, {
+      rateLimit: { store: new RedisStore({ sendCommand: (cmd, ...args) => client.call(cmd!, ...args) as Promise<unknown> }) },
+      background: bullmqBackground({ connection: redis.url, queueName: `ready-${process.pid}` }),
+      pubsub,
+    });
+    server = await app.listen({ handleSignals: false });
+  });
+  after(async () => {
+    redis?.resume();
+    await server?.close();
+    await pubsub?.close();
+    client?.disconnect();
+    await redis?.stop();
+  });
+
+  it('should answer 200 listing every dependency the App uses while Redis is up', async () => {
+    const r = await until(`${server.url}/ready`, 200);
+    assert.equal(r.status, 200, JSON.stringify(r.body));
+    assert.deepEqual(r.body, { status: 'ready', checks: { rate_limit_store: { status: 'up' }, background: { status: 'up' }, pubsub: { status: 'up' } } });
+    assert.equal(r.headers.get('cache-control'), 'no-store');
+  });
+
+  it('should answer 503 listing what is down while redis-server is stopped (SIGSTOP), /health staying 200, and 200 once it continues', async () => {
+    redis.pause();
+    try {
+      assertDown(await probe(`${server.url}/ready`), ['rate_limit_store', 'background', 'pubsub']);
+      assert.equal((await probe(`${server.url}/health`)).status, 200, 'liveness does not depend on Redis');
+    } finally {
+      redis.resume();
+    }
+    assert.equal((await until(`${server.url}/ready`, 200)).status, 200);
+  });
+
+  it('should answer 503 while redis-server is killed, and 200 once a new one listens on the port', async () => {
+    await redis.kill();
+    try {
+      assertDown(await until(`${server.url}/ready`, 503), ['rate_limit_store', 'background', 'pubsub']);
+      assert.equal((await probe(`${server.url}/health`)).status, 200);
+    } finally {
+      await redis.start();
+    }
+    const back = await until(`${server.url}/ready`, 200);
+    assert.equal(back.status, 200, JSON.stringify(back.body));
+  });
+});
+
+describe('a worker-only process with readiness on', { skip: NO_REDIS }, () => {
+  let redis: RedisServer;
+  let worker: WorkerHandle;
+
+  before(async () => {
+    redis = await startRedis();
+    const app = createApp({ port: 0, readiness: { cache_ms: 0 }, background_tasks: { enabled: true } }, (a) => {
+      a.job('noop', async () => undefined);
+    }, { background: bullmqBackground({ connection: redis.url, queueName: `ready-worker-${process.pid}` }) });
+    worker = await app.runWorker({ handleSignals: false });
+  });
+  after(async () => {
+    redis?.resume();
+    await worker?.close();
+    await redis?.stop();
+  });
+
+  it('should serve /health and /ready on its own port: 200, 503 while Redis is down, 200 after', async () => {
+    assert.ok(worker.url, 'the probe server URL');
+    assert.equal((await probe(`${worker.url}/health`)).status, 200);
+    assert.deepEqual((await until(`${worker.url}/ready`, 200)).body, { status: 'ready', checks: { background: { status: 'up' } } });
+    await redis.kill();
+    try {
+      assertDown(await until(`${worker.url}/ready`, 503), ['background']);
+      assert.equal((await probe(`${worker.url}/health`)).status, 200);
+    } finally {
+      await redis.start();
+    }
+    assert.equal((await until(`${worker.url}/ready`, 200)).status, 200);
+    assert.equal((await fetch(`${worker.url}/items`)).status, 404);
+  });
+});
+
+describe('readiness answers within cache_ms', { skip: NO_REDIS }, () => {
+  it('should reuse one answer for a probe storm instead of asking Redis again', async () => {
+    const redis = await startRedis();
+    const pubsub = new RedisPubSub({ connection: redis.url });
+    const app = createApp({ readiness: { cache_ms: 60_000 } }, undefined, { pubsub });
+    try {
+      const first = await app.inject({ method: 'GET', url: '/ready' });
+      assert.equal(first.statusCode, 200);
+      await redis.kill();
+      // 50 probes after Redis died, within the cache period: the first answer, no new PING.
+      const storm = await Promise.all(Array.from({ length: 50 }, () => app.inject({ method: 'GET', url: '/ready' })));
+      assert.deepEqual(new Set(storm.map((r) => r.statusCode)), new Set([200]));
+    } finally {
+      await pubsub.close();
+      await redis.stop();
+    }
+  });
+
+  it('should say ready with no dependency to check, and leave GET /ready to the routes when readiness is off', async () => {
+    const on = createApp({ readiness: {} });
+    assert.deepEqual(JSON.parse((await on.inject({ method: 'GET', url: '/ready' })).body), { status: 'ready', checks: {} });
+    const off = createApp({}, (a) => a.get('/ready', () => ({ mine: true })));
+    assert.deepEqual(JSON.parse((await off.inject({ method: 'GET', url: '/ready' })).body), { mine: true });
+  });
+});
