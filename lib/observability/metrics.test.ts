@@ -1,7 +1,7 @@
 import { describe, it, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { Redis } from 'ioredis';
-import { createApp, type App, type ServerHandle } from '../index.js';
+import { createApp, MemoryPubSub, type App, type ServerHandle } from '../index.js';
 import { RedisStore } from '../../middleware/rate-limit/index.js';
 import { freePort } from '../../test/helpers/redis-server.js';
 
@@ -113,6 +113,29 @@ describe('when the rate-limit store fails and metrics are on', () => {
     assert.equal(sample(text, 'keel_rate_limit_decisions_total', { decision: 'store_error_refused' }), refusedBefore + 1);
     assert.equal(sample(text, 'keel_http_requests_total', { route: '/hello', status: '503' }), 1);
     assert.equal(sample(text, 'keel_dependency_up', { dependency: 'rate_limit_store' }), 0);
+  });
+});
+
+describe('when events are published and metrics are on', () => {
+  it('should count events delivered to local subscribers and dropped for one too far behind', async () => {
+    const pubsub = new MemoryPubSub({ maxQueued: 1 });
+    const app = createApp({ metrics: { default_metrics: false } }, undefined, { pubsub });
+    app.intoRouter();
+    const scrape = async () => (await app.inject({ method: 'GET', url: '/metrics' })).body;
+    const before = await scrape();
+    const delivered = sample(before, 'keel_events_total', { outcome: 'delivered' }) ?? 0;
+    const dropped = sample(before, 'keel_events_total', { outcome: 'dropped' }) ?? 0;
+    const reader = pubsub.subscribe('news');
+    const next = reader.next();
+    const idle = pubsub.subscribe('news'); // never reads: holds 1 event, then is dropped
+    await app.publish('news', { n: 1 }); // reader (waiting) and idle (queued)
+    assert.deepEqual(await next, { value: { n: 1 }, done: false });
+    await app.publish('news', { n: 2 }); // reader (queued); idle is full: dropped
+    const text = await scrape();
+    assert.equal(sample(text, 'keel_events_total', { outcome: 'delivered' }), delivered + 3);
+    assert.equal(sample(text, 'keel_events_total', { outcome: 'dropped' }), dropped + 1);
+    await reader.return!();
+    await idle.return!();
   });
 });
 

@@ -48,7 +48,7 @@ describe('readiness against a real redis-server', { skip: NO_REDIS }, () => {
     client = new Redis(redis.url, { maxRetriesPerRequest: 1, commandTimeout: 500 });
     client.on('error', () => {});
     pubsub = new RedisPubSub({ connection: redis.url });
-    app = createApp({ port: 0, readiness: { cache_ms: 0 }, background_tasks: { enabled: true } }, (a) => {
+    app = createApp({ port: 0, readiness: { cache_ms: 0 }, metrics: { default_metrics: false }, background_tasks: { enabled: true } }, (a) => {
       a.get('/health', () => ({ status: 'ok' }));
       a.get('/limited', () => ({ ok: true }), { rate_limit: { per_second: 100, burst: 100 } });
       a.job('noop', async () => undefined);
@@ -95,6 +95,11 @@ describe('readiness against a real redis-server', { skip: NO_REDIS }, () => {
     }
     const back = await until(`${server.url}/ready`, 200);
     assert.equal(back.status, 200, JSON.stringify(back.body));
+    // keel's own clients (the job queue's, the event bus's) reconnected, and the metrics say so.
+    const text = await (await fetch(`${server.url}/metrics`)).text();
+    assert.match(text, /^keel_redis_reconnects_total\{client="background"\} [1-9]\d*$/m);
+    assert.match(text, /^keel_redis_reconnects_total\{client="pubsub"\} [1-9]\d*$/m);
+    assert.match(text, /^keel_dependency_up\{dependency="pubsub"\} 1$/m);
   });
 });
 
@@ -104,7 +109,7 @@ describe('a worker-only process with readiness on', { skip: NO_REDIS }, () => {
 
   before(async () => {
     redis = await startRedis();
-    const app = createApp({ port: 0, readiness: { cache_ms: 0 }, background_tasks: { enabled: true } }, (a) => {
+    const app = createApp({ port: 0, readiness: { cache_ms: 0 }, metrics: { default_metrics: false }, background_tasks: { enabled: true } }, (a) => {
       a.job('noop', async () => undefined);
     }, { background: bullmqBackground({ connection: redis.url, queueName: `ready-worker-${process.pid}` }) });
     worker = await app.runWorker({ handleSignals: false });
@@ -119,10 +124,19 @@ describe('a worker-only process with readiness on', { skip: NO_REDIS }, () => {
     assert.ok(worker.url, 'the probe server URL');
     assert.equal((await probe(`${worker.url}/health`)).status, 200);
     assert.deepEqual((await until(`${worker.url}/ready`, 200)).body, { status: 'ready', checks: { background: { status: 'up' } } });
+    const queue = `ready-worker-${process.pid}`;
+    const up = await (await fetch(`${worker.url}/metrics`)).text();
+    assert.match(up, new RegExp(`^keel_background_jobs\\{queue="${queue}",state="waiting"\\} 0$`, 'm'), 'queue depth read from BullMQ');
+    assert.match(up, /^keel_dependency_up\{dependency="background"\} 1$/m);
     await redis.kill();
     try {
       assertDown(await until(`${worker.url}/ready`, 503), ['background']);
       assert.equal((await probe(`${worker.url}/health`)).status, 200);
+      // The scrape still answers: no depth (Redis cannot say), the dependency down.
+      const down = await (await fetch(`${worker.url}/metrics`, { signal: AbortSignal.timeout(ANSWER_BOUND_MS) })).text();
+      assert.doesNotMatch(down, /^keel_background_jobs\{/m);
+      assert.match(down, /^keel_dependency_up\{dependency="background"\} 0$/m);
+      assert.match(down, /^keel_store_errors_total\{store="background",kind="(timeout|error)"\} [1-9]/m);
     } finally {
       await redis.start();
     }
