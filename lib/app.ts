@@ -22,7 +22,7 @@ import type { BackgroundBackend } from './background/bullmq.js';
 import { JobRegistry, type JobHandler } from './background/jobs.js';
 import { MemoryPubSub, type PubSub } from './pubsub/index.js';
 import { mountFeatures, serverRateLimit } from './features.js';
-import { checkObservabilityPackages, instrumentRouter, listenWorkerProbes } from './observability/index.js';
+import { checkObservabilityPackages, instrumentRouter, KEEL_READINESS_CHECKS, listenWorkerProbes } from './observability/index.js';
 import { prepareMergedRouter, type ExpressRouterLike, type MergedRouter, type MergeRouterOptions } from './merge.js';
 import type { DynamicSchemaConfigInput, GraphQlRouteConfig, SchemaConfigInput } from './records/graphql.js';
 import type {
@@ -86,6 +86,12 @@ export interface AppOptions {
    * a `MemoryPubSub` per App (default), or `new RedisPubSub({ connection })` to reach every instance.
    */
   pubsub?: PubSub;
+  /**
+   * Your own dependencies for the readiness endpoint (`ServerConfig.readiness`), by name: each resolves when
+   * the dependency is up and rejects (or throws) when it is not, e.g. `{ db: () => pool.query('SELECT 1') }`.
+   * Bounded like keel's own probes (500 ms) and cached with them (docs/operations.md).
+   */
+  readinessChecks?: Readonly<Record<string, () => unknown>>;
 }
 
 /** What `app.runWorker()` resolves to: a job process with no HTTP server. */
@@ -128,6 +134,8 @@ export class App implements AppCore {
   readonly rateLimitOptions: RateLimitExtensions;
   /** Where events are published and subscribed (AppOptions.pubsub). */
   readonly pubsub: PubSub;
+  /** Your readiness checks (AppOptions.readinessChecks). */
+  readonly readinessChecks: Readonly<Record<string, () => unknown>>;
   /** Named background jobs (`app.job()`). */
   readonly jobs = new JobRegistry();
   readonly #background: BackgroundBackend;
@@ -153,6 +161,11 @@ export class App implements AppCore {
     this.securityHeaders = options.securityHeaders ?? {};
     this.rateLimitOptions = options.rateLimit ?? {};
     this.pubsub = options.pubsub ?? new MemoryPubSub();
+    this.readinessChecks = options.readinessChecks ?? {};
+    for (const [name, fn] of Object.entries(this.readinessChecks)) {
+      if (typeof fn !== 'function') throw new AppError('Server', `AppOptions.readinessChecks.${name} must be a function that resolves when the dependency is up, got ${typeof fn}`);
+      if (KEEL_READINESS_CHECKS.includes(name)) throw new AppError('Server', `AppOptions.readinessChecks.${name}: keel's own check has that name; choose another (e.g. "db")`);
+    }
     this.#background = options.background ?? memoryBackground;
     if (typeof this.#background?.create !== 'function' || typeof this.#background.load !== 'function') {
       throw new AppError('Server', 'AppOptions.background must be a background backend, e.g. bullmqBackground({ connection: process.env.REDIS_URL }); leave it out for the in-process executor');

@@ -23,7 +23,7 @@ import { answerReadiness, dependencyChecks, Readiness, type ReadinessHost } from
 import { RequestTracer, TRACING_PACKAGES } from './tracing.js';
 
 export { observe } from './observe.js';
-export { Readiness, dependencyChecks, READINESS_PROBE_TIMEOUT_MS, READINESS_RETRY_AFTER_SECONDS, type DependencyCheck, type ReadinessReport, type DependencyStatus } from './readiness.js';
+export { Readiness, dependencyChecks, KEEL_READINESS_CHECKS, READINESS_PROBE_TIMEOUT_MS, READINESS_RETRY_AFTER_SECONDS, type DependencyCheck, type ReadinessReport, type DependencyStatus } from './readiness.js';
 export { UNMATCHED_ROUTE } from './metrics.js';
 export { keelSpanOf, type KeelSpanIds } from './tracing.js';
 

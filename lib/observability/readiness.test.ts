@@ -163,6 +163,31 @@ describe('readiness answers within cache_ms', { skip: NO_REDIS }, () => {
     }
   });
 
+  it('should run the App\'s own checks, bounded: a throwing one and one that never answers are down', async () => {
+    let dbUp = false;
+    const app = createApp({ readiness: { cache_ms: 0 } }, undefined, {
+      readinessChecks: {
+        db: async () => {
+          if (!dbUp) throw new Error('connection refused');
+        },
+        search: () => new Promise(() => undefined),
+      },
+    });
+    const down = await app.inject({ method: 'GET', url: '/ready' });
+    assert.equal(down.statusCode, 503);
+    const body = JSON.parse(down.body) as { down: string[]; checks: Record<string, { reason?: string }> };
+    assert.deepEqual(body.down, ['db', 'search']);
+    assert.equal(body.checks.db!.reason, 'connection refused');
+    assert.match(body.checks.search!.reason!, /no answer within 500 ms/);
+    dbUp = true;
+    assert.deepEqual(JSON.parse((await app.inject({ method: 'GET', url: '/ready' })).body).down, ['search']);
+  });
+
+  it('should refuse a check named like one of keel\'s, or one that is not a function', () => {
+    assert.throws(() => createApp({}, undefined, { readinessChecks: { pubsub: async () => undefined } }), /readinessChecks\.pubsub: keel's own check/);
+    assert.throws(() => createApp({}, undefined, { readinessChecks: { db: 'SELECT 1' as never } }), /readinessChecks\.db must be a function/);
+  });
+
   it('should say ready with no dependency to check, and leave GET /ready to the routes when readiness is off', async () => {
     const on = createApp({ readiness: {} });
     assert.deepEqual(JSON.parse((await on.inject({ method: 'GET', url: '/ready' })).body), { status: 'ready', checks: {} });

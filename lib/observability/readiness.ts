@@ -20,6 +20,9 @@ export const READINESS_PROBE_TIMEOUT_MS = DEFAULT_REDIS_COMMAND_TIMEOUT_MS;
 /** `Retry-After` of a 503 readiness answer, seconds (1). */
 export const READINESS_RETRY_AFTER_SECONDS = 1;
 
+/** The names of keel's own checks (an App's own checks take other names). */
+export const KEEL_READINESS_CHECKS: readonly string[] = Object.freeze(['rate_limit_store', 'background', 'pubsub']);
+
 /** One dependency: resolves when it is up, rejects (with why) when it is not. */
 export interface DependencyCheck {
   readonly name: string;
@@ -31,6 +34,8 @@ export interface ReadinessHost {
   readonly rateLimitOptions: { store?: unknown };
   readonly pubsub: unknown;
   readonly extensions: Map<string, unknown>;
+  /** The App's own checks by name (AppOptions.readinessChecks). */
+  readonly readinessChecks?: Readonly<Record<string, () => unknown>>;
 }
 
 export interface DependencyStatus {
@@ -87,6 +92,9 @@ export function dependencyChecks(app: ReadinessHost): DependencyCheck[] {
   // RedisPubSub (connects on first use, so ping() opens its connection); MemoryPubSub has none.
   const pubsub = app.pubsub;
   if (hasPing(pubsub)) checks.push({ name: 'pubsub', check: () => pubsub.ping().then(() => undefined) });
+  for (const [name, fn] of Object.entries(app.readinessChecks ?? {})) {
+    checks.push({ name, check: async () => void (await fn()) });
+  }
   return checks;
 }
 
