@@ -69,6 +69,8 @@ interface Endpoints {
 function endpoints(app: ObservedApp): Endpoints | undefined {
   const { readiness: r, metrics: m, opentelemetry: o } = app.config;
   if (!r?.enabled && !m?.enabled && !o?.enabled) return undefined;
+  // Also here, not only in app.ready(): an App without protocols may build its router without ready().
+  checkObservabilityPackages(app.config);
   const paths = new Map<string, Endpoint>();
   const readiness = r?.enabled || m?.enabled ? new Readiness(() => dependencyChecks(app), r?.cache_ms ?? 1000) : undefined;
   if (r?.enabled) paths.set(r.path, (req, res) => answerReadiness(readiness!, req, res));
