@@ -3,7 +3,7 @@
  * and when on"): the work keel's wrapper does around the router, measured alone, so that a shared
  * machine's load (which makes req/s and whole-request CPU swing by ±50 %) does not drown a few µs.
  *
- *   node --import tsx bench/ops-overhead.ts [--rounds 15] [--requests 200000]
+ *   npm run bench:ops [-- --rounds 15 --requests 200000]
  *
  * The router is a stub that answers at once (sets the route pattern and status, emits 'close'), behind
  * `instrumentRouter` as `app.intoRouter()` builds it, for: all off (the router itself: nothing added),
