@@ -188,6 +188,17 @@ describe('readiness answers within cache_ms', { skip: NO_REDIS }, () => {
     assert.throws(() => createApp({}, undefined, { readinessChecks: { db: 'SELECT 1' as never } }), /readinessChecks\.db must be a function/);
   });
 
+  it('should answer probes before the rate limit and authentication: never a 429 or a 401', async () => {
+    const app = createApp({ readiness: {}, rate_limit: { per_second: 0.001, burst: 1 }, api_key_auth: { keys: ['k-0123456789abcdef'] } }, (a) => a.get('/hello', () => ({ ok: true })));
+    const probes = await Promise.all(Array.from({ length: 10 }, () => app.inject({ method: 'GET', url: '/ready' })));
+    assert.deepEqual(probes.map((r) => r.statusCode), Array(10).fill(200));
+    const head = await app.inject({ method: 'HEAD', url: '/ready' });
+    assert.equal(head.statusCode, 200);
+    assert.equal(head.body, '');
+    // The routes are still behind both.
+    assert.equal((await app.inject({ method: 'GET', url: '/hello' })).statusCode, 401);
+  });
+
   it('should say ready with no dependency to check, and leave GET /ready to the routes when readiness is off', async () => {
     const on = createApp({ readiness: {} });
     assert.deepEqual(JSON.parse((await on.inject({ method: 'GET', url: '/ready' })).body), { status: 'ready', checks: {} });
