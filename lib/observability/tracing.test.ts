@@ -1,6 +1,7 @@
 import { describe, it, before, after, beforeEach } from 'node:test';
 import assert from 'node:assert/strict';
-import { SpanKind, SpanStatusCode, trace } from '@opentelemetry/api';
+import { context, SpanKind, SpanStatusCode, trace } from '@opentelemetry/api';
+import { AsyncLocalStorageContextManager } from '@opentelemetry/context-async-hooks';
 import { BasicTracerProvider, InMemorySpanExporter, SimpleSpanProcessor, type ReadableSpan } from '@opentelemetry/sdk-trace-base';
 import { createApp, type App, type ServerHandle } from '../index.js';
 
@@ -15,10 +16,18 @@ describe('when ServerConfig.opentelemetry is on and the app registered an OTel S
 
   before(async () => {
     trace.setGlobalTracerProvider(provider);
+    // What NodeSDK registers: the active span follows async continuations.
+    context.setGlobalContextManager(new AsyncLocalStorageContextManager().enable());
     app = createApp({ port: 0, opentelemetry: {}, enable_http_trace: true }, (a) => {
       a.get('/users/{id}', (d) => ({ id: d.pathParams.id }));
       a.get('/boom', () => {
         throw new Error('boom');
+      });
+      a.get('/db', async () => {
+        await new Promise((r) => setImmediate(r));
+        // The app's own instrumentation (a database client) starting a span inside the handler.
+        trace.getTracer('app').startActiveSpan('SELECT users', (s) => s.end());
+        return { ok: true };
       });
     });
     server = await app.listen({ handleSignals: false });
@@ -27,6 +36,7 @@ describe('when ServerConfig.opentelemetry is on and the app registered an OTel S
     await server?.close();
     await provider.shutdown();
     trace.disable();
+    context.disable();
   });
   beforeEach(() => exporter.reset());
 
@@ -58,6 +68,16 @@ describe('when ServerConfig.opentelemetry is on and the app registered an OTel S
     assert.equal(span!.status.code, SpanStatusCode.UNSET);
     // httpTrace answers the exported span's ids, so logs, the response and the trace agree.
     assert.equal(res.headers.get('traceparent'), `00-${TRACE_ID}-${span!.spanContext().spanId}-01`);
+  });
+
+  it('should make the spans a handler starts (after an await) children of keel\'s request span', async () => {
+    assert.equal((await fetch(`${server.url}/db`)).status, 200);
+    const list = await spans(2);
+    const request = list.find((s) => s.name === 'GET /db')!;
+    const db = list.find((s) => s.name === 'SELECT users')!;
+    assert.ok(request && db, list.map((s) => s.name).join(', '));
+    assert.equal(db.spanContext().traceId, request.spanContext().traceId);
+    assert.equal(db.parentSpanContext?.spanId, request.spanContext().spanId);
   });
 
   it('should start a new trace without a (valid) traceparent', async () => {
