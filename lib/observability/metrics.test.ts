@@ -1,6 +1,7 @@
 import { describe, it, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { Redis } from 'ioredis';
+import express from 'express';
 import { createApp, MemoryPubSub, type App, type ServerHandle } from '../index.js';
 import { RedisStore } from '../../middleware/rate-limit/index.js';
 import { freePort } from '../../test/helpers/redis-server.js';
@@ -28,6 +29,9 @@ describe('when ServerConfig.metrics is on', () => {
       a.get('/boom', () => {
         throw new Error('boom');
       });
+      const legacy = express.Router();
+      legacy.get('/legacy/:id', (req, res) => void res.json({ id: req.params.id }));
+      a.mergeRouter(legacy);
     });
     server = await app.listen({ handleSignals: false });
   });
@@ -49,7 +53,14 @@ describe('when ServerConfig.metrics is on', () => {
     assert.equal(sample(text, 'keel_http_requests_total', { route: '(unmatched)', status: '404' }), 1);
     assert.equal(sample(text, 'keel_http_requests_total', { route: '/boom', status: '500' }), 1);
     assert.ok(!text.includes('/users/1"'), 'no raw URL as a label value');
+    assert.equal(text.match(/route="\/users\/1"/g), null);
     assert.ok(!text.includes('route="/metrics"'), 'scrapes are not counted as requests');
+  });
+
+  it('should label a merged Express router\'s requests with its route path, not the URL', async () => {
+    for (const id of ['a', 'b']) assert.equal((await get(`/legacy/${id}`)).status, 200);
+    const text = await (await get('/metrics')).text();
+    assert.equal(sample(text, 'keel_http_requests_total', { method: 'GET', route: '/legacy/:id', status: '200' }), 2);
   });
 
   it('should count rate-limit decisions, the 429 included', async () => {
