@@ -89,9 +89,18 @@ export function dependencyChecks(app: ReadinessHost): DependencyCheck[] {
       },
     });
   }
-  // RedisPubSub (connects on first use, so ping() opens its connection); MemoryPubSub has none.
+  // RedisPubSub: its two connections (publisher pinged, subscriber's status: a subscriber that is down
+  // misses other instances' events) once it has opened them; before that ping() opens them. MemoryPubSub has none.
   const pubsub = app.pubsub;
-  if (hasPing(pubsub)) checks.push({ name: 'pubsub', check: () => pubsub.ping().then(() => undefined) });
+  if (hasPing(pubsub)) {
+    checks.push({
+      name: 'pubsub',
+      check: async () => {
+        const list = redisClientsOf(pubsub);
+        await (list.length ? checkClients(list) : pubsub.ping());
+      },
+    });
+  }
   for (const [name, fn] of Object.entries(app.readinessChecks ?? {})) {
     checks.push({ name, check: async () => void (await fn()) });
   }
