@@ -11,6 +11,7 @@ import { lazyRequire } from '../lazy-require.js';
 import { DEFAULT_REDIS_COMMAND_TIMEOUT_MS } from '../redis-policy.js';
 import type { MetricsConfig } from '../records/observability.js';
 import { queueOf, setObserverSink, observe } from './observe.js';
+import { clusterScrape, joinClusterMetrics } from './cluster.js';
 import type { Readiness } from './readiness.js';
 
 /* eslint-disable @typescript-eslint/no-explicit-any -- prom-client is optional: its types stay out of keel's declarations */
@@ -98,10 +99,35 @@ export class AppMetrics {
       name: 'keel_http_request_duration_seconds', help: 'Time from the request reaching keel to the end of its answer, seconds, by method, route pattern and status',
       labelNames, buckets: [...config.latency_buckets], registers: [registry],
     });
-    this.#jobs = new prom.Gauge({ name: 'keel_background_jobs', help: 'Background jobs by state (waiting, active, delayed, failed, …), read from the queue at scrape time', labelNames: ['queue', 'state'], registers: [registry] });
+    // Read when a registry is collected (a scrape here, or the primary gathering a cluster's workers).
+    const shared = this.#sharedQueue() !== undefined;
+    this.#jobs = new prom.Gauge({
+      name: 'keel_background_jobs', help: 'Background jobs by state (waiting, active, delayed, failed, …), read from the queue at scrape time', labelNames: ['queue', 'state'], registers: [registry],
+      // Cluster workers sharing one BullMQ queue each read the same depths: the maximum, not the sum.
+      aggregator: shared ? 'max' : 'sum',
+      collect: () => this.#readJobs(),
+    });
     // A counter (rate() applies) whose value is the executor's own tally, copied at scrape time.
-    this.#finished = new prom.Counter({ name: 'keel_background_jobs_processed_total', help: 'Jobs this process finished or refused since it started, by outcome (succeeded, failed, rejected, abandoned)', labelNames: ['outcome'], registers: [registry] });
-    this.#up = new prom.Gauge({ name: 'keel_dependency_up', help: 'Whether a dependency answered its readiness probe (1) or not (0)', labelNames: ['dependency'], registers: [registry] });
+    this.#finished = new prom.Counter({
+      name: 'keel_background_jobs_processed_total', help: 'Jobs this process finished or refused since it started, by outcome (succeeded, failed, rejected, abandoned)', labelNames: ['outcome'], registers: [registry],
+      collect: () => this.#readProcessed(),
+    });
+    this.#up = new prom.Gauge({
+      name: 'keel_dependency_up', help: 'Whether a dependency answered its readiness probe (1) or not (0)', labelNames: ['dependency'], registers: [registry],
+      aggregator: 'min',
+      collect: () => this.#readDependencies(),
+    });
+    joinClusterMetrics([registry, this.#process.registry]);
+  }
+
+  #executor(): { stats?(): Record<string, unknown> } | undefined {
+    const executor = this.#host.extensions.get('background') as { stats?(): Record<string, unknown> } | undefined;
+    return executor && typeof executor.stats === 'function' ? executor : undefined;
+  }
+
+  #sharedQueue() {
+    const executor = this.#executor();
+    return executor ? queueOf(executor) : undefined;
   }
 
   /** Count one answered request. `route` is a pattern (bounded cardinality), never the raw URL. */
@@ -117,20 +143,30 @@ export class AppMetrics {
     pair[1].observe(seconds);
   }
 
-  /** The exposition text (Prometheus text format 0.0.4) of this App and of the process. */
+  /**
+   * The exposition text (Prometheus text format 0.0.4) of this App and of the process; in a cluster
+   * worker (`workers > 1`), of every worker, gathered by the primary.
+   */
   async scrape(): Promise<{ contentType: string; body: string }> {
-    await Promise.all([this.#readJobs(), this.#readDependencies()]);
-    const [own, shared] = await Promise.all([this.#registry.metrics(), this.#process.registry.metrics()]);
+    const whole = await clusterScrape();
+    if (whole !== undefined) return { contentType: this.#registry.contentType, body: whole };
+    // In turn: reading the queue may count a store error, which the process registry then shows.
+    const own: string = await this.#registry.metrics();
+    const shared: string = await this.#process.registry.metrics();
     return { contentType: this.#registry.contentType, body: `${own}${shared}` };
   }
 
-  async #readJobs(): Promise<void> {
-    const executor = this.#host.extensions.get('background') as { stats?(): Record<string, unknown> } | undefined;
-    this.#jobs.reset();
+  #readProcessed(): void {
     this.#finished.reset();
-    if (!executor || typeof executor.stats !== 'function') return;
-    const stats = executor.stats() as { queued: number; running: number; succeeded: number; failed: number; rejected: number; abandoned: number };
-    for (const outcome of ['succeeded', 'failed', 'rejected', 'abandoned'] as const) this.#finished.inc({ outcome }, stats[outcome]);
+    const stats = this.#executor()?.stats!() as { succeeded: number; failed: number; rejected: number; abandoned: number } | undefined;
+    if (stats) for (const outcome of ['succeeded', 'failed', 'rejected', 'abandoned'] as const) this.#finished.inc({ outcome }, stats[outcome]);
+  }
+
+  async #readJobs(): Promise<void> {
+    this.#jobs.reset();
+    const executor = this.#executor();
+    if (!executor) return;
+    const stats = executor.stats!() as { queued: number; running: number };
     const shared = queueOf(executor);
     if (!shared) {
       // The in-process executor: its own queue.
