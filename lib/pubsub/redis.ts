@@ -172,6 +172,7 @@ export class RedisPubSub implements PubSub {
 
   /** One PING through the publishing connection (opened if it is not yet): readiness probes the event bus with it. */
   async ping(): Promise<void> {
+    if (this.#closed) throw new Error('RedisPubSub is closed');
     const { pub } = await this.#connect();
     await pub.ping();
   }
