@@ -49,12 +49,14 @@ export interface ReadinessReport {
   checks: Record<string, DependencyStatus>;
 }
 
-/** `p`, or a rejection once `ms` have passed (the timer never holds the process). */
+/**
+ * `p`, or a rejection once `ms` have passed. The timer is not unref'd: someone awaits this answer (an
+ * in-process `app.inject()` probe has no socket to keep the process alive), and it is cleared once `p` settles.
+ */
 function bounded(p: Promise<unknown>, ms: number): Promise<void> {
   let timer: NodeJS.Timeout | undefined;
   const late = new Promise<never>((_, reject) => {
     timer = setTimeout(() => reject(new Error(`no answer within ${ms} ms`)), ms);
-    timer.unref();
   });
   p.catch(() => undefined);
   return Promise.race([p, late]).then(() => undefined).finally(() => clearTimeout(timer));
