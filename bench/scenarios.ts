@@ -28,6 +28,12 @@ export const BENCH_JWT_SECRET = 'bench-secret-0123456789-abcdefghijklmnop';
 /** Rate-limit budget so large that no benchmark ever hits it: the cost is the bookkeeping. */
 export const HUGE_RATE = 1_000_000_000;
 
+/** Why only keel runs the operations scenarios: they compare keel's hello with its metrics or spans on. */
+const OPS_WHY: Partial<Record<Peer, string>> = {
+  node: "compares keel's hello with metrics / spans on and off", fastify: "compares keel's hello with metrics / spans on and off", express: "compares keel's hello with metrics / spans on and off",
+  'express-std': "compares keel's hello with metrics / spans on and off", 'express-keel': "compares keel's hello with metrics / spans on and off",
+};
+
 /** Why only keel runs the rate-limit store scenarios: they compare keel's memory and Redis stores. */
 const STORE_WHY: Partial<Record<Peer, string>> = {
   node: 'compares keel\'s own stores', fastify: 'compares keel\'s own stores', express: 'compares keel\'s own stores', 'express-std': 'compares keel\'s own stores', 'express-keel': 'compares keel\'s own stores',
@@ -255,6 +261,21 @@ export function scenarios(jwt: string): Scenario[] {
       why: ENGINE_WHY,
       request: { method: 'GET', path: '/' },
       check: (status, _h, body) => (status === 200 && body.toString() === 'Hello World!' ? null : `status ${status}: ${body.toString().slice(0, 100)}`),
+    },
+    {
+      // docs/operations.md: hello with ServerConfig.metrics (and readiness) on: a counter and a histogram per request.
+      id: 'hello-metrics', title: 'hello JSON, Prometheus metrics on (prom-client)', peers: ['keel'],
+      why: OPS_WHY,
+      request: { method: 'GET', path: '/hello' },
+      check: expectJson(200, (v) => v.hello === 'world'),
+    },
+    {
+      // hello with ServerConfig.opentelemetry on and an OTel SDK registered (BasicTracerProvider, batch processor,
+      // an exporter that drops the batch): one recorded SERVER span per request, the SDK's cost included.
+      id: 'hello-otel', title: 'hello JSON, OpenTelemetry spans on (SDK registered)', peers: ['keel'],
+      why: OPS_WHY,
+      request: { method: 'GET', path: '/hello', headers: { traceparent: '00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01' } },
+      check: expectJson(200, (v) => v.hello === 'world'),
     },
     {
       id: 'ratelimit', title: 'per-route rate limit, memory store', peers: ['keel'],

@@ -158,6 +158,15 @@ describe('when the example server runs (npm start)', () => {
   it('should fall through to the merged Express router', async () => {
     assert.deepEqual(await (await fetch(`${base}/legacy/hello`)).json(), { from: 'express' });
   });
+
+  it('should answer /ready (in-process executor: ready) and serve Prometheus metrics by route pattern', async () => {
+    const ready = await fetch(`${base}/ready`);
+    assert.equal(ready.status, 200);
+    assert.deepEqual(await ready.json(), { status: 'ready', checks: { background: { status: 'up' } } });
+    await fetch(`${base}/items/1`);
+    const metrics = await (await fetch(`${base}/metrics`)).text();
+    assert.match(metrics, /^keel_http_requests_total\{method="GET",route="\/items\/\{id:int\}",status="200"\} \d+$/m);
+  });
 });
 
 describe('when the example app is tested in-process with app.inject() (docs/testing.md)', () => {

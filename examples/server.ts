@@ -59,10 +59,16 @@ export function buildExampleApp(overrides: { port?: number; rate_limit?: { per_s
       openapi: { enabled: true, title: 'keel example', version: '1.0.0', description: 'The routes of the keel example server.' },
       asyncapi: { enabled: true, spec: JSON.parse(readFileSync(join(here, 'asyncapi.json'), 'utf8')) },
       jsonrpc: { endpoint_path: '/rpc', max_batch_size: 20 },
+      // Operations (docs/operations.md): GET /ready (503 problem while Redis or the job executor is down)
+      // and Prometheus metrics at GET /metrics (prom-client); both before the rate limit and auth.
+      readiness: {},
+      metrics: {},
     },
     (app) => {
       // Routes with validated parameters and bodies (422 problem details on bad input).
-      app.get('/health', () => ({ status: 'ok' }));
+      // Liveness: 200 while the process serves, whatever Redis does (so no Redis-backed rate limit on it);
+      // readiness, which does depend on Redis, is /ready.
+      app.get('/health', () => ({ status: 'ok' }), { rate_limit: { enabled: false } });
       app.get('/items', (d) => [...items.values()].slice(0, d.query.limit), { parameters: { query: { limit: { type: 'integer', minimum: 1, maximum: 100, default: 10 } } } });
       // `responses` by status: the handler may only answer these (a 404 is a problem+json), and
       // /openapi.json lists each one.

@@ -22,6 +22,7 @@ import type { BackgroundBackend } from './background/bullmq.js';
 import { JobRegistry, type JobHandler } from './background/jobs.js';
 import { MemoryPubSub, type PubSub } from './pubsub/index.js';
 import { mountFeatures, serverRateLimit } from './features.js';
+import { checkObservabilityPackages, instrumentRouter, KEEL_READINESS_CHECKS, listenWorkerProbes } from './observability/index.js';
 import { prepareMergedRouter, type ExpressRouterLike, type MergedRouter, type MergeRouterOptions } from './merge.js';
 import type { DynamicSchemaConfigInput, GraphQlRouteConfig, SchemaConfigInput } from './records/graphql.js';
 import type {
@@ -96,12 +97,20 @@ export interface AppOptions {
    * a `MemoryPubSub` per App (default), or `new RedisPubSub({ connection })` to reach every instance.
    */
   pubsub?: PubSub;
+  /**
+   * Your own dependencies for the readiness endpoint (`ServerConfig.readiness`), by name: each resolves when
+   * the dependency is up and rejects (or throws) when it is not, e.g. `{ db: () => pool.query('SELECT 1') }`.
+   * Bounded like keel's own probes (500 ms) and cached with them (docs/operations.md).
+   */
+  readinessChecks?: Readonly<Record<string, () => unknown>>;
 }
 
 /** What `app.runWorker()` resolves to: a job process with no HTTP server. */
 export interface WorkerHandle {
   /** Stop taking jobs, let running ones finish (or hand them back) within drain_timeout_secs. Idempotent. */
   close(): Promise<void>;
+  /** `http://host:port` of the probe server (/health, readiness, metrics) when ServerConfig.readiness or .metrics is on. */
+  readonly url?: string;
 }
 
 /**
@@ -136,6 +145,8 @@ export class App<SA extends AuthTypes = DefaultAuthTypes> implements AppCore {
   readonly rateLimitOptions: RateLimitExtensions;
   /** Where events are published and subscribed (AppOptions.pubsub). */
   readonly pubsub: PubSub;
+  /** Your readiness checks (AppOptions.readinessChecks). */
+  readonly readinessChecks: Readonly<Record<string, () => unknown>>;
   /** Named background jobs (`app.job()`). */
   readonly jobs = new JobRegistry();
   readonly #background: BackgroundBackend;
@@ -161,6 +172,11 @@ export class App<SA extends AuthTypes = DefaultAuthTypes> implements AppCore {
     this.securityHeaders = options.securityHeaders ?? {};
     this.rateLimitOptions = options.rateLimit ?? {};
     this.pubsub = options.pubsub ?? new MemoryPubSub();
+    this.readinessChecks = options.readinessChecks ?? {};
+    for (const [name, fn] of Object.entries(this.readinessChecks)) {
+      if (typeof fn !== 'function') throw new AppError('Server', `AppOptions.readinessChecks.${name} must be a function that resolves when the dependency is up, got ${typeof fn}`);
+      if (KEEL_READINESS_CHECKS.includes(name)) throw new AppError('Server', `AppOptions.readinessChecks.${name}: keel's own check has that name; choose another (e.g. "db")`);
+    }
     this.#background = options.background ?? memoryBackground;
     if (typeof this.#background?.create !== 'function' || typeof this.#background.load !== 'function') {
       throw new AppError('Server', 'AppOptions.background must be a background backend, e.g. bullmqBackground({ connection: process.env.REDIS_URL }); leave it out for the in-process executor');
@@ -414,6 +430,7 @@ export class App<SA extends AuthTypes = DefaultAuthTypes> implements AppCore {
    */
   async ready(): Promise<this> {
     await loadProtocols(protocolsUsed(this.config, this.#registrations, this.#routes));
+    checkObservabilityPackages(this.config);
     if (this.config.background_tasks.enabled) await this.#background.load();
     return this;
   }
@@ -438,7 +455,8 @@ export class App<SA extends AuthTypes = DefaultAuthTypes> implements AppCore {
       // After the protocols, whose registrations may still be refused: a refused build starts no executor.
       this.#checkJobs();
       installBackground(this, this.#background, this.jobs);
-      this.#built = buildRouter(this, { routes: this.#routes, mounts: this.#mounts, uses: this.#uses, routers: this.#routers as never[] });
+      // Readiness, metrics and spans (ServerConfig.readiness / metrics / opentelemetry) wrap it; off: nothing per request.
+      this.#built = instrumentRouter(this, buildRouter(this, { routes: this.#routes, mounts: this.#mounts, uses: this.#uses, routers: this.#routers as never[] }));
     } catch (err) {
       // keel's own errors and bad arguments (a TypeError naming the option) reach the caller as they are.
       if (err instanceof AppError || err instanceof ConfigError || err instanceof TypeError) throw err;
@@ -463,7 +481,7 @@ export class App<SA extends AuthTypes = DefaultAuthTypes> implements AppCore {
    * const app = createApp({ background_tasks: { enabled: true } }, registerJobs, { background: bullmqBackground({ connection: process.env.REDIS_URL! }) });
    * await app.runWorker();
    */
-  async runWorker(options: { handleSignals?: boolean } = {}): Promise<WorkerHandle> {
+  async runWorker(options: { handleSignals?: boolean; host?: string; port?: number } = {}): Promise<WorkerHandle> {
     if (!this.#background.durable) {
       throw new AppError('Server', 'app.runWorker() needs a shared job queue: createApp(config, setup, { background: bullmqBackground({ connection: process.env.REDIS_URL }) })');
     }
@@ -471,14 +489,19 @@ export class App<SA extends AuthTypes = DefaultAuthTypes> implements AppCore {
     if (this.jobs.size === 0) throw new AppError('Server', 'app.runWorker() has no jobs to run: register them with app.job(name, fn) first');
     await this.ready();
     const executor = installBackground(this, this.#background, this.jobs)!;
+    // Readiness / metrics on: /health, /ready, /metrics on host:port (docs/operations.md, "Worker-only processes").
+    const probes = await listenWorkerProbes(this, options);
     let closing: Promise<void> | undefined;
     let removeSignals = (): void => {};
+    const address = probes?.address();
     const handle: WorkerHandle = {
       close: () => (closing ??= (async () => {
         removeSignals();
         await executor.beginShutdown?.();
         await settleAll(this, this.#onShutdown);
+        if (probes) await new Promise<void>((resolve) => probes.close(() => resolve()).closeAllConnections());
       })()),
+      ...(address && typeof address === 'object' ? { url: `http://${address.family === 'IPv6' ? `[${address.address}]` : address.address}:${address.port}` } : {}),
     };
     if (options.handleSignals ?? this.config.graceful_shutdown) removeSignals = onStopSignals(this, 'worker shutting down', () => handle.close());
     this.logger.info({ jobs: this.jobs.names() }, 'background worker running');

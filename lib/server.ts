@@ -17,6 +17,7 @@ import { boundSlowReader, boundUnreadBody, ConnectionLimits, type ConnectionLimi
 import { AppError, ERROR_CODES, type ErrorCode } from './errors.js';
 import { problemFor, PROBLEM_CONTENT_TYPE } from './problem.js';
 import { writeSocketResponse } from './socket-problem.js';
+import { serveClusterMetrics } from './observability/cluster.js';
 
 export type { ServerFactory, ServerHandle };
 
@@ -169,6 +170,8 @@ async function runPrimary(app: App, options: ListenOptions): Promise<ServerHandl
   const cfg = app.config;
   let stopping = false;
   const fork = () => cluster.fork({ KEEL_WORKER: '1' });
+  // A scrape reaching one worker answers for all of them (docs/operations.md, "Metrics").
+  if (cfg.metrics?.enabled) serveClusterMetrics();
   for (let i = 0; i < cfg.workers; i++) fork();
   cluster.on('exit', (worker, code) => {
     if (!stopping) {

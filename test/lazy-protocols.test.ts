@@ -8,6 +8,8 @@ import { loadedProtocol, PROTOCOLS } from '../lib/builtins.js';
 import { missingPackages, missingPackagesError, packageName, PLAYGROUND_PACKAGES, wrongMajorPackages } from '../lib/packages.js';
 import type { ProtocolName } from '../lib/plugin.js';
 import { BULLMQ_PACKAGES } from '../lib/background/bullmq.js';
+import { METRICS_PACKAGES } from '../lib/observability/metrics.js';
+import { TRACING_PACKAGES } from '../lib/observability/tracing.js';
 
 const NAMES = Object.keys(PROTOCOLS) as ProtocolName[];
 
@@ -69,8 +71,8 @@ describe('when the package lists its optional peer dependencies', () => {
   const pkg = JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as {
     peerDependencies: Record<string, string>; peerDependenciesMeta: Record<string, { optional?: boolean }>; devDependencies: Record<string, string>; dependencies: Record<string, string>;
   };
-  // The BullMQ executor and RedisPubSub (docs/scaling.md) load theirs the same way.
-  const specs = [...NAMES.flatMap((n) => PROTOCOLS[n].packages), ...PLAYGROUND_PACKAGES, ...BULLMQ_PACKAGES];
+  // The BullMQ executor and RedisPubSub (docs/scaling.md), metrics and spans (docs/operations.md) load theirs the same way.
+  const specs = [...NAMES.flatMap((n) => PROTOCOLS[n].packages), ...PLAYGROUND_PACKAGES, ...BULLMQ_PACKAGES, ...METRICS_PACKAGES, ...TRACING_PACKAGES];
 
   it('should declare every package a protocol needs as an optional peer and a dev dependency, never a dependency', () => {
     for (const spec of specs) {

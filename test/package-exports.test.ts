@@ -96,7 +96,7 @@ describe('when a compiled app uses no protocol module', { skip: built ? false : 
     const loaded = lines.filter((l) => l.startsWith('RESOLVED ') || l.startsWith('REQUIRED ')).map((l) => l.slice(l.indexOf(' ') + 1));
     assert.ok(loaded.some((file) => file.endsWith('/dist/lib/app.js')), 'the trace sees keel itself');
     assert.ok(loaded.some((file) => file.includes('/node_modules/pino/')), 'the CommonJS cache sees keel\'s libraries');
-    const protocol = /\/dist\/lib\/(graphql|grpc|ws|jsonrpc|openapi|asyncapi)\/|\/node_modules\/(graphql|graphql-http|graphql-ws|ws|@grpc|protobufjs|swagger-ui-express|redoc-express)\//;
+    const protocol = /\/dist\/lib\/(graphql|grpc|ws|jsonrpc|openapi|asyncapi)\/|\/node_modules\/(graphql|graphql-http|graphql-ws|ws|@grpc|protobufjs|swagger-ui-express|redoc-express|prom-client|@opentelemetry)\//;
     assert.deepEqual(loaded.filter((file) => protocol.test(file)), []);
   });
 });

@@ -60,6 +60,10 @@ describe('when records are parsed from an empty object', () => {
       // keel extension (Express's 'trust proxy' for the rate limit's client address): off.
       trust_proxy: false,
       cors: null,
+      // keel's operations endpoints (docs/operations.md): off unless given.
+      readiness: null,
+      metrics: null,
+      opentelemetry: null,
     });
   });
 

@@ -83,6 +83,20 @@ export async function start(scenario: string, ctx: PeerContext): Promise<number>
       });
       setup = (app) => app.get('/hello', () => ({ hello: 'world' }));
       break;
+    case 'hello-metrics':
+      config.metrics = {};
+      config.readiness = {};
+      setup = (app) => app.get('/hello', () => ({ hello: 'world' }));
+      break;
+    case 'hello-otel': {
+      const [{ trace }, { BasicTracerProvider, BatchSpanProcessor }] = await Promise.all([import('@opentelemetry/api'), import('@opentelemetry/sdk-trace-base')]);
+      // Spans are recorded and batched as an app's SDK would; the exporter drops them (no network in the figure).
+      const exporter = { export: (_spans: unknown[], done: (r: { code: number }) => void) => done({ code: 0 }), shutdown: async () => undefined };
+      trace.setGlobalTracerProvider(new BasicTracerProvider({ spanProcessors: [new BatchSpanProcessor(exporter)] }));
+      config.opentelemetry = {};
+      setup = (app) => app.get('/hello', () => ({ hello: 'world' }));
+      break;
+    }
     case 'ratelimit':
       setup = (app) => app.get('/limited', () => ({ hello: 'world' }), { rate_limit: { per_second: HUGE_RATE, burst: HUGE_RATE } });
       break;

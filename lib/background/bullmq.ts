@@ -26,6 +26,7 @@ import {
   type BackgroundJobMetadataInput, type BackgroundRunner, type BackgroundStats, type BackgroundTask, type ShutdownReport,
 } from './executor.js';
 import { checkPayload, type JobRegistry } from './jobs.js';
+import { observe } from '../observability/observe.js';
 
 /** Packages the BullMQ executor needs (optional peer dependencies of keel). */
 export const BULLMQ_PACKAGES: readonly string[] = ['bullmq@6', 'ioredis@6'];
@@ -199,6 +200,7 @@ class BullMqExecutor implements BackgroundRunner {
     const client = typeof c === 'string' ? new this.#m.Redis(c, extra) : new this.#m.Redis(extra);
     // Connection errors surface where they matter (enqueue, the worker's own retries), not as crashes.
     client.on('error', (err: Error) => this.#logger.debug({ err }, 'background queue: redis connection error'));
+    observe.redisClient(this, 'background', client);
     this.#connections.push(client);
     return client;
   }
@@ -223,6 +225,7 @@ class BullMqExecutor implements BackgroundRunner {
       });
       this.#worker.on('error', (err: Error) => this.#logger.warn({ err }, 'background worker error'));
     }
+    observe.queue(this, this.#queue, this.#worker);
   }
 
   enqueue(task: BackgroundTask, metadata?: BackgroundJobMetadataInput): Promise<void>;
@@ -257,6 +260,7 @@ class BullMqExecutor implements BackgroundRunner {
       await Promise.race([stored, deadline]);
     } catch (err) {
       if (err instanceof BackgroundQueueFullError) throw err;
+      observe.storeError('background', err);
       if (this.#options.passOnStoreError) {
         this.#logger.warn({ err, task: name, request_id: meta.request_id }, 'background queue unavailable; running the job in this process (passOnStoreError)');
         this.#localExecutor().enqueue(name, payload, meta);

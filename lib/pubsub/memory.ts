@@ -15,6 +15,7 @@
  *   queueing without bound.
  */
 import { EventEmitter } from 'node:events';
+import { observe } from '../observability/observe.js';
 
 /** Events kept for one subscriber that has not read them yet; one more ends its subscription. */
 export const DEFAULT_MAX_QUEUED_EVENTS = 1000;
@@ -88,11 +89,14 @@ export class MemoryPubSub implements PubSub {
         const resolve = waiting;
         waiting = undefined;
         resolve({ value: payload, done: false });
+        observe.event('delivered');
       } else if (queue.length < maxQueued) {
         queue.push(payload);
+        observe.event('delivered');
       } else {
         // A subscriber this far behind is not reading: end it after what is queued.
         stop();
+        observe.event('dropped');
       }
     }
     const end = (): Promise<IteratorResult<unknown>> => {

@@ -16,6 +16,7 @@ import { HttpError } from '../errors.js';
 import { missingPackages, missingPackagesError } from '../packages.js';
 import { boundedRetryStrategy, DEFAULT_REDIS_COMMAND_TIMEOUT_MS } from '../redis-policy.js';
 import { checkTopic, encodePayload, MemoryPubSub, type PubSub } from './memory.js';
+import { observe } from '../observability/observe.js';
 
 /** Prefix of every channel: 'keel:ps:'. */
 export const DEFAULT_PUBSUB_PREFIX = 'keel:ps:';
@@ -91,6 +92,7 @@ export class RedisPubSub implements PubSub {
         const extra = { retryStrategy: boundedRetryStrategy, ...(typeof c === 'object' ? c : {}), ...own };
         const client = typeof c === 'string' ? new Redis(c, extra) : new Redis(extra);
         client.on('error', (err: Error) => this.#logger.debug({ err }, 'pubsub: redis connection error'));
+        observe.redisClient(this, 'pubsub', client);
         return client;
       };
       // While Redis is down a publish fails after one reconnection attempt (or PUBLISH_TIMEOUT_MS); the
@@ -129,8 +131,13 @@ export class RedisPubSub implements PubSub {
     try {
       const { pub } = await this.#connect();
       await pub.publish(this.#prefix + topic, text);
+      observe.event('published');
     } catch (err) {
-      if (this.#options.passOnStoreError === false) throw new PubSubUnavailableError(topic, err);
+      observe.storeError('pubsub', err);
+      if (this.#options.passOnStoreError === false) {
+        observe.event('publish_failed');
+        throw new PubSubUnavailableError(topic, err);
+      }
       this.#logger.warn({ err, topic }, 'pubsub: redis unavailable; event delivered to this instance only (passOnStoreError)');
       this.#local.publish(topic, JSON.parse(text));
     }
@@ -161,6 +168,13 @@ export class RedisPubSub implements PubSub {
 
   listenerCount(topic: string): number {
     return this.#local.listenerCount(topic);
+  }
+
+  /** One PING through the publishing connection (opened if it is not yet): readiness probes the event bus with it. */
+  async ping(): Promise<void> {
+    if (this.#closed) throw new Error('RedisPubSub is closed');
+    const { pub } = await this.#connect();
+    await pub.ping();
   }
 
   /** Disconnect both connections. */

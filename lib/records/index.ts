@@ -6,6 +6,7 @@ export * from './server.js';
 export * from './protocol.js';
 export * from './route.js';
 export * from './graphql.js';
+export * from './observability.js';
 
 import { ServerConfig } from './server.js';
 import { CorsConfig, RequestIdConfig, JwtAuthConfig, ApiKeyAuthConfig, AuthorizationConfig, LifecycleHooksConfig } from './route.js';

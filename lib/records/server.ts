@@ -6,6 +6,7 @@ import { defineRecord, fail, t, type FieldType, type InputOf } from './define.js
 import { OpenApiConfig, AsyncApiConfig, JsonRpcConfig, GrpcConfig, BackgroundTaskConfig } from './protocol.js';
 import type * as P from './protocol.js';
 import { CorsConfig, type CorsConfigData } from './cors.js';
+import { MetricsConfig, OpenTelemetryConfig, ReadinessConfig } from './observability.js';
 import { DEFAULT_ON_CONSTRUCTOR_POISONING, DEFAULT_ON_PROTO_POISONING, POISONING_ACTIONS, type PoisoningAction } from '../json-parse.js';
 
 /** Default bind host. */
@@ -212,6 +213,12 @@ export interface ServerConfig {
   trust_proxy: TrustProxySetting;
   /** CORS for every route; a route's own `cors` record replaces it. */
   cors: Readonly<CorsConfigData> | null;
+  /** Readiness endpoint (docs/operations.md); null: none. */
+  readiness: Readonly<ReadinessConfig> | null;
+  /** Prometheus endpoint and request metrics (prom-client); null: none. */
+  metrics: Readonly<MetricsConfig> | null;
+  /** One OpenTelemetry server span per request (@opentelemetry/api); null: none. */
+  opentelemetry: Readonly<OpenTelemetryConfig> | null;
 }
 
 export const ServerConfig = defineRecord<ServerConfig>()('ServerConfig', {
@@ -239,6 +246,9 @@ export const ServerConfig = defineRecord<ServerConfig>()('ServerConfig', {
   enable_http_trace: { type: t.boolean(), default: false, doc: 'Per-request HTTP tracing' },
   trust_proxy: { type: t.json(), default: DEFAULT_TRUST_PROXY, doc: "Which proxies' X-Forwarded-For to believe for the client address, as Express's 'trust proxy': false, true, a hop count, or addresses / subnets / 'loopback' | 'linklocal' | 'uniquelocal' (string, comma-separated, or a list)" },
   cors: { type: t.record(CorsConfig.record), nullable: true, doc: "CORS for every route (a CorsConfig); a route's own cors record replaces it" },
+  readiness: { type: t.record(ReadinessConfig), nullable: true, doc: 'Readiness endpoint (GET /ready): 200 when the dependencies the App uses are up, 503 problem+json listing those down' },
+  metrics: { type: t.record(MetricsConfig), nullable: true, doc: 'Prometheus endpoint (GET /metrics) and request metrics; needs prom-client' },
+  opentelemetry: { type: t.record(OpenTelemetryConfig), nullable: true, doc: 'One OpenTelemetry server span per request, exported by the app\'s OTel SDK; needs @opentelemetry/api' },
 }, {
   check: (v, path) => checkTrustProxy('ServerConfig', path, 'trust_proxy', v.trust_proxy),
 });

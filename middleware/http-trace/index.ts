@@ -92,8 +92,11 @@ export function httpTrace(options: HttpTraceOptions = {}): Middleware {
   return function httpTraceMiddleware(req: KeelRequest, res: ServerResponse, next: NextFunction): void {
     const started = process.hrtime.bigint();
     const parent = parseTraceparent(req.headers.traceparent);
-    const traceId = parent?.traceId ?? newTraceId();
-    const spanId = newSpanId();
+    // With ServerConfig.opentelemetry on, keel's OTel span (lib/observability/tracing.ts) is this request's
+    // span: log and answer its ids, so the record and the response point at the exported span.
+    const otel = (req as { keelSpan?: { traceId: string; spanId: string } }).keelSpan;
+    const traceId = otel?.traceId ?? parent?.traceId ?? newTraceId();
+    const spanId = otel?.spanId ?? newSpanId();
     const flags = parent?.flags ?? DEFAULT_NEW_TRACE_FLAGS;
     // tracestate belongs to the caller's trace: without a valid traceparent it is not parsed (§3.3).
     const tracestate = parent && req.headers.tracestate !== undefined ? parseTracestate(req.headers.tracestate) : undefined;

@@ -7,6 +7,7 @@
  */
 import type { ServerResponse } from 'node:http';
 import { preloadIpKey } from './ip-key.js';
+import { observe } from '../../lib/observability/observe.js';
 import { clientKeys, compileTrust, DEFAULT_IPV6_SUBNET, keyFromAddress, proxyAddr } from './client-key.js';
 import { problemFor, sendProblem } from '../../lib/problem.js';
 import { rejecter, takeOnReject, type OnRejectOption, type Rejecter } from '../../lib/reject.js';
@@ -206,6 +207,7 @@ function limiter(config: Readonly<RateLimitConfig>, extensions: RateLimitExtensi
       res.setHeader('RateLimit-Policy', policyHeader);
       res.setHeader('RateLimit', state);
     }
+    observe.rateLimit(result.allowed ? 'allowed' : 'limited');
     if (result.allowed) return next();
     const retryAfter = Math.max(1, Math.ceil(Math.round(result.retryAfterMs) / 1000));
     const headers: Record<string, string> = reject.mode === 'respond'
@@ -215,7 +217,9 @@ function limiter(config: Readonly<RateLimitConfig>, extensions: RateLimitExtensi
     reject.refuse(req, res, next, problemFor('KEEL_RATE_LIMITED', detailFor(retryAfter)), headers);
   }
 
-  function storeFailed(req: KeelRequest, res: ServerResponse, next: NextFunction): void {
+  function storeFailed(req: KeelRequest, res: ServerResponse, next: NextFunction, err: unknown): void {
+    observe.storeError('rate_limit', err);
+    observe.rateLimit(passOnStoreError ? 'store_error_passed' : 'store_error_refused');
     if (passOnStoreError) return next();
     reject.refuse(req, res, next, unavailable, STORE_UNAVAILABLE_HEADERS);
   }
@@ -231,15 +235,15 @@ function limiter(config: Readonly<RateLimitConfig>, extensions: RateLimitExtensi
     let taken: TakeResult | Promise<TakeResult>;
     try {
       taken = store.take(key, policy);
-    } catch {
-      return storeFailed(req, res, next);
+    } catch (err) {
+      return storeFailed(req, res, next, err);
     }
     // The memory store answers synchronously: no promise, no extra tick per request.
     if (!isPromise(taken)) return answer(req, res, next, taken);
     taken
       .then(
         (result) => answer(req, res, next, result),
-        () => storeFailed(req, res, next),
+        (err: unknown) => storeFailed(req, res, next, err),
       )
       // An error thrown further down the chain must not become an unhandled rejection.
       .catch((err: unknown) => sendProblem(res, err));

@@ -160,6 +160,11 @@ export class RedisStore implements RateLimitStore, WindowStore {
     return { totalHits: Number(reply[0]), resetTime: new Date(Date.now() + Number(reply[1])) };
   }
 
+  /** One PING, bounded by `timeoutMs`: readiness (docs/operations.md) probes the store with it. */
+  async ping(): Promise<void> {
+    await this.#send('PING');
+  }
+
   /** Store API (and keel's): forget a client. */
   async resetKey(key: string): Promise<void> {
     await this.#send('DEL', this.#prefix + key);

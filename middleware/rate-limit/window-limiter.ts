@@ -21,6 +21,7 @@ import {
 } from './window-headers.js';
 import type { WindowConfig } from './window-options.js';
 import type { ClientRateLimitInfo } from './window-store.js';
+import { observe } from '../../lib/observability/observe.js';
 
 /** The middleware, with express-rate-limit's two methods for the store behind it. */
 export interface RateLimitRequestHandler {
@@ -110,6 +111,8 @@ export function windowLimiter(config: WindowConfig, reject: Rejecter, addressOf:
     try {
       counted = await store.increment(key);
     } catch (err) {
+      observe.storeError('rate_limit', err);
+      observe.rateLimit(config.passOnStoreError ? 'store_error_passed' : 'store_error_refused');
       if (config.passOnStoreError) {
         logger.error(err, 'express-rate-limit: error from store, allowing request without rate-limiting.');
         return next();
@@ -151,6 +154,7 @@ export function windowLimiter(config: WindowConfig, reject: Rejecter, addressOf:
       if (errored) void errored.then(takeBack).catch(onError);
     }
 
+    observe.rateLimit(totalHits > max ? 'limited' : 'allowed');
     if (totalHits > max) {
       if (config.legacyHeaders || config.standardHeaders) setRetryAfterHeader(res, info, windowMs);
       return refuse(req, res, next, info);

@@ -1,0 +1,104 @@
+/**
+ * The one place keel's stores, queues and event buses report what operators count (docs/operations.md,
+ * "Metrics"). Each call is a no-op until an App turns metrics on (`ServerConfig.metrics`): the rate
+ * limiter, the BullMQ executor and the pub/subs call these one-liners whether or not anyone counts,
+ * so this module imports nothing and costs one branch per call while metrics are off.
+ *
+ * It also remembers, per owner (an executor, a pub/sub), the ioredis clients keel created and the
+ * BullMQ queue and worker, so readiness can probe them and a scrape can read queue depths.
+ */
+
+/** What the rate limiter decided for one request. */
+export type RateLimitDecision = 'allowed' | 'limited' | 'store_error_passed' | 'store_error_refused';
+/** Which store failed. */
+export type StoreName = 'rate_limit' | 'background' | 'pubsub';
+/** What happened to an event. */
+export type EventOutcome = 'published' | 'delivered' | 'dropped' | 'publish_failed';
+
+/** Where the calls go once metrics are on (lib/observability/metrics.ts). */
+export interface ObserverSink {
+  rateLimit(decision: RateLimitDecision): void;
+  storeError(store: StoreName, kind: 'timeout' | 'error'): void;
+  event(outcome: EventOutcome, n: number): void;
+  reconnect(client: string): void;
+  stalled(queue: string): void;
+}
+
+/** An ioredis client, as far as keel looks at it (an EventEmitter with a status and options). */
+export interface WatchedRedisClient {
+  readonly status?: string;
+  readonly options?: { maxRetriesPerRequest?: number | null };
+  on(event: string, listener: (...args: unknown[]) => void): unknown;
+  ping?(): Promise<unknown>;
+}
+
+/** A BullMQ queue and worker, as far as keel looks at them. */
+export interface WatchedQueue {
+  readonly name: string;
+  getJobCounts(...types: string[]): Promise<Record<string, number>>;
+}
+export interface WatchedWorker {
+  on(event: string, listener: (...args: unknown[]) => void): unknown;
+}
+
+let sink: ObserverSink | undefined;
+const clients = new WeakMap<object, { role: string; client: WatchedRedisClient }[]>();
+const queues = new WeakMap<object, { queue: WatchedQueue; worker?: WatchedWorker }>();
+
+/** Whether an error is a timeout (keel's bounds and ioredis' commandTimeout both say so in the message or name). */
+function kindOf(err: unknown): 'timeout' | 'error' {
+  const e = err as { name?: unknown; message?: unknown } | null;
+  return /timeout|timed out|within \d+ ?ms/i.test(`${String(e?.name ?? '')} ${String(e?.message ?? '')}`) ? 'timeout' : 'error';
+}
+
+/**
+ * The hooks. Each is safe to call from anywhere, at any rate: nothing happens until a sink is set.
+ *
+ * @example
+ * import { observe } from '../observability/observe.js';
+ * observe.storeError('pubsub', err); // counted as keel_store_errors_total{store="pubsub",kind="timeout"|"error"}
+ */
+export const observe = {
+  /** One rate-limit decision. */
+  rateLimit(decision: RateLimitDecision): void {
+    sink?.rateLimit(decision);
+  },
+  /** A store command failed or timed out. */
+  storeError(store: StoreName, err: unknown): void {
+    sink?.storeError(store, kindOf(err));
+  },
+  /** Events published, delivered to local subscribers, dropped (a subscriber too far behind) or not published. */
+  event(outcome: EventOutcome, n = 1): void {
+    sink?.event(outcome, n);
+  },
+  /**
+   * An ioredis client keel created for `owner` (role: 'background', 'pubsub', …): its reconnections are
+   * counted, and readiness probes it (lib/observability/readiness.ts).
+   */
+  redisClient(owner: object, role: string, client: WatchedRedisClient): void {
+    const list = clients.get(owner) ?? [];
+    list.push({ role, client });
+    clients.set(owner, list);
+    client.on('reconnecting', () => sink?.reconnect(role));
+  },
+  /** The BullMQ queue (and worker) of an executor: depths are read from it at scrape time, stalls counted. */
+  queue(owner: object, queue: WatchedQueue, worker?: WatchedWorker): void {
+    queues.set(owner, { queue, worker });
+    worker?.on('stalled', () => sink?.stalled(queue.name));
+  },
+};
+
+/** The clients registered for `owner`. */
+export function redisClientsOf(owner: object): readonly { role: string; client: WatchedRedisClient }[] {
+  return clients.get(owner) ?? [];
+}
+
+/** The queue registered for `owner`. */
+export function queueOf(owner: object): { queue: WatchedQueue; worker?: WatchedWorker } | undefined {
+  return queues.get(owner);
+}
+
+/** Turn counting on (the first App with metrics), or off again (tests). */
+export function setObserverSink(next: ObserverSink | undefined): void {
+  sink = next;
+}

@@ -1,0 +1,119 @@
+import { describe, it, before, after, beforeEach } from 'node:test';
+import assert from 'node:assert/strict';
+import { context, SpanKind, SpanStatusCode, trace } from '@opentelemetry/api';
+import { AsyncLocalStorageContextManager } from '@opentelemetry/context-async-hooks';
+import { BasicTracerProvider, InMemorySpanExporter, SimpleSpanProcessor, type ReadableSpan } from '@opentelemetry/sdk-trace-base';
+import { createApp, type App, type ServerHandle } from '../index.js';
+
+const TRACE_ID = '4bf92f3577b34da6a3ce929d0e0e4736';
+const PARENT_ID = '00f067aa0ba902b7';
+
+describe('when ServerConfig.opentelemetry is on and the app registered an OTel SDK', () => {
+  const exporter = new InMemorySpanExporter();
+  const provider = new BasicTracerProvider({ spanProcessors: [new SimpleSpanProcessor(exporter)] });
+  let app: App;
+  let server: ServerHandle;
+
+  before(async () => {
+    trace.setGlobalTracerProvider(provider);
+    // What NodeSDK registers: the active span follows async continuations.
+    context.setGlobalContextManager(new AsyncLocalStorageContextManager().enable());
+    app = createApp({ port: 0, opentelemetry: {}, enable_http_trace: true }, (a) => {
+      a.get('/users/{id}', (d) => ({ id: d.pathParams.id }));
+      a.get('/boom', () => {
+        throw new Error('boom');
+      });
+      a.get('/db', async () => {
+        await new Promise((r) => setImmediate(r));
+        // The app's own instrumentation (a database client) starting a span inside the handler.
+        trace.getTracer('app').startActiveSpan('SELECT users', (s) => s.end());
+        return { ok: true };
+      });
+    });
+    server = await app.listen({ handleSignals: false });
+  });
+  after(async () => {
+    await server?.close();
+    await provider.shutdown();
+    trace.disable();
+    context.disable();
+  });
+  beforeEach(() => exporter.reset());
+
+  /** The spans exported once the answer is complete ('close' may follow the client's read by a tick). */
+  async function spans(count: number): Promise<ReadableSpan[]> {
+    for (let i = 0; i < 200 && exporter.getFinishedSpans().length < count; i++) await new Promise((r) => setTimeout(r, 10));
+    return exporter.getFinishedSpans();
+  }
+
+  it('should export one server span named by method and route pattern, child of the traceparent', async () => {
+    const res = await fetch(`${server.url}/users/42?secret=x`, { headers: { traceparent: `00-${TRACE_ID}-${PARENT_ID}-01`, 'user-agent': 'probe/1' } });
+    assert.equal(res.status, 200);
+    const [span, ...more] = await spans(1);
+    assert.equal(more.length, 0, 'one span per request');
+    assert.equal(span!.name, 'GET /users/{id}');
+    assert.equal(span!.kind, SpanKind.SERVER);
+    assert.equal(span!.spanContext().traceId, TRACE_ID);
+    assert.equal(span!.parentSpanContext?.spanId, PARENT_ID);
+    assert.equal(span!.parentSpanContext?.isRemote, true);
+    assert.deepEqual(
+      { ...span!.attributes },
+      {
+        'http.request.method': 'GET', 'url.path': '/users/42', 'url.scheme': 'http', 'network.protocol.version': '1.1',
+        'client.address': span!.attributes['client.address'], 'user_agent.original': 'probe/1',
+        'http.route': '/users/{id}', 'http.response.status_code': 200,
+      },
+    );
+    assert.match(String(span!.attributes['client.address']), /127\.0\.0\.1/);
+    assert.equal(span!.status.code, SpanStatusCode.UNSET);
+    // httpTrace answers the exported span's ids, so logs, the response and the trace agree.
+    assert.equal(res.headers.get('traceparent'), `00-${TRACE_ID}-${span!.spanContext().spanId}-01`);
+  });
+
+  it('should make the spans a handler starts (after an await) children of keel\'s request span', async () => {
+    assert.equal((await fetch(`${server.url}/db`)).status, 200);
+    const list = await spans(2);
+    const request = list.find((s) => s.name === 'GET /db')!;
+    const db = list.find((s) => s.name === 'SELECT users')!;
+    assert.ok(request && db, list.map((s) => s.name).join(', '));
+    assert.equal(db.spanContext().traceId, request.spanContext().traceId);
+    assert.equal(db.parentSpanContext?.spanId, request.spanContext().spanId);
+  });
+
+  it('should start a new trace without a (valid) traceparent', async () => {
+    await fetch(`${server.url}/users/1`, { headers: { traceparent: '00-zzzz-bad-01' } });
+    const [span] = await spans(1);
+    assert.notEqual(span!.spanContext().traceId, TRACE_ID);
+    assert.equal(span!.parentSpanContext, undefined);
+  });
+
+  it('should mark a 5xx answer as an error, and name an unmatched request by its method only', async () => {
+    assert.equal((await fetch(`${server.url}/boom`)).status, 500);
+    assert.equal((await fetch(`${server.url}/nowhere`)).status, 404);
+    const list = await spans(2);
+    const boom = list.find((s) => s.attributes['url.path'] === '/boom')!;
+    assert.equal(boom.name, 'GET /boom');
+    assert.equal(boom.status.code, SpanStatusCode.ERROR);
+    assert.equal(boom.attributes['error.type'], '500');
+    const miss = list.find((s) => s.attributes['url.path'] === '/nowhere')!;
+    assert.equal(miss.name, 'GET');
+    assert.equal(miss.attributes['http.route'], undefined);
+    assert.equal(miss.status.code, SpanStatusCode.UNSET, 'a 4xx is not the server span\'s error');
+  });
+});
+
+describe('when ServerConfig.opentelemetry is off', () => {
+  it('should create no span even with an SDK registered', async () => {
+    const exporter = new InMemorySpanExporter();
+    const provider = new BasicTracerProvider({ spanProcessors: [new SimpleSpanProcessor(exporter)] });
+    trace.setGlobalTracerProvider(provider);
+    try {
+      const app = createApp({}, (a) => a.get('/hello', () => ({ hello: 'world' })));
+      assert.equal((await app.inject({ method: 'GET', url: '/hello' })).statusCode, 200);
+      assert.equal(exporter.getFinishedSpans().length, 0);
+    } finally {
+      await provider.shutdown();
+      trace.disable();
+    }
+  });
+});
