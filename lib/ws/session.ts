@@ -138,8 +138,11 @@ export class WebSocketSession implements AsyncIterable<WebSocketMessage> {
   /**
    * Forward every event published on `topic` (`app.publish(topic, payload)`, on any instance when the
    * App's pub/sub is shared) to this client: a string as a text frame, any other JSON value as JSON
-   * text. Stops when the connection closes or when the returned function is called. A client that
-   * does not read ends its subscription after the pub/sub's `maxQueued` events (default 1000).
+   * text. Stops when the connection closes or when the returned function is called. Events reach the
+   * route's sessions a slice at a time per turn of the event loop (lib/ws/fanout.ts), and each is
+   * queued on the socket without waiting for the previous one to be flushed: a client that does not
+   * read meets the route's send-buffer bound (`maxBufferedBytes`: closed with 1013, or its events
+   * dropped; lib/ws/fairness.ts) instead of holding events in the pub/sub's queue.
    */
   subscribe(topic: string): () => void {
     const events = (this.#pubsub ??= new MemoryPubSub()).subscribe(topic);
@@ -147,7 +150,7 @@ export class WebSocketSession implements AsyncIterable<WebSocketMessage> {
     void (async () => {
       for await (const payload of events) {
         if (!this.isOpen) break;
-        await this.send(typeof payload === 'string' ? payload : JSON.stringify(payload)).catch(() => undefined);
+        void this.send(typeof payload === 'string' ? payload : JSON.stringify(payload)).catch(() => undefined);
       }
     })().catch(() => undefined);
     void this.closed.then(stop);
