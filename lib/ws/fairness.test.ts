@@ -38,7 +38,7 @@ describe('when WebSocket fairness options are checked', () => {
 
 describe('when many deliveries wait for a slicer', () => {
   it('should admit one slice per turn of the event loop, in order', async () => {
-    const slicer = new DeliverySlicer(3);
+    const slicer = new DeliverySlicer(3, { adaptive: false });
     const order: number[] = [];
     const turns: number[] = [];
     let turnNo = 0;
@@ -56,7 +56,7 @@ describe('when many deliveries wait for a slicer', () => {
   });
   it('should deliver an event to every subscriber of a sliced PubSub and release them all', async () => {
     const memory = new MemoryPubSub();
-    const pubsub = slicedPubSub(memory, new DeliverySlicer(10));
+    const pubsub = slicedPubSub(memory, new DeliverySlicer(10, { adaptive: false }));
     const its = Array.from({ length: 50 }, () => pubsub.subscribe('t'));
     assert.equal(pubsub.listenerCount('t'), 50);
     const next = its.map((it) => it.next());

@@ -3,9 +3,10 @@
  * `subscribe(topic)`, GraphQL subscriptions) used to be delivered to all of them in one turn of the
  * event loop: 20k GraphQL subscriptions and 5 `addBook` mutations made 97,645 frames in a 7.0 s stall,
  * and `/ws/chat` fan-out held `/health` 6.9 s. The pub/sub wakes every subscriber at once (cheap), but
- * what each then does (execute the GraphQL selection, encode, write its frame) is admitted here
- * DEFAULT_DELIVERY_SLICE at a time per turn of the loop: past the slice, the next deliveries wait for a
- * `setImmediate`, so timers and I/O (a `/health` request) are served between slices.
+ * what each then does (execute the GraphQL selection, encode, write its frame) is admitted here a
+ * slice at a time per turn of the loop (DEFAULT_DELIVERY_SLICE at first, then adapted so a turn takes
+ * about DELIVERY_TURN_TARGET_MS): past the slice, the next deliveries wait for a `setImmediate`, so
+ * timers and I/O (a `/health` request) are served between slices.
  *
  * Teardown goes through the same slices: a socket closing with its subscriptions releases them a slice
  * at a time, so 1,000 sockets dropping at once do not hold the loop either.
@@ -15,23 +16,42 @@
  */
 import type { PubSub } from '../pubsub/memory.js';
 
-/** Deliveries (or releases) admitted per turn of the event loop before yielding: 256. */
+/** Deliveries (or releases) admitted in the first turn of the event loop before yielding: 256. */
 export const DEFAULT_DELIVERY_SLICE = 256;
+/**
+ * Target length of one turn of the event loop while deliveries wait, ms: 10. The slice adapts to it:
+ * when a turn took longer (deliveries that each execute a GraphQL selection, or a loaded machine) the
+ * next slice is halved, when it took less it is doubled (between MIN_DELIVERY_SLICE and MAX_DELIVERY_SLICE),
+ * so cheap deliveries (one WebSocket frame) are not held to the pace of expensive ones.
+ */
+export const DELIVERY_TURN_TARGET_MS = 10;
+/** Smallest adaptive slice: 16 deliveries per turn. */
+export const MIN_DELIVERY_SLICE = 16;
+/** Largest adaptive slice: 8192 deliveries per turn. */
+export const MAX_DELIVERY_SLICE = 8192;
 
 const DONE: IteratorResult<unknown> = Object.freeze({ value: undefined, done: true });
 
-/** Admits up to `slice` units of work per turn of the event loop; the rest wait for the next turn, in order. */
+/**
+ * Admits up to `slice` units of work per turn of the event loop; the rest wait for the next turn, in
+ * order. The slice adapts to how long the turns take (DELIVERY_TURN_TARGET_MS).
+ */
 export class DeliverySlicer {
-  readonly slice: number;
+  /** The current slice (starts at the constructor's `slice`). */
+  slice: number;
+  readonly #adaptive: boolean;
   #budget: number;
   #waiting: (() => void)[] = [];
   #head = 0;
   #scheduled = false;
+  #turnStart = 0;
 
-  constructor(slice: number = DEFAULT_DELIVERY_SLICE) {
+  /** `adaptive: false` keeps `slice` fixed (tests). */
+  constructor(slice: number = DEFAULT_DELIVERY_SLICE, { adaptive = true }: { adaptive?: boolean } = {}) {
     if (!Number.isInteger(slice) || slice < 1) throw new TypeError(`slice must be a positive integer, got ${String(slice)}`);
     this.slice = slice;
     this.#budget = slice;
+    this.#adaptive = adaptive;
   }
 
   /** Work waiting for a later turn. */
@@ -52,13 +72,21 @@ export class DeliverySlicer {
   #schedule(): void {
     if (this.#scheduled) return;
     this.#scheduled = true;
+    this.#turnStart = performance.now();
     // setImmediate runs after the loop's I/O phase; one scheduled from within it runs on the next turn.
     setImmediate(this.#turn);
   }
 
   readonly #turn = (): void => {
     this.#scheduled = false;
+    if (this.#adaptive && this.#budget === 0) {
+      // The whole slice was used: how long did that turn of the loop take?
+      const took = performance.now() - this.#turnStart;
+      if (took > DELIVERY_TURN_TARGET_MS) this.slice = Math.max(MIN_DELIVERY_SLICE, this.slice >> 1);
+      else if (took < DELIVERY_TURN_TARGET_MS / 2) this.slice = Math.min(MAX_DELIVERY_SLICE, this.slice << 1);
+    }
     this.#budget = this.slice;
+    const waited = this.waiting > 0;
     while (this.#budget > 0 && this.#head < this.#waiting.length) {
       this.#budget--;
       this.#waiting[this.#head++]!();
@@ -67,7 +95,7 @@ export class DeliverySlicer {
       this.#waiting = [];
       this.#head = 0;
     }
-    if (this.waiting > 0 || this.#budget < this.slice) this.#schedule();
+    if (waited || this.waiting > 0) this.#schedule();
   };
 }
 
