@@ -19,16 +19,17 @@ import type { PubSub } from '../pubsub/memory.js';
 /** Deliveries (or releases) admitted in the first turn of the event loop before yielding: 256. */
 export const DEFAULT_DELIVERY_SLICE = 256;
 /**
- * Target length of one turn of the event loop while deliveries wait, ms: 10. The slice adapts to it:
- * when a turn took longer (deliveries that each execute a GraphQL selection, or a loaded machine) the
- * next slice is halved, when it took less it is doubled (between MIN_DELIVERY_SLICE and MAX_DELIVERY_SLICE),
- * so cheap deliveries (one WebSocket frame) are not held to the pace of expensive ones.
+ * Target length of one turn of the event loop while deliveries wait, ms: 10. The slice adapts to it
+ * within a burst of deliveries: when a turn took longer (deliveries that each execute a GraphQL
+ * selection, or a loaded machine) the next slice shrinks in proportion, when it took less than half
+ * it doubles (between MIN_DELIVERY_SLICE and MAX_DELIVERY_SLICE), so cheap deliveries (one WebSocket
+ * frame) are not held to the pace of expensive ones. Once nothing waits, the slice is back to its start.
  */
 export const DELIVERY_TURN_TARGET_MS = 10;
 /** Smallest adaptive slice: 16 deliveries per turn. */
 export const MIN_DELIVERY_SLICE = 16;
-/** Largest adaptive slice: 8192 deliveries per turn. */
-export const MAX_DELIVERY_SLICE = 8192;
+/** Largest adaptive slice: 2048 deliveries per turn. */
+export const MAX_DELIVERY_SLICE = 2048;
 
 const DONE: IteratorResult<unknown> = Object.freeze({ value: undefined, done: true });
 
@@ -39,6 +40,7 @@ const DONE: IteratorResult<unknown> = Object.freeze({ value: undefined, done: tr
 export class DeliverySlicer {
   /** The current slice (starts at the constructor's `slice`). */
   slice: number;
+  readonly #initial: number;
   readonly #adaptive: boolean;
   #budget: number;
   #waiting: (() => void)[] = [];
@@ -50,6 +52,7 @@ export class DeliverySlicer {
   constructor(slice: number = DEFAULT_DELIVERY_SLICE, { adaptive = true }: { adaptive?: boolean } = {}) {
     if (!Number.isInteger(slice) || slice < 1) throw new TypeError(`slice must be a positive integer, got ${String(slice)}`);
     this.slice = slice;
+    this.#initial = slice;
     this.#budget = slice;
     this.#adaptive = adaptive;
   }
@@ -82,8 +85,11 @@ export class DeliverySlicer {
     if (this.#adaptive && this.#budget === 0) {
       // The whole slice was used: how long did that turn of the loop take?
       const took = performance.now() - this.#turnStart;
-      if (took > DELIVERY_TURN_TARGET_MS) this.slice = Math.max(MIN_DELIVERY_SLICE, this.slice >> 1);
-      else if (took < DELIVERY_TURN_TARGET_MS / 2) this.slice = Math.min(MAX_DELIVERY_SLICE, this.slice << 1);
+      if (took > DELIVERY_TURN_TARGET_MS) this.slice = Math.max(MIN_DELIVERY_SLICE, Math.floor((this.slice * DELIVERY_TURN_TARGET_MS) / took));
+      else if (took < DELIVERY_TURN_TARGET_MS / 2) this.slice = Math.min(MAX_DELIVERY_SLICE, this.slice * 2);
+    } else if (this.#adaptive && this.waiting === 0) {
+      // The burst is over: the next one starts from the initial slice, not from this one's pace.
+      this.slice = this.#initial;
     }
     this.#budget = this.slice;
     const waited = this.waiting > 0;
