@@ -104,7 +104,8 @@ function chat(publishers: number, each: number): Flood {
     const listeners = await Promise.all(Array.from({ length: 100 }, () => openWs(`${base}/ws/chat`)));
     let frames = 0;
     const closes: (number | undefined)[] = listeners.map(() => undefined);
-    listeners.forEach((ws, i) => { ws.on('message', () => frames++); ws.on('close', (c) => { closes[i] = c; }); });
+    const reasons = new Set<string>();
+    listeners.forEach((ws, i) => { ws.on('message', () => frames++); ws.on('close', (c, r) => { closes[i] = c; if (r.length) reasons.add(r.toString()); }); });
     const pubs = await Promise.all(Array.from({ length: publishers }, () => openWs(`${base}/ws/chat`)));
     const pubCloses: (number | undefined)[] = pubs.map(() => undefined);
     pubs.forEach((ws, i) => ws.on('close', (c) => { pubCloses[i] = c; }));
@@ -116,7 +117,7 @@ function chat(publishers: number, each: number): Flood {
     const expected = 100 * publishers * each;
     await until(() => frames >= expected, 120_000, 3000, () => frames);
     for (const ws of [...listeners, ...pubs]) ws.terminate();
-    return `${frames} of ${expected} frames to the 100 listeners; listeners ${codes(closes)}; publishers ${codes(pubCloses)}`;
+    return `${frames} of ${expected} frames to the 100 listeners; listeners ${codes(closes)}${reasons.size ? ` (${[...reasons].join('; ')})` : ''}; publishers ${codes(pubCloses)}`;
   };
 }
 

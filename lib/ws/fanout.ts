@@ -25,7 +25,7 @@ export const DEFAULT_DELIVERY_SLICE = 256;
  * it doubles (between MIN_DELIVERY_SLICE and MAX_DELIVERY_SLICE), so cheap deliveries (one WebSocket
  * frame) are not held to the pace of expensive ones. Once nothing waits, the slice is back to its start.
  */
-export const DELIVERY_TURN_TARGET_MS = 10;
+export const DELIVERY_TURN_TARGET_MS = 25;
 /** Smallest adaptive slice: 16 deliveries per turn. */
 export const MIN_DELIVERY_SLICE = 16;
 /** Largest adaptive slice: 2048 deliveries per turn. */
@@ -44,6 +44,7 @@ export class DeliverySlicer {
   readonly #adaptive: boolean;
   #budget: number;
   #waiting: (() => void)[] = [];
+  #drainWaiters: (() => void)[] = [];
   #head = 0;
   #scheduled = false;
   #turnStart = 0;
@@ -60,6 +61,17 @@ export class DeliverySlicer {
   /** Work waiting for a later turn. */
   get waiting(): number {
     return this.#waiting.length - this.#head;
+  }
+
+  /**
+   * `undefined` when deliveries keep pace (none waits, this turn's slice is not spent); else a promise
+   * resolved on the first turn that follows a turn whose slice was not spent. WebSocket sessions read their next message only then: a client publishing faster than
+   * the fan-out delivers is held back by TCP (its session stops reading), instead of its events piling
+   * up in every subscriber's queue until the pub/sub ends the subscriptions (`maxQueued`).
+   */
+  drained(): Promise<void> | undefined {
+    if (this.waiting === 0 && this.#budget > 0) return undefined;
+    return new Promise((resolve) => this.#drainWaiters.push(resolve));
   }
 
   /** `undefined` when the work may run now, else a promise that resolves on the turn it may. */
@@ -82,6 +94,8 @@ export class DeliverySlicer {
 
   readonly #turn = (): void => {
     this.#scheduled = false;
+    // The turn before did not spend its slice: deliveries have caught up with the events.
+    const caughtUp = this.#budget > 0 && this.waiting === 0;
     if (this.#adaptive && this.#budget === 0) {
       // The whole slice was used: how long did that turn of the loop take?
       const took = performance.now() - this.#turnStart;
@@ -101,7 +115,12 @@ export class DeliverySlicer {
       this.#waiting = [];
       this.#head = 0;
     }
-    if (waited || this.waiting > 0) this.#schedule();
+    if (caughtUp && this.#drainWaiters.length > 0) {
+      const drained = this.#drainWaiters;
+      this.#drainWaiters = [];
+      for (const resolve of drained) resolve();
+    }
+    if (waited || this.waiting > 0 || this.#drainWaiters.length > 0) this.#schedule();
   };
 }
 

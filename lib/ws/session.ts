@@ -8,6 +8,7 @@
 import type { WebSocket } from 'ws';
 import type { KeelRequest } from '../request.js';
 import { MemoryPubSub, type PubSub } from '../pubsub/memory.js';
+import { deliveries } from './fanout.js';
 
 import type { WebSocketMessage } from '../protocol-api.js';
 
@@ -104,6 +105,9 @@ export class WebSocketSession implements AsyncIterable<WebSocketMessage> {
           this.#paused = false;
           this.#ws.resume();
         }
+        // While fan-out deliveries wait for a turn, the next message waits too (DeliverySlicer.drained):
+        // what a handler does with it (`app.publish`) would only add to that backlog.
+        if (msg.type !== 'close') await deliveries.drained();
         yield msg;
         if (msg.type === 'close') return;
         continue;
