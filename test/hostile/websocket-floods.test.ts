@@ -76,6 +76,10 @@ before(async () => {
     for await (const _ of session); // eslint-disable-line no-empty
     feedClosed.push((await session.closed).code);
   });
+  app.ws('/ws/room', async (session) => {
+    session.subscribe('room');
+    for await (const m of session) if (m.type === 'text') await app.publish('room', m.data);
+  });
   app.registerGraphqlRoute('/graphql', 'POST', 'full', {}, { pubsub });
   app.registerGraphqlRoute('/graphql-strict', 'POST', 'full', {}, { fairness: { messagesPerSecond: 0.01, messageBurst: 5, onRateExceeded: 'error' } });
   handle = await app.listen();
@@ -187,6 +191,24 @@ describe('when one client of a broadcast stops reading', () => {
     assert.ok([1013, 1006].includes(await slowClosed), 'the slow client was disconnected');
     assert.ok(slowGot < events, `the slow client got ${slowGot} of ${events}`);
     reader.close(1000);
+  });
+});
+
+describe('when many clients of a chat room publish a burst larger than a subscriber\'s queue (1,000 events)', () => {
+  it('should deliver every event to every listener, holding the publishers back instead of closing the listeners', async () => {
+    const listeners = await Promise.all(Array.from({ length: 20 }, () => open('/ws/room')));
+    const publishers = await Promise.all(Array.from({ length: 10 }, () => open('/ws/room')));
+    await eventually(() => app.pubsub.listenerCount('room'), (n) => n === 30);
+    const got = listeners.map(() => 0);
+    const closes: number[] = [];
+    listeners.forEach((ws, i) => { ws.on('message', () => got[i]!++); ws.on('close', (c) => closes.push(c)); });
+    // 10 × 150 = 1,500 events, each publisher within its burst (200).
+    for (const ws of publishers) for (let i = 0; i < 150; i++) ws.send(`m${i}`);
+    const total = publishers.length * 150;
+    await eventually(() => Math.min(...got), (n) => n === total, 60_000);
+    assert.deepEqual(got, Array(20).fill(total));
+    assert.deepEqual(closes, []);
+    for (const ws of [...listeners, ...publishers]) ws.close(1000);
   });
 });
 
