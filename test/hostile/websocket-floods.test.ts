@@ -76,6 +76,10 @@ before(async () => {
     for await (const _ of session); // eslint-disable-line no-empty
     feedClosed.push((await session.closed).code);
   });
+  app.ws('/ws/news', async (session) => {
+    session.subscribe('news');
+    for await (const _ of session); // eslint-disable-line no-empty
+  });
   app.ws('/ws/room', async (session) => {
     session.subscribe('room');
     for await (const m of session) if (m.type === 'text') await app.publish('room', m.data);
@@ -209,6 +213,19 @@ describe('when many clients of a chat room publish a burst larger than a subscri
     assert.deepEqual(got, Array(20).fill(total));
     assert.deepEqual(closes, []);
     for (const ws of [...listeners, ...publishers]) ws.close(1000);
+  });
+});
+
+describe('when the server publishes more events at once than a subscriber may have queued (1,000)', () => {
+  it('should close the subscriber with 1013 instead of leaving it open and deaf', async () => {
+    const ws = await open('/ws/news');
+    await eventually(() => app.pubsub.listenerCount('news'), (n) => n === 1);
+    const closed = new Promise<[number, string]>((r) => ws.once('close', (code, reason) => r([code, reason.toString()])));
+    // In one turn: the 1,001st event finds 1,000 queued and the pub/sub ends the subscription.
+    for (let i = 0; i < 1500; i++) void app.publish('news', `e${i}`);
+    const [code, reason] = await closed;
+    assert.equal(code, 1013);
+    assert.match(reason, /behind/);
   });
 });
 
