@@ -101,6 +101,12 @@ function open(path: string): Promise<WebSocket> {
     ws.once('error', reject);
   });
 }
+/** `promise`, or a failure after `ms`: a regression fails the test instead of hanging it. */
+function within<T>(promise: Promise<T>, what: string, ms = 15_000): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<never>((_, reject) => { timer = setTimeout(() => reject(new Error(`timed out after ${ms} ms waiting for ${what}`)), ms); });
+  return Promise.race([promise, late]).finally(() => clearTimeout(timer));
+}
 function closeCode(ws: WebSocket): Promise<number> {
   return new Promise((r) => ws.once('close', (code) => r(code)));
 }
@@ -123,9 +129,9 @@ describe('when one socket floods a WebSocket route with small valid messages', (
       healthy ??= health().then(() => { sentAtHealth = sent; });
       await turn();
     }
-    await healthy;
+    await within(healthy!, '/health');
     assert.ok(sentAtHealth > 0 && sentAtHealth < total, `/health answered after ${sentAtHealth} of ${total} messages were sent`);
-    assert.equal(await closed, 1008);
+    assert.equal(await within(closed, 'the close'), 1008);
     // At most the burst, plus what the refill (100/s) allowed before the first refusal, reached the handler.
     assert.ok(echoed >= 1 && echoed <= DEFAULT_WS_MESSAGE_BURST + 100, `${echoed} messages handled`);
   });
@@ -143,7 +149,7 @@ describe('when one socket floods a WebSocket route with small valid messages', (
     assert.equal(ws.readyState, WebSocket.OPEN);
     const closed = closeCode(ws);
     ws.close(1000);
-    assert.equal(await closed, 1000);
+    assert.equal(await within(closed, 'the close'), 1000);
   });
 
   it("should drop the messages over the rate silently and keep the connection under 'drop'", async () => {
@@ -152,7 +158,7 @@ describe('when one socket floods a WebSocket route with small valid messages', (
     // The close frame follows the 50 on the same stream: the handler has seen all it will see.
     const closed = closeCode(ws);
     ws.close(1000);
-    assert.equal(await closed, 1000);
+    assert.equal(await within(closed, 'the close'), 1000);
     assert.deepEqual(await eventually(() => droppedRouteSeen, (s) => s.length === 1), [20]);
   });
 
@@ -192,7 +198,7 @@ describe('when one client of a broadcast stops reading', () => {
     assert.equal(all, events, 'the reading client got every event');
     assert.equal(reader.readyState, WebSocket.OPEN);
     (slow as unknown as { _socket: import('node:net').Socket })._socket.resume();
-    assert.ok([1013, 1006].includes(await slowClosed), 'the slow client was disconnected');
+    assert.ok([1013, 1006].includes(await within(slowClosed, 'the slow client to be disconnected')), 'the slow client was disconnected');
     assert.ok(slowGot < events, `the slow client got ${slowGot} of ${events}`);
     reader.close(1000);
   });
@@ -223,7 +229,7 @@ describe('when the server publishes more events at once than a subscriber may ha
     const closed = new Promise<[number, string]>((r) => ws.once('close', (code, reason) => r([code, reason.toString()])));
     // In one turn: the 1,001st event finds 1,000 queued and the pub/sub ends the subscription.
     for (let i = 0; i < 1500; i++) void app.publish('news', `e${i}`);
-    const [code, reason] = await closed;
+    const [code, reason] = await within(closed, 'the subscriber to be closed');
     assert.equal(code, 1013);
     assert.match(reason, /behind/);
   });
@@ -242,7 +248,7 @@ describe('when 10,000 GraphQL subscriptions get an event and their sockets then 
       method: 'POST', headers: { 'content-type': 'application/json' },
       body: JSON.stringify({ query: 'mutation { addBook(input: { title: "Kindred", authorId: "a2" }) { id } }' }),
     });
-    await first;
+    await within(first, 'the first frame');
     await health();
     assert.ok(atHealth.nextSent < 10_000, `/health ran after ${atHealth.nextSent} of 10,000 frames were sent`);
     assert.equal((await mutation).status, 200);
