@@ -51,6 +51,17 @@ export interface AppWebSocketOptions {
   protocols?: readonly string[];
   /** A CorsConfig (snake_case or camelCase): browser upgrades from other origins get 403. Default: any origin. */
   cors?: unknown;
+  /** Per-socket message rate and send-buffer bound (keel/ws `WebSocketFairnessOptions`). Default: the App's `ws_*` settings. */
+  fairness?: AppWebSocketFairness;
+}
+
+/** keel/ws `WebSocketFairnessOptions`: each key defaults to the App's `ws_*` setting (docs/workers-and-limits.md). */
+export interface AppWebSocketFairness {
+  messagesPerSecond?: number | null;
+  messageBurst?: number;
+  onRateExceeded?: 'close' | 'error' | 'drop';
+  maxBufferedBytes?: number | null;
+  onSendBufferFull?: 'close' | 'drop';
 }
 
 /** Route options of `app.registerGraphqlRoute()` (keel/graphql `GraphqlRouteOptions`). */
@@ -67,6 +78,8 @@ export interface AppGraphqlRouteOptions {
   maxSubscriptionsPerConnection?: number;
   /** WebSocket connections open at once on the route; more are refused with 503. Default 1000. */
   maxConnections?: number;
+  /** Per-socket message rate and send-buffer bound of the WebSocket side. Default: the App's `ws_*` settings. */
+  fairness?: AppWebSocketFairness;
   /** A keel/graphql `PubSub` for the built-in schema's events. Default: a MemoryPubSub per route. */
   pubsub?: unknown;
   /** SDL routes: Subscription fields stream what is published on `graphql:<path>:<field>` (`app.publish()`), on every instance with a shared pub/sub. Default false. */

@@ -51,6 +51,12 @@ describe('when records are parsed from an empty object', () => {
       graceful_shutdown: true,
       shutdown_timeout: 30,
       send_timeout: 30, // keel's own (issue 26: slow readers), not in the specification
+      // keel's own (issue 26: WebSocket floods and slow readers), not in the specification.
+      ws_messages_per_second: 100,
+      ws_message_burst: 200,
+      ws_on_rate_exceeded: 'close',
+      ws_max_buffered_bytes: 1_048_576,
+      ws_on_send_buffer_full: 'close',
       asyncapi: null,
       openapi: null,
       jsonrpc: null,

@@ -9,6 +9,7 @@ import { jsonPoisoningOf } from '../json-parse.js';
 import { AppError } from '../errors.js';
 import { middlewareGuard, type UpgradeGuard } from '../ws/guard.js';
 import { serverGuardOf } from '../ws/install.js';
+import { fairnessOfConfig } from '../ws/fairness.js';
 import { graphqlRoute, graphqlSdlRoute, installGraphqlRoute, routeOptions, type GraphqlRoute } from './route.js';
 
 type RouteArgs = Parameters<typeof routeOptions>[0];
@@ -36,7 +37,9 @@ export const protocol: ProtocolPlugin = {
       const events = own.pubsub ? {} : { pubsub: host.pubsub, topicPrefix: own.topicPrefix ?? `graphql:${a[0]}:` };
       // The route's own operation guard (if any) runs after the server's rate limit.
       const guard = operationGuard && own.operationGuard ? bothGuards(operationGuard, own.operationGuard) : operationGuard ?? own.operationGuard;
-      const options = { ...own, ...events, guards: [serverGuardOf(host)], jsonPoisoning, operationGuard: guard, logger: host.logger };
+      // The App's ws_* settings, under the route's own fairness options.
+      const fairness = { ...fairnessOfConfig(host.config), ...own.fairness };
+      const options = { ...own, ...events, guards: [serverGuardOf(host)], jsonPoisoning, operationGuard: guard, logger: host.logger, fairness };
       if (method === 'registerGraphqlRoute') {
         route = graphqlRoute(a[0], a[1], a[2] as string, a[3], options);
       } else {

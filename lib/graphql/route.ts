@@ -15,6 +15,8 @@ import type { MountOpenApi } from '../plugin.js';
 import type { KeelRequest } from '../request.js';
 import { originGuard, type UpgradeGuard } from '../ws/guard.js';
 import type { UpgradeHandler } from '../ws/upgrade.js';
+import type { WebSocketFairnessOptions } from '../ws/fairness.js';
+import { slicedPubSub } from '../ws/fanout.js';
 import { builtinSchema } from './builtin-schemas.js';
 import { createGraphqlHttpHandler } from './http.js';
 import { graphqlOpenApi } from './openapi.js';
@@ -43,6 +45,8 @@ export interface GraphqlRouteOptions {
   maxSubscriptionsPerConnection?: number;
   /** Open WebSocket connections at once; more are refused with 503. Default DEFAULT_MAX_CONNECTIONS (1000). */
   maxConnections?: number;
+  /** Per-socket message rate and send-buffer bound (keel/ws fairness). Default: the App's `ws_*` settings. */
+  fairness?: WebSocketFairnessOptions;
   /** Where the built-in schema's `addBook` publishes and `bookAdded` listens. Default: a MemoryPubSub per route (an App passes its `AppOptions.pubsub`). */
   pubsub?: PubSub;
   /**
@@ -105,7 +109,7 @@ export function graphqlRouteForSchema(path: string, method: unknown, schema: Gra
   const guards = [...(options.guards ?? []), ...(options.cors !== undefined ? [originGuard(options.cors)] : [])];
   const ws: UpgradeHandler = createGraphqlWsUpgradeHandler(schema, {
     limits, guards, documentCache, maxSubscriptionsPerConnection: options.maxSubscriptionsPerConnection, maxConnections: options.maxConnections,
-    operationGuard: options.operationGuard, logger: options.logger,
+    fairness: options.fairness, operationGuard: options.operationGuard, logger: options.logger,
   });
   const allow = methods.join(', ');
 
@@ -146,7 +150,8 @@ export function routeOptions(route: GraphQlRouteConfig | GraphqlRouteOptions | u
 export function graphqlRoute(path: string, method: unknown, schemaType: string, config: unknown = {}, options: GraphqlRouteOptions = {}): GraphqlRoute {
   routeMethods(path, method);
   const cfg = SchemaConfig.parse(config ?? {}, 'SchemaConfig');
-  const schema = builtinSchema(schemaType, { pubsub: options.pubsub, topic: options.topicPrefix !== undefined ? `${options.topicPrefix}bookAdded` : undefined });
+  // Deliveries to subscriptions (and their release) in slices per turn of the loop (lib/ws/fanout.ts).
+  const schema = builtinSchema(schemaType, { pubsub: slicedPubSub(options.pubsub ?? new MemoryPubSub()), topic: options.topicPrefix !== undefined ? `${options.topicPrefix}bookAdded` : undefined });
   return graphqlRouteForSchema(path, method, schema, cfg, options);
 }
 
@@ -163,7 +168,7 @@ export function graphqlSdlRoute(path: string, method: unknown, sdl: string, resp
   if (options.subscriptionEvents !== undefined && typeof options.subscriptionEvents !== 'boolean') {
     throw new AppError('GraphQl', `GraphQL route option subscriptionEvents must be true or false, got ${JSON.stringify(options.subscriptionEvents)}`);
   }
-  const events = options.subscriptionEvents ? { pubsub: options.pubsub ?? new MemoryPubSub(), topicPrefix: options.topicPrefix ?? '' } : undefined;
+  const events = options.subscriptionEvents ? { pubsub: slicedPubSub(options.pubsub ?? new MemoryPubSub()), topicPrefix: options.topicPrefix ?? '' } : undefined;
   const schema = buildSdlSchema(sdl, responseData, cfg, events);
   const limits = { introspection_enabled: cfg.introspection_enabled, depth_limit: cfg.max_depth, complexity_limit: cfg.max_complexity, max_response_bytes: cfg.max_response_bytes };
   return graphqlRouteForSchema(path, method, schema, limits, options);

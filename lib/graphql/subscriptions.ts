@@ -13,6 +13,7 @@ import { isExpectedNetworkError, networkErrorLog, type NetworkErrorLog } from '.
 import type { KeelRequest } from '../request.js';
 import { guardedUpgrade, maxConnectionsOption, DEFAULT_MAX_PAYLOAD, type UpgradeHandler } from '../ws/upgrade.js';
 import { UpgradeRejection, type UpgradeGuard } from '../ws/guard.js';
+import { fairnessOptions, type RateErrorFrame, type WebSocketFairness, type WebSocketFairnessOptions } from '../ws/fairness.js';
 import { HttpError } from '../errors.js';
 import { MAX_JSON_DEPTH, valueDepthExceeds } from '../content.js';
 import { formatGraphqlError } from './http.js';
@@ -60,6 +61,33 @@ export interface GraphqlWsOptions {
    * throttled with a count (lib/net-errors.ts). Default none: such sends resolve silently.
    */
   logger?: Pick<Logger, 'debug'>;
+  /**
+   * Per-socket message rate and send-buffer bound (keel/ws fairness). Under `onRateExceeded: 'error'`,
+   * a refused `subscribe` gets an `error` for its id (RATE_LIMIT_EXCEEDED); other refused messages are
+   * dropped. Default: DEFAULT_WS_MESSAGES_PER_SECOND (100), burst 200, close 1008; 1 MiB, close 1013.
+   */
+  fairness?: WebSocketFairnessOptions;
+}
+
+/**
+ * graphql-transport-ws has no frame for "your message was dropped" outside an operation: a refused
+ * `subscribe` is answered with an `error` for its id, so the client is not left waiting for it.
+ */
+function rateErrorFrame(f: WebSocketFairness): RateErrorFrame {
+  return function subscribeRefusal(data: Buffer, isBinary: boolean): string | undefined {
+    if (isBinary) return undefined;
+    let message: { type?: unknown; id?: unknown };
+    try {
+      message = JSON.parse(data.toString('utf8')) as typeof message;
+    } catch {
+      return undefined;
+    }
+    if (message?.type !== 'subscribe' || typeof message.id !== 'string') return undefined;
+    return JSON.stringify({
+      id: message.id, type: 'error',
+      payload: [{ message: `Message rate limit exceeded: at most ${f.messagesPerSecond} messages per second (burst ${f.messageBurst})`, extensions: { code: 'RATE_LIMIT_EXCEEDED' } }],
+    });
+  };
 }
 
 /**
@@ -100,6 +128,7 @@ export function createGraphqlWsUpgradeHandler(schema: GraphQLSchema, options: Gr
     throw new TypeError(`maxSubscriptionsPerConnection must be a positive integer, got ${String(options.maxSubscriptionsPerConnection)}`);
   }
   const maxConnections = maxConnectionsOption(options.maxConnections);
+  const fairness = fairnessOptions(options.fairness);
   const operationGuard = options.operationGuard;
   // With introspection disabled, no message suggests names of the schema ("Did you mean …").
   const hide = (e: GraphQLError): GraphQLError => (limits.introspection_enabled ? e : withoutSuggestions(e));
@@ -167,14 +196,20 @@ export function createGraphqlWsUpgradeHandler(schema: GraphQLSchema, options: Gr
   return guardedUpgrade(wss, options.guards ?? [], (ws, req) => {
     quietSends(ws, lost);
     wss.emit('connection', ws, req);
-  }, maxConnections);
+  }, maxConnections, fairness, rateErrorFrame(fairness));
 }
 
 /**
  * graphql-ws rejects a `next` whose send failed, and its message loop then prints the error with its
  * stack through console.error, once per queued frame: a subscription storm whose client hung up wrote
- * 2,658 EPIPE traces (issue 26). A send that failed only because the client left resolves instead
- * (the socket's 'close' ends the operations); other errors still reach graphql-ws.
+ * 2,658 EPIPE traces (issue 26). A send that failed because the client left is noted (one throttled
+ * debug line) and never reaches graphql-ws; the socket's 'close' ends the operations.
+ *
+ * graphql-ws also waits for each frame to be flushed before taking the next event, so a client that
+ * stopped reading held its events in the pub/sub's queues (up to `maxQueued` per subscription, 100
+ * subscriptions per socket) instead of in its socket. Its send is settled once the frame is handed to
+ * the socket: what waits for a slow reader is then its send buffer, bounded by the route's fairness
+ * (`maxBufferedBytes`, lib/ws/fairness.ts: close 1013 or drop).
  */
 function quietSends(ws: WebSocket, lost: NetworkErrorLog | undefined): void {
   const send = ws.send as (this: WebSocket, data: unknown, ...rest: unknown[]) => void;
@@ -183,11 +218,9 @@ function quietSends(ws: WebSocket, lost: NetworkErrorLog | undefined): void {
     const done = rest[last];
     if (typeof done === 'function') {
       rest[last] = (err?: Error) => {
-        if (err && isExpectedNetworkError(err)) {
-          lost?.note('graphql-ws', err);
-          (done as () => void)();
-        } else (done as (e?: Error) => void)(err);
+        if (err && isExpectedNetworkError(err)) lost?.note('graphql-ws', err);
       };
+      process.nextTick(done as () => void);
     }
     send.call(this, data, ...rest);
   } as WebSocket['send'];

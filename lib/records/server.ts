@@ -22,6 +22,29 @@ export const DEFAULT_SHUTDOWN_TIMEOUT = 30;
  * long is cut (the socket destroyed): 50 clients that stopped reading a 4 MB answer pinned ~265 MB (issue 26).
  */
 export const DEFAULT_SEND_TIMEOUT = 30;
+/**
+ * Default sustained WebSocket message rate per socket (messages per second; token refill rate): 100.
+ * One socket sending 200k small valid messages held a CPU 4–6 s and `/health` up to 5.6 s (issue 26);
+ * the same figure as the HTTP rate limit's DEFAULT_RATE_PER_SECOND.
+ */
+export const DEFAULT_WS_MESSAGES_PER_SECOND = 100;
+/** Default WebSocket message burst per socket (bucket size): 200, as DEFAULT_RATE_BURST. */
+export const DEFAULT_WS_MESSAGE_BURST = 200;
+/** What a socket over its message rate gets: close 1008, an error frame per dropped message, or a silent drop. */
+export const WS_RATE_ACTIONS = ['close', 'error', 'drop'] as const;
+export type WsRateAction = (typeof WS_RATE_ACTIONS)[number];
+/** Default action over the message rate: 'close' (1008 policy violation, RFC 6455 §7.4.1); the burst is the grace. */
+export const DEFAULT_WS_ON_RATE_EXCEEDED: WsRateAction = 'close';
+/**
+ * Default bound of one socket's send buffer (ws `bufferedAmount`), bytes: 1 MiB, the default largest
+ * message, so one message of any accepted size can always be queued on an idle socket.
+ */
+export const DEFAULT_WS_MAX_BUFFERED_BYTES = 1_048_576;
+/** What a message that would overflow a socket's send buffer does: close 1013, or drop that message. */
+export const WS_SEND_BUFFER_ACTIONS = ['close', 'drop'] as const;
+export type WsSendBufferAction = (typeof WS_SEND_BUFFER_ACTIONS)[number];
+/** Default action on a full send buffer: 'close' (1013 try again later, RFC 6455 §7.4.1). */
+export const DEFAULT_WS_ON_SEND_BUFFER_FULL: WsSendBufferAction = 'close';
 /** Default compression threshold, bytes. */
 export const DEFAULT_COMPRESSION_MIN_SIZE = 1024;
 /** Default compression quality (0-9 gzip, 0-11 brotli). */
@@ -204,6 +227,11 @@ export interface ServerConfig {
   graceful_shutdown: boolean;
   shutdown_timeout: number;
   send_timeout: number;
+  ws_messages_per_second: number | null;
+  ws_message_burst: number;
+  ws_on_rate_exceeded: WsRateAction;
+  ws_max_buffered_bytes: number | null;
+  ws_on_send_buffer_full: WsSendBufferAction;
   asyncapi: Readonly<P.AsyncApiConfig> | null;
   openapi: Readonly<P.OpenApiConfig> | null;
   jsonrpc: Readonly<P.JsonRpcConfig> | null;
@@ -238,6 +266,11 @@ export const ServerConfig = defineRecord<ServerConfig>()('ServerConfig', {
   graceful_shutdown: { type: t.boolean(), default: true, doc: 'Graceful shutdown on SIGTERM/SIGINT' },
   shutdown_timeout: { type: t.integer(0), default: DEFAULT_SHUTDOWN_TIMEOUT, doc: 'Graceful shutdown timeout, seconds' },
   send_timeout: { type: t.integer(0), default: DEFAULT_SEND_TIMEOUT, doc: 'HTTP/1.1 answers: a client that reads none of the pending answer for this long is disconnected, seconds; 0 = none' },
+  ws_messages_per_second: { type: t.number(0), nullable: true, default: DEFAULT_WS_MESSAGES_PER_SECOND, doc: 'WebSocket and GraphQL-over-WebSocket: messages per second one socket may send (token refill); null = no limit' },
+  ws_message_burst: { type: t.integer(1), default: DEFAULT_WS_MESSAGE_BURST, doc: 'WebSocket: messages one socket may send at once (bucket size)' },
+  ws_on_rate_exceeded: { type: t.string({ enum: WS_RATE_ACTIONS }), default: DEFAULT_WS_ON_RATE_EXCEEDED, doc: 'WebSocket: a message over the rate: close (1008), error (dropped, an error frame sent) or drop (dropped silently)' },
+  ws_max_buffered_bytes: { type: t.integer(1), nullable: true, default: DEFAULT_WS_MAX_BUFFERED_BYTES, doc: 'WebSocket: bytes queued for one socket that is not reading (bufferedAmount) before ws_on_send_buffer_full applies; null = no bound' },
+  ws_on_send_buffer_full: { type: t.string({ enum: WS_SEND_BUFFER_ACTIONS }), default: DEFAULT_WS_ON_SEND_BUFFER_FULL, doc: 'WebSocket: a message that would overflow a socket\'s send buffer: close (1013) or drop (that message is not sent)' },
   asyncapi: { type: t.record(AsyncApiConfig), nullable: true },
   openapi: { type: t.record(OpenApiConfig), nullable: true },
   jsonrpc: { type: t.record(JsonRpcConfig), nullable: true },
@@ -250,7 +283,10 @@ export const ServerConfig = defineRecord<ServerConfig>()('ServerConfig', {
   metrics: { type: t.record(MetricsConfig), nullable: true, doc: 'Prometheus endpoint (GET /metrics) and request metrics; needs prom-client' },
   opentelemetry: { type: t.record(OpenTelemetryConfig), nullable: true, doc: 'One OpenTelemetry server span per request, exported by the app\'s OTel SDK; needs @opentelemetry/api' },
 }, {
-  check: (v, path) => checkTrustProxy('ServerConfig', path, 'trust_proxy', v.trust_proxy),
+  check: (v, path) => {
+    checkTrustProxy('ServerConfig', path, 'trust_proxy', v.trust_proxy);
+    if (v.ws_messages_per_second === 0) fail('ServerConfig', path, 'ws_messages_per_second', 0, 'a number > 0, or null for no limit', 'At 0 a socket could never send again once its burst is spent.');
+  },
 });
 
 // ---------------------------------------------------------------- input types (generated from the fields above)

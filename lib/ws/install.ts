@@ -8,6 +8,8 @@ import type { Duplex } from 'node:stream';
 import type { ProtocolHost, ProtocolPlugin } from '../plugin.js';
 import type { Middleware } from '../request.js';
 import type { PubSub } from '../pubsub/memory.js';
+import type { ServerConfig } from '../records/server.js';
+import { fairnessOfConfig } from './fairness.js';
 import { middlewareGuard, originGuard, type UpgradeGuard } from './guard.js';
 import { createWebSocketUpgradeHandler, type WebSocketHandler, type WebSocketRouteOptions } from './upgrade.js';
 
@@ -22,6 +24,8 @@ export interface WebSocketHost {
   preShutdown(fn: () => void | Promise<void>): unknown;
   /** Where `session.subscribe(topic)` listens (the App's pub/sub). */
   readonly pubsub?: PubSub;
+  /** The App's settings: its `ws_*` keys are the defaults of every route's `fairness`. */
+  readonly config?: Readonly<ServerConfig>;
 }
 
 /**
@@ -44,7 +48,8 @@ export function installWebSocketRoute(app: WebSocketHost, path: string, handler:
   // Parsed now: a bad CorsConfig is a ConfigError at registration, not at the first upgrade.
   if (cors !== undefined) all.push(originGuard(cors));
   all.push(...guards);
-  const upgrade = createWebSocketUpgradeHandler(handler, { pubsub: app.pubsub, ...rest, guards: all });
+  const fairness = { ...fairnessOfConfig(app.config), ...rest.fairness };
+  const upgrade = createWebSocketUpgradeHandler(handler, { pubsub: app.pubsub, ...rest, fairness, guards: all });
   app.upgrade(path, upgrade);
   app.preShutdown(() => upgrade.close());
 }

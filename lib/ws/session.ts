@@ -8,6 +8,7 @@
 import type { WebSocket } from 'ws';
 import type { KeelRequest } from '../request.js';
 import { MemoryPubSub, type PubSub } from '../pubsub/memory.js';
+import { deliveries } from './fanout.js';
 
 import type { WebSocketMessage } from '../protocol-api.js';
 
@@ -17,6 +18,8 @@ export type { WebSocketMessage };
 /** Queued incoming messages above which the socket stops reading until the handler catches up. */
 export const HIGH_WATER_MARK = 64;
 
+/** Close code when the pub/sub ended a subscription whose client fell behind (RFC 6455 §7.4.1: 1013 try again later). */
+export const CLOSE_FELL_BEHIND = 1013;
 /** RFC 6455 §7.4.1: 1005 "no status received" stands in when the peer's close frame had no code. */
 const NO_STATUS = 1005;
 /** RFC 6455 §7.4.1: 1006, the connection ended without a close frame. */
@@ -102,6 +105,9 @@ export class WebSocketSession implements AsyncIterable<WebSocketMessage> {
           this.#paused = false;
           this.#ws.resume();
         }
+        // While fan-out deliveries wait for a turn, the next message waits too (DeliverySlicer.drained):
+        // what a handler does with it (`app.publish`) would only add to that backlog.
+        if (msg.type !== 'close') await deliveries.drained();
         yield msg;
         if (msg.type === 'close') return;
         continue;
@@ -138,17 +144,30 @@ export class WebSocketSession implements AsyncIterable<WebSocketMessage> {
   /**
    * Forward every event published on `topic` (`app.publish(topic, payload)`, on any instance when the
    * App's pub/sub is shared) to this client: a string as a text frame, any other JSON value as JSON
-   * text. Stops when the connection closes or when the returned function is called. A client that
-   * does not read ends its subscription after the pub/sub's `maxQueued` events (default 1000).
+   * text. Stops when the connection closes or when the returned function is called. Events reach the
+   * route's sessions a slice at a time per turn of the event loop (lib/ws/fanout.ts), and each is
+   * queued on the socket without waiting for the previous one to be flushed: a client that does not
+   * read meets the route's send-buffer bound (`maxBufferedBytes`: closed with 1013, or its events
+   * dropped; lib/ws/fairness.ts) instead of holding events in the pub/sub's queue. When the pub/sub
+   * ends the subscription itself (its subscriber fell `maxQueued` events behind), the connection is
+   * closed with CLOSE_FELL_BEHIND (1013) rather than left open and silent.
    */
   subscribe(topic: string): () => void {
     const events = (this.#pubsub ??= new MemoryPubSub()).subscribe(topic);
-    const stop = () => void events.return?.();
+    let stopped = false;
+    const stop = () => {
+      stopped = true;
+      void events.return?.();
+    };
     void (async () => {
       for await (const payload of events) {
         if (!this.isOpen) break;
-        await this.send(typeof payload === 'string' ? payload : JSON.stringify(payload)).catch(() => undefined);
+        void this.send(typeof payload === 'string' ? payload : JSON.stringify(payload)).catch(() => undefined);
       }
+      // The pub/sub ended the subscription itself: this client fell `maxQueued` events behind. Left
+      // open, the socket would silently receive nothing more; 1013 (try again later, RFC 6455 §7.4.1)
+      // tells the client to reconnect.
+      if (!stopped && this.isOpen) this.close(CLOSE_FELL_BEHIND, 'Too far behind the events of this subscription');
     })().catch(() => undefined);
     void this.closed.then(stop);
     return stop;

@@ -13,6 +13,8 @@ import type { KeelRequest } from '../request.js';
 import { handshakeProblem, notFoundUpgrade, rejectUpgrade, runGuards, type UpgradeGuard, type UpgradeHeaders } from './guard.js';
 import { WebSocketSession } from './session.js';
 import { MemoryPubSub, type PubSub } from '../pubsub/memory.js';
+import { applyFairness, fairnessOptions, type RateErrorFrame, type WebSocketFairness, type WebSocketFairnessOptions } from './fairness.js';
+import { slicedPubSub } from './fanout.js';
 
 /** Default largest message accepted, bytes (1 MiB; ws's own default is 100 MiB). */
 export const DEFAULT_MAX_PAYLOAD = 1024 * 1024;
@@ -50,6 +52,12 @@ export interface WebSocketRouteOptions {
   maxConnections?: number;
   /** Where `session.subscribe(topic)` listens. Default: a MemoryPubSub of this route (an App passes `AppOptions.pubsub`). */
   pubsub?: PubSub;
+  /**
+   * Per-socket message rate and send-buffer bound (lib/ws/fairness.ts). Default: the App's `ws_*`
+   * settings, else DEFAULT_WS_MESSAGES_PER_SECOND (100) / DEFAULT_WS_MESSAGE_BURST (200) / close 1008,
+   * DEFAULT_WS_MAX_BUFFERED_BYTES (1 MiB) / close 1013.
+   */
+  fairness?: WebSocketFairnessOptions;
 }
 
 /** `value` (default DEFAULT_MAX_CONNECTIONS) checked as a positive integer. */
@@ -74,6 +82,8 @@ export interface UpgradeHandler {
 export function guardedUpgrade(
   wss: WebSocketServer, guards: readonly UpgradeGuard[], onSocket: (ws: WebSocket, req: KeelRequest) => void,
   maxConnections: number = DEFAULT_MAX_CONNECTIONS,
+  fairness: WebSocketFairness = fairnessOptions(),
+  rateErrorFrame?: RateErrorFrame,
 ): UpgradeHandler {
   const extraHeaders = new WeakMap<IncomingMessage, UpgradeHeaders>();
   wss.on('headers', (headers: string[], req: IncomingMessage) => {
@@ -96,7 +106,11 @@ export function guardedUpgrade(
           return rejectUpgrade(socket, new HttpError(503, `This WebSocket route has its ${maxConnections} connections open; try again later`, { headers: { ...headers, 'Retry-After': '5' } }));
         }
         extraHeaders.set(req, headers);
-        wss.handleUpgrade(req, socket, head, (ws) => onSocket(ws, req as KeelRequest));
+        wss.handleUpgrade(req, socket, head, (ws) => {
+          // Before any listener: the rate applies to every message they see, the bound to every send.
+          applyFairness(ws, fairness, rateErrorFrame);
+          onSocket(ws, req as KeelRequest);
+        });
       },
       (err) => rejectUpgrade(socket, err),
     );
@@ -132,7 +146,9 @@ export function createWebSocketUpgradeHandler(handler: WebSocketHandler, options
   if (!Number.isInteger(maxPayload) || maxPayload < 1) throw new TypeError(`maxPayload must be a positive integer, got ${String(maxPayload)}`);
   const maxConnections = maxConnectionsOption(options.maxConnections);
   const protocols = options.protocols ?? [];
-  const pubsub = options.pubsub ?? new MemoryPubSub();
+  const fairness = fairnessOptions(options.fairness);
+  // Deliveries to this route's sessions are admitted in slices per turn of the loop (lib/ws/fanout.ts).
+  const pubsub = slicedPubSub(options.pubsub ?? new MemoryPubSub());
   const wss = new WebSocketServer({
     noServer: true,
     maxPayload,
@@ -143,7 +159,7 @@ export function createWebSocketUpgradeHandler(handler: WebSocketHandler, options
     Promise.resolve()
       .then(() => handler(session))
       .catch(() => session.close(CLOSE_INTERNAL_ERROR, 'Internal error'));
-  }, maxConnections);
+  }, maxConnections, fairness);
 }
 
 /**

@@ -1,0 +1,241 @@
+/**
+ * `npm run floods [-- --only message,chat,chat-spread,graphql,teardown,subscribe] [--root DIR]`: the
+ * WebSocket floods of issue 26 replayed against the example server, with `/health` measured from
+ * another process during each.
+ *
+ * The server is examples/server.ts in its own process (bench/floods-server.ts: rate limit off, so the
+ * floods are not refused by the HTTP rate limit before they reach the WebSocket rules; it also reports
+ * its own event-loop delay); `/health` is probed by bench/health-probe.mjs, a third process, one
+ * request at a time; the flood clients run here. On a loaded machine the probe's latencies include
+ * CPU starvation of the processes; the server's loop delay is what the server itself spent stalled.
+ * `--root` starts the server from another checkout (e.g. an export of an older commit, to get "before"
+ * figures with the same floods). Prints one line per flood: /health n, p50, p99, max and what the flood
+ * achieved. Target (issue 26): p99 ≤ 100 ms.
+ */
+import { fork, type ChildProcess } from 'node:child_process';
+import { once } from 'node:events';
+import { setImmediate as turn, setTimeout as sleep } from 'node:timers/promises';
+import { fileURLToPath } from 'node:url';
+import { parseArgs } from 'node:util';
+import WebSocket from 'ws';
+import { freePort } from '../harness/conformance/exec.js';
+
+const { values } = parseArgs({ options: { root: { type: 'string' }, only: { type: 'string' } } });
+const root = values.root ?? fileURLToPath(new URL('..', import.meta.url));
+const only = values.only?.split(',');
+
+interface Server { url: string; child: ChildProcess; reset(): void; read(): Promise<{ p99: number; max: number }> }
+async function startServer(): Promise<Server> {
+  const port = await freePort();
+  const child = fork(fileURLToPath(new URL('./floods-server.ts', import.meta.url)), [String(port), root], { execArgv: ['--import', 'tsx', ...(process.env.FLOODS_CPU_PROF ? ['--cpu-prof', `--cpu-prof-dir=${process.env.FLOODS_CPU_PROF}`] : [])], stdio: ['ignore', 'ignore', 'ignore', 'ipc'] });
+  await new Promise((resolve) => child.once('message', resolve));
+  return {
+    url: `http://127.0.0.1:${port}`, child,
+    reset: () => child.send('reset'),
+    read: () => new Promise((r) => { child.once('message', (m) => r(m as { p99: number; max: number })); child.send('read'); }),
+  };
+}
+
+interface ProbeResult { latencies: number[]; failures: number }
+function startProbe(url: string): Promise<{ start(): void; stop(): Promise<ProbeResult>; exit(): void }> {
+  const child = fork(fileURLToPath(new URL('./health-probe.mjs', import.meta.url)), [url], { stdio: 'inherit' });
+  return new Promise((resolve) => child.once('message', () => resolve({
+    start: () => child.send('start'),
+    stop: () => new Promise((r) => { child.once('message', (m) => r(m as ProbeResult)); child.send('stop'); }),
+    exit: () => child.send('exit'),
+  })));
+}
+
+function pct(sorted: number[], p: number): number {
+  return sorted.length ? sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)]! : NaN;
+}
+
+function openWs(url: string, protocol?: string): Promise<WebSocket> {
+  return new Promise((resolve, reject) => {
+    const ws = new WebSocket(url, protocol);
+    ws.once('open', () => resolve(ws));
+    ws.once('error', reject);
+  });
+}
+
+async function until(check: () => boolean, ms: number, quietMs = 0, progress?: () => number): Promise<void> {
+  const end = Date.now() + ms;
+  let last = progress?.() ?? 0;
+  let lastChange = Date.now();
+  while (!check() && Date.now() < end) {
+    await sleep(20);
+    if (progress) {
+      const now = progress();
+      if (now !== last) { last = now; lastChange = Date.now(); } else if (quietMs && Date.now() - lastChange > quietMs) return;
+    }
+  }
+}
+
+function codes(list: (number | undefined)[]): string {
+  const counts = new Map<string, number>();
+  for (const c of list) counts.set(String(c ?? 'open'), (counts.get(String(c ?? 'open')) ?? 0) + 1);
+  return [...counts].map(([c, n]) => `${n}×${c}`).join(' ');
+}
+
+type Flood = (ws: string, http: string) => Promise<string>;
+
+/** One socket, 200k small valid messages to the echo route. */
+const message: Flood = async (base) => {
+  const ws = await openWs(`${base}/ws/echo`);
+  let code: number | undefined;
+  ws.on('close', (c) => { code = c; });
+  let echoes = 0;
+  ws.on('message', () => echoes++);
+  const total = 200_000;
+  let sent = 0;
+  while (sent < total && code === undefined) {
+    for (let i = 0; i < 5000 && sent < total; i++, sent++) ws.send('hi');
+    await turn();
+    while (ws.bufferedAmount > 4 << 20 && code === undefined) await sleep(1);
+  }
+  await until(() => code !== undefined || echoes >= sent, 120_000, 2000, () => echoes);
+  ws.terminate();
+  return `sent ${sent}, echoed ${echoes}, close ${code ?? 'none'}`;
+};
+
+/** `/ws/chat`: 100 listeners, `publishers` × `each` messages of 1 KB. */
+function chat(publishers: number, each: number): Flood {
+  return async (base) => {
+    const listeners = await Promise.all(Array.from({ length: 100 }, () => openWs(`${base}/ws/chat`)));
+    let frames = 0;
+    const closes: (number | undefined)[] = listeners.map(() => undefined);
+    const reasons = new Set<string>();
+    listeners.forEach((ws, i) => { ws.on('message', () => frames++); ws.on('close', (c, r) => { closes[i] = c; if (r.length) reasons.add(r.toString()); }); });
+    const pubs = await Promise.all(Array.from({ length: publishers }, () => openWs(`${base}/ws/chat`)));
+    const pubCloses: (number | undefined)[] = pubs.map(() => undefined);
+    pubs.forEach((ws, i) => ws.on('close', (c) => { pubCloses[i] = c; }));
+    const text = 'x'.repeat(1000);
+    for (let k = 0; k < each; k += 500) {
+      for (const ws of pubs) for (let i = k; i < Math.min(each, k + 500); i++) if (ws.readyState === WebSocket.OPEN) ws.send(text);
+      await turn();
+    }
+    const expected = 100 * publishers * each;
+    await until(() => frames >= expected, 120_000, 3000, () => frames);
+    for (const ws of [...listeners, ...pubs]) ws.terminate();
+    return `${frames} of ${expected} frames to the 100 listeners; listeners ${codes(closes)}${reasons.size ? ` (${[...reasons].join('; ')})` : ''}; publishers ${codes(pubCloses)}`;
+  };
+}
+
+async function graphqlSockets(base: string, count: number, perSocket: number): Promise<{ sockets: WebSocket[]; next: () => number }> {
+  let nexts = 0;
+  const sockets = await Promise.all(Array.from({ length: count }, async (_, k) => {
+    const ws = await openWs(`${base}/graphql`, 'graphql-transport-ws');
+    const ready = new Promise<void>((resolve) => ws.on('message', (d: Buffer) => {
+      const m = JSON.parse(d.toString()) as { type: string; id?: string };
+      if (m.type === 'next' && m.id !== 'marker') nexts++;
+      if (m.type === 'connection_ack') {
+        for (let i = 0; i < perSocket; i++) ws.send(JSON.stringify({ id: `s${i}`, type: 'subscribe', payload: { query: 'subscription { bookAdded { id title } }' } }));
+        ws.send(JSON.stringify({ id: 'marker', type: 'subscribe', payload: { query: '{ hello }' } }));
+      }
+      if (m.type === 'complete' && m.id === 'marker') resolve();
+    }));
+    ws.send(JSON.stringify({ type: 'connection_init' }));
+    await ready;
+    void k;
+    return ws;
+  }));
+  return { sockets, next: () => nexts };
+}
+
+function addBooks(http: string, n: number): Promise<unknown> {
+  return Promise.all(Array.from({ length: n }, (_, i) => fetch(`${http}/graphql`, {
+    method: 'POST', headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ query: `mutation { addBook(input: { title: "Flood ${i}", authorId: "a1" }) { id } }` }),
+  }).then((r) => r.arrayBuffer())));
+}
+
+let stormSockets: WebSocket[] = [];
+/** 202 sockets × 99 subscriptions (≈ 20k; 100 operations per socket with the marker query) + 5 addBook. */
+const graphql: Flood = async (base, http) => {
+  const { sockets, next } = await graphqlSockets(base, 202, 99);
+  stormSockets = sockets;
+  const subs = sockets.length * 99;
+  (graphql as { start?: () => void }).start?.();
+  await addBooks(http, 5);
+  await until(() => next() >= subs * 5, 120_000, 3000, next);
+  return `${subs} subscriptions, ${next()} of ${subs * 5} next frames`;
+};
+/** Closing the storm's sockets at once (their ≈ 20k subscriptions released). */
+const teardown: Flood = async () => {
+  for (const ws of stormSockets) ws.terminate();
+  await sleep(3000);
+  return `${stormSockets.length} sockets (${stormSockets.length * 99} subscriptions) dropped; /health probed for 3 s`;
+};
+
+/** 5 sockets × 30,000 subscribe messages. */
+const subscribe: Flood = async (base) => {
+  const sockets = await Promise.all(Array.from({ length: 5 }, () => openWs(`${base}/graphql`, 'graphql-transport-ws')));
+  let answers = 0;
+  const closes: (number | undefined)[] = sockets.map(() => undefined);
+  sockets.forEach((ws, i) => {
+    ws.on('message', () => answers++);
+    ws.on('close', (c) => { closes[i] = c; });
+    ws.send(JSON.stringify({ type: 'connection_init' }));
+  });
+  await sleep(200);
+  for (let k = 0; k < 30_000; k += 1000) {
+    for (const ws of sockets) for (let i = k; i < k + 1000; i++) if (ws.readyState === WebSocket.OPEN) ws.send(JSON.stringify({ id: `s${i}`, type: 'subscribe', payload: { query: 'subscription { bookAdded { id title } }' } }));
+    await turn();
+  }
+  await until(() => closes.every((c) => c !== undefined) || answers >= 5 * 29_900, 120_000, 3000, () => answers);
+  for (const ws of sockets) ws.terminate();
+  return `${answers} frames back; sockets ${codes(closes)}`;
+};
+
+/** No flood: /health alone for 3 s, the machine's own noise. */
+const idle: Flood = async () => {
+  await sleep(3000);
+  return 'no flood';
+};
+
+const FLOODS: [string, Flood][] = [
+  ['idle', idle],
+  ['message', message],
+  ['chat', chat(1, 5000)],
+  ['chat-spread', chat(25, 200)],
+  ['graphql', graphql],
+  ['teardown', teardown],
+  ['subscribe', subscribe],
+];
+
+const server = await startServer();
+const { url, child } = server;
+const probe = await startProbe(url);
+const wsBase = url.replace('http', 'ws');
+console.log(`example server ${url} (root ${root})`);
+// Warm-up: protocols load on first use (lazy imports, JIT); the first upgrade is not the flood's cost.
+for (const path of ['/ws/echo', '/ws/chat']) (await openWs(`${wsBase}${path}`)).close();
+(await openWs(`${wsBase}/graphql`, 'graphql-transport-ws')).close();
+await addBooks(url, 1);
+probe.start();
+await sleep(500);
+await probe.stop();
+console.log('flood | /health n | p50 ms | p99 ms | max ms | failed | server loop delay p99 / max ms | flood');
+try {
+  for (const [name, flood] of FLOODS) {
+    if (only && !only.includes(name) && !(name === 'teardown' && only.includes('graphql'))) continue;
+    // The GraphQL storm's subscriptions are set up before the probe starts: the mutations are the flood.
+    let started = false;
+    const start = () => { if (!started) { started = true; probe.start(); server.reset(); } };
+    (graphql as { start?: () => void }).start = start;
+    if (name !== 'graphql') start();
+    const t0 = performance.now();
+    const what = await flood(wsBase, url);
+    const seconds = ((performance.now() - t0) / 1000).toFixed(1);
+    start();
+    const { latencies, failures } = await probe.stop();
+    const loop = await server.read();
+    const sorted = latencies.sort((a, b) => a - b);
+    console.log(`${name} | ${sorted.length} | ${pct(sorted, 50).toFixed(1)} | ${pct(sorted, 99).toFixed(1)} | ${sorted.at(-1)?.toFixed(1)} | ${failures} | ${loop.p99.toFixed(0)} / ${loop.max.toFixed(0)} | ${what} (${seconds} s)`);
+    await sleep(1000);
+  }
+} finally {
+  probe.exit();
+  child.kill('SIGTERM');
+  await once(child, 'exit');
+}

@@ -1,0 +1,42 @@
+/**
+ * `/health` prober for bench/floods.ts, in its own process so the latencies it measures are the
+ * server's, not the flood clients': forked with the server URL, it requests `/health` one at a time
+ * (a new request 5 ms after each answer) between a 'start' and a 'stop' message, then sends back every
+ * latency in milliseconds.
+ */
+const url = `${process.argv[2]}/health`;
+let running = false;
+let latencies = [];
+let failures = 0;
+
+async function probe() {
+  while (running) {
+    const t0 = performance.now();
+    try {
+      const res = await fetch(url, { signal: AbortSignal.timeout(30_000) });
+      await res.arrayBuffer();
+      if (res.status !== 200) failures++;
+    } catch {
+      failures++;
+    }
+    latencies.push(performance.now() - t0);
+    await new Promise((r) => setTimeout(r, 5));
+  }
+}
+
+let loop;
+process.on('message', async (m) => {
+  if (m === 'start') {
+    latencies = [];
+    failures = 0;
+    running = true;
+    loop = probe();
+  } else if (m === 'stop') {
+    running = false;
+    await loop;
+    process.send({ latencies, failures });
+  } else if (m === 'exit') {
+    process.exit(0);
+  }
+});
+process.send('ready');
