@@ -4,11 +4,24 @@
  * case's expectation; at `--level lenient`, `passed` when that is the other validation style of
  * the same kind of error.
  */
-import type { ConformanceLevel } from './compare.js';
-import { notExcusedBecause } from './contradiction-verdict.js';
-import { contradictionIndex, contradictionsFor, coveringEach, type Contradiction } from './contradictions.js';
-import type { CaseResult } from './runner.js';
-import { isWebSocketCase, type LoadedCase } from './types.js';
+import type { ConformanceLevel, Mismatch } from './compare.js';
+import { notExcusedBecause, type Answer } from './contradiction-verdict.js';
+import { contradictionIndex, contradictionsFor, coveringEach } from './contradictions.js';
+import { isWebSocketCase, type CaseExpectedResponse, type Contradiction, type LoadedCase } from './types.js';
+
+/**
+ * The parts of a case result (runner.ts's CaseResult) a verdict reads and sets; declared here so
+ * this module does not import the runner that imports it.
+ */
+export interface CaseResult {
+  id: string;
+  status: 'passed' | 'failed' | 'contradicted' | 'skipped';
+  mismatches: Mismatch[];
+  error?: string;
+  expected?: CaseExpectedResponse;
+  actual?: Answer;
+  contradiction?: Contradiction & { note?: string };
+}
 
 /**
  * Turn failures that lie only in fields the corpus contradicts into `contradicted`: every mismatch

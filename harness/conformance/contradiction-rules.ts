@@ -20,9 +20,8 @@
 import { isDeepStrictEqual } from 'node:util';
 import { diffJson, isPattern, type Mismatch } from './compare.js';
 import { expectedAt, inStyleOf, wording } from './contradiction-verdict.js';
-import type { Contradiction } from './contradictions.js';
 import { situationOf } from './error-situation.js';
-import { isWebSocketCase, type ConformanceCase, type LoadedCase } from './types.js';
+import { isWebSocketCase, type ConformanceCase, type Contradiction, type LoadedCase } from './types.js';
 
 type Json = Record<string, unknown>;
 const isObject = (v: unknown): v is Json => typeof v === 'object' && v !== null && !Array.isArray(v);

@@ -9,8 +9,7 @@
  */
 import { isDeepStrictEqual } from 'node:util';
 import { OPTIONAL_ERROR_ITEM_KEYS, type ConformanceLevel } from './compare.js';
-import type { Contradiction } from './contradictions.js';
-import type { CaseExpectedResponse } from './types.js';
+import type { CaseExpectedResponse, Contradiction } from './types.js';
 
 /** What a server answered, as far as a verdict needs it. */
 export interface Answer {

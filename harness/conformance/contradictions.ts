@@ -13,28 +13,9 @@
 import data from './contradictions.json' with { type: 'json' };
 import type { Mismatch } from './compare.js';
 import { contradictionsByRule } from './contradiction-rules.js';
-import type { LoadedCase } from './types.js';
+import type { Contradiction, LoadedCase } from './types.js';
 
-export interface Contradiction {
-  /** The case id (canonical: `testing_data/<category>/<stem>` or `fixtures/<category>/<id>`). */
-  case: string;
-  /** The case whose expectation this one contradicts. */
-  conflicts_with: string;
-  /** The contradicted field, as a path into the case document. */
-  field: string;
-  /**
-   * The field in the conflicting case when it lies elsewhere than `field` (an error item at another
-   * index); default `field`.
-   */
-  other_field?: string;
-  /** What differs, in words. */
-  reason: string;
-  /**
-   * The rule that found it (contradiction-rules.ts); absent for an entry of contradictions.json.
-   * At `--level lenient` a `validation-style` answer passes: the level accepts either style.
-   */
-  rule?: 'same-request' | 'validation-style' | 'validation-input';
-}
+export type { Contradiction } from './types.js';
 
 export const CONTRADICTIONS: readonly Contradiction[] = Object.freeze((data as { contradictions: Contradiction[] }).contradictions.map((c) => Object.freeze({ ...c })));
 

@@ -153,3 +153,28 @@ export function isWebSocketCase(c: LoadedCase): c is WebSocketCase {
 export function isRunnableWebSocket(c: LoadedCase): c is WebSocketCase & { skip: undefined } {
   return isWebSocketCase(c) && c.skip === undefined;
 }
+
+/**
+ * A known contradiction of the corpus (contradictions.ts): declared here, beside the case types, so the
+ * rules, the verdicts and the list can share it without importing one another.
+ */
+export interface Contradiction {
+  /** The case id (canonical: `testing_data/<category>/<stem>` or `fixtures/<category>/<id>`). */
+  case: string;
+  /** The case whose expectation this one contradicts. */
+  conflicts_with: string;
+  /** The contradicted field, as a path into the case document. */
+  field: string;
+  /**
+   * The field in the conflicting case when it lies elsewhere than `field` (an error item at another
+   * index); default `field`.
+   */
+  other_field?: string;
+  /** What differs, in words. */
+  reason: string;
+  /**
+   * The rule that found it (contradiction-rules.ts); absent for an entry of contradictions.json.
+   * At `--level lenient` a `validation-style` answer passes: the level accepts either style.
+   */
+  rule?: 'same-request' | 'validation-style' | 'validation-input';
+}
