@@ -6,7 +6,6 @@
  * seen, work fails at once instead of waiting out the command timeout again, until Redis answers.
  */
 import type { Logger } from 'pino';
-import { REDIS_RECONNECT_MAX_DELAY_MS } from './redis-policy.js';
 
 /** 'up': every connection answers; 'down': commands time out or fail (a hung or refusing Redis); 'reconnecting': a connection closed, or is not connected yet, and ioredis is (re)connecting. */
 export type StoreState = 'up' | 'down' | 'reconnecting';
@@ -20,6 +19,9 @@ export interface StoreStatus {
 
 /** Refusals (and other expected failures) are logged at most once per this many ms, with a count: 1000. */
 export const DEFAULT_STORE_LOG_INTERVAL_MS = 1000;
+
+/** While Redis is not answering, how often a PING asks whether it is back, ms: 200. */
+export const PROBE_INTERVAL_MS = 200;
 
 /* eslint-disable @typescript-eslint/no-explicit-any -- ioredis is optional: its types stay out of keel's declarations */
 type Client = any;
@@ -198,7 +200,7 @@ export class StoreHealth {
           return;
         }
         this.#probe!().then(() => this.commandSucceeded(), () => undefined).finally(tick);
-      }, REDIS_RECONNECT_MAX_DELAY_MS / 2);
+      }, PROBE_INTERVAL_MS);
       this.#probeTimer.unref();
     };
     tick();

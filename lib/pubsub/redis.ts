@@ -10,12 +10,27 @@
  * instance's own subscribers and logs a warning (fail open: events are notifications);
  * `passOnStoreError: false` rejects `publish()` with PubSubUnavailableError (fail closed: the
  * built-in schema's `addBook` then reports the error). docs/scaling.md.
+ *
+ * Honest around outages (issue 28): this instance's subscribers get each event it publishes exactly
+ * once, straight from publish() (its copy coming back from Redis is recognised by the instance id in
+ * the message and skipped), so a publish that timed out and ran late cannot deliver twice here; a
+ * publish answered as failed is delivered nowhere (a deadline checked in Redis, ./redis-publish.ts);
+ * right after a reconnect a publish waits for the subscribers of its topic to be back, or fails.
  */
+import { randomUUID } from 'node:crypto';
 import { pino, type Logger } from 'pino';
 import { HttpError } from '../errors.js';
 import { missingPackages, missingPackagesError } from '../packages.js';
 import { boundedRetryStrategy, DEFAULT_REDIS_COMMAND_TIMEOUT_MS } from '../redis-policy.js';
+import { errorText, StoreHealth, type StoreStatus } from '../store-health.js';
 import { checkTopic, encodePayload, MemoryPubSub, type PubSub } from './memory.js';
+import { PUBLISH_BEFORE_SCRIPT, PUBLISH_DEADLINE_MARGIN_MS, Receivers, RedisClock } from './redis-publish.js';
+
+/**
+ * Messages keel publishes: `k1 <instance id> <JSON payload>`. A message without the tag (another
+ * publisher, an older keel) is taken as JSON payload, as before.
+ */
+const TAG = 'k1 ';
 
 /** Prefix of every channel: 'keel:ps:'. */
 export const DEFAULT_PUBSUB_PREFIX = 'keel:ps:';
@@ -63,8 +78,12 @@ export class RedisPubSub implements PubSub {
   readonly #local: MemoryPubSub;
   /** Topics whose channel this instance subscribed, with the SUBSCRIBE in flight or done. */
   readonly #channels = new Map<string, Promise<unknown>>();
-  #clients: Promise<{ pub: Client; sub: Client }> | undefined;
+  #clients: Promise<{ pub: Client; sub: Client; clock: RedisClock }> | undefined;
   #closed = false;
+  /** Tells this instance's messages from other instances' (a fresh id per RedisPubSub). */
+  readonly #origin = randomUUID();
+  readonly #health: StoreHealth;
+  readonly #receivers = new Receivers();
 
   constructor(options: RedisPubSubOptions) {
     const c = options?.connection;
@@ -77,9 +96,19 @@ export class RedisPubSub implements PubSub {
     this.#prefix = options.prefix ?? DEFAULT_PUBSUB_PREFIX;
     this.#logger = options.logger ?? pino({ level: 'warn', base: { name: 'keel.pubsub' } });
     this.#local = new MemoryPubSub({ maxQueued: options.maxQueued });
+    this.#health = new StoreHealth(this.#logger, 'pubsub');
+    // Back from a reconnect: subscriptions are being re-established everywhere (ioredis does it).
+    this.#health.onChange((state, previous) => {
+      if (state === 'up' && previous === 'reconnecting') this.#receivers.reconnected();
+    });
   }
 
-  #connect(): Promise<{ pub: Client; sub: Client }> {
+  /** The state of Redis as this pub/sub sees it (readiness: `{ redis: 'up' }` when events cross instances). */
+  status(): StoreStatus {
+    return this.#health.status();
+  }
+
+  #connect(): Promise<{ pub: Client; sub: Client; clock: RedisClock }> {
     this.#clients ??= (async () => {
       const missing = missingPackages(['ioredis@6']);
       if (missing.length) throw missingPackagesError('RedisPubSub', missing);
@@ -90,7 +119,7 @@ export class RedisPubSub implements PubSub {
         // Bounded reconnects unless the user's connection options choose their own strategy.
         const extra = { retryStrategy: boundedRetryStrategy, ...(typeof c === 'object' ? c : {}), ...own };
         const client = typeof c === 'string' ? new Redis(c, extra) : new Redis(extra);
-        client.on('error', (err: Error) => this.#logger.debug({ err }, 'pubsub: redis connection error'));
+        client.on('error', (err: Error) => this.#logger.debug({ err: errorText(err) }, 'pubsub: redis connection error'));
         return client;
       };
       // While Redis is down a publish fails after one reconnection attempt (or PUBLISH_TIMEOUT_MS); the
@@ -99,7 +128,10 @@ export class RedisPubSub implements PubSub {
       const pub = make({ maxRetriesPerRequest: 1, commandTimeout: PUBLISH_TIMEOUT_MS });
       const sub = make({ maxRetriesPerRequest: null });
       sub.on('message', (channel: string, text: string) => this.#receive(channel.slice(this.#prefix.length), text));
-      return { pub, sub };
+      pub.defineCommand('keelPublishBefore', { numberOfKeys: 0, lua: PUBLISH_BEFORE_SCRIPT });
+      this.#health.attach(pub, () => pub.ping());
+      this.#health.attach(sub);
+      return { pub, sub, clock: new RedisClock(pub) };
     })();
     return this.#clients;
   }
@@ -107,6 +139,12 @@ export class RedisPubSub implements PubSub {
   #receive(topic: string, text: string): void {
     let payload: unknown;
     try {
+      if (text.startsWith(TAG)) {
+        const space = text.indexOf(' ', TAG.length);
+        // This instance's own event: its subscribers had it from publish().
+        if (text.slice(TAG.length, space) === this.#origin) return;
+        text = text.slice(space + 1);
+      }
       payload = JSON.parse(text);
     } catch (err) {
       this.#logger.warn({ err, topic }, 'pubsub: message is not JSON; dropped');
@@ -123,16 +161,55 @@ export class RedisPubSub implements PubSub {
     void this.#connect().then(({ sub }) => sub.unsubscribe(this.#prefix + topic)).catch(() => undefined);
   }
 
+  /**
+   * Publish to every instance. Resolves once Redis took the event (this instance's subscribers have it
+   * then, once); fails within about PUBLISH_TIMEOUT_MS (RESUBSCRIBE_WAIT_MS right after a reconnect).
+   */
   async publish(topic: string, payload: unknown): Promise<void> {
     checkTopic(topic);
     const text = encodePayload(topic, payload);
     try {
-      const { pub } = await this.#connect();
-      await pub.publish(this.#prefix + topic, text);
+      // Known away: fail at once (a chat loop awaiting each publish is not held up per message).
+      if (!this.#health.available) throw new Error('Redis is unavailable (waiting for it to answer again)');
+      await this.#publishBefore(topic, text, Date.now() + PUBLISH_TIMEOUT_MS);
+      this.#health.commandSucceeded();
     } catch (err) {
+      if (this.#health.available && !(err instanceof ReceiversMissing)) this.#health.commandFailed(err);
       if (this.#options.passOnStoreError === false) throw new PubSubUnavailableError(topic, err);
-      this.#logger.warn({ err, topic }, 'pubsub: redis unavailable; event delivered to this instance only (passOnStoreError)');
-      this.#local.publish(topic, JSON.parse(text));
+      this.#health.count('pubsub: redis unavailable; events delivered to this instance only (passOnStoreError)', { topic, reason: errorText(err) });
+    }
+    this.#local.publish(topic, JSON.parse(text));
+  }
+
+  /** PUBLISH unless Redis's clock passed `deadline` first; rejects at `deadline` at the latest. */
+  async #publishBefore(topic: string, text: string, deadline: number): Promise<void> {
+    let timer: NodeJS.Timeout | undefined;
+    const expected = this.#receivers.expected(topic);
+    const end = expected ? Math.max(deadline, expected.until) : deadline;
+    const late = new Promise<never>((_, reject) => (timer = setTimeout(() => reject(new Error(`Redis did not take the event within ${end - Date.now()} ms`)), end - Date.now())));
+    const attempt = (async () => {
+      const { pub, clock } = await this.#connect();
+      let budget = deadline;
+      if (expected) {
+        // Right after a reconnect: wait for the instances subscribed before (bounded), else report failure.
+        for (;;) {
+          const [, n] = (await pub.pubsub('NUMSUB', this.#prefix + topic)) as [string, number];
+          if (Number(n) >= expected.count) break;
+          if (Date.now() + 50 >= expected.until) throw new ReceiversMissing(topic, Number(n), expected.count);
+          await new Promise((r) => setTimeout(r, 50));
+        }
+        budget = Math.max(deadline, Math.min(expected.until, Date.now() + PUBLISH_TIMEOUT_MS));
+      }
+      const redisDeadline = budget - PUBLISH_DEADLINE_MARGIN_MS + (await clock.offset());
+      const n = Number(await pub.keelPublishBefore(this.#prefix + topic, `${TAG}${this.#origin} ${text}`, Math.floor(redisDeadline)));
+      if (n < 0) throw new Error('Redis took the event after its deadline: not published');
+      this.#receivers.published(topic, n);
+    })();
+    attempt.catch(() => undefined); // settled after the deadline answered
+    try {
+      await Promise.race([attempt, late]);
+    } finally {
+      clearTimeout(timer);
     }
   }
 
@@ -166,9 +243,17 @@ export class RedisPubSub implements PubSub {
   /** Disconnect both connections. */
   async close(): Promise<void> {
     this.#closed = true;
+    this.#health.close();
     if (!this.#clients) return;
     const clients = await this.#clients.catch(() => undefined);
     clients?.pub.disconnect();
     clients?.sub.disconnect();
+  }
+}
+
+/** After a reconnect, the topic's subscribers were not all back in time: the event was not published. */
+class ReceiversMissing extends Error {
+  constructor(topic: string, have: number, want: number) {
+    super(`${have} of the ${want} subscriber connections of "${topic}" were back after the reconnect: not published`);
   }
 }
