@@ -46,9 +46,11 @@ export class StoreHealth {
   #probeTimer: NodeJS.Timeout | undefined;
   #counts = new Map<string, { n: number; fields: Record<string, unknown> }>();
   #countTimer: NodeJS.Timeout | undefined;
-  #listeners: ((state: StoreState, previous: StoreState) => void)[] = [];
+  #listeners: ((state: StoreState, previous: StoreState, reconnected: boolean) => void)[] = [];
   #closed = false;
   #everUp = false;
+  /** A connection that was up closed since the state was last 'up' (its subscriptions had to be renewed). */
+  #lostConnection = false;
   #toldUnreachable = false;
 
   constructor(logger: Logger, component: string, intervalMs = DEFAULT_STORE_LOG_INTERVAL_MS) {
@@ -63,11 +65,14 @@ export class StoreHealth {
     if (probe) this.#probe ??= probe;
     client.on('ready', () => {
       this.#clients.set(client, 'up');
+      // A fresh connection answered its handshake: whatever hung before is gone.
+      this.#hung = false;
       this.#update();
     });
     client.on('close', () => {
       if (this.#closed) return;
       this.#failing = true;
+      if (this.#clients.get(client) === 'up') this.#lostConnection = true;
       this.#clients.set(client, 'reconnecting');
       this.#update();
     });
@@ -115,8 +120,11 @@ export class StoreHealth {
     this.#update();
   }
 
-  /** Call `listener` on each change of state (after it is logged). */
-  onChange(listener: (state: StoreState, previous: StoreState) => void): void {
+  /**
+   * Call `listener` on each change of state (after it is logged); `reconnected` is true when the state
+   * becomes 'up' after a connection was lost and made again (subscriptions renewed, not just a hang over).
+   */
+  onChange(listener: (state: StoreState, previous: StoreState, reconnected: boolean) => void): void {
     this.#listeners.push(listener);
   }
 
@@ -188,7 +196,9 @@ export class StoreHealth {
       // as above
     }
     if (next === 'down') this.#startProbe();
-    for (const l of this.#listeners) l(next, previous);
+    const reconnected = next === 'up' && this.#lostConnection;
+    if (next === 'up') this.#lostConnection = false;
+    for (const l of this.#listeners) l(next, previous, reconnected);
   }
 
   #startProbe(): void {

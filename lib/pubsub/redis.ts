@@ -98,8 +98,8 @@ export class RedisPubSub implements PubSub {
     this.#local = new MemoryPubSub({ maxQueued: options.maxQueued });
     this.#health = new StoreHealth(this.#logger, 'pubsub');
     // Back from a reconnect: subscriptions are being re-established everywhere (ioredis does it).
-    this.#health.onChange((state, previous) => {
-      if (state === 'up' && previous === 'reconnecting') this.#receivers.reconnected();
+    this.#health.onChange((_state, _previous, reconnected) => {
+      if (reconnected) this.#receivers.reconnected();
     });
   }
 
