@@ -22,6 +22,7 @@ import { pino, type Logger } from 'pino';
 import { HttpError } from '../errors.js';
 import { missingPackages, missingPackagesError } from '../packages.js';
 import { boundedRetryStrategy, DEFAULT_REDIS_COMMAND_TIMEOUT_MS } from '../redis-policy.js';
+import { logBase } from '../log-level.js';
 import { errorText, StoreHealth, type StoreStatus } from '../store-health.js';
 import { checkTopic, encodePayload, MemoryPubSub, type PubSub } from './memory.js';
 import { PUBLISH_BEFORE_SCRIPT, PUBLISH_DEADLINE_MARGIN_MS, Receivers, RedisClock } from './redis-publish.js';
@@ -94,7 +95,7 @@ export class RedisPubSub implements PubSub {
     if (options.passOnStoreError !== undefined && typeof options.passOnStoreError !== 'boolean') throw new TypeError(`RedisPubSub passOnStoreError must be true or false, got ${JSON.stringify(options.passOnStoreError)}`);
     this.#options = options;
     this.#prefix = options.prefix ?? DEFAULT_PUBSUB_PREFIX;
-    this.#logger = options.logger ?? pino({ level: 'warn', base: { name: 'keel.pubsub' } });
+    this.#logger = options.logger ?? pino({ level: 'warn', base: logBase('keel.pubsub') });
     this.#local = new MemoryPubSub({ maxQueued: options.maxQueued });
     this.#health = new StoreHealth(this.#logger, 'pubsub');
     // Back from a reconnect: subscriptions are being re-established everywhere (ioredis does it).
