@@ -33,6 +33,7 @@ import {
   DEFAULT_BULLMQ_STALLED_INTERVAL_MS, JOB_ID_PATTERN, type BullMqBackgroundOptions,
 } from './bullmq-options.js';
 import { JobFates } from './fate.js';
+import { logStall, settlesWithin } from './bullmq-support.js';
 import { errorText, StoreHealth, type StoreStatus } from '../store-health.js';
 
 export * from './bullmq-options.js';
@@ -104,16 +105,6 @@ export const ENQUEUE_TIMEOUT_MS = DEFAULT_REDIS_COMMAND_TIMEOUT_MS;
 
 /** After the drain timeout, how long aborted jobs get to be moved back to waiting (and the queue to close): 5000 ms. */
 export const HAND_BACK_GRACE_MS = 5000;
-
-/** Whether `p` settles within `ms` (it keeps running either way). */
-async function settlesWithin(p: Promise<unknown>, ms: number): Promise<boolean> {
-  let timer: NodeJS.Timeout | undefined;
-  const late = new Promise<false>((r) => (timer = setTimeout(() => r(false), ms)));
-  const done = p.then(() => true, () => true);
-  const result = await Promise.race([done, late]);
-  clearTimeout(timer);
-  return result;
-}
 
 /** Why a running job's signal fired at shutdown: it is handed back, not failed. */
 const HANDED_BACK = 'keel: shutdown drain timed out; job handed back to the queue';
@@ -354,24 +345,9 @@ class BullMqExecutor implements BackgroundRunner {
     }
   }
 
-  /** BullMQ found `jobId` stalled (lock expired): log it with its attempt, and say whether it failed for good. */
-  async #stalled(jobId: string): Promise<void> {
-    const maxStalledCount = this.#options.maxStalledCount ?? DEFAULT_BULLMQ_MAX_STALLED_COUNT;
-    let job: any;
-    let state = 'unknown';
-    try {
-      job = await this.#queue.getJob(jobId);
-      state = job ? await job.getState() : 'missing';
-    } catch {
-      // Redis away again: log what is known.
-    }
-    const fields = {
-      job_id: jobId, task: job?.name, request_id: job?.data?.metadata?.request_id, attempt: (job?.attemptsMade ?? 0) + 1,
-      stalled_count: job?.stalledCounter, max_stalled_count: maxStalledCount, state,
-      lock_duration_ms: this.#options.lockDuration ?? DEFAULT_BULLMQ_LOCK_DURATION_MS,
-    };
-    if (state === 'failed') this.#logger.error(fields, 'background job failed: stalled more than maxStalledCount times (its worker died or blocked its event loop past lockDuration)');
-    else this.#logger.warn(fields, 'background job stalled (its worker died or blocked its event loop past lockDuration); moved back to waiting: it will run again');
+  /** BullMQ found `jobId` stalled (lock expired): log it with its attempt, and whether it failed for good. */
+  #stalled(jobId: string): Promise<void> {
+    return logStall(this.#queue, jobId, this.#options, this.#logger);
   }
 
   /** Resolves when no job runs in this process (jobs waiting in Redis belong to every instance). */

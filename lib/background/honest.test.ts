@@ -38,7 +38,7 @@ describe('the BullMQ executor, honest about what it stored', { skip: NO_REDIS },
     redis?.resume();
     for (const c of closers) await c().catch(() => undefined);
     await redis?.stop();
-  });
+  }, { timeout: 60_000 }); // a hang in teardown fails the file instead of holding the run
 
   async function start(options: Record<string, unknown> = {}): Promise<{ app: App; bg: BackgroundRunner; ran: string[]; queue: Queue; logs: LogRecord[] }> {
     const queueName = `honest${++queueNo}`;

@@ -20,7 +20,7 @@ describe('RedisPubSub during a Redis outage', { skip: NO_REDIS }, () => {
 
   before(async () => {
     redis = await startRedis();
-    pubsub = new RedisPubSub({ connection: redis.url, passOnStoreError: false });
+    pubsub = new RedisPubSub({ connection: redis.url, passOnStoreError: false, logger: pino({ level: 'silent' }) });
   });
   after(async () => {
     redis?.resume();
@@ -51,7 +51,7 @@ describe('RedisPubSub during a Redis outage', { skip: NO_REDIS }, () => {
 
   describe('when a publish is refused during a hang', () => {
     it('should deliver it nowhere after Redis resumes, while the next publish arrives', async () => {
-      const other = new RedisPubSub({ connection: redis.url });
+      const other = new RedisPubSub({ connection: redis.url, logger: pino({ level: 'silent' }) });
       try {
         const events = other.subscribe('late');
         await other.subscribed('late');

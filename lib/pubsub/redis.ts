@@ -187,7 +187,8 @@ export class RedisPubSub implements PubSub {
     let timer: NodeJS.Timeout | undefined;
     const expected = this.#receivers.expected(topic);
     const end = expected ? Math.max(deadline, expected.until) : deadline;
-    const late = new Promise<never>((_, reject) => (timer = setTimeout(() => reject(new Error(`Redis did not take the event within ${end - Date.now()} ms`)), end - Date.now())));
+    const wait = Math.max(0, end - Date.now());
+    const late = new Promise<never>((_, reject) => (timer = setTimeout(() => reject(new Error(`Redis did not take the event within ${wait} ms`)), wait)));
     const attempt = (async () => {
       const { pub, clock } = await this.#connect();
       let budget = deadline;

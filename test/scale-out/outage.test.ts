@@ -67,7 +67,7 @@ describe('when redis-server hangs, is killed and comes back under traffic', { sk
     redis?.resume();
     for (const a of apps) await a.close().catch(() => undefined);
     await redis?.stop();
-  });
+  }, { timeout: 60_000 }); // a hang in teardown fails the file instead of holding the run
 
   it('should answer within the bound, never run a refused job, never deliver an event twice, and deliver or refuse each publish', { timeout: 120_000 }, async () => {
     // A's events fail open (the default), and A reconnects late (its own retryStrategy): B's publishes

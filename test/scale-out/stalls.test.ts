@@ -23,7 +23,7 @@ describe('when a worker is killed (SIGKILL) while it runs a job', { skip: NO_RED
     await worker?.kill();
     for (const c of closers) await c().catch(() => undefined);
     await redis?.stop();
-  });
+  }, { timeout: 60_000 }); // a hang in teardown fails the file instead of holding the run
 
   it('should log the stall with the job id and attempt, and run the job again on another instance', { timeout: 90_000 }, async () => {
     worker = await startInstance({ REDIS_URL: redis.url, INSTANCE: 'W', MODE: 'worker', LOCK_MS: '1000' });
