@@ -108,4 +108,17 @@ describe('RedisPubSub during a Redis outage', { skip: NO_REDIS }, () => {
       }
     });
   });
+
+  describe('when a readiness check asks a RedisPubSub that never published', () => {
+    it('should report reconnecting until its connections are up, then up', async () => {
+      const fresh = new RedisPubSub({ connection: redis.url, logger: pino({ level: 'silent' }) });
+      try {
+        assert.equal(fresh.status().redis, 'reconnecting');
+        for (let i = 0; i < 100 && fresh.status().redis !== 'up'; i++) await new Promise((r) => setTimeout(r, 50));
+        assert.equal(fresh.status().redis, 'up');
+      } finally {
+        await fresh.close();
+      }
+    });
+  });
 });

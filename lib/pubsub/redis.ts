@@ -104,8 +104,12 @@ export class RedisPubSub implements PubSub {
     });
   }
 
-  /** The state of Redis as this pub/sub sees it (readiness: `{ redis: 'up' }` when events cross instances). */
+  /**
+   * The state of Redis as this pub/sub sees it (readiness: `{ redis: 'up' }` when events cross instances).
+   * The connections open on first use; asking opens them, so a readiness check does not wait for a publish.
+   */
   status(): StoreStatus {
+    if (!this.#clients && !this.#closed) this.#connect().catch((err: unknown) => this.#logger.warn({ err: errorText(err) }, 'pubsub: cannot connect'));
     return this.#health.status();
   }
 

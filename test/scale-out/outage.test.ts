@@ -66,6 +66,8 @@ describe('when redis-server hangs, is killed and comes back under traffic', { sk
   after(async () => {
     redis?.resume();
     for (const a of apps) await a.close().catch(() => undefined);
+    // The App does not own the pub/sub it was given: close it, or its reconnecting clients keep the file alive.
+    for (const a of apps) await a.pubsub.close();
     await redis?.stop();
   }, { timeout: 60_000 }); // a hang in teardown fails the file instead of holding the run
 
