@@ -5,7 +5,7 @@
 import type { IncomingMessage } from 'node:http';
 import { pino, type Logger } from 'pino';
 import { AppError, ConfigError } from './errors.js';
-import { logLevelFromEnv } from './log-level.js';
+import { logBase, logLevelFromEnv } from './log-level.js';
 import { HookRegistry, type Hook, type HookPhase } from './hooks.js';
 import type { RequestData, HandlerFunction, Handler } from './handler.js';
 import { ServerConfig, type ApiKeyConfigInput, type JwtConfigInput, type ServerConfigInput } from './records/server.js';
@@ -124,7 +124,7 @@ export type TypedRouteDefinition<P extends string, Pm, B, R, BR = undefined, Rs 
 };
 
 function defaultLogger(): Logger {
-  return pino({ level: logLevelFromEnv(), base: { name: 'keel' } });
+  return pino({ level: logLevelFromEnv(), base: logBase('keel') });
 }
 
 /**

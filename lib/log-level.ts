@@ -3,6 +3,7 @@
  * "default level:verbose must be included in custom levels" for a name it does not know; keel
  * refuses it first, saying which levels exist.
  */
+import cluster from 'node:cluster';
 import { pino } from 'pino';
 import { ConfigError } from './errors.js';
 import { show, suggest } from './records/define.js';
@@ -29,4 +30,13 @@ export function logLevelFromEnv(env: NodeJS.ProcessEnv = process.env): string {
     `KEEL_LOG_LEVEL=${show(given)} is not a log level: use one of ${LOG_LEVELS.join(', ')}${meant ? ` (did you mean "${meant}"?)` : ''}, or unset it for ${DEFAULT_LOG_LEVEL}.`,
     { record: 'environment', path: 'KEEL_LOG_LEVEL', key: 'KEEL_LOG_LEVEL', value: given },
   );
+}
+
+/**
+ * The fields on every line of keel's own default loggers: `name`, `pid` and, in a worker of a
+ * `workers > 1` server, `worker` (the node:cluster worker id), so the lines of processes sharing one
+ * output can be told apart.
+ */
+export function logBase(name: string): Record<string, unknown> {
+  return { name, pid: process.pid, ...(cluster.isWorker && cluster.worker ? { worker: cluster.worker.id } : {}) };
 }

@@ -5,7 +5,10 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
-import { fileURLToPath } from 'node:url';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath, pathToFileURL } from 'node:url';
 import { pino } from 'pino';
 import { App } from '../lib/index.js';
 import { ConfigError } from '../lib/errors.js';
@@ -60,5 +63,34 @@ describe('when KEEL_LOG_LEVEL is a level or unset', () => {
     assert.equal(logLevelFromEnv({}), 'info');
     assert.equal(logLevelFromEnv({ KEEL_LOG_LEVEL: '' }), 'info');
     assert.equal(logLevelFromEnv({ NODE_ENV: 'test' }), 'silent');
+  });
+});
+
+describe('when keel makes its default logger', () => {
+  it('should put pid on every line, and the cluster worker id in a worker', () => {
+    // A primary and one node:cluster worker, each logging one line through an App's default logger
+    // (cluster.fork() needs a script file).
+    const dir = mkdtempSync(join(tmpdir(), 'keel-log-'));
+    const file = join(dir, 'cluster.mts');
+    writeFileSync(file, [
+      "import cluster from 'node:cluster';",
+      `const { createApp } = await import(${JSON.stringify(pathToFileURL(join(ROOT, 'lib/index.ts')).href)});`,
+      "createApp().logger.info(cluster.isPrimary ? 'primary line' : 'worker line');",
+      "if (cluster.isPrimary) { const w = cluster.fork(); await new Promise((r) => w.on('exit', r)); } else process.exit(0);",
+    ].join('\n'));
+    const r = spawnSync(process.execPath, ['--import', 'tsx', file], {
+      cwd: ROOT, env: { ...process.env, KEEL_LOG_LEVEL: 'info', NODE_ENV: 'production' }, encoding: 'utf8', timeout: 60_000,
+    });
+    rmSync(dir, { recursive: true, force: true });
+    assert.equal(r.status, 0, r.stderr);
+    const lines = r.stdout.trim().split('\n').map((l) => JSON.parse(l) as Record<string, unknown>);
+    const primary = lines.find((l) => l.msg === 'primary line');
+    const worker = lines.find((l) => l.msg === 'worker line');
+    assert.ok(primary && worker, r.stdout);
+    assert.equal(typeof primary.pid, 'number');
+    assert.equal(primary.worker, undefined);
+    assert.equal(typeof worker.pid, 'number');
+    assert.notEqual(worker.pid, primary.pid);
+    assert.equal(worker.worker, 1);
   });
 });

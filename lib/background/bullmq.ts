@@ -16,6 +16,7 @@
  *   (Redis gone) is reported abandoned.
  * bullmq and ioredis are optional peer dependencies, loaded by `app.ready()` (docs/scaling.md).
  */
+import { randomUUID } from 'node:crypto';
 import type { Logger } from 'pino';
 import { AppError, HttpError } from '../errors.js';
 import { missingPackages, missingPackagesError } from '../packages.js';
@@ -27,45 +28,19 @@ import {
 } from './executor.js';
 import { checkPayload, type JobRegistry } from './jobs.js';
 import { observe } from '../observability/observe.js';
+import {
+  checkOptions, DEFAULT_BULLMQ_ATTEMPTS, DEFAULT_BULLMQ_BACKOFF, DEFAULT_BULLMQ_KEEP_COMPLETED, DEFAULT_BULLMQ_KEEP_FAILED,
+  DEFAULT_BULLMQ_LOCK_DURATION_MS, DEFAULT_BULLMQ_MAX_STALLED_COUNT, DEFAULT_BULLMQ_PREFIX, DEFAULT_BULLMQ_QUEUE,
+  DEFAULT_BULLMQ_STALLED_INTERVAL_MS, JOB_ID_PATTERN, type BullMqBackgroundOptions,
+} from './bullmq-options.js';
+import { JobFates } from './fate.js';
+import { logStall, settlesWithin } from './bullmq-support.js';
+import { errorText, StoreHealth, type StoreStatus } from '../store-health.js';
+
+export * from './bullmq-options.js';
 
 /** Packages the BullMQ executor needs (optional peer dependencies of keel). */
 export const BULLMQ_PACKAGES: readonly string[] = ['bullmq@6', 'ioredis@6'];
-/** Default BullMQ queue name: 'keel-background'. */
-export const DEFAULT_BULLMQ_QUEUE = 'keel-background';
-/** Default prefix of BullMQ's Redis keys: 'keel:bull'. */
-export const DEFAULT_BULLMQ_PREFIX = 'keel:bull';
-/** Default attempts per job: 1 (no retry). */
-export const DEFAULT_BULLMQ_ATTEMPTS = 1;
-/** Default backoff between attempts: exponential from 1000 ms. */
-export const DEFAULT_BULLMQ_BACKOFF = Object.freeze({ type: 'exponential' as const, delay: 1000 });
-/** Completed jobs kept in Redis (newest first): 1000. */
-export const DEFAULT_BULLMQ_KEEP_COMPLETED = 1000;
-/** Failed jobs kept in Redis: 5000. */
-export const DEFAULT_BULLMQ_KEEP_FAILED = 5000;
-
-export interface BullMqBackgroundOptions {
-  /** Redis URL (`redis://127.0.0.1:6379`) or ioredis options (`{ host, port, password, tls }`). */
-  connection: string | Record<string, unknown>;
-  /** Queue name; instances sharing it share jobs. Default {@link DEFAULT_BULLMQ_QUEUE} ('keel-background'). */
-  queueName?: string;
-  /** Prefix of BullMQ's keys. Default {@link DEFAULT_BULLMQ_PREFIX} ('keel:bull'). */
-  prefix?: string;
-  /** Run jobs in this process. false: a web-only instance that only enqueues. Default true. */
-  worker?: boolean;
-  /** Runs per job, first included. Default {@link DEFAULT_BULLMQ_ATTEMPTS} (1: no retry). */
-  attempts?: number;
-  /** Wait between attempts. Default {@link DEFAULT_BULLMQ_BACKOFF} (exponential, 1000 ms). */
-  backoff?: { type: 'exponential' | 'fixed'; delay: number };
-  /** Completed / failed jobs kept in Redis. Defaults 1000 / 5000. */
-  keepCompleted?: number;
-  keepFailed?: number;
-  /**
-   * When Redis fails at enqueue: true runs the job in this process instead (fail open: no durability,
-   * no retries), false refuses it with a 503 problem (fail closed). Default false.
-   */
-  passOnStoreError?: boolean;
-}
-
 /** How the App creates its background executor (`AppOptions.background`). Default: in process. */
 export interface BackgroundBackend {
   /** 'memory' or 'bullmq'. */
@@ -80,9 +55,12 @@ export interface BackgroundBackend {
 /** Redis is unreachable and the job was not stored: 503 (fail closed, `passOnStoreError: false`). */
 export class BackgroundStoreError extends HttpError {
   readonly metadata: BackgroundJobMetadata;
-  constructor(metadata: BackgroundJobMetadata, cause: unknown) {
-    super(503, 'The background queue is unavailable; try again later', { code: 'KEEL_SERVICE_UNAVAILABLE', extensions: { code: 'KEEL_SERVICE_UNAVAILABLE' }, headers: { 'Retry-After': '1' }, expected: true, cause });
+  /** The id the job would have had; it will not run under it (a retry may reuse it as its `jobId`). */
+  readonly jobId: string;
+  constructor(metadata: BackgroundJobMetadata, cause: unknown, jobId = '') {
+    super(503, 'The background queue is unavailable; the job was not queued and will not run; try again later', { code: 'KEEL_SERVICE_UNAVAILABLE', extensions: { code: 'KEEL_SERVICE_UNAVAILABLE' }, headers: { 'Retry-After': '1' }, expected: true, cause });
     this.metadata = metadata;
+    this.jobId = jobId;
   }
 }
 
@@ -98,26 +76,6 @@ async function loadModules(): Promise<Modules> {
   const [bullmq, ioredis] = await Promise.all([import('bullmq'), import('ioredis')]);
   modules = { bullmq, Redis: (ioredis as any).Redis ?? (ioredis as any).default };
   return modules;
-}
-
-function checkOptions(o: BullMqBackgroundOptions): void {
-  const bad = (key: string, value: unknown, expected: string): never => {
-    throw new AppError('Server', `Invalid bullmqBackground option ${key}: expected ${expected}, got ${JSON.stringify(value)}`);
-  };
-  if (typeof o !== 'object' || o === null) bad('(options)', o, 'an object with a connection');
-  const known = ['connection', 'queueName', 'prefix', 'worker', 'attempts', 'backoff', 'keepCompleted', 'keepFailed', 'passOnStoreError'];
-  for (const k of Object.keys(o)) if (!known.includes(k)) bad(k, (o as unknown as Record<string, unknown>)[k], `one of ${known.join(', ')}`);
-  if (typeof o.connection !== 'string' && (typeof o.connection !== 'object' || o.connection === null)) bad('connection', o.connection, 'a redis:// URL or ioredis options');
-  if (typeof o.connection === 'string' && !/^rediss?:\/\//.test(o.connection)) bad('connection', o.connection, 'a redis:// or rediss:// URL');
-  if (o.queueName !== undefined && !(typeof o.queueName === 'string' && /^[A-Za-z0-9_.-]{1,100}$/.test(o.queueName))) bad('queueName', o.queueName, 'letters, digits, "_", "." or "-"');
-  if (o.prefix !== undefined && !(typeof o.prefix === 'string' && o.prefix.length > 0)) bad('prefix', o.prefix, 'a non-empty string');
-  if (o.worker !== undefined && typeof o.worker !== 'boolean') bad('worker', o.worker, 'true or false');
-  if (o.attempts !== undefined && !(Number.isInteger(o.attempts) && o.attempts >= 1)) bad('attempts', o.attempts, 'an integer ≥ 1');
-  if (o.backoff !== undefined && !(typeof o.backoff === 'object' && o.backoff !== null && ['exponential', 'fixed'].includes(o.backoff.type) && Number.isInteger(o.backoff.delay) && o.backoff.delay >= 0)) {
-    bad('backoff', o.backoff, "{ type: 'exponential' | 'fixed', delay: integer ms ≥ 0 }");
-  }
-  for (const k of ['keepCompleted', 'keepFailed'] as const) if (o[k] !== undefined && !(Number.isInteger(o[k]) && o[k]! >= 0)) bad(k, o[k], 'an integer ≥ 0');
-  if (o.passOnStoreError !== undefined && typeof o.passOnStoreError !== 'boolean') bad('passOnStoreError', o.passOnStoreError, 'true or false');
 }
 
 /**
@@ -149,16 +107,6 @@ export const ENQUEUE_TIMEOUT_MS = DEFAULT_REDIS_COMMAND_TIMEOUT_MS;
 /** After the drain timeout, how long aborted jobs get to be moved back to waiting (and the queue to close): 5000 ms. */
 export const HAND_BACK_GRACE_MS = 5000;
 
-/** Whether `p` settles within `ms` (it keeps running either way). */
-async function settlesWithin(p: Promise<unknown>, ms: number): Promise<boolean> {
-  let timer: NodeJS.Timeout | undefined;
-  const late = new Promise<false>((r) => (timer = setTimeout(() => r(false), ms)));
-  const done = p.then(() => true, () => true);
-  const result = await Promise.race([done, late]);
-  clearTimeout(timer);
-  return result;
-}
-
 /** Why a running job's signal fired at shutdown: it is handed back, not failed. */
 const HANDED_BACK = 'keel: shutdown drain timed out; job handed back to the queue';
 
@@ -184,6 +132,8 @@ class BullMqExecutor implements BackgroundRunner {
   #handedBack: BackgroundJobMetadata[] = [];
   #shutdown: Promise<ShutdownReport> | undefined;
   #workerClosed: Promise<unknown> | undefined;
+  readonly #health: StoreHealth;
+  #fates!: JobFates;
 
   constructor(config: Readonly<BackgroundTaskConfig>, options: BullMqBackgroundOptions, context: { logger: Logger; jobs: JobRegistry }, m: Modules) {
     this.config = config;
@@ -191,6 +141,12 @@ class BullMqExecutor implements BackgroundRunner {
     this.#logger = context.logger;
     this.#jobs = context.jobs;
     this.#m = m;
+    this.#health = new StoreHealth(this.#logger, 'background');
+  }
+
+  /** The state of Redis as this executor sees it (readiness: `{ redis: 'up' }` when it can store and take jobs). */
+  status(): StoreStatus {
+    return this.#health.status();
   }
 
   #connect(own: Record<string, unknown>): any {
@@ -199,7 +155,7 @@ class BullMqExecutor implements BackgroundRunner {
     const extra = { retryStrategy: boundedRetryStrategy, ...(typeof c === 'object' ? c : {}), ...own };
     const client = typeof c === 'string' ? new this.#m.Redis(c, extra) : new this.#m.Redis(extra);
     // Connection errors surface where they matter (enqueue, the worker's own retries), not as crashes.
-    client.on('error', (err: Error) => this.#logger.debug({ err }, 'background queue: redis connection error'));
+    client.on('error', (err: Error) => this.#logger.debug({ err: errorText(err) }, 'background queue: redis connection error'));
     observe.redisClient(this, 'background', client);
     this.#connections.push(client);
     return client;
@@ -214,40 +170,61 @@ class BullMqExecutor implements BackgroundRunner {
     // Producer: while Redis is down a command fails after one reconnection attempt (or ENQUEUE_TIMEOUT_MS),
     // so enqueue answers soon instead of holding the request. (Not enableOfflineQueue: false: BullMQ's
     // own start-up INFO would fail before the connection is up, and the queue with it.)
-    this.#queue = new Queue(name, { connection: this.#connect({ maxRetriesPerRequest: 1, commandTimeout: ENQUEUE_TIMEOUT_MS }), prefix });
-    this.#queue.on('error', (err: Error) => this.#logger.debug({ err }, 'background queue error'));
+    const producer = this.#connect({ maxRetriesPerRequest: 1, commandTimeout: ENQUEUE_TIMEOUT_MS });
+    this.#health.attach(producer, () => producer.ping());
+    this.#fates = new JobFates(producer, `${prefix}:${name}:keel-fate:`, this.#logger);
+    // Once Redis answers again, verdicts that could not be sent go first (lib/background/fate.ts).
+    this.#health.onChange((state) => state === 'up' && this.#fates.flush());
+    this.#queue = new Queue(name, { connection: producer, prefix });
+    this.#queue.on('error', (err: Error) => this.#logger.debug({ err: errorText(err) }, 'background queue error'));
     if (this.#options.worker !== false) {
       // The worker's connection blocks (BZPOPMIN), which BullMQ requires to retry for ever.
+      const blocking = this.#connect({ maxRetriesPerRequest: null });
+      this.#health.attach(blocking);
       this.#worker = new Worker(name, (job: any, token: string, signal: AbortSignal) => this.#process(job, token, signal), {
-        connection: this.#connect({ maxRetriesPerRequest: null }),
+        connection: blocking,
         prefix,
         concurrency: this.config.max_concurrent_tasks,
+        maxStalledCount: this.#options.maxStalledCount ?? DEFAULT_BULLMQ_MAX_STALLED_COUNT,
+        lockDuration: this.#options.lockDuration ?? DEFAULT_BULLMQ_LOCK_DURATION_MS,
+        stalledInterval: this.#options.stalledInterval ?? DEFAULT_BULLMQ_STALLED_INTERVAL_MS,
       });
-      this.#worker.on('error', (err: Error) => this.#logger.warn({ err }, 'background worker error'));
+      // Connection trouble is the store's state (logged once per change by StoreHealth), not a line per retry.
+      this.#worker.on('error', (err: Error) => this.#logger.debug({ err: errorText(err) }, 'background worker error'));
+      this.#worker.on('stalled', (jobId: string) => void this.#stalled(jobId));
     }
     observe.queue(this, this.#queue, this.#worker);
   }
 
   enqueue(task: BackgroundTask, metadata?: BackgroundJobMetadataInput): Promise<void>;
-  enqueue(name: string, payload?: unknown, metadata?: BackgroundJobMetadataInput): Promise<void>;
-  enqueue(nameOrTask: string | BackgroundTask, payload?: unknown, metadata?: BackgroundJobMetadataInput): Promise<void> {
+  enqueue(name: string, payload?: unknown, metadata?: BackgroundJobMetadataInput): Promise<string>;
+  enqueue(nameOrTask: string | BackgroundTask, payload?: unknown, metadata?: BackgroundJobMetadataInput): Promise<string | void> {
     if (typeof nameOrTask !== 'string') {
       throw new TypeError('The BullMQ background executor runs named jobs only: a closure cannot cross processes. Register the work at start-up with app.job(name, (payload, ctx) => …) and enqueue(name, payload)');
     }
     this.#jobs.get(nameOrTask); // UnknownJobError now, in the request that made the mistake
     checkPayload(nameOrTask, payload);
-    const meta = BackgroundJobMetadata.parse({ name: nameOrTask, ...metadata }, 'BackgroundJobMetadata') as BackgroundJobMetadata;
+    const { jobId, ...rest } = metadata ?? {};
+    if (jobId !== undefined && !(typeof jobId === 'string' && JOB_ID_PATTERN.test(jobId))) {
+      throw new TypeError(`The jobId of background job "${nameOrTask}" must be 1 to 200 letters, digits, "_", "." or "-", not only digits, got ${JSON.stringify(jobId)}`);
+    }
+    const meta = BackgroundJobMetadata.parse({ name: nameOrTask, ...rest }, 'BackgroundJobMetadata') as BackgroundJobMetadata;
     if (this.#state === 'created' || this.#state === 'draining' || this.#state === 'stopped') {
       this.#rejected++;
       throw new BackgroundExecutorClosedError(meta);
     }
-    return this.#add(nameOrTask, payload, meta);
+    return this.#add(nameOrTask, payload, meta, jobId);
   }
 
-  async #add(name: string, payload: unknown, meta: BackgroundJobMetadata): Promise<void> {
+  async #add(name: string, payload: unknown, meta: BackgroundJobMetadata, key: string | undefined): Promise<string> {
+    // Every enqueue has its own token (its verdict's key); the job id is the caller's key or the token.
+    const token = randomUUID();
+    const jobId = key ?? token;
     let timer: NodeJS.Timeout | undefined;
-    const attempt = { expired: false };
+    const attempt = { expired: false, sent: false };
     try {
+      // While Redis is known to be away, refuse at once instead of waiting out the timeout per request.
+      if (!this.#health.available) throw new Error('Redis is unavailable (waiting for it to answer again)');
       // Bounded: while Redis reconnects, BullMQ may wait for the connection rather than fail.
       const deadline = new Promise<never>((_, reject) => {
         timer = setTimeout(() => {
@@ -255,26 +232,34 @@ class BullMqExecutor implements BackgroundRunner {
           reject(new Error(`Redis did not answer within ${ENQUEUE_TIMEOUT_MS} ms`));
         }, ENQUEUE_TIMEOUT_MS);
       });
-      const stored = this.#store(name, payload, meta, attempt);
+      const stored = this.#store(name, payload, meta, token, jobId, key !== undefined, attempt);
       stored.catch(() => undefined); // settled late, after the deadline answered
       await Promise.race([stored, deadline]);
+      this.#health.commandSucceeded();
+      return jobId;
     } catch (err) {
       if (err instanceof BackgroundQueueFullError) throw err;
+      attempt.expired = true;
       observe.storeError('background', err);
-      if (this.#options.passOnStoreError) {
-        this.#logger.warn({ err, task: name, request_id: meta.request_id }, 'background queue unavailable; running the job in this process (passOnStoreError)');
-        this.#localExecutor().enqueue(name, payload, meta);
-        return;
+      if (this.#health.available) this.#health.commandFailed(err);
+      const local = this.#options.passOnStoreError === true;
+      // The add may still reach Redis (a hung Redis resumes, ioredis resends after a reconnect): its
+      // copy must not run, as the caller is told it was not stored (or it runs here).
+      if (attempt.sent) this.#fates.decide(token, local ? 'local' : 'refused', jobId, name);
+      if (local) {
+        this.#health.count('background queue unavailable; jobs run in this process (passOnStoreError)', { task: name, request_id: meta.request_id, reason: errorText(err) });
+        this.#localExecutor().enqueue(name, payload, { ...meta, jobId });
+        return jobId;
       }
       this.#rejected++;
-      this.#logger.warn({ err, task: name, request_id: meta.request_id }, 'background queue unavailable; job refused');
-      throw new BackgroundStoreError(meta, err);
+      this.#health.count('background queue unavailable; jobs refused (503, not stored, will not run)', { task: name, request_id: meta.request_id, reason: errorText(err) });
+      throw new BackgroundStoreError(meta, err, jobId);
     } finally {
       clearTimeout(timer);
     }
   }
 
-  async #store(name: string, payload: unknown, meta: BackgroundJobMetadata, attempt: { expired: boolean }): Promise<void> {
+  async #store(name: string, payload: unknown, meta: BackgroundJobMetadata, token: string, jobId: string, keyed: boolean, attempt: { expired: boolean; sent: boolean }): Promise<void> {
     const waiting: number = await this.#queue.getJobCountByTypes('waiting', 'delayed', 'prioritized', 'paused');
     // The caller was already answered (refused, or the job ran here): a late add would run it again.
     if (attempt.expired) return;
@@ -283,12 +268,25 @@ class BullMqExecutor implements BackgroundRunner {
       this.#logger.warn({ task: name, request_id: meta.request_id, max_queue_size: this.config.max_queue_size }, 'background queue full; job refused');
       throw new BackgroundQueueFullError(meta, this.config.max_queue_size);
     }
-    await this.#queue.add(name, { payload: payload ?? null, metadata: meta }, {
+    const add = () => this.#queue.add(name, { payload: payload ?? null, metadata: meta, token }, {
+      jobId,
       attempts: this.#options.attempts ?? DEFAULT_BULLMQ_ATTEMPTS,
       backoff: this.#options.backoff ?? DEFAULT_BULLMQ_BACKOFF,
       removeOnComplete: this.#options.keepCompleted ?? DEFAULT_BULLMQ_KEEP_COMPLETED,
       removeOnFail: this.#options.keepFailed ?? DEFAULT_BULLMQ_KEEP_FAILED,
     });
+    attempt.sent = true;
+    await add();
+    if (!keyed || attempt.expired) return;
+    // A caller's key that already names a job: BullMQ kept that job and ignored this add. Fine (the
+    // idempotent answer) unless that job is the inert copy of an enqueue answered 503: then replace it.
+    const existing = await this.#queue.getJob(jobId);
+    const theirs: unknown = existing?.data?.token;
+    if (typeof theirs !== 'string' || theirs === token || attempt.expired) return;
+    const verdict = await this.#fates.verdict(theirs);
+    if (verdict !== 'refused' && verdict !== 'local') return;
+    await existing.remove(); // throws while a worker holds it (discarding it): the caller retries
+    if (!attempt.expired) await add();
   }
 
   #localExecutor(): BackgroundExecutor {
@@ -307,6 +305,12 @@ class BullMqExecutor implements BackgroundRunner {
       this.#failed++;
       this.#logger.error({ task: job.name, request_id: metadata.request_id, job_id: job.id }, err.message);
       throw err;
+    }
+    const enqueueToken: unknown = job.data?.token;
+    if (typeof enqueueToken === 'string' && !(await this.#claim(enqueueToken))) {
+      // Its enqueue was answered 503 (or ran it in that process): the copy that reached Redis late stays unrun.
+      this.#health.count('background jobs answered 503 reached Redis late; discarded, not run', { task: job.name, job_id: job.id, request_id: metadata.request_id });
+      return;
     }
     const entry: Active = { job, metadata };
     this.#active.add(entry);
@@ -331,6 +335,23 @@ class BullMqExecutor implements BackgroundRunner {
       this.#active.delete(entry);
       if (this.#active.size === 0) for (const w of this.#idleWaiters.splice(0)) w();
     }
+  }
+
+  /** The worker's claim on a job's token, retried while Redis is briefly away (a claim lost is a job not run). */
+  async #claim(token: string): Promise<boolean> {
+    for (let i = 0; ; i++) {
+      try {
+        return await this.#fates.claim(token);
+      } catch (err) {
+        if (i >= 10) throw new Error(`Redis did not answer the job's claim: ${errorText(err)}`);
+        await new Promise((r) => setTimeout(r, ENQUEUE_TIMEOUT_MS));
+      }
+    }
+  }
+
+  /** BullMQ found `jobId` stalled (lock expired): log it with its attempt, and whether it failed for good. */
+  #stalled(jobId: string): Promise<void> {
+    return logStall(this.#queue, jobId, this.#options, this.#logger);
   }
 
   /** Resolves when no job runs in this process (jobs waiting in Redis belong to every instance). */
@@ -383,6 +404,7 @@ class BullMqExecutor implements BackgroundRunner {
       }
     }
     this.#state = 'stopped';
+    this.#health.close();
     await settlesWithin(Promise.allSettled([this.#queue?.close()]), HAND_BACK_GRACE_MS);
     for (const c of this.#connections) c.disconnect();
     const localReport = await local;

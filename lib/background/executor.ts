@@ -11,6 +11,7 @@ import { ConfigError, HttpError } from '../errors.js';
 import { BackgroundJobMetadata, BackgroundTaskConfig } from '../records/protocol.js';
 import { acquireRejectionGuard, jobContext, releaseRejectionGuard, type JobContext } from './context.js';
 import { checkPayload, JobRegistry } from './jobs.js';
+import type { StoreStatus } from '../store-health.js';
 
 /** Work to run after the response. `signal` aborts when shutdown gives up on the job (drain timeout). */
 export type BackgroundTask = (signal: AbortSignal) => Promise<void> | void;
@@ -24,6 +25,12 @@ export interface BackgroundJobMetadataInput {
   name?: string;
   request_id?: string | null;
   requestId?: string | null;
+  /**
+   * Idempotency key of a named job: the BullMQ executor stores it as the job id, so enqueueing the same
+   * key again (a client retrying) adds nothing while that job is kept (docs/scaling.md). In process it
+   * is only the job's `ctx.id`.
+   */
+  jobId?: string;
 }
 
 export interface BackgroundExecutorOptions {
@@ -83,12 +90,15 @@ export interface BackgroundRunner {
   start(): void;
   /** A closure (in process only) or a registered job name and its JSON payload. */
   enqueue(task: BackgroundTask, metadata?: BackgroundJobMetadataInput): void | Promise<void>;
-  enqueue(name: string, payload?: unknown, metadata?: BackgroundJobMetadataInput): void | Promise<void>;
+  /** Durable executors resolve with the job's id (the caller's `jobId`, or one they made) once it is stored. */
+  enqueue(name: string, payload?: unknown, metadata?: BackgroundJobMetadataInput): void | Promise<void | string>;
   /** Called when shutdown begins (beside the HTTP drain): a durable worker stops taking jobs from the shared queue. */
   beginShutdown?(): void | Promise<void>;
   shutdown(): Promise<ShutdownReport>;
   stats(): BackgroundStats;
   idle(): Promise<void>;
+  /** Durable executors: the state of their store (`{ redis: 'up' | 'down' | 'reconnecting' }`), for readiness. */
+  status?(): StoreStatus;
 }
 
 /** The queue is full: the job was not accepted. A 503 problem (with Retry-After) when it reaches a client. */
@@ -191,11 +201,12 @@ export class BackgroundExecutor implements BackgroundRunner {
       if (!this.#jobs) throw new TypeError(`enqueue(${JSON.stringify(taskOrName)}): this executor has no named jobs (BackgroundExecutorOptions.jobs, or app.job() in an App)`);
       const fn = this.#jobs.get(taskOrName);
       checkPayload(taskOrName, a);
-      meta = BackgroundJobMetadata.parse({ name: taskOrName, ...b }, 'BackgroundJobMetadata') as BackgroundJobMetadata;
+      const { jobId, ...rest } = b ?? {};
+      meta = BackgroundJobMetadata.parse({ name: taskOrName, ...rest }, 'BackgroundJobMetadata') as BackgroundJobMetadata;
       // The job sees what a durable queue would hand it: a JSON copy, not the caller's object.
       const payload: unknown = a === undefined ? undefined : JSON.parse(JSON.stringify(a));
       const m = meta;
-      task = (signal) => fn(payload, { signal, metadata: m, attempt: 1, id: undefined }) as Promise<void> | void;
+      task = (signal) => fn(payload, { signal, metadata: m, attempt: 1, id: jobId }) as Promise<void> | void;
     } else {
       if (typeof taskOrName !== 'function') throw new TypeError('enqueue() expects a function or the name of a registered job');
       task = taskOrName;

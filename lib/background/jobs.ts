@@ -18,7 +18,7 @@ export interface JobRunContext {
   readonly metadata: BackgroundJobMetadata;
   /** 1 for the first run, 2 for the first retry, … (always 1 in process: retries need a durable queue). */
   readonly attempt: number;
-  /** Id of the job in its queue (BullMQ job id), or undefined in process. */
+  /** Id of the job in its queue (the caller's `jobId`, or one the BullMQ executor made), or the `jobId` given in process (else undefined). */
   readonly id: string | undefined;
 }
 

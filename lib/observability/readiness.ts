@@ -72,6 +72,18 @@ async function checkClients(list: readonly { role: string; client: WatchedRedisC
   await Promise.all(pingable.map(({ client }) => client.ping!()));
 }
 
+/**
+ * A store that tracks its own Redis state (lib/store-health.ts: `status()` of the BullMQ executor and of
+ * RedisPubSub) is down while it says Redis is down, even when a PING would pass: it refuses work (fails
+ * fast) until its own probe sees Redis again. ('reconnecting' is left to the connection checks below: it
+ * is also the state of a store that has not connected yet, which the PING then waits for.)
+ */
+function storeState(owner: unknown): void {
+  const s = (owner as { status?(): { redis?: string } } | null)?.status;
+  const redis = typeof s === 'function' ? s.call(owner)?.redis : undefined;
+  if (redis === 'down') throw new Error('redis down (the store refuses work until Redis answers again)');
+}
+
 const hasPing = (v: unknown): v is { ping(): Promise<unknown> } => typeof (v as { ping?: unknown } | null)?.ping === 'function';
 
 /** The checks an App needs: only dependencies it uses that can be down. */
@@ -87,6 +99,7 @@ export function dependencyChecks(app: ReadinessHost): DependencyCheck[] {
       check: async () => {
         const { state } = executor.stats!();
         if (state !== 'running') throw new Error(`executor ${state}`);
+        storeState(executor);
         await checkClients(redisClientsOf(executor));
       },
     });
@@ -98,6 +111,7 @@ export function dependencyChecks(app: ReadinessHost): DependencyCheck[] {
     checks.push({
       name: 'pubsub',
       check: async () => {
+        storeState(pubsub);
         const list = redisClientsOf(pubsub);
         await (list.length ? checkClients(list) : pubsub.ping());
       },

@@ -1,5 +1,6 @@
 import { describe, it, before, after } from 'node:test';
 import assert from 'node:assert/strict';
+import { pino } from 'pino';
 import { RedisPubSub, PubSubUnavailableError } from './index.js';
 import { NO_REDIS, startRedis, type RedisServer } from '../../test/helpers/redis-server.js';
 
@@ -19,7 +20,7 @@ describe('RedisPubSub during a Redis outage', { skip: NO_REDIS }, () => {
 
   before(async () => {
     redis = await startRedis();
-    pubsub = new RedisPubSub({ connection: redis.url, passOnStoreError: false });
+    pubsub = new RedisPubSub({ connection: redis.url, passOnStoreError: false, logger: pino({ level: 'silent' }) });
   });
   after(async () => {
     redis?.resume();
@@ -41,7 +42,83 @@ describe('RedisPubSub during a Redis outage', { skip: NO_REDIS }, () => {
       assert.equal(refused.status, 503);
       assert.equal(refused.headers['Retry-After'], '1');
       assert.equal((refused.extensions as Record<string, unknown>).code, 'KEEL_SERVICE_UNAVAILABLE');
+      // Until Redis answers again (a probe every 200 ms), publishes fail at once rather than wait.
+      for (let i = 0; i < 100 && pubsub.status().redis !== 'up'; i++) await new Promise((r) => setTimeout(r, 50));
+      assert.equal(pubsub.status().redis, 'up');
       await within(pubsub.publish('news', { n: 3 }), ANSWER_BOUND_MS);
+    });
+  });
+
+  describe('when a publish is refused during a hang', () => {
+    it('should deliver it nowhere after Redis resumes, while the next publish arrives', async () => {
+      const other = new RedisPubSub({ connection: redis.url, logger: pino({ level: 'silent' }) });
+      try {
+        const events = other.subscribe('late');
+        await other.subscribed('late');
+        await within(pubsub.publish('late', { n: 1 }), ANSWER_BOUND_MS);
+        redis.pause();
+        try {
+          await assert.rejects(within(pubsub.publish('late', { n: 2 }), ANSWER_BOUND_MS), PubSubUnavailableError);
+        } finally {
+          redis.resume();
+        }
+        for (let i = 0; i < 100 && pubsub.status().redis !== 'up'; i++) await new Promise((r) => setTimeout(r, 50));
+        await within(pubsub.publish('late', { n: 3 }), ANSWER_BOUND_MS);
+        // Redis runs commands in order: had the refused publish gone out late, it would come before n: 3.
+        assert.deepEqual((await within(events.next(), ANSWER_BOUND_MS)).value, { n: 1 });
+        assert.deepEqual((await within(events.next(), ANSWER_BOUND_MS)).value, { n: 3 });
+        await events.return!();
+      } finally {
+        await other.close();
+      }
+    });
+  });
+
+  describe('when the publisher fails open and Redis hangs', () => {
+    it('should deliver each event to local subscribers once, without waiting on Redis for each', async () => {
+      const open = new RedisPubSub({ connection: redis.url, logger: pino({ level: 'silent' }) });
+      try {
+        const events = open.subscribe('chat');
+        await open.subscribed('chat');
+        await within(open.publish('chat', 0), ANSWER_BOUND_MS);
+        redis.pause();
+        const answered: number[] = [];
+        try {
+          // A chat loop awaiting each publish, as in docs/scaling.md: all 20 answered while Redis still hangs.
+          for (let i = 1; i <= 20; i++) {
+            await within(open.publish('chat', i), ANSWER_BOUND_MS);
+            answered.push(i);
+          }
+        } finally {
+          redis.resume();
+        }
+        assert.equal(answered.length, 20);
+        for (let i = 0; i < 100 && open.status().redis !== 'up'; i++) await new Promise((r) => setTimeout(r, 50));
+        await within(open.publish('chat', 21), ANSWER_BOUND_MS);
+        const got: unknown[] = [];
+        for (let i = 0; i <= 21; i++) got.push((await within(events.next(), ANSWER_BOUND_MS)).value);
+        assert.deepEqual(got, Array.from({ length: 22 }, (_, i) => i));
+        // Nothing more: a late copy of an event published during the hang would be a duplicate.
+        await new Promise((r) => setTimeout(r, 300));
+        const extra = await Promise.race([events.next(), new Promise((r) => setTimeout(() => r('none'), 200))]);
+        assert.equal(extra, 'none');
+        await events.return!();
+      } finally {
+        await open.close();
+      }
+    });
+  });
+
+  describe('when a readiness check asks a RedisPubSub that never published', () => {
+    it('should report reconnecting until its connections are up, then up', async () => {
+      const fresh = new RedisPubSub({ connection: redis.url, logger: pino({ level: 'silent' }) });
+      try {
+        assert.equal(fresh.status().redis, 'reconnecting');
+        for (let i = 0; i < 100 && fresh.status().redis !== 'up'; i++) await new Promise((r) => setTimeout(r, 50));
+        assert.equal(fresh.status().redis, 'up');
+      } finally {
+        await fresh.close();
+      }
     });
   });
 });

@@ -10,13 +10,29 @@
  * instance's own subscribers and logs a warning (fail open: events are notifications);
  * `passOnStoreError: false` rejects `publish()` with PubSubUnavailableError (fail closed: the
  * built-in schema's `addBook` then reports the error). docs/scaling.md.
+ *
+ * Honest around outages (issue 28): this instance's subscribers get each event it publishes exactly
+ * once, straight from publish() (its copy coming back from Redis is recognised by the instance id in
+ * the message and skipped), so a publish that timed out and ran late cannot deliver twice here; a
+ * publish answered as failed is delivered nowhere (a deadline checked in Redis, ./redis-publish.ts);
+ * right after a reconnect a publish waits for the subscribers of its topic to be back, or fails.
  */
+import { randomUUID } from 'node:crypto';
 import { pino, type Logger } from 'pino';
 import { HttpError } from '../errors.js';
 import { missingPackages, missingPackagesError } from '../packages.js';
 import { boundedRetryStrategy, DEFAULT_REDIS_COMMAND_TIMEOUT_MS } from '../redis-policy.js';
+import { logBase } from '../log-level.js';
+import { errorText, StoreHealth, type StoreStatus } from '../store-health.js';
 import { checkTopic, encodePayload, MemoryPubSub, type PubSub } from './memory.js';
 import { observe } from '../observability/observe.js';
+import { PUBLISH_BEFORE_SCRIPT, PUBLISH_DEADLINE_MARGIN_MS, Receivers, RedisClock } from './redis-publish.js';
+
+/**
+ * Messages keel publishes: `k1 <instance id> <JSON payload>`. A message without the tag (another
+ * publisher, an older keel) is taken as JSON payload, as before.
+ */
+const TAG = 'k1 ';
 
 /** Prefix of every channel: 'keel:ps:'. */
 export const DEFAULT_PUBSUB_PREFIX = 'keel:ps:';
@@ -64,8 +80,12 @@ export class RedisPubSub implements PubSub {
   readonly #local: MemoryPubSub;
   /** Topics whose channel this instance subscribed, with the SUBSCRIBE in flight or done. */
   readonly #channels = new Map<string, Promise<unknown>>();
-  #clients: Promise<{ pub: Client; sub: Client }> | undefined;
+  #clients: Promise<{ pub: Client; sub: Client; clock: RedisClock }> | undefined;
   #closed = false;
+  /** Tells this instance's messages from other instances' (a fresh id per RedisPubSub). */
+  readonly #origin = randomUUID();
+  readonly #health: StoreHealth;
+  readonly #receivers = new Receivers();
 
   constructor(options: RedisPubSubOptions) {
     const c = options?.connection;
@@ -76,11 +96,25 @@ export class RedisPubSub implements PubSub {
     if (options.passOnStoreError !== undefined && typeof options.passOnStoreError !== 'boolean') throw new TypeError(`RedisPubSub passOnStoreError must be true or false, got ${JSON.stringify(options.passOnStoreError)}`);
     this.#options = options;
     this.#prefix = options.prefix ?? DEFAULT_PUBSUB_PREFIX;
-    this.#logger = options.logger ?? pino({ level: 'warn', base: { name: 'keel.pubsub' } });
+    this.#logger = options.logger ?? pino({ level: 'warn', base: logBase('keel.pubsub') });
     this.#local = new MemoryPubSub({ maxQueued: options.maxQueued });
+    this.#health = new StoreHealth(this.#logger, 'pubsub');
+    // Back from a reconnect: subscriptions are being re-established everywhere (ioredis does it).
+    this.#health.onChange((_state, _previous, reconnected) => {
+      if (reconnected) this.#receivers.reconnected();
+    });
   }
 
-  #connect(): Promise<{ pub: Client; sub: Client }> {
+  /**
+   * The state of Redis as this pub/sub sees it (readiness: `{ redis: 'up' }` when events cross instances).
+   * The connections open on first use; asking opens them, so a readiness check does not wait for a publish.
+   */
+  status(): StoreStatus {
+    if (!this.#clients && !this.#closed) this.#connect().catch((err: unknown) => this.#logger.warn({ err: errorText(err) }, 'pubsub: cannot connect'));
+    return this.#health.status();
+  }
+
+  #connect(): Promise<{ pub: Client; sub: Client; clock: RedisClock }> {
     this.#clients ??= (async () => {
       const missing = missingPackages(['ioredis@6']);
       if (missing.length) throw missingPackagesError('RedisPubSub', missing);
@@ -91,7 +125,7 @@ export class RedisPubSub implements PubSub {
         // Bounded reconnects unless the user's connection options choose their own strategy.
         const extra = { retryStrategy: boundedRetryStrategy, ...(typeof c === 'object' ? c : {}), ...own };
         const client = typeof c === 'string' ? new Redis(c, extra) : new Redis(extra);
-        client.on('error', (err: Error) => this.#logger.debug({ err }, 'pubsub: redis connection error'));
+        client.on('error', (err: Error) => this.#logger.debug({ err: errorText(err) }, 'pubsub: redis connection error'));
         observe.redisClient(this, 'pubsub', client);
         return client;
       };
@@ -101,7 +135,10 @@ export class RedisPubSub implements PubSub {
       const pub = make({ maxRetriesPerRequest: 1, commandTimeout: PUBLISH_TIMEOUT_MS });
       const sub = make({ maxRetriesPerRequest: null });
       sub.on('message', (channel: string, text: string) => this.#receive(channel.slice(this.#prefix.length), text));
-      return { pub, sub };
+      pub.defineCommand('keelPublishBefore', { numberOfKeys: 0, lua: PUBLISH_BEFORE_SCRIPT });
+      this.#health.attach(pub, () => pub.ping());
+      this.#health.attach(sub);
+      return { pub, sub, clock: new RedisClock(pub) };
     })();
     return this.#clients;
   }
@@ -109,6 +146,12 @@ export class RedisPubSub implements PubSub {
   #receive(topic: string, text: string): void {
     let payload: unknown;
     try {
+      if (text.startsWith(TAG)) {
+        const space = text.indexOf(' ', TAG.length);
+        // This instance's own event: its subscribers had it from publish().
+        if (text.slice(TAG.length, space) === this.#origin) return;
+        text = text.slice(space + 1);
+      }
       payload = JSON.parse(text);
     } catch (err) {
       this.#logger.warn({ err, topic }, 'pubsub: message is not JSON; dropped');
@@ -125,21 +168,61 @@ export class RedisPubSub implements PubSub {
     void this.#connect().then(({ sub }) => sub.unsubscribe(this.#prefix + topic)).catch(() => undefined);
   }
 
+  /**
+   * Publish to every instance. Resolves once Redis took the event (this instance's subscribers have it
+   * then, once); fails within about PUBLISH_TIMEOUT_MS (RESUBSCRIBE_WAIT_MS right after a reconnect).
+   */
   async publish(topic: string, payload: unknown): Promise<void> {
     checkTopic(topic);
     const text = encodePayload(topic, payload);
     try {
-      const { pub } = await this.#connect();
-      await pub.publish(this.#prefix + topic, text);
+      // Known away: fail at once (a chat loop awaiting each publish is not held up per message).
+      if (!this.#health.available) throw new Error('Redis is unavailable (waiting for it to answer again)');
+      await this.#publishBefore(topic, text, Date.now() + PUBLISH_TIMEOUT_MS);
+      this.#health.commandSucceeded();
       observe.event('published');
     } catch (err) {
+      if (this.#health.available && !(err instanceof ReceiversMissing)) this.#health.commandFailed(err);
       observe.storeError('pubsub', err);
       if (this.#options.passOnStoreError === false) {
         observe.event('publish_failed');
         throw new PubSubUnavailableError(topic, err);
       }
-      this.#logger.warn({ err, topic }, 'pubsub: redis unavailable; event delivered to this instance only (passOnStoreError)');
-      this.#local.publish(topic, JSON.parse(text));
+      this.#health.count('pubsub: redis unavailable; events delivered to this instance only (passOnStoreError)', { topic, reason: errorText(err) });
+    }
+    this.#local.publish(topic, JSON.parse(text));
+  }
+
+  /** PUBLISH unless Redis's clock passed `deadline` first; rejects at `deadline` at the latest. */
+  async #publishBefore(topic: string, text: string, deadline: number): Promise<void> {
+    let timer: NodeJS.Timeout | undefined;
+    const expected = this.#receivers.expected(topic);
+    const end = expected ? Math.max(deadline, expected.until) : deadline;
+    const wait = Math.max(0, end - Date.now());
+    const late = new Promise<never>((_, reject) => (timer = setTimeout(() => reject(new Error(`Redis did not take the event within ${wait} ms`)), wait)));
+    const attempt = (async () => {
+      const { pub, clock } = await this.#connect();
+      let budget = deadline;
+      if (expected) {
+        // Right after a reconnect: wait for the instances subscribed before (bounded), else report failure.
+        for (;;) {
+          const [, n] = (await pub.pubsub('NUMSUB', this.#prefix + topic)) as [string, number];
+          if (Number(n) >= expected.count) break;
+          if (Date.now() + 50 >= expected.until) throw new ReceiversMissing(topic, Number(n), expected.count);
+          await new Promise((r) => setTimeout(r, 50));
+        }
+        budget = Math.max(deadline, Math.min(expected.until, Date.now() + PUBLISH_TIMEOUT_MS));
+      }
+      const redisDeadline = budget - PUBLISH_DEADLINE_MARGIN_MS + (await clock.offset());
+      const n = Number(await pub.keelPublishBefore(this.#prefix + topic, `${TAG}${this.#origin} ${text}`, Math.floor(redisDeadline)));
+      if (n < 0) throw new Error('Redis took the event after its deadline: not published');
+      this.#receivers.published(topic, n);
+    })();
+    attempt.catch(() => undefined); // settled after the deadline answered
+    try {
+      await Promise.race([attempt, late]);
+    } finally {
+      clearTimeout(timer);
     }
   }
 
@@ -180,9 +263,17 @@ export class RedisPubSub implements PubSub {
   /** Disconnect both connections. */
   async close(): Promise<void> {
     this.#closed = true;
+    this.#health.close();
     if (!this.#clients) return;
     const clients = await this.#clients.catch(() => undefined);
     clients?.pub.disconnect();
     clients?.sub.disconnect();
+  }
+}
+
+/** After a reconnect, the topic's subscribers were not all back in time: the event was not published. */
+class ReceiversMissing extends Error {
+  constructor(topic: string, have: number, want: number) {
+    super(`${have} of the ${want} subscriber connections of "${topic}" were back after the reconnect: not published`);
   }
 }

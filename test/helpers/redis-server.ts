@@ -3,6 +3,9 @@
  * installs it). Tests skip visibly when it is not installed: `{ skip: NO_REDIS }`.
  */
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { once } from 'node:events';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Redis } from 'ioredis';
@@ -28,8 +31,18 @@ export interface RedisServer {
   stop(): Promise<void>;
 }
 
-export async function startRedis(): Promise<RedisServer> {
+export interface StartRedisOptions {
+  /**
+   * Keep data across kill() / start(): AOF with `appendfsync always` in a temporary directory (removed
+   * by stop()), as docs/scaling.md asks of a Redis that holds jobs. Default false (nothing survives).
+   */
+  persist?: boolean;
+}
+
+export async function startRedis(options: StartRedisOptions = {}): Promise<RedisServer> {
   const port = await freePort();
+  const dir = options.persist ? mkdtempSync(join(tmpdir(), 'keel-redis-')) : undefined;
+  const persistence = dir ? ['--appendonly', 'yes', '--appendfsync', 'always', '--dir', dir] : ['--appendonly', 'no'];
   let proc: ChildProcess | undefined;
   const client = new Redis({ host: '127.0.0.1', port, lazyConnect: true, maxRetriesPerRequest: 1 });
   client.on('error', () => {}); // connection attempts while redis-server starts or is down on purpose
@@ -38,7 +51,7 @@ export async function startRedis(): Promise<RedisServer> {
     url: `redis://127.0.0.1:${port}`,
     client,
     async start() {
-      proc = spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'], { stdio: 'ignore' });
+      proc = spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', ...persistence], { stdio: 'ignore' });
       // redis-server takes a while to listen on a loaded machine.
       for (let i = 0; ; i++) {
         try {
@@ -66,6 +79,7 @@ export async function startRedis(): Promise<RedisServer> {
       client.disconnect();
       proc?.kill('SIGCONT'); // a stopped process would not act on SIGKILL's exit until continued on some systems
       await server.kill();
+      if (dir) rmSync(dir, { recursive: true, force: true });
     },
   };
   await server.start();

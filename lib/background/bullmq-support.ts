@@ -1,0 +1,39 @@
+/** Helpers of the BullMQ executor (lib/background/bullmq.ts): stall logging, bounded waits. */
+import type { Logger } from 'pino';
+import { DEFAULT_BULLMQ_LOCK_DURATION_MS, DEFAULT_BULLMQ_MAX_STALLED_COUNT, type BullMqBackgroundOptions } from './bullmq-options.js';
+
+/** Whether `p` settles within `ms` (it keeps running either way). */
+export async function settlesWithin(p: Promise<unknown>, ms: number): Promise<boolean> {
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<false>((r) => (timer = setTimeout(() => r(false), ms)));
+  const done = p.then(() => true, () => true);
+  const result = await Promise.race([done, late]);
+  clearTimeout(timer);
+  return result;
+}
+
+/**
+ * Log a job BullMQ found stalled (its lock expired: the worker died or blocked its event loop past
+ * lockDuration), with its id, name, request id and attempt: a warn when it was moved back to waiting
+ * (it runs again), an error when it failed for good (more than maxStalledCount stalls). Before, keel
+ * logged nothing and jobs failed silently (issue 28).
+ */
+// eslint-disable-next-line @typescript-eslint/no-explicit-any -- bullmq is optional: its types stay out of keel's declarations
+export async function logStall(queue: any, jobId: string, options: BullMqBackgroundOptions, logger: Logger): Promise<void> {
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any
+  let job: any;
+  let state = 'unknown';
+  try {
+    job = await queue.getJob(jobId);
+    state = job ? await job.getState() : 'missing';
+  } catch {
+    // Redis away again: log what is known.
+  }
+  const fields = {
+    job_id: jobId, task: job?.name, request_id: job?.data?.metadata?.request_id, attempt: (job?.attemptsMade ?? 0) + 1,
+    stalled_count: job?.stalledCounter, max_stalled_count: options.maxStalledCount ?? DEFAULT_BULLMQ_MAX_STALLED_COUNT, state,
+    lock_duration_ms: options.lockDuration ?? DEFAULT_BULLMQ_LOCK_DURATION_MS,
+  };
+  if (state === 'failed') logger.error(fields, 'background job failed: stalled more than maxStalledCount times (its worker died or blocked its event loop past lockDuration)');
+  else logger.warn(fields, 'background job stalled (its worker died or blocked its event loop past lockDuration); moved back to waiting: it will run again');
+}
