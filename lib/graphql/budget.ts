@@ -17,11 +17,11 @@
  * (limits.ts's FragmentMemo), so the estimate is linear in the document.
  */
 import {
-  GraphQLError, Kind, getNamedType, getNullableType, isInterfaceType, isListType, isObjectType, valueFromASTUntyped,
-  type ASTVisitor, type DocumentNode, type FieldNode, type GraphQLNamedType, type GraphQLSchema, type OperationDefinitionNode,
+  GraphQLError, Kind, getNamedType, getNullableType, isListType, valueFromASTUntyped,
+  type ASTVisitor, type DocumentNode, type GraphQLNamedType, type GraphQLSchema, type OperationDefinitionNode,
   type SelectionSetNode, type ValidationContext, type ValidationRule, type ValueNode,
 } from 'graphql';
-import { FragmentMemo, MAX_MEASURE, PAGINATION_ARGUMENTS } from './limits.js';
+import { fieldType, FragmentMemo, MAX_MEASURE, multiplier } from './limits.js';
 import { jsonSize, NOT_SERIALISABLE } from '../json-size.js';
 
 export { DEFAULT_GRAPHQL_MAX_RESPONSE_BYTES } from '../records/graphql.js';
@@ -64,28 +64,14 @@ function valueBytes(e: Estimate, node: ValueNode): number {
   }
 }
 
-function listLength(field: FieldNode, variables: Readonly<Record<string, unknown>>): number {
-  for (const arg of field.arguments ?? []) {
-    if (!PAGINATION_ARGUMENTS.includes(arg.name.value)) continue;
-    const value = valueFromASTUntyped(arg.value, variables as Record<string, unknown>);
-    if (typeof value === 'number' && Number.isInteger(value) && value > 0) return value;
-  }
-  return 1;
-}
-
-function fieldOf(parent: GraphQLNamedType | undefined, name: string) {
-  if (!parent || !(isObjectType(parent) || isInterfaceType(parent))) return undefined;
-  return parent.getFields()[name]?.type;
-}
-
 function selectionBytes(e: Estimate, set: SelectionSetNode, parent: GraphQLNamedType | undefined): number {
   let total = 0;
   for (const sel of set.selections) {
     if (sel.kind === Kind.FIELD) {
-      const type = fieldOf(parent, sel.name.value);
+      const type = fieldType(parent, sel.name.value);
       let value = sel.selectionSet ? add(2, selectionBytes(e, sel.selectionSet, type ? getNamedType(type) : undefined)) : LEAF_BYTES;
       for (const arg of sel.arguments ?? []) value = add(value, valueBytes(e, arg.value));
-      if (type && isListType(getNullableType(type))) value = add(2, times(listLength(sel, e.variables), value + 1));
+      if (type && isListType(getNullableType(type))) value = add(2, times(multiplier(sel, e.variables), value + 1));
       total = add(total, add((sel.alias ?? sel.name).value.length + 4, value));
     } else if (sel.kind === Kind.INLINE_FRAGMENT) {
       const cond = sel.typeCondition ? e.schema.getType(sel.typeCondition.name.value) ?? undefined : parent;

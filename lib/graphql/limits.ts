@@ -174,7 +174,8 @@ export function measureDepth(document: DocumentNode, operation: OperationDefinit
   return new DocumentMeasure(document).depth(operation);
 }
 
-function multiplier(field: FieldNode, variables: Readonly<Record<string, unknown>>): number {
+/** A list field's length as its pagination argument (`first`, `limit`, …) asks for; 1 when none is given. */
+export function multiplier(field: FieldNode, variables: Readonly<Record<string, unknown>>): number {
   for (const arg of field.arguments ?? []) {
     if (!PAGINATION_ARGUMENTS.includes(arg.name.value)) continue;
     const value = valueFromASTUntyped(arg.value, variables as Record<string, unknown>);
@@ -183,7 +184,8 @@ function multiplier(field: FieldNode, variables: Readonly<Record<string, unknown
   return 1;
 }
 
-function fieldType(parent: GraphQLNamedType | undefined, name: string) {
+/** The type of field `name` of an object or interface type, if it has one. */
+export function fieldType(parent: GraphQLNamedType | undefined, name: string) {
   if (!parent || !(isObjectType(parent) || isInterfaceType(parent))) return undefined;
   return parent.getFields()[name]?.type;
 }
