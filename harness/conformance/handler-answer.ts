@@ -54,6 +54,9 @@ export function isHandlerOwnedError(c: ConformanceCase): boolean {
   if (status < 400 || FRAMEWORK_STATUSES.has(status)) return false;
   if (status === 404) {
     // Routing 404s are the framework's; a 404 on a request that matches the route is the handler's answer.
+    // A route made a WebSocket endpoint (a `websocket` record) has no HTTP handler to answer a plain request.
+    const ws = (c.handler.middleware as Json | undefined)?.websocket as Json | undefined;
+    if (ws !== undefined && ws !== null && ws.enabled !== false) return false;
     const path = c.request.path.split('?', 1)[0]!;
     return c.request.method.toUpperCase() === c.handler.method.toUpperCase() && routeRegex(c.handler.route).test(path);
   }

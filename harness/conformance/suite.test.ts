@@ -12,7 +12,7 @@ import { buildManifest } from './manifest.js';
 import { formatFailures } from './report.js';
 import { runCases } from './runner.js';
 import { loadSuite } from './suite/index.js';
-import { startReplayServer, type ReplayServer } from './replay-server.fixture.js';
+import { startReplayServer, type ReplayServer } from '../../test/helpers/replay-server.js';
 import { isRunnable, isRunnableWebSocket, type ConformanceCase } from './types.js';
 
 const suite = loadSuite();

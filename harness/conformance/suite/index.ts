@@ -3,7 +3,7 @@
  * these cases (against `--exec`, `--base-url` or keel's fixture app). They are written by keel from
  * the specification and keel's documented answers (docs/conformance.md), built from compact tables
  * when the suite loads; each is a concrete request with its expected answer, in the corpus's case
- * format, so `--export-suite DIR` writes them out as `<category>/NN_name.json` files that load the same.
+ * format (`suiteDocuments()` gives them as corpus documents, `--list` and `--json` show them).
  */
 import { toCase } from '../loader.js';
 import type { LoadedCase } from '../types.js';
@@ -20,7 +20,7 @@ import { validationCases } from './validation.js';
 /** Id prefix of the shipped cases: `keel/<category>/<NN_name>`. */
 export const SUITE_PREFIX = 'keel/';
 
-/** The suite's cases as corpus documents (what `--export-suite` writes), in run order. */
+/** The suite's cases as corpus documents in run order. */
 export function suiteDocuments(): Array<SuiteCase | SessionDocument> {
   return [...routingCases(), ...paramCases(), ...validationCases(), ...limitCases(), ...corsCases(), ...authCases(), ...miscCases(), ...sessionDocuments()];
 }

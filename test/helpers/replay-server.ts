@@ -1,5 +1,5 @@
 /**
- * A test fixture: the "replaying" server of issue 34 — no routing, no validation, no auth, no
+ * A test helper: the "replaying" server of issue 34 — no routing, no validation, no auth, no
  * limits. It answers each request with the answer it can find in the manifest the harness hands
  * it: the case named by the case-id header, else the case whose exact request (method, target,
  * body) this is, answering that case's `handler_response`. Against the shipped suite it shows what
@@ -7,7 +7,7 @@
  */
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import type { Manifest, ManifestCase } from './manifest.js';
+import type { Manifest, ManifestCase } from '../../harness/conformance/manifest.js';
 
 export interface ReplayServer {
   url: string;
