@@ -25,7 +25,7 @@ import { response, type HandlerFunction, type ResponseCookie } from '../../lib/h
 import type { CaseTarget } from './runner.js';
 import { registerCaseHooks } from './fixture-hooks.js';
 import { handlerAnswer } from './handler-answer.js';
-import { registerJsonWebSocket, registerWebSocket, websocketEnabled, type SessionCounters } from './fixture-ws.js';
+import { isGraphqlSession, registerGraphqlSession, registerJsonWebSocket, registerWebSocket, websocketEnabled, type SessionCounters } from './fixture-ws.js';
 import { isWebSocketCase, type ConformanceCase, type RunnableCase, type WebSocketCase } from './types.js';
 
 export { FRAMEWORK_STATUSES, HANDLER_REACHED, isHandlerOwnedError } from './handler-answer.js';
@@ -179,7 +179,8 @@ export async function buildFixtureApp(cases: readonly RunnableCase[]): Promise<F
       }
       seen.add(key);
       if (session) {
-        counters.set(route, registerJsonWebSocket(app, c, logger));
+        if (isGraphqlSession(c)) registerGraphqlSession(app, c);
+        else counters.set(route, registerJsonWebSocket(app, c, logger));
         continue;
       }
       registerCaseHooks(app, c.handler);

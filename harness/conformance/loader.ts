@@ -97,6 +97,7 @@ function malformedSession(handler: unknown, session: unknown): string | undefine
   for (const key of ['close_code', 'expected_receive_count']) {
     if (session[key] !== undefined && !Number.isInteger(session[key])) return `websocket.session.${key} must be an integer`;
   }
+  if (session.subprotocol !== undefined && (typeof session.subprotocol !== 'string' || !session.subprotocol)) return 'websocket.session.subprotocol must be a non-empty string';
   return undefined;
 }
 

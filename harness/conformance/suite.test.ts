@@ -33,7 +33,7 @@ describe('when the shipped suite is loaded', () => {
 
   it('should cover every framework-owned behaviour of the specification', () => {
     const categories = new Set(suite.map((c) => c.category));
-    for (const cat of ['routing', 'params_path', 'params_query', 'params_headers', 'params_cookie', 'validation_path', 'validation_query', 'validation_headers', 'validation_cookie', 'validation_body', 'limits', 'cors', 'auth', 'problem_details', 'request_id', 'compression', 'rate_limit', 'request_timeout', 'websocket', 'websocket_session']) {
+    for (const cat of ['routing', 'params_path', 'params_query', 'params_headers', 'params_cookie', 'validation_path', 'validation_query', 'validation_headers', 'validation_cookie', 'validation_body', 'limits', 'cors', 'auth', 'problem_details', 'request_id', 'compression', 'rate_limit', 'request_timeout', 'websocket', 'websocket_session', 'graphql_subscription']) {
       assert.ok(categories.has(cat), `category ${cat}`);
     }
     const statuses = new Set(http.map((c) => c.expected.status_code));
