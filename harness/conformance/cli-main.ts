@@ -52,9 +52,11 @@ Options:
   --port-range A-B With --exec: give the servers ports A to B only (inclusive; default any free port).
   --level LEVEL    strict (default): status, listed headers and cookies, whole body.
                    lenient: status, problem type slug, and loc + type of each validation error.
-  --list           Print the cases and the route table an implementation must serve; run nothing.
+  --list           Print the cases (method and target sent, expected status, route) and the route
+                   table an implementation must serve; run nothing.
   --manifest FILE  Write the manifest (JSON: per case route, parameters, schemas, exact request,
-                   expected status) to FILE ("-" for standard output); run nothing.
+                   the handler's own answer; never the framework's) to FILE ("-" for standard
+                   output); run nothing.
   --json FILE      Write the results as JSON (summary with runner version, corpus, level, case counts,
                    server starts and wall time; per case: request sent, expected, actual, differences).
   --junit FILE     Write the results as JUnit XML.
