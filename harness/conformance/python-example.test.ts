@@ -36,6 +36,6 @@ describe('when docs/conformance.md\'s Python server runs the shipped suite', { s
     const r = await runCli(['--exec', `python3 ${join(dir, 'serve.py')} {case_file} {port}`, '--quiet', '--no-diffs']);
     assert.equal(r.code, 1, r.err);
     assert.equal(r.last, claimed[1], r.out.slice(-3000));
-    assert.match(r.out, /^validation_query +12 +12 /m, 'in-bound values pass, every 422 fails');
+    assert.match(r.out, /^validation_query +(\d+) +\1 +0 +0 /m, 'in-bound values pass, every 422 fails (one of each per keyword)');
   });
 });

@@ -63,6 +63,39 @@ function cases(source: AnySource): Draft[] {
   return out;
 }
 
+/**
+ * List keywords, where a parameter can be a list: the query (repeated keys) and the JSON body. The
+ * words are the reference's: "item" after any minimum, "items" after any maximum.
+ */
+const LIST_ROWS: Array<{ keyword: string; schema: Json; good: string[]; bad: string[]; item: Omit<Item, 'loc' | 'input'> }> = [
+  { keyword: 'minItems', schema: { type: 'array', items: { type: 'string' }, minItems: 2 }, good: ['a', 'b'], bad: ['a'], item: { type: 'too_short', msg: 'List should have at least 2 item after validation', ctx: { min_length: 2 } } },
+  { keyword: 'maxItems', schema: { type: 'array', items: { type: 'string' }, maxItems: 3 }, good: ['a', 'b', 'c'], bad: ['a', 'b', 'c', 'd'], item: { type: 'too_long', msg: 'List should have at most 3 items after validation', ctx: { max_length: 3 } } },
+];
+
+function listCases(source: 'query' | 'body'): Draft[] {
+  const out: Draft[] = [];
+  for (const row of LIST_ROWS) {
+    for (const [kind, value] of [['ok', row.good], ['violated', row.bad]] as const) {
+      const at = source === 'body'
+        ? inBody(row.schema, value)
+        : { handler: { route: '/validate', method: 'GET', parameters: { query: { value: row.schema } } }, request: { method: 'GET', path: '/validate', query_params: { value } }, loc: ['query', 'value'] };
+      const expected = kind === 'ok' ? ok({ valid: true }) : invalid({ ...row.item, loc: at.loc, input: value } as Item);
+      out.push({ slug: `${row.keyword}_${kind}`, description: `${source}: a list of ${value.length} ${kind === 'ok' ? 'satisfies' : 'fails'} ${row.keyword}.`, handler: at.handler, request: at.request, expected_response: expected });
+    }
+  }
+  return out;
+}
+
+/** Object keywords of a JSON body. */
+function objectCases(): Draft[] {
+  const closed = { route: '/validate', method: 'POST', body_schema: { type: 'object', properties: { name: { type: 'string' } }, required: ['name'], additionalProperties: false } };
+  return [
+    { slug: 'additionalProperties_ok', description: 'body: only declared members pass additionalProperties: false.', handler: closed, request: { method: 'POST', path: '/validate', body: { name: 'a' } }, expected_response: ok({ valid: true }) },
+    { slug: 'additionalProperties_violated', description: 'body: an undeclared member fails additionalProperties: false.', handler: closed, request: { method: 'POST', path: '/validate', body: { name: 'a', extra: 1 } }, expected_response: invalid({ type: 'validation_error', loc: ['body', 'extra'], msg: 'Additional properties are not allowed', input: { name: 'a', extra: 1 }, ctx: { additional_properties: false, unexpected_field: 'extra' } }) },
+    { slug: 'required_member_missing_and_type', description: 'body: a missing member and a mistyped one are both reported, by location.', handler: { route: '/validate', method: 'POST', body_schema: { type: 'object', properties: { name: { type: 'string' }, age: { type: 'integer' } }, required: ['name', 'age'] } }, request: { method: 'POST', path: '/validate', body: { age: 'old' } }, expected_response: invalid({ type: 'int_parsing', loc: ['body', 'age'], msg: 'Input should be a valid integer, unable to parse string as an integer', input: 'old' }, { type: 'missing', loc: ['body', 'name'], msg: 'Field required', input: { age: 'old' } }) },
+  ];
+}
+
 export function validationCases(): SuiteCase[] {
-  return [...SOURCES, 'body' as const].flatMap((s) => numbered(`validation_${s}`, cases(s)));
+  return [...SOURCES, 'body' as const].flatMap((s) => numbered(`validation_${s}`, [...cases(s), ...(s === 'query' || s === 'body' ? listCases(s) : []), ...(s === 'body' ? objectCases() : [])]));
 }
