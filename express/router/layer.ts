@@ -93,6 +93,10 @@ export class Layer {
   slash: boolean;
   route: LayerRoute | undefined = undefined;
   method: string | undefined = undefined;
+  /** The path given to router.use()/route() (undefined for `use(fn)`), as tracing names layers by it. */
+  pathArgument: unknown = undefined;
+  /** Express 4 only: the part of the path the layer last matched (Express 4's `layer.path`), set by the router. */
+  path: string | undefined = undefined;
   /** Express 4 only: path-to-regexp 0.1's regexp and keys, which some tools read. */
   regexp: RegExp | undefined;
   keys: Array<{ name: string | number }> | undefined;
