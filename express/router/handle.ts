@@ -143,8 +143,10 @@ export function handle(router: RouterState, req: any, res: any, callback: AnyFn)
 
   function afterParams(err?: any): void {
     if (err) next(layerError || err);
-    else if (layer.route) handleRequest();
-    else trimPrefix();
+    else if (layer.route) {
+      if (trace === undefined) layer.handleRequest(req, res, next);
+      else traceLayer(trace, layer, req, res, next);
+    } else trimPrefix();
     sync = 0;
   }
 
@@ -162,11 +164,7 @@ export function handle(router: RouterState, req: any, res: any, callback: AnyFn)
       req.baseUrl = parentUrl + (removed[removed.length - 1] === '/' ? removed.slice(0, -1) : removed);
     }
     if (layerError) layer.handleError(layerError, req, res, next);
-    else handleRequest();
-  }
-
-  function handleRequest(): void {
-    if (trace === undefined) layer.handleRequest(req, res, next);
+    else if (trace === undefined) layer.handleRequest(req, res, next);
     else traceLayer(trace, layer, req, res, next);
   }
 }
