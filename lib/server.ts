@@ -54,6 +54,8 @@ export async function listen(app: App, options: ListenOptions = {}): Promise<Ser
   server.headersTimeout = limits.headers_timeout_ms;
   server.requestTimeout = limits.request_receive_timeout_ms;
   server.keepAliveTimeout = limits.keep_alive_timeout_ms;
+  // Also when a serverFactory ignored serverOptions: node reads it when listening starts.
+  server.connectionsCheckingInterval = limits.connections_check_interval_ms;
   // Every socket (HTTP/1.1, upgraded, HTTP/2), so shutdown can mark in-flight answers and destroy leftovers.
   const sockets = new Set<Socket>();
   server.on('connection', (socket: Socket) => {
