@@ -1,5 +1,5 @@
 /**
- * `npm run floods [-- --only message,chat,chat-spread,graphql,teardown,subscribe] [--root DIR]`: the
+ * `npm run floods [-- --only message,chat,chat-spread,graphql,teardown,subscribe,spread] [--root DIR] [--shipped]`: the
  * WebSocket floods of issue 26 replayed against the example server, with `/health` measured from
  * another process during each.
  *
@@ -9,7 +9,7 @@
  * request at a time; the flood clients run here. On a loaded machine the probe's latencies include
  * CPU starvation of the processes; the server's loop delay is what the server itself spent stalled.
  * `--root` starts the server from another checkout (e.g. an export of an older commit, to get "before"
- * figures with the same floods). Prints one line per flood: /health n, p50, p99, max and what the flood
+ * figures with the same floods). `--shipped` keeps the example's HTTP rate limit (the server as `npm start` runs it). Prints one line per flood: /health n, p50, p99, max and what the flood
  * achieved. Target (issue 26): p99 ≤ 100 ms.
  */
 import { fork, type ChildProcess } from 'node:child_process';
@@ -20,14 +20,14 @@ import { parseArgs } from 'node:util';
 import WebSocket from 'ws';
 import { freePort } from '../harness/conformance/exec.js';
 
-const { values } = parseArgs({ options: { root: { type: 'string' }, only: { type: 'string' } } });
+const { values } = parseArgs({ options: { root: { type: 'string' }, only: { type: 'string' }, shipped: { type: 'boolean' } } });
 const root = values.root ?? fileURLToPath(new URL('..', import.meta.url));
 const only = values.only?.split(',');
 
 interface Server { url: string; child: ChildProcess; reset(): void; read(): Promise<{ p99: number; max: number }> }
 async function startServer(): Promise<Server> {
   const port = await freePort();
-  const child = fork(fileURLToPath(new URL('./floods-server.ts', import.meta.url)), [String(port), root], { execArgv: ['--import', 'tsx', ...(process.env.FLOODS_CPU_PROF ? ['--cpu-prof', `--cpu-prof-dir=${process.env.FLOODS_CPU_PROF}`] : [])], stdio: ['ignore', 'ignore', 'ignore', 'ipc'] });
+  const child = fork(fileURLToPath(new URL('./floods-server.ts', import.meta.url)), [String(port), root, ...(values.shipped ? ['shipped'] : [])], { execArgv: ['--import', 'tsx', ...(process.env.FLOODS_CPU_PROF ? ['--cpu-prof', `--cpu-prof-dir=${process.env.FLOODS_CPU_PROF}`] : [])], stdio: ['ignore', 'ignore', 'ignore', 'ipc'] });
   await new Promise((resolve) => child.once('message', resolve));
   return {
     url: `http://127.0.0.1:${port}`, child,
@@ -187,6 +187,29 @@ const subscribe: Flood = async (base) => {
   return `${answers} frames back; sockets ${codes(closes)}`;
 };
 
+/**
+ * Issue 35: 400 sockets from one address, each under the per-socket rate (90 msg/s of the 100 allowed), for
+ * 10 s: 36,000 msg/s offered. Counts the sockets opened and refused, the messages echoed, and how sockets closed.
+ */
+const spread: Flood = async (base) => {
+  const results = await Promise.allSettled(Array.from({ length: 400 }, () => openWs(`${base}/ws/echo`)));
+  const sockets = results.flatMap((r) => (r.status === 'fulfilled' ? [r.value] : []));
+  const closes: (number | undefined)[] = sockets.map(() => undefined);
+  let echoes = 0;
+  let sent = 0;
+  sockets.forEach((ws, i) => { ws.on('message', () => echoes++); ws.on('close', (c) => { closes[i] = c; }); });
+  const end = performance.now() + 10_000;
+  const every = 100;
+  while (performance.now() < end) {
+    const tick = performance.now();
+    for (const ws of sockets) if (ws.readyState === WebSocket.OPEN) for (let i = 0; i < 9; i++, sent++) ws.send('hi');
+    await sleep(Math.max(0, every - (performance.now() - tick)));
+  }
+  await until(() => echoes >= sent, 15_000, 3000, () => echoes);
+  for (const ws of sockets) ws.terminate();
+  return `${sockets.length} of 400 sockets opened (${results.length - sockets.length} refused); sent ${sent}, echoed ${echoes}; sockets ${codes(closes)}`;
+};
+
 /** No flood: /health alone for 3 s, the machine's own noise. */
 const idle: Flood = async () => {
   await sleep(3000);
@@ -201,6 +224,7 @@ const FLOODS: [string, Flood][] = [
   ['graphql', graphql],
   ['teardown', teardown],
   ['subscribe', subscribe],
+  ['spread', spread],
 ];
 
 const server = await startServer();

@@ -13,7 +13,7 @@ import { problem, sendProblem } from '../problem.js';
 import { handleGrpcCall, isGrpcRequest, type GrpcCallSettings, type GrpcGuard } from './call.js';
 import { HEALTH_SERVICE } from './health.js';
 import type { GrpcRouter } from './router.js';
-import { H2Sessions } from './sessions.js';
+import { H2Sessions, type H2Refusals } from './sessions.js';
 
 /** RFC 9113 §3.4: the client connection preface. */
 export const HTTP2_PREFACE = Buffer.from('PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n', 'latin1');
@@ -58,7 +58,7 @@ export interface GrpcAttachment {
   /** Open HTTP/2 sessions (refused ones are not counted). */
   readonly sessions: ReadonlySet<Http2Session>;
   /** HTTP/2 connections refused since the server started, by the cap that refused them. */
-  readonly refused: Readonly<Record<'max_h2_sessions' | 'max_h2_sessions_per_client', number>>;
+  readonly refused: Readonly<H2Refusals>;
   /**
    * Graceful shutdown: health turns NOT_SERVING, new calls get UNAVAILABLE, every session gets GOAWAY and
    * may finish its calls (an idle one closes at once); sessions still open after `timeoutMs` are destroyed,

@@ -41,7 +41,7 @@ describe("hostile: a slowloris against keel/express with app.set('connection lim
     const server: http.Server = app.listen(0, '127.0.0.1');
     await new Promise((r) => server.once('listening', r));
     try {
-      assert.equal(server.connectionsCheckingInterval, 200);
+      assert.equal((server as http.Server & { connectionsCheckingInterval: number }).connectionsCheckingInterval, 200);
       const { port } = server.address() as AddressInfo;
       // Given up at 20 s: before the fix node checked every 30 s, so the attack was still running then.
       const out = await slowloris(port, 100, 20_000);
@@ -62,7 +62,7 @@ describe("hostile: a slowloris against keel/express with app.set('connection lim
     app.set('connection limits', true);
     const server: http.Server = app.listen(0, '127.0.0.1');
     try {
-      assert.equal(server.connectionsCheckingInterval, DEFAULT_CONNECTIONS_CHECK_INTERVAL_MS);
+      assert.equal((server as http.Server & { connectionsCheckingInterval: number }).connectionsCheckingInterval, DEFAULT_CONNECTIONS_CHECK_INTERVAL_MS);
       assert.deepEqual([server.headersTimeout, server.requestTimeout], [30_000, 60_000]);
     } finally {
       server.close();
