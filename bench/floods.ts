@@ -1,5 +1,5 @@
 /**
- * `npm run floods [-- --only message,chat,chat-spread,graphql,teardown,subscribe,spread] [--root DIR] [--shipped]`: the
+ * `npm run floods [-- --only message,chat,chat-spread,graphql,teardown,subscribe,spread,grpc-burst] [--root DIR] [--shipped]`: the
  * WebSocket floods of issue 26 replayed against the example server, with `/health` measured from
  * another process during each.
  *
@@ -13,6 +13,7 @@
  * achieved. Target (issue 26): p99 ≤ 100 ms.
  */
 import { fork, type ChildProcess } from 'node:child_process';
+import http2 from 'node:http2';
 import { once } from 'node:events';
 import { setImmediate as turn, setTimeout as sleep } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
@@ -210,6 +211,40 @@ const spread: Flood = async (base) => {
   return `${sockets.length} of 400 sockets opened (${results.length - sockets.length} refused); sent ${sent}, echoed ${echoes}; sockets ${codes(closes)}`;
 };
 
+/**
+ * Issue 35: 100 h2c sessions × 100 unary SayHello calls from one address, all at once (the example's rate limit
+ * and, since issue 35, max_calls_per_client refuse most of them). Counts the calls by grpc-status and the GOAWAYs.
+ */
+const grpcBurst: Flood = async (_ws, base) => {
+  const message = Buffer.from([0, 0, 0, 0, 3, 0x0a, 0x01, 0x61]);
+  const statuses = new Map<string, number>();
+  const goaways: number[] = [];
+  await Promise.all(Array.from({ length: 100 }, async () => {
+    const session = http2.connect(base);
+    session.on('error', () => {});
+    session.on('goaway', (code) => goaways.push(code));
+    await Promise.all(Array.from({ length: 100 }, () => new Promise<void>((resolve) => {
+      let status = 'none';
+      let stream: http2.ClientHttp2Stream;
+      try {
+        stream = session.request({ ':method': 'POST', ':path': '/keel.examples.v1.Greeter/SayHello', 'content-type': 'application/grpc', te: 'trailers' });
+      } catch {
+        statuses.set('refused session', (statuses.get('refused session') ?? 0) + 1);
+        return resolve();
+      }
+      const take = (h: http2.IncomingHttpHeaders) => { if (h['grpc-status'] !== undefined) status = String(h['grpc-status']); };
+      stream.on('response', take);
+      stream.on('trailers', take);
+      stream.on('error', (e: NodeJS.ErrnoException) => { status = `error ${e.code}`; });
+      stream.on('data', () => {});
+      stream.on('close', () => { statuses.set(status, (statuses.get(status) ?? 0) + 1); resolve(); });
+      stream.end(message);
+    })));
+    session.close();
+  }));
+  return `calls by grpc-status ${[...statuses].map(([k, n]) => `${n}×${k}`).join(' ')}; GOAWAY ${goaways.length ? codes(goaways) : 'none'}`;
+};
+
 /** No flood: /health alone for 3 s, the machine's own noise. */
 const idle: Flood = async () => {
   await sleep(3000);
@@ -225,6 +260,7 @@ const FLOODS: [string, Flood][] = [
   ['teardown', teardown],
   ['subscribe', subscribe],
   ['spread', spread],
+  ['grpc-burst', grpcBurst],
 ];
 
 const server = await startServer();

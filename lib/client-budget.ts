@@ -52,6 +52,39 @@ interface Bucket {
   refs: number;
 }
 
+/**
+ * How many of something (connections, gRPC calls) each key holds at once, against one limit. The accounting
+ * ClientBudget uses for connections; lib/grpc/server.ts for calls across a client's sessions.
+ */
+export class KeyedCounter {
+  readonly #max: number | null;
+  readonly #open = new Map<string, number>();
+
+  constructor(max: number | null) {
+    this.#max = max;
+  }
+
+  /** Count one for `key`; `false` (nothing counted) when `key` holds the limit already. */
+  acquire(key: string): boolean {
+    const open = this.#open.get(key) ?? 0;
+    if (this.#max !== null && open >= this.#max) return false;
+    this.#open.set(key, open + 1);
+    return true;
+  }
+
+  /** One `acquire` counted has ended. */
+  release(key: string): void {
+    const left = (this.#open.get(key) ?? 1) - 1;
+    if (left > 0) this.#open.set(key, left);
+    else this.#open.delete(key);
+  }
+
+  /** What `key` holds. */
+  count(key: string): number {
+    return this.#open.get(key) ?? 0;
+  }
+}
+
 const NO_WAIT: MessageMeter = { charge: () => 0, release: () => {} };
 
 /** Connections and messages per client of one server. */
@@ -61,7 +94,7 @@ export class ClientBudget {
   readonly #max: number | null;
   readonly #perMs: number | null;
   readonly #burst: number;
-  readonly #open = new Map<string, number>();
+  readonly #open: KeyedCounter;
   readonly #buckets = new Map<string, Bucket>();
   readonly #key = clientKeys(DEFAULT_IPV6_SUBNET);
   readonly #trust: ((addr: string, i: number) => boolean) | null;
@@ -69,6 +102,7 @@ export class ClientBudget {
 
   constructor(options: ClientBudgetOptions) {
     this.#max = options.maxConnectionsPerClient;
+    this.#open = new KeyedCounter(this.#max);
     this.#perMs = options.messagesPerSecond === null ? null : options.messagesPerSecond / 1000;
     this.#burst = options.messageBurst;
     this.#trust = compileTrust(options.trustProxy ?? false);
@@ -102,26 +136,20 @@ export class ClientBudget {
 
   /** Count one connection of `key`; `false` (nothing counted, one throttled warn line) past the limit. */
   acquire(key: string, where: string): boolean {
-    const open = this.#open.get(key) ?? 0;
-    if (this.#max !== null && open >= this.#max) {
-      this.refused++;
-      this.#log?.note(where, { code: 'max_connections_per_client' });
-      return false;
-    }
-    this.#open.set(key, open + 1);
-    return true;
+    if (this.#open.acquire(key)) return true;
+    this.refused++;
+    this.#log?.note(where, { code: 'max_connections_per_client' });
+    return false;
   }
 
   /** A connection `acquire` counted has closed. */
   release(key: string): void {
-    const left = (this.#open.get(key) ?? 1) - 1;
-    if (left > 0) this.#open.set(key, left);
-    else this.#open.delete(key);
+    this.#open.release(key);
   }
 
   /** Connections `key` holds open. */
   connections(key: string): number {
-    return this.#open.get(key) ?? 0;
+    return this.#open.count(key);
   }
 
   /** The message meter of `key` for one more socket; `release()` it when the socket closes. */
