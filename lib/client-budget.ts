@@ -85,8 +85,6 @@ export class KeyedCounter {
   }
 }
 
-const NO_WAIT: MessageMeter = { charge: () => 0, release: () => {} };
-
 /** Connections and messages per client of one server. */
 export class ClientBudget {
   /** Connections refused since the server started. */
@@ -152,10 +150,10 @@ export class ClientBudget {
     return this.#open.count(key);
   }
 
-  /** The message meter of `key` for one more socket; `release()` it when the socket closes. */
-  messages(key: string): MessageMeter {
+  /** The message meter of `key` for one more socket (`release()` it when the socket closes); `undefined` when messages are not limited. */
+  messages(key: string): MessageMeter | undefined {
     const perMs = this.#perMs;
-    if (perMs === null) return NO_WAIT;
+    if (perMs === null) return undefined;
     let bucket = this.#buckets.get(key);
     if (!bucket) this.#buckets.set(key, (bucket = { tokens: this.#burst, last: performance.now(), refs: 0 }));
     bucket.refs++;
