@@ -51,6 +51,10 @@ export function buildExampleApp(overrides: { port?: number; rate_limit?: { per_s
       request_timeout: 10,
       compression: { min_size: 512 },
       rate_limit: overrides.rate_limit !== undefined ? overrides.rate_limit : { per_second: 50, burst: 100 },
+      // One budget per client across its connections (docs/workers-and-limits.md#one-budget-per-client), at the
+      // defaults: 100 connections (HTTP/1.1, WebSocket, h2c), 1000 WebSocket messages a second across its sockets.
+      max_connections_per_client: 100,
+      ws_client_messages_per_second: 1000,
       static_files: [{ directory: join(here, 'public'), route_prefix: '/static', cache_control: 'public, max-age=60' }],
       background_tasks: { enabled: true },
       // gRPC on the same port (cleartext HTTP/2 with prior knowledge), with health and reflection.

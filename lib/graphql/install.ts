@@ -3,6 +3,7 @@
  * `registerGraphqlSdlRoute()`, with subscriptions behind the App's server guard (keel/ws). Loaded by
  * `app.ready()` (lib/builtins.ts).
  */
+import { clientBudgetOf } from '../client-budget.js';
 import { missingPackages, missingPackagesError, packageName, PLAYGROUND_PACKAGES, wrongMajorPackages } from '../packages.js';
 import type { ProtocolPlugin } from '../plugin.js';
 import { jsonPoisoningOf } from '../json-parse.js';
@@ -39,7 +40,7 @@ export const protocol: ProtocolPlugin = {
       const guard = operationGuard && own.operationGuard ? bothGuards(operationGuard, own.operationGuard) : operationGuard ?? own.operationGuard;
       // The App's ws_* settings, under the route's own fairness options.
       const fairness = { ...fairnessOfConfig(host.config), ...own.fairness };
-      const options = { ...own, ...events, guards: [serverGuardOf(host)], jsonPoisoning, operationGuard: guard, logger: host.logger, fairness };
+      const options = { ...own, ...events, guards: [serverGuardOf(host)], jsonPoisoning, operationGuard: guard, logger: host.logger, fairness, clientBudget: clientBudgetOf(host) };
       if (method === 'registerGraphqlRoute') {
         route = graphqlRoute(a[0], a[1], a[2] as string, a[3], options);
       } else {

@@ -3,6 +3,7 @@
  * and one upgrade handler (graphql-transport-ws) on the same path. `installGraphqlRoute` puts both on
  * an App through its extension points (`mount`, `upgrade`, `preShutdown`; docs/architecture.md).
  */
+import type { ClientBudget } from '../client-budget.js';
 import type { ServerResponse } from 'node:http';
 import type { JsonPoisoning } from '../json-parse.js';
 import type { Duplex } from 'node:stream';
@@ -47,6 +48,8 @@ export interface GraphqlRouteOptions {
   maxConnections?: number;
   /** Per-socket message rate and send-buffer bound (keel/ws fairness). Default: the App's `ws_*` settings. */
   fairness?: WebSocketFairnessOptions;
+  /** The budget of each client across its sockets (lib/client-budget.ts); an App passes its own. */
+  clientBudget?: ClientBudget;
   /** Where the built-in schema's `addBook` publishes and `bookAdded` listens. Default: a MemoryPubSub per route (an App passes its `AppOptions.pubsub`). */
   pubsub?: PubSub;
   /**
@@ -109,7 +112,7 @@ export function graphqlRouteForSchema(path: string, method: unknown, schema: Gra
   const guards = [...(options.guards ?? []), ...(options.cors !== undefined ? [originGuard(options.cors)] : [])];
   const ws: UpgradeHandler = createGraphqlWsUpgradeHandler(schema, {
     limits, guards, documentCache, maxSubscriptionsPerConnection: options.maxSubscriptionsPerConnection, maxConnections: options.maxConnections,
-    fairness: options.fairness, operationGuard: options.operationGuard, logger: options.logger,
+    fairness: options.fairness, operationGuard: options.operationGuard, logger: options.logger, clientBudget: options.clientBudget,
   });
   const allow = methods.join(', ');
 

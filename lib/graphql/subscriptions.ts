@@ -11,6 +11,7 @@ import { WebSocketServer, type WebSocket } from 'ws';
 import type { Logger } from 'pino';
 import { isExpectedNetworkError, networkErrorLog, type NetworkErrorLog } from '../net-errors.js';
 import type { KeelRequest } from '../request.js';
+import type { ClientBudget } from '../client-budget.js';
 import { guardedUpgrade, maxConnectionsOption, DEFAULT_MAX_PAYLOAD, type UpgradeHandler } from '../ws/upgrade.js';
 import { UpgradeRejection, type UpgradeGuard } from '../ws/guard.js';
 import { fairnessOptions, type RateErrorFrame, type WebSocketFairness, type WebSocketFairnessOptions } from '../ws/fairness.js';
@@ -32,6 +33,8 @@ export const DEFAULT_MAX_SUBSCRIPTIONS_PER_CONNECTION = 100;
 
 export interface GraphqlWsOptions {
   limits?: Partial<GraphqlLimits>;
+  /** The budget of each client across its sockets (lib/client-budget.ts); an App passes its own. Default none. */
+  clientBudget?: ClientBudget;
   /** Bounds of the cache of parsed and validated queries, and `maxTokens`. Default: DocumentCache's defaults. */
   documentCache?: DocumentCacheOptions;
   /** Checks run before the handshake (server auth, origin, request id). Default none. */
@@ -196,7 +199,7 @@ export function createGraphqlWsUpgradeHandler(schema: GraphQLSchema, options: Gr
   return guardedUpgrade(wss, options.guards ?? [], (ws, req) => {
     quietSends(ws, lost);
     wss.emit('connection', ws, req);
-  }, maxConnections, fairness, rateErrorFrame(fairness));
+  }, maxConnections, fairness, rateErrorFrame(fairness), options.clientBudget);
 }
 
 /**
