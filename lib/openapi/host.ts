@@ -22,18 +22,21 @@ export interface MountSpec {
   public?: boolean;
   /** The endpoint's operations for the OpenAPI document (MountOptions.openapi). */
   openapi?: MountOptions['openapi'];
+  /** Middleware after the server-level features, before the body is read (MountOptions.middleware). */
+  middleware?: MountOptions['middleware'];
 }
 
 export interface ProtocolHost {
   readonly config: Readonly<ServerConfig>;
-  mount(method: string, path: string, handler: RawHandler, options?: Pick<MountOptions, 'readBody' | 'public' | 'openapi'>): unknown;
+  mount(method: string, path: string, handler: RawHandler, options?: Pick<MountOptions, 'readBody' | 'public' | 'openapi' | 'middleware'>): unknown;
 }
 
 /** Mount every spec on the host. */
 export function mountAll(host: ProtocolHost, specs: readonly MountSpec[]): void {
   for (const s of specs) {
-    const options: Pick<MountOptions, 'readBody' | 'public' | 'openapi'> = { readBody: s.readBody };
+    const options: Pick<MountOptions, 'readBody' | 'public' | 'openapi' | 'middleware'> = { readBody: s.readBody };
     if (s.public) options.public = true;
+    if (s.middleware) options.middleware = s.middleware;
     if (s.openapi) options.openapi = s.openapi;
     host.mount(s.method, s.path, s.handler, options);
   }
