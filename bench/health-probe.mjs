@@ -1,10 +1,12 @@
 /**
  * `/health` prober for bench/floods.ts, in its own process so the latencies it measures are the
  * server's, not the flood clients': forked with the server URL, it requests `/health` one at a time
- * (a new request 5 ms after each answer) between a 'start' and a 'stop' message, then sends back every
+ * (a new request 5 ms, or argv[3] ms, after each answer) between a 'start' and a 'stop' message, then sends back every
  * latency in milliseconds.
  */
 const url = `${process.argv[2]}/health`;
+/** Pause after each answer, ms (argv[3]; default 5). bench/replay-cost.ts polls every 100 ms. */
+const gap = Number(process.argv[3] ?? 5);
 let running = false;
 let latencies = [];
 let failures = 0;
@@ -20,7 +22,7 @@ async function probe() {
       failures++;
     }
     latencies.push(performance.now() - t0);
-    await new Promise((r) => setTimeout(r, 5));
+    await new Promise((r) => setTimeout(r, gap));
   }
 }
 

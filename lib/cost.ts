@@ -13,9 +13,11 @@
  *    so the client's next requests are refused with 429 + Retry-After (the time until the debt is
  *    repaid). Charging after the work is what lets the cost be measured rather than guessed.
  * 2. **A server-wide queue**: at most `max_concurrent` operations run at once and `max_queued` wait;
- *    the queue starts one operation per turn of the event loop (setImmediate), so the requests that
- *    arrived meanwhile (`/health`, cheap routes) are served between two expensive ones instead of
- *    behind all of them. Past the queue: 503 + Retry-After.
+ *    past the queue: 503 + Retry-After. The queue starts one operation per turn of the event loop
+ *    (setImmediate), and after an operation that took d ms the next starts no sooner than
+ *    d × (1 − max_loop_share) / max_loop_share ms later, so the requests that arrived meanwhile
+ *    (`/health`, cheap routes, new connections, which take several turns to become requests) are
+ *    served between two expensive ones instead of behind all of them.
  * 3. **Overload shedding** (lib/overload.ts): while the event loop's mean delay or utilisation over the
  *    last window passes its threshold, new expensive work is refused with 503 + Retry-After.
  *
@@ -146,6 +148,8 @@ export class WorkGate {
   readonly #queue: Waiting[] = [];
   #running = 0;
   #pumpScheduled = false;
+  /** No operation starts before this instant (performance.now()): the rest of the loop's time (max_loop_share). */
+  #resumeAt = 0;
   /** Refusals so far, by reason (tests and metrics). */
   readonly refused = { cpu_ms_per_second: 0, max_queued: 0, overloaded: 0 };
 
@@ -262,6 +266,9 @@ export class WorkGate {
 
   #charge(key: string, ms: number): void {
     this.#ledger?.charge(key, ms);
+    // The loop's share: the next start waits ms × (1 − share) / share, so everyone else gets that time.
+    const share = this.config.max_loop_share;
+    if (share < 1) this.#resumeAt = Math.max(this.#resumeAt, performance.now() + (ms * (1 - share)) / share);
   }
 
   #release(): void {
@@ -269,19 +276,27 @@ export class WorkGate {
     this.#schedule();
   }
 
-  /** One start per turn: setImmediate runs after the poll phase, so requests that arrived meanwhile go first. */
+  /**
+   * One start per turn: setImmediate runs after the poll phase, so requests that arrived meanwhile go
+   * first; and none before `#resumeAt` (max_loop_share), since one turn is not enough for everyone:
+   * a new connection takes several turns to become a request.
+   */
   #schedule(): void {
     if (this.#pumpScheduled || this.#queue.length === 0 || this.#running >= this.config.max_concurrent) return;
     this.#pumpScheduled = true;
-    setImmediate(() => {
-      this.#pumpScheduled = false;
-      if (this.#running >= this.config.max_concurrent) return;
-      const next = this.#queue.shift();
-      if (!next) return;
-      this.#running++;
-      next.start();
-      this.#schedule();
-    });
+    const wait = this.#resumeAt - performance.now();
+    if (wait > 1) setTimeout(() => setImmediate(() => this.#pump()), wait);
+    else setImmediate(() => this.#pump());
+  }
+
+  #pump(): void {
+    this.#pumpScheduled = false;
+    if (this.#running >= this.config.max_concurrent) return;
+    const next = this.#queue.shift();
+    if (!next) return;
+    this.#running++;
+    next.start();
+    this.#schedule();
   }
 }
 
