@@ -118,6 +118,32 @@ describe('when the client CPU ledger charges work (GCRA in milliseconds)', () =>
   });
 });
 
+describe('when expensive operations wait in the queue (max_loop_share)', () => {
+  const busy = (ms: number): void => {
+    const until = performance.now() + ms;
+    while (performance.now() < until);
+  };
+
+  for (const [share, expected] of [[0.5, ['first', 'timer', 'second']], [1, ['first', 'second', 'timer']]] as const) {
+    it(`should ${share < 1 ? 'leave the loop the rest of its share before the next one starts' : 'start the next one on the next turn at share 1'}`, async () => {
+      const gate = new WorkGate(WorkLimitsConfig.parse({ cpu_ms_per_second: null, max_concurrent: 1, max_loop_share: share, max_event_loop_delay_ms: 0 }, 'WorkLimitsConfig'));
+      const order: string[] = [];
+      await Promise.all([
+        gate.run('a', () => {
+          busy(50);
+          order.push('first');
+          // Due 10 ms after the first operation; at share 0.5 the second starts ≥ 50 ms after it.
+          setTimeout(() => order.push('timer'), 10);
+        }),
+        gate.run('b', () => { order.push('second'); }),
+        new Promise((r) => setTimeout(r, 200)),
+      ]);
+      assert.deepEqual(order, expected);
+      gate.close();
+    });
+  }
+});
+
 describe('when one client sends near-budget AsyncAPI documents faster than its CPU budget', () => {
   let server: ServerHandle;
   before(async () => {
