@@ -10,7 +10,7 @@ import { HookRegistry, type Hook, type HookPhase } from './hooks.js';
 import type { RequestData, HandlerFunction, Handler } from './handler.js';
 import { ServerConfig, type ApiKeyConfigInput, type JwtConfigInput, type ServerConfigInput } from './records/server.js';
 import { parseMethod, type HttpMethod } from './records/protocol.js';
-import { parseRouteDefinition, type RouteDefinition, type RouteDefinitionInput } from './route-definition.js';
+import { parseRouteDefinition, withCheckedKey, type RouteDefinition, type RouteDefinitionInput } from './route-definition.js';
 import type { Middleware, NextFunction } from './request.js';
 import { buildRouter } from './dispatch.js';
 import type { ListenOptions } from './server.js';
@@ -168,6 +168,7 @@ export class App<SA extends AuthTypes = DefaultAuthTypes> implements AppCore {
 
   constructor(config: ServerConfigInput | Readonly<ServerConfig> = {}, options: AppOptions = {}) {
     this.config = ServerConfig.parse(config);
+    withCheckedKey(this.config.jwt_auth, 'JwtConfig', 'ServerConfig.jwt_auth');
     this.logger = options.logger ?? defaultLogger();
     this.securityHeaders = options.securityHeaders ?? {};
     this.rateLimitOptions = options.rateLimit ?? {};
