@@ -53,6 +53,8 @@ export class LoadMonitor {
   #elu: EventLoopUtilization | undefined;
   #timer: NodeJS.Timeout | undefined;
   #sample: LoadSample = IDLE;
+  /** When the last window ended (performance.now()). */
+  #lastAt = 0;
 
   constructor(options: LoadMonitorOptions) {
     this.options = Object.freeze({ ...options });
@@ -74,6 +76,7 @@ export class LoadMonitor {
     this.#histogram = monitorEventLoopDelay({ resolution: EVENT_LOOP_RESOLUTION_MS });
     this.#histogram.enable();
     this.#elu = performance.eventLoopUtilization();
+    this.#lastAt = performance.now();
     this.#timer = setInterval(() => this.#measure(), this.options.sampleIntervalMs);
     this.#timer.unref();
   }
@@ -89,7 +92,11 @@ export class LoadMonitor {
 
   #measure(): void {
     const h = this.#histogram!;
-    const mean = h.count > 0 ? h.mean / 1e6 : 0;
+    const at = performance.now();
+    // No sample in a whole window: the histogram's 10 ms timer never got its turn, the loop was blocked
+    // that long (its first firing only sets its reference point, so one long block can leave it empty).
+    const mean = h.count > 0 ? h.mean / 1e6 : at - this.#lastAt;
+    this.#lastAt = at;
     const delayMs = Math.max(0, mean - EVENT_LOOP_RESOLUTION_MS);
     h.reset();
     const now = performance.eventLoopUtilization();
