@@ -6,7 +6,8 @@
  * 1. near-budget AsyncAPI documents (1.8 KB, 71,666 nodes, ~70 ms of CPU each on a quiet machine) at
  *    45/s for 10 s from one client, under the example's 50/s rate limit: the answers by status, the
  *    time until the last one, and `/health` p50 / p99 / max meanwhile;
- * 2. 30 stored 900 KB book titles and a 20-alias `books { title }` over GraphQL-over-WebSocket: the
+ * 2. 490-alias GraphQL queries under the answer estimate (12.5 KB in, ~0.9 MB out each) at 45/s for 10 s;
+ * 3. 30 stored 900 KB book titles and a 20-alias `books { title }` over GraphQL-over-WebSocket: the
  *    frame that answers (type, bytes) and the server's RSS / peak RSS before and after.
  *
  *   node --import tsx bench/replay-cost.ts [path/to/examples/server.ts]
@@ -20,7 +21,7 @@ import { readFileSync } from 'node:fs';
 import { loadavg } from 'node:os';
 import { fileURLToPath } from 'node:url';
 import WebSocket from 'ws';
-import { nearBudgetDocument } from '../test/helpers/budget-attacks.js';
+import { aliasQueryBody, nearBudgetDocument } from '../test/helpers/budget-attacks.js';
 
 const script = process.argv[2] ?? fileURLToPath(new URL('../examples/server.ts', import.meta.url));
 const child = spawn(process.execPath, [...(process.env.BENCH_SERVER_ARGS?.split(' ').filter(Boolean) ?? []), '--import', 'tsx', script], {
@@ -61,12 +62,12 @@ const pct = (xs: number[], p: number): number => {
 };
 const ms = (n: number): string => `${n.toFixed(0)} ms`;
 
-async function asyncApiFlood(): Promise<void> {
-  const body = JSON.stringify({ spec: JSON.parse(nearBudgetDocument()) });
-  await fetch(`${base}/asyncapi/parse`, { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: '{"spec":{"asyncapi":"3.0.0","info":{"title":"t","version":"1"}}}' }).then((r) => r.text());
+/** `body` POSTed to `path` at 45/s for 10 s from one client, `/health` probed meanwhile. */
+async function flood(name: string, path: string, body: string): Promise<void> {
   const perSecond = 45;
   const seconds = 10;
   const statuses = new Map<number, number>();
+  let bytesOut = 0;
   const started = performance.now();
   const { latencies, failures } = await probed(async () => {
     const pending: Promise<void>[] = [];
@@ -74,19 +75,30 @@ async function asyncApiFlood(): Promise<void> {
       const due = started + (i * 1000) / perSecond;
       const wait = due - performance.now();
       if (wait > 0) await new Promise((r) => setTimeout(r, wait));
-      pending.push(fetch(`${base}/asyncapi/parse`, { method: 'POST', headers: { 'Content-Type': 'application/json' }, body, signal: AbortSignal.timeout(120_000) })
-        .then(async (r) => { await r.arrayBuffer(); statuses.set(r.status, (statuses.get(r.status) ?? 0) + 1); })
+      pending.push(fetch(`${base}${path}`, { method: 'POST', headers: { 'Content-Type': 'application/json' }, body, signal: AbortSignal.timeout(120_000) })
+        .then(async (r) => { bytesOut += (await r.arrayBuffer()).byteLength; statuses.set(r.status, (statuses.get(r.status) ?? 0) + 1); })
         .catch(() => { statuses.set(0, (statuses.get(0) ?? 0) + 1); }));
     }
     await Promise.all(pending);
   });
   const total = performance.now() - started;
-  console.log(`AsyncAPI near-budget documents (${body.length} B) at ${perSecond}/s for ${seconds} s: `
-    + `${[...statuses].sort().map(([s, n]) => `${n} × ${s || 'failed'}`).join(', ')}; last answer after ${ms(total)}`);
+  console.log(`${name} (${body.length} B) at ${perSecond}/s for ${seconds} s: `
+    + `${[...statuses].sort().map(([s, n]) => `${n} × ${s || 'failed'}`).join(', ')}; ${(bytesOut / 1e6).toFixed(1)} MB out; last answer after ${ms(total)}`);
   console.log(`  /health every 100 ms: ${latencies.length} probes, ${failures} failed, p50 ${ms(pct(latencies, 50))}, p99 ${ms(pct(latencies, 99))}, max ${ms(Math.max(...latencies))}`);
   let at = 0;
   const slow = latencies.map((l) => { const start = at; at += l + 100; return { start, l }; }).filter((x) => x.l > 300);
   console.log(`  probes over 300 ms (started at, took): ${slow.map((x) => `${ms(x.start)}: ${ms(x.l)}`).join('; ') || 'none'}`);
+}
+
+async function asyncApiFlood(): Promise<void> {
+  await fetch(`${base}/asyncapi/parse`, { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: '{"spec":{"asyncapi":"3.0.0","info":{"title":"t","version":"1"}}}' }).then((r) => r.text());
+  await flood('AsyncAPI near-budget documents', '/asyncapi/parse', JSON.stringify({ spec: JSON.parse(nearBudgetDocument()) }));
+}
+
+/** 490 aliases of `hello(name: $n)` with a 1.7 KB `$n`: under the estimate (a ~0.9 MB answer each). */
+async function graphqlFlood(): Promise<void> {
+  await fetch(`${base}/graphql`, { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: '{"query":"{ hello }"}' }).then((r) => r.text());
+  await flood('GraphQL 490 aliases under the answer estimate', '/graphql', aliasQueryBody(490, 12_500));
 }
 
 function frames(ws: WebSocket, id: string, timeoutMs: number): Promise<{ type: string; bytes: number; text: string }> {
@@ -140,7 +152,9 @@ async function storedTitles(): Promise<void> {
 try {
   console.log(`server: ${script}; load average ${loadavg().map((l) => l.toFixed(1)).join(' ')}`);
   await asyncApiFlood();
-  // Let the client's CPU budget refill and the queue drain before the next attack.
+  // Let the client's CPU budget refill (5 s at 250 ms/s: 20 s) and the queue drain before the next attack.
+  await new Promise((r) => setTimeout(r, 20_000));
+  await graphqlFlood();
   await new Promise((r) => setTimeout(r, 3000));
   await storedTitles();
   console.log(`load average ${loadavg().map((l) => l.toFixed(1)).join(' ')}; RangeError on the server's stderr: ${/RangeError/.test(stderr) ? 'yes' : 'no'}`);
