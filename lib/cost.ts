@@ -62,7 +62,6 @@ export class WorkRefusal extends HttpError {
 
 interface Waiting {
   start: () => void;
-  cancel: (err: WorkRefusal) => void;
 }
 
 /** A thenable, without assuming a Promise. */
@@ -153,7 +152,6 @@ export class WorkGate {
     }
     return new Promise<T | undefined>((resolve, reject) => {
       this.#queue.push({
-        cancel: reject,
         start: () => {
           if (cancelled?.()) {
             this.#release();
