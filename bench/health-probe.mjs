@@ -42,4 +42,7 @@ process.on('message', async (m) => {
     process.exit(0);
   }
 });
+// One untimed request first: node's first fetch() loads undici (hundreds of ms on a busy machine), and a
+// first probe that measured that would be the prober's own start-up, not the server.
+await fetch(url).then((r) => r.arrayBuffer()).catch(() => undefined);
 process.send('ready');

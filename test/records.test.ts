@@ -74,6 +74,11 @@ describe('when records are parsed from an empty object', () => {
       readiness: null,
       metrics: null,
       opentelemetry: null,
+      // keel extension (issue 35): expensive work paid for by its measured time, on by default.
+      work_limits: {
+        cpu_ms_per_second: 250, cpu_ms_burst: 5000, max_concurrent: 4, max_queued: 8, max_loop_share: 0.5,
+        max_event_loop_delay_ms: 100, max_event_loop_utilization: 0, sample_interval_ms: 500,
+      },
     });
   });
 

@@ -27,6 +27,7 @@ import { DocumentCache, isRejected, type DocumentCacheOptions } from './document
 import type { GraphqlLimits } from './limits.js';
 import { DEFAULT_GRAPHQL_MAX_RESPONSE_BYTES, responseTooLarge, resultExceeds } from './budget.js';
 import { withoutSuggestions } from './suggestions.js';
+import { runWork, type AppWorkGate } from '../cost.js';
 
 /** Default cap on a GraphQL request body when the App gives none: 1 MiB. */
 export const DEFAULT_GRAPHQL_MAX_BODY_SIZE = 1024 * 1024;
@@ -45,6 +46,12 @@ export interface GraphqlHttpOptions {
   context?: (req: KeelRequest) => OperationContext | Promise<OperationContext>;
   /** `__proto__` / `constructor.prototype` keys in a JSON body. Default: refused with a 400 problem (the App passes its ServerConfig's). */
   jsonPoisoning?: JsonPoisoning;
+  /**
+   * The gate of expensive work (lib/cost.ts): a request is admitted before its body is read (429 / 503
+   * problem with Retry-After otherwise), its operation queued and its measured time charged to the client.
+   * Default none.
+   */
+  workGate?: AppWorkGate;
 }
 
 /** Per request, through graphql-http: the execution result, so the status can be chosen from the original thrown errors. */
@@ -107,6 +114,7 @@ export function createGraphqlHttpHandler(schema: GraphQLSchema, options: Graphql
   const poisoning = options.jsonPoisoning ?? DEFAULT_JSON_POISONING;
   const contextFor = options.context ?? ((req: KeelRequest) => ({ req }) as unknown as OperationContext);
   const documents = new DocumentCache(schema, limits, options.documentCache);
+  const gate = options.workGate;
   const handle = createHandler<KeelRequest, Executed, OperationContext>({
     schema,
     context: (req) => contextFor(req.raw),
@@ -139,14 +147,19 @@ export function createGraphqlHttpHandler(schema: GraphQLSchema, options: Graphql
 
   return async function graphqlHttpHandler(req: KeelRequest, res: ServerResponse): Promise<void> {
     try {
+      // Refused before the body is read: a client past its CPU budget, or an overloaded server (WorkRefusal).
+      gate?.gate.admit(gate.keyOf(req));
       let body: string | Record<string, unknown> | null = null;
       // GET `variables` (and `extensions`) are JSON too: one nesting rule, checked before graphql-http parses them.
       if (req.method !== 'POST') refuseDeepQuery(req.url);
       if (req.method === 'POST') body = requestBody((await readRawBody(req, maxBodySize)).toString('utf8'), req.headers['content-type'], poisoning);
       const executed: Executed = { result: undefined };
-      const [payload, init] = await handle({
+      // Parse, validation and execution: queued, measured and charged to the client (lib/cost.ts).
+      const handled = await runWork(gate, req, res, () => handle({
         method: req.method ?? 'GET', url: req.url ?? '/', headers: req.headers, body, raw: req, context: executed,
-      });
+      }));
+      if (handled === undefined) return;
+      const [payload, init] = handled;
       let status = init.status;
       const headers = init.headers ?? {};
       if (status === 405 || status === 406 || status === 415) {

@@ -20,6 +20,7 @@ import type { WebSocketFairnessOptions } from '../ws/fairness.js';
 import { slicedPubSub } from '../ws/fanout.js';
 import { builtinSchema } from './builtin-schemas.js';
 import { createGraphqlHttpHandler } from './http.js';
+import type { AppWorkGate } from '../cost.js';
 import { graphqlOpenApi } from './openapi.js';
 import type { GraphqlLimits } from './limits.js';
 import { PLAYGROUND_CSP, sendPlaygroundAsset, sendPlaygroundPage, wantsPlayground } from './playground.js';
@@ -69,6 +70,11 @@ export interface GraphqlRouteOptions {
   operationGuard?: UpgradeGuard;
   /** Where lost WebSocket clients are noted (debug, throttled; GraphqlWsOptions.logger). An App passes its logger. Default none. */
   logger?: Pick<Logger, 'debug'>;
+  /**
+   * The gate of expensive work (lib/cost.ts): operations over HTTP and WebSocket are admitted, queued and
+   * charged to the client's CPU budget. An App passes its own (ServerConfig.work_limits). Default none.
+   */
+  workGate?: AppWorkGate;
 }
 
 export interface GraphqlRoute {
@@ -107,12 +113,12 @@ export function graphqlRouteForSchema(path: string, method: unknown, schema: Gra
   const playground = options.enablePlayground ?? false;
   const assetsPath = path.replace(/\/$/, '') + PLAYGROUND_ASSETS_SEGMENT;
   const documentCache = options.maxTokens === undefined ? {} : { maxTokens: options.maxTokens };
-  const http = createGraphqlHttpHandler(schema, { limits, maxBodySize: options.maxBodySize, jsonPoisoning: options.jsonPoisoning, documentCache });
+  const http = createGraphqlHttpHandler(schema, { limits, maxBodySize: options.maxBodySize, jsonPoisoning: options.jsonPoisoning, documentCache, workGate: options.workGate });
   // Parsed here: a bad CorsConfig is a ConfigError at registration.
   const guards = [...(options.guards ?? []), ...(options.cors !== undefined ? [originGuard(options.cors)] : [])];
   const ws: UpgradeHandler = createGraphqlWsUpgradeHandler(schema, {
     limits, guards, documentCache, maxSubscriptionsPerConnection: options.maxSubscriptionsPerConnection, maxConnections: options.maxConnections,
-    fairness: options.fairness, operationGuard: options.operationGuard, logger: options.logger, clientBudget: options.clientBudget,
+    fairness: options.fairness, operationGuard: options.operationGuard, logger: options.logger, clientBudget: options.clientBudget, workGate: options.workGate,
   });
   const allow = methods.join(', ');
 

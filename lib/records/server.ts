@@ -7,6 +7,7 @@ import { OpenApiConfig, AsyncApiConfig, JsonRpcConfig, GrpcConfig, BackgroundTas
 import type * as P from './protocol.js';
 import { CorsConfig, type CorsConfigData } from './cors.js';
 import { MetricsConfig, OpenTelemetryConfig, ReadinessConfig } from './observability.js';
+import { WorkLimitsConfig } from './work.js';
 import { DEFAULT_ON_CONSTRUCTOR_POISONING, DEFAULT_ON_PROTO_POISONING, POISONING_ACTIONS, type PoisoningAction } from '../json-parse.js';
 
 /** Default bind host. */
@@ -265,6 +266,8 @@ export interface ServerConfig {
   metrics: Readonly<MetricsConfig> | null;
   /** One OpenTelemetry server span per request (@opentelemetry/api); null: none. */
   opentelemetry: Readonly<OpenTelemetryConfig> | null;
+  /** Client CPU budgets, the queue of expensive work and overload shedding (lib/cost.ts); null: none. */
+  work_limits: Readonly<WorkLimitsConfig> | null;
 }
 
 export const ServerConfig = defineRecord<ServerConfig>()('ServerConfig', {
@@ -303,6 +306,7 @@ export const ServerConfig = defineRecord<ServerConfig>()('ServerConfig', {
   readiness: { type: t.record(ReadinessConfig), nullable: true, doc: 'Readiness endpoint (GET /ready): 200 when the dependencies the App uses are up, 503 problem+json listing those down' },
   metrics: { type: t.record(MetricsConfig), nullable: true, doc: 'Prometheus endpoint (GET /metrics) and request metrics; needs prom-client' },
   opentelemetry: { type: t.record(OpenTelemetryConfig), nullable: true, doc: 'One OpenTelemetry server span per request, exported by the app\'s OTel SDK; needs @opentelemetry/api' },
+  work_limits: { type: t.record(WorkLimitsConfig), nullable: true, default: () => WorkLimitsConfig.defaults(), doc: 'Expensive work (AsyncAPI parse / validate, GraphQL operations): per-client CPU budgets, a server-wide queue and shedding on event-loop delay / utilisation; null = none' },
 }, {
   check: (v, path) => {
     checkTrustProxy('ServerConfig', path, 'trust_proxy', v.trust_proxy);
