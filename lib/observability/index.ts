@@ -119,7 +119,7 @@ export function instrumentRouter(app: ObservedApp, router: KeelRouter): KeelRout
     }
     if (!metrics && !tracer) return router(req, res, next);
     const started = performance.now();
-    const span = tracer?.start(req);
+    const span = tracer?.start(req, res);
     let handedOn = false;
     const onNext: NextFunction | undefined = next && ((err?: unknown) => {
       handedOn = true;

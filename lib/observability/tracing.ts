@@ -15,6 +15,7 @@
  * recorded as INTERNAL children (lib/observability/internal-spans.ts).
  */
 import type { OpenTelemetryConfig } from '../records/observability.js';
+import type { EventEmitter } from 'node:events';
 import type { KeelRequest } from '../request.js';
 import { parseTraceparent } from '../../middleware/http-trace/traceparent.js';
 import { parseTracestate } from '../../middleware/http-trace/tracestate.js';
@@ -64,7 +65,7 @@ function serverAddress(req: KeelRequest, attributes: Record<string, string | num
  *
  * @example
  * const tracer = new RequestTracer({ enabled: true, tracer_name: 'keel' });
- * const span = tracer.start(req);
+ * const span = tracer.start(req, res);
  * span.run(() => router(req, res));
  * res.on('close', () => span.end(req.routePattern ?? null, res.statusCode, !res.writableFinished));
  */
@@ -93,7 +94,7 @@ export class RequestTracer {
     });
   }
 
-  start(req: KeelRequest): RequestSpan {
+  start(req: KeelRequest, res?: EventEmitter): RequestSpan {
     const api = this.#api;
     const kit = this.#kit;
     const method = req.method ?? 'GET';
@@ -122,6 +123,10 @@ export class RequestTracer {
       const parent = this.#parent(req, active);
       server = kit.tracer.startSpan(method, { kind: api.SpanKind.SERVER, attributes }, parent);
       ctx = api.trace.setSpan(parent, server);
+      // As instrumentation-http does: listeners of the request and the response (the body's 'data' and
+      // 'end', which resume a handler reading it) run in the request's context, not the socket's.
+      api.context.bind(ctx, req);
+      if (res) api.context.bind(ctx, res);
     }
     const trace: RequestTrace = { kit, server, http, method, open: [], errored: false };
     attachRequestTrace(req, trace);
