@@ -75,7 +75,7 @@ export function buildRouter(app: App, parts: RouterParts): KeelRouter {
   };
 
   // Spans on (ServerConfig.opentelemetry): each middleware and each core gets its INTERNAL span; off: nothing.
-  const traced = app.config.opentelemetry?.enabled === true;
+  const traced = app.config.opentelemetry?.enabled === true && app.config.opentelemetry.internal_spans;
   const spanned = (chain: Middleware[], core: RouteHandler, label: string): [Middleware[], RouteHandler] =>
     traced ? [chain.map((mw) => traceMiddleware(mw, label)), traceHandler(core, label)] : [chain, core];
 
