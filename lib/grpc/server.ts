@@ -14,6 +14,7 @@ import { handleGrpcCall, isGrpcRequest, type GrpcCallSettings, type GrpcGuard } 
 import { HEALTH_SERVICE } from './health.js';
 import type { GrpcRouter } from './router.js';
 import { H2Sessions } from './sessions.js';
+import type { GrpcTracing } from '../observability/grpc-spans.js';
 
 /** RFC 9113 §3.4: the client connection preface. */
 export const HTTP2_PREFACE = Buffer.from('PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n', 'latin1');
@@ -45,6 +46,8 @@ export interface GrpcServerOptions {
   sniffTimeoutMs?: number;
   /** Errors thrown by handlers that are not GrpcErrors (logging). */
   onError?: (err: unknown, path: string) => void;
+  /** A SERVER span per call (the App passes its own when `ServerConfig.opentelemetry` is on). Default: none. */
+  tracing?: GrpcTracing;
   /** Where HTTP/2 connections refused by `max_h2_sessions` / `max_h2_sessions_per_client` are logged (warn, one line per second with counts). Default none. */
   logger?: Pick<Logger, 'warn'>;
   /** node:http options of the HTTP/1.1 server createDualServer makes (e.g. `connectionsCheckingInterval`). */
@@ -97,6 +100,7 @@ export function attachGrpc(server: http.Server, router: GrpcRouter, config: unkn
     publicServices: new Set(options.publicServices ?? [HEALTH_SERVICE]),
     isShuttingDown: () => shuttingDown,
     onError: options.onError,
+    tracing: options.tracing,
   };
   const http2Server = http2.createServer({
     settings: { maxConcurrentStreams: cfg.max_concurrent_streams },

@@ -11,7 +11,9 @@
  *
  * The router wraps its pieces only when `ServerConfig.opentelemetry` is on (lib/dispatch.ts), so an
  * App without spans runs its chain unwrapped. Each wrapper reads the request's trace
- * (`requestTraceOf`, set by lib/observability/tracing.ts) and runs unwrapped without one.
+ * (`requestTraceOf`, set by lib/observability/tracing.ts) and runs unwrapped without one, or when the
+ * SERVER span does not record (no SDK registered, or the request sampled out): its children would not
+ * record either under the SDK's default parent-based sampler, so they are not started at all.
  */
 import type { ServerResponse } from 'node:http';
 import type { KeelRequest, Middleware, NextFunction } from '../request.js';
@@ -29,7 +31,7 @@ export function traceMiddleware(mw: Middleware, route: string): Middleware {
   const attributes = { 'http.route': route, 'keel.type': 'middleware', 'keel.name': name };
   return function tracedMiddleware(req: KeelRequest, res: ServerResponse, next: NextFunction): void {
     const t = requestTraceOf(req);
-    if (!t) return mw(req, res, next);
+    if (!t?.server.isRecording()) return mw(req, res, next);
     const parent = t.kit.active();
     const { span, context } = t.kit.startInternal(spanName, attributes, parent);
     t.open.push(span);
@@ -51,7 +53,7 @@ export function traceHandler<C extends Core>(core: C, route: string): C {
   const attributes = { 'http.route': route, 'keel.type': 'request_handler' };
   return function tracedHandler(req: KeelRequest, res: ServerResponse, params: Record<string, string | undefined>, search: string): void {
     const t = requestTraceOf(req);
-    if (!t) return core(req, res, params, search);
+    if (!t?.server.isRecording()) return core(req, res, params, search);
     const { span, context } = t.kit.startInternal(spanName, attributes);
     t.open.push(span);
     t.kit.run(context, () => core(req, res, params, search));

@@ -1,11 +1,13 @@
 /**
- * Background jobs and events in the request's trace (OpenTelemetry messaging semantic conventions): a
+ * Background jobs and pub/sub events in the request's trace (OpenTelemetry messaging semantic conventions): a
  * PRODUCER span where the job is enqueued (`send <job>`), child of the active span (the request's),
  * and a CONSUMER span where it runs (`process <job>`), whose parent is the PRODUCER span. The link
  * crosses in the job's data: the PRODUCER span's context is injected into a carrier with the
  * propagation API (the SDK's propagator: W3C `traceparent` with NodeSDK) and stored with the job
  * (BullMQ: `job.data.trace`), and extracted where the job runs, on whichever instance takes it. So one
- * trace covers the request, the enqueue and the job.
+ * trace covers the request, the enqueue and the job. Events likewise: `publish <topic>` where they are
+ * published, and, with RedisPubSub, `process <topic>` where another instance receives one (the context
+ * rides in the message's tag, lib/pubsub/redis.ts).
  *
  * Made by the App when `ServerConfig.opentelemetry` is on (lib/background/install.ts) and handed to
  * its executor; without it the executors hold `undefined` and pay one branch per job.
@@ -25,6 +27,8 @@ export interface TracedJob {
   readonly id?: string;
   /** The run's attempt (CONSUMER spans of a durable queue). */
   readonly attempt?: number;
+  /** A pub/sub event (`name` is its topic): `publish <topic>` / `process <topic>`. */
+  readonly event?: boolean;
 }
 
 /** The trace context a job carries from its enqueue to its run (`traceparent`, `tracestate`). */
@@ -57,9 +61,10 @@ function attributesOf(job: TracedJob, operation: 'send' | 'process'): Record<str
   const a: Record<string, string | number> = {
     'messaging.system': job.system,
     'messaging.operation.type': operation,
-    'messaging.operation.name': operation,
-    'keel.job.name': job.name,
+    'messaging.operation.name': job.event && operation === 'send' ? 'publish' : operation,
   };
+  if (job.event) a['messaging.destination.name'] = job.name;
+  else a['keel.job.name'] = job.name;
   if (job.queue !== undefined) a['messaging.destination.name'] = job.queue;
   if (job.id !== undefined) a['messaging.message.id'] = job.id;
   if (job.attempt !== undefined) a['keel.job.attempt'] = job.attempt;
@@ -81,7 +86,7 @@ class KitJobTracing implements JobTracing {
   produce(job: TracedJob): JobSend {
     const { api, tracer } = this.#kit;
     const parent = api.context.active();
-    const span: KitSpan = tracer.startSpan(`send ${job.name}`, { kind: api.SpanKind.PRODUCER, attributes: attributesOf(job, 'send') }, parent);
+    const span: KitSpan = tracer.startSpan(`${job.event ? 'publish' : 'send'} ${job.name}`, { kind: api.SpanKind.PRODUCER, attributes: attributesOf(job, 'send') }, parent);
     const carrier: TraceCarrier = {};
     api.propagation.inject(api.trace.setSpan(parent, span), carrier);
     const end = (err?: unknown) => {

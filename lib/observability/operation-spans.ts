@@ -36,7 +36,8 @@ export function traceOperation<T>(
   outcome?: (value: Awaited<T>) => OperationOutcome | undefined,
 ): T {
   const t = requestTraceOf(req);
-  if (!t) return fn();
+  // Not recording (no SDK, sampled out): nor would its children be (parent-based sampling), so none is started.
+  if (!t?.server.isRecording()) return fn();
   const { kit } = t;
   const { span, context } = kit.startInternal(name, attributes());
   t.open.push(span);
