@@ -17,6 +17,7 @@ import { H2Sessions, type H2Refusals } from './sessions.js';
 import { GrpcStatus, encodeGrpcMessage } from './status.js';
 import { KeyedCounter } from '../client-budget.js';
 import { clientKeys, DEFAULT_IPV6_SUBNET } from '../../middleware/rate-limit/client-key.js';
+import type { GrpcTracing } from '../observability/grpc-spans.js';
 
 /** RFC 9113 §3.4: the client connection preface. */
 export const HTTP2_PREFACE = Buffer.from('PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n', 'latin1');
@@ -48,6 +49,8 @@ export interface GrpcServerOptions {
   sniffTimeoutMs?: number;
   /** Errors thrown by handlers that are not GrpcErrors (logging). */
   onError?: (err: unknown, path: string) => void;
+  /** A SERVER span per call (the App passes its own when `ServerConfig.opentelemetry` is on). Default: none. */
+  tracing?: GrpcTracing;
   /** Where HTTP/2 connections refused by `max_h2_sessions` / `max_h2_sessions_per_client` are logged (warn, one line per second with counts). Default none. */
   logger?: Pick<Logger, 'warn'>;
   /** node:http options of the HTTP/1.1 server createDualServer makes (e.g. `connectionsCheckingInterval`). */
@@ -118,6 +121,7 @@ export function attachGrpc(server: http.Server, router: GrpcRouter, config: unkn
     publicServices: new Set(options.publicServices ?? [HEALTH_SERVICE]),
     isShuttingDown: () => shuttingDown,
     onError: options.onError,
+    tracing: options.tracing,
   };
   const http2Server = http2.createServer({
     settings: { maxConcurrentStreams: cfg.max_concurrent_streams },
