@@ -17,6 +17,7 @@
  * bullmq and ioredis are optional peer dependencies, loaded by `app.ready()` (docs/scaling.md).
  */
 import { randomUUID } from 'node:crypto';
+import { performance } from 'node:perf_hooks';
 import type { Logger } from 'pino';
 import { AppError, HttpError } from '../errors.js';
 import { missingPackages, missingPackagesError } from '../packages.js';
@@ -36,6 +37,7 @@ import {
 import { JobFates } from './fate.js';
 import { logStall, settlesWithin } from './bullmq-support.js';
 import { errorText, StoreHealth, type StoreStatus } from '../store-health.js';
+import { raceStarvationAware, starved, watchLoop } from '../loop-stall.js';
 import type { JobTracing, TraceCarrier } from '../observability/job-spans.js';
 
 export * from './bullmq-options.js';
@@ -141,6 +143,8 @@ class BullMqExecutor implements BackgroundRunner {
   #shutdown: Promise<ShutdownReport> | undefined;
   #workerClosed: Promise<unknown> | undefined;
   readonly #health: StoreHealth;
+  /** Stops this executor's use of the event-loop stall sampler (lib/loop-stall.ts). */
+  #unwatch: (() => void) | undefined;
   #fates!: JobFates;
   readonly #tracing: JobTracing | undefined;
 
@@ -174,6 +178,8 @@ class BullMqExecutor implements BackgroundRunner {
   start(): void {
     if (this.#state !== 'created') return;
     this.#state = 'running';
+    // A timed-out command is judged against how stalled the loop was meanwhile (issue 36).
+    this.#unwatch = watchLoop();
     const { Queue, Worker } = this.#m.bullmq;
     const name = this.#options.queueName ?? DEFAULT_BULLMQ_QUEUE;
     const prefix = this.#options.prefix ?? DEFAULT_BULLMQ_PREFIX;
@@ -232,21 +238,26 @@ class BullMqExecutor implements BackgroundRunner {
     // Every enqueue has its own token (its verdict's key); the job id is the caller's key or the token.
     const token = randomUUID();
     const jobId = key ?? token;
-    let timer: NodeJS.Timeout | undefined;
-    const attempt = { expired: false, sent: false, trace };
+    let attempt = { expired: false, sent: false, trace };
+    let sent = false;
     try {
       // While Redis is known to be away, refuse at once instead of waiting out the timeout per request.
       if (!this.#health.available) throw new Error('Redis is unavailable (waiting for it to answer again)');
-      // Bounded: while Redis reconnects, BullMQ may wait for the connection rather than fail.
-      const deadline = new Promise<never>((_, reject) => {
-        timer = setTimeout(() => {
+      for (let tries = 0; ; tries++) {
+        const started = performance.now();
+        try {
+          await this.#storeWithin(name, payload, meta, token, jobId, key !== undefined, attempt);
+          break;
+        } catch (err) {
+          sent ||= attempt.sent;
           attempt.expired = true;
-          reject(new Error(`Redis did not answer within ${ENQUEUE_TIMEOUT_MS} ms`));
-        }, ENQUEUE_TIMEOUT_MS);
-      });
-      const stored = this.#store(name, payload, meta, token, jobId, key !== undefined, attempt);
-      stored.catch(() => undefined); // settled late, after the deadline answered
-      await Promise.race([stored, deadline]);
+          // Timed out because this process was starved, not Redis: try once more. Safe: the same job id
+          // makes a second add of a job the first one stored a no-op (lib/loop-stall.ts).
+          if (tries > 0 || err instanceof BackgroundQueueFullError || !starved(started, ENQUEUE_TIMEOUT_MS)) throw err;
+          this.#logger.debug({ task: name, reason: errorText(err) }, 'background enqueue timed out while the event loop was stalled; retrying once');
+          attempt = { expired: false, sent: false, trace };
+        }
+      }
       this.#health.commandSucceeded();
       return jobId;
     } catch (err) {
@@ -257,7 +268,7 @@ class BullMqExecutor implements BackgroundRunner {
       const local = this.#options.passOnStoreError === true;
       // The add may still reach Redis (a hung Redis resumes, ioredis resends after a reconnect): its
       // copy must not run, as the caller is told it was not stored (or it runs here).
-      if (attempt.sent) this.#fates.decide(token, local ? 'local' : 'refused', jobId, name);
+      if (sent || attempt.sent) this.#fates.decide(token, local ? 'local' : 'refused', jobId, name);
       if (local) {
         this.#health.count('background queue unavailable; jobs run in this process (passOnStoreError)', { task: name, request_id: meta.request_id, reason: errorText(err) });
         this.#localExecutor().enqueue(name, payload, { ...meta, jobId });
@@ -266,9 +277,17 @@ class BullMqExecutor implements BackgroundRunner {
       this.#rejected++;
       this.#health.count('background queue unavailable; jobs refused (503, not stored, will not run)', { task: name, request_id: meta.request_id, reason: errorText(err) });
       throw new BackgroundStoreError(meta, err, jobId);
-    } finally {
-      clearTimeout(timer);
     }
+  }
+
+  /** #store bounded by ENQUEUE_TIMEOUT_MS (extended once if the loop was starved meanwhile). */
+  #storeWithin(name: string, payload: unknown, meta: BackgroundJobMetadata, token: string, jobId: string, keyed: boolean, attempt: { expired: boolean; sent: boolean; trace?: TraceCarrier }): Promise<void> {
+    // Bounded: while Redis reconnects, BullMQ may wait for the connection rather than fail.
+    const stored = this.#store(name, payload, meta, token, jobId, keyed, attempt);
+    return raceStarvationAware(stored, ENQUEUE_TIMEOUT_MS, () => {
+      attempt.expired = true;
+      return new Error(`Redis did not answer within ${ENQUEUE_TIMEOUT_MS} ms`);
+    }, false);
   }
 
   async #store(name: string, payload: unknown, meta: BackgroundJobMetadata, token: string, jobId: string, keyed: boolean, attempt: { expired: boolean; sent: boolean; trace?: TraceCarrier }): Promise<void> {
@@ -419,6 +438,7 @@ class BullMqExecutor implements BackgroundRunner {
     }
     this.#state = 'stopped';
     this.#health.close();
+    this.#unwatch?.();
     await settlesWithin(Promise.allSettled([this.#queue?.close()]), HAND_BACK_GRACE_MS);
     for (const c of this.#connections) c.disconnect();
     const localReport = await local;

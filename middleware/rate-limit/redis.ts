@@ -12,6 +12,7 @@
  */
 import { createHash } from 'node:crypto';
 import { DEFAULT_REDIS_COMMAND_TIMEOUT_MS } from '../../lib/redis-policy.js';
+import { raceStarvationAware, starved, watchLoop } from '../../lib/loop-stall.js';
 import type { BucketPolicy, RateLimitStore, TakeResult } from './store.js';
 import type { ClientRateLimitInfo, StoreInitOptions, WindowStore } from './window-store.js';
 
@@ -117,7 +118,7 @@ export class RedisStore implements RateLimitStore, WindowStore {
       throw new TypeError(`RedisStore timeoutMs must be a number of ms ≥ 0 (0: no bound), got ${JSON.stringify(timeoutMs)}; the default is ${DEFAULT_REDIS_COMMAND_TIMEOUT_MS}`);
     }
     const send = options.sendCommand;
-    this.#send = timeoutMs === 0 ? send : (...args: string[]) => withTimeout(send(...args), args[0] ?? 'command', timeoutMs);
+    this.#send = timeoutMs === 0 ? send : (...args: string[]) => withTimeout(resendIfStarved(send, args, timeoutMs), args[0] ?? 'command', timeoutMs);
     this.#prefix = options.prefix ?? DEFAULT_REDIS_PREFIX;
   }
 
@@ -181,14 +182,31 @@ export class RedisStore implements RateLimitStore, WindowStore {
   }
 }
 
-/** `reply`, or a RedisCommandTimeoutError once `ms` have passed; the timer never keeps the process alive. */
+/**
+ * `reply`, or a RedisCommandTimeoutError once `ms` have passed; the timer never keeps the process alive.
+ * A timeout during which this process's event loop was itself stalled is extended once (lib/loop-stall.ts).
+ */
 function withTimeout(reply: Promise<unknown>, command: string, ms: number): Promise<unknown> {
-  let timer: NodeJS.Timeout | undefined;
-  const late = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(new RedisCommandTimeoutError(command, ms)), ms);
-    timer.unref();
-  });
-  // A reply that fails after the timeout must not become an unhandled rejection.
-  reply.catch(() => {});
-  return Promise.race([reply, late]).finally(() => clearTimeout(timer));
+  return raceStarvationAware(reply, ms, () => new RedisCommandTimeoutError(command, ms));
+}
+
+let watching = false;
+
+/**
+ * `send(...args)`, sent once more if it failed while this process was starved: the client's own
+ * `commandTimeout` fires after a stall before the reply is read. The command may then run twice (one
+ * token taken twice from one client's bucket during a stall), which beats judging Redis down.
+ */
+async function resendIfStarved(send: (...args: string[]) => Promise<unknown>, args: string[], ms: number): Promise<unknown> {
+  if (!watching) {
+    watching = true;
+    watchLoop(); // a stall sampler for as long as the process uses a RedisStore (lib/loop-stall.ts)
+  }
+  const started = performance.now();
+  try {
+    return await send(...args);
+  } catch (err) {
+    if (!starved(started, ms)) throw err;
+    return send(...args);
+  }
 }
