@@ -14,8 +14,8 @@ export async function settlesWithin(p: Promise<unknown>, ms: number): Promise<bo
 
 /**
  * Log a job BullMQ found stalled (its lock expired: the worker died or blocked its event loop past
- * lockDuration), with its id, name, request id and attempt: a warn when it was moved back to waiting
- * (it runs again), an error when it failed for good (more than maxStalledCount stalls). Before, keel
+ * lockDuration), with its id, name, request id and attempt, at warn: moved back to waiting (it runs
+ * again), or failed for good (more than maxStalledCount stalls; the failure is logged as an error once). Before, keel
  * logged nothing and jobs failed silently (issue 28).
  */
 // eslint-disable-next-line @typescript-eslint/no-explicit-any -- bullmq is optional: its types stay out of keel's declarations
@@ -34,6 +34,9 @@ export async function logStall(queue: any, jobId: string, options: BullMqBackgro
     stalled_count: job?.stalledCounter, max_stalled_count: options.maxStalledCount ?? DEFAULT_BULLMQ_MAX_STALLED_COUNT, state,
     lock_duration_ms: options.lockDuration ?? DEFAULT_BULLMQ_LOCK_DURATION_MS,
   };
-  if (state === 'failed') logger.error(fields, 'background job failed: stalled more than maxStalledCount times (its worker died or blocked its event loop past lockDuration)');
+  // BullMQ 6 moves it back to waiting marked to fail ("deferred failure"); the worker that takes it fails
+  // it without running it, which may already have happened: that failure is the job's one error line
+  // (bullmq.ts, 'failed'), so the stall itself is a warn.
+  if (state === 'failed' || job?.deferredFailure) logger.warn({ ...fields, will_run: false }, 'background job stalled more than maxStalledCount times (its worker died or blocked its event loop past lockDuration); it is failed, not run again');
   else logger.warn(fields, 'background job stalled (its worker died or blocked its event loop past lockDuration); moved back to waiting: it will run again');
 }

@@ -134,6 +134,8 @@ class BullMqExecutor implements BackgroundRunner {
   #local: BackgroundExecutor | undefined;
   #state: BackgroundStats['state'] = 'created';
   readonly #active = new Set<Active>();
+  /** Jobs #process ran (it logs and counts their failures itself). */
+  readonly #ran = new WeakSet<object>();
   #idleWaiters: (() => void)[] = [];
   #succeeded = 0;
   #failed = 0;
@@ -208,6 +210,13 @@ class BullMqExecutor implements BackgroundRunner {
       // Connection trouble is the store's state (logged once per change by StoreHealth), not a line per retry.
       this.#worker.on('error', (err: Error) => this.#logger.debug({ err: errorText(err) }, 'background worker error'));
       this.#worker.on('stalled', (jobId: string) => void this.#stalled(jobId));
+      // A job BullMQ fails without running it (stalled more than maxStalledCount times: its "deferred
+      // failure") never reaches #process: this is its one error line, and the failed count.
+      this.#worker.on('failed', (job: any, err: Error) => {
+        if (!job || this.#ran.has(job)) return;
+        this.#failed++;
+        this.#logger.error({ task: job.name, request_id: job.data?.metadata?.request_id, job_id: job.id, attempt: (job.attemptsMade ?? 0) + 1, stalled_count: job.stalledCounter, reason: errorText(err) }, 'background job failed for good without running: stalled more than maxStalledCount times (its worker died or blocked its event loop past lockDuration)');
+      });
     }
     observe.queue(this, this.#queue, this.#worker);
   }
@@ -330,6 +339,7 @@ class BullMqExecutor implements BackgroundRunner {
   }
 
   async #process(job: any, token: string, signal: AbortSignal): Promise<void> {
+    this.#ran.add(job);
     const metadata = BackgroundJobMetadata.parse(job.data?.metadata ?? { name: job.name }, 'BackgroundJobMetadata') as BackgroundJobMetadata;
     if (!this.#jobs.has(job.name)) {
       // Another deployment enqueued a name this one does not know: no retry can fix that.
