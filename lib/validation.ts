@@ -17,6 +17,7 @@ import { checkFiles, type FileParamSpec, type UploadFile } from './multipart.js'
 import { coercionIssue, formCoercer, scalarCoercer, schemaType, UNCONVERTIBLE, type Coercer } from './coerce.js';
 import { jsonDepthExceeds, MAX_JSON_DEPTH, parseMediaType } from './content.js';
 import { appendErrorsFromAjv, byLoc, EMAIL_PATTERN } from './validation-errors.js';
+import { appendGenericIssues, genericFormatIssue } from './validation-generic.js';
 
 // Loaded with the first schema a route declares: an App without schemas never loads Ajv (lib/lazy-require.ts).
 const loadAjv = lazyRequire<typeof AjvDraft07>('ajv');
@@ -85,6 +86,11 @@ export interface ParamSpec {
   required: boolean;
   /** Query arrays given as one delimited value (`?ids=1,2,3`). */
   separator?: string;
+  /**
+   * Constraint errors in the generic wording (lib/validation-generic.ts): the entry declares
+   * `required: true` explicitly and no `annotation`.
+   */
+  genericErrors?: boolean;
 }
 
 /** Keys of the fixture format's parameter entries that are not JSON Schema. */
@@ -106,7 +112,8 @@ export function paramSpecs(source: ParamSource, map: Record<string, Record<strin
     const optional = entry?.optional === true || entry?.required === false || (entry !== null && typeof entry === 'object' && 'default' in entry);
     const required = source === 'path' || !optional;
     const separator = typeof entry?.separator === 'string' ? entry.separator : undefined;
-    return { source, name, schema, required, ...(separator ? { separator } : {}) };
+    const genericErrors = entry?.required === true && !('annotation' in entry);
+    return { source, name, schema, required, ...(separator ? { separator } : {}), ...(genericErrors ? { genericErrors } : {}) };
   });
 }
 
@@ -166,6 +173,8 @@ interface CompiledParam {
   isArray: boolean;
   /** Text → the scalar type (of the items, for a list). */
   coerce: Coercer;
+  /** Constraint errors in the generic wording (ParamSpec.genericErrors). */
+  genericErrors: boolean;
   /** The schema `coerce` converts to, for its issue. */
   coerceSchema: Record<string, unknown>;
   /**
@@ -192,11 +201,12 @@ const READ_FORMATS: Record<string, [type: string, msg: string]> = {
   duration: ['duration_parsing', 'Input should be a valid duration'],
 };
 
-function readFormat(schema: Record<string, unknown>): CompiledParam['readFormat'] {
+function readFormat(schema: Record<string, unknown>, genericErrors: boolean): CompiledParam['readFormat'] {
   const format = schema.format;
   if (typeof format !== 'string' || !Object.hasOwn(READ_FORMATS, format)) return null;
   const [type, msg] = READ_FORMATS[format]!;
-  return { validate: compileSchema({ type: 'string', format }), issue: (text, loc) => ({ type, loc, msg, input: text }) };
+  const issue = genericErrors ? (text: string, loc: (string | number)[]) => genericFormatIssue(format, loc, text) : (text: string, loc: (string | number)[]) => ({ type, loc, msg, input: text });
+  return { validate: compileSchema({ type: 'string', format }), issue };
 }
 
 /**
@@ -227,7 +237,8 @@ function compileParam(p: ParamSpec): CompiledParam {
     isArray,
     coerce: scalarCoercer(coerceSchema),
     coerceSchema,
-    readFormat: readFormat(coerceSchema),
+    genericErrors: p.genericErrors === true,
+    readFormat: readFormat(coerceSchema, p.genericErrors === true),
     validate: compileSchema(p.schema),
     hasDefault,
     defaultValue,
@@ -333,9 +344,11 @@ function checkParam(p: CompiledParam, value: unknown, raw: unknown, out: Validat
     return;
   }
   const first = issues.length;
-  appendErrorsFromAjv(issues, p.validate.errors as ErrorObject[], [...p.loc], value, true);
+  const errors = p.genericErrors ? appendGenericIssues(issues, p.validate.errors as ErrorObject[], p.loc, value) : (p.validate.errors as ErrorObject[]);
+  const pydantic = issues.length;
+  appendErrorsFromAjv(issues, errors, [...p.loc], value, true);
   if (p.quoteRaw && typeof raw === 'string') {
-    for (let i = first; i < issues.length; i++) issues[i]!.input = raw;
+    for (let i = p.genericErrors ? pydantic : first; i < issues.length; i++) issues[i]!.input = raw;
   }
 }
 
