@@ -3,15 +3,13 @@
  * keyword's limit and the value in `ctx` and no `input` ("String length must be at least 3",
  * `ctx: {min_length: 3, actual_length: 2}`; "Value must not exceed 100", `ctx: {maximum: 100, value: 150}`).
  *
- * When it applies (lib/validation.ts `paramSpecs`): a parameter declared as a bare JSON Schema with an
- * explicit `required: true` and no language `annotation`. The reference's Rust error mapper
- * (spikard-core `validation/error_mapper.rs`) words every mapped keyword the Pydantic way and gives
- * unmapped ones `validation_error` with its validator's message; the generic wording is not in its
- * source. It is the corpus's, and the corpus uses it by the shape of the declaration: every constraint
- * error on a parameter declared `{type, <keyword>, required: true}` is worded this way, and none on a
- * parameter declared with an `annotation` (`{type, annotation: "str", required: true, pattern}` keeps the
- * Pydantic item) or without `required`. A missing value (`missing`, "Field required") and text that does
- * not convert to the declared type (`int_parsing`, …) keep their items whatever the declaration.
+ * When it applies: a parameter whose entry says `error_style: 'generic'` (lib/validation.ts; the default
+ * is `reference`). The reference's Rust error mapper (spikard-core `validation/error_mapper.rs`) words
+ * every keyword it maps the Pydantic way and gives the others `validation_error` with its validator's
+ * message: the generic wording is not in its source. It is the corpus's, chosen there by the shape of a
+ * parameter's declaration (harness/conformance/error-style.ts says how keel's fixture app reads it). A
+ * missing value (`missing`, "Field required") and text that does not convert to the declared type
+ * (`int_parsing`, …) keep their items in either style.
  */
 import type { ErrorObject } from 'ajv';
 import type { ValidationIssue } from './validation-errors.js';

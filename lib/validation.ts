@@ -86,15 +86,22 @@ export interface ParamSpec {
   required: boolean;
   /** Query arrays given as one delimited value (`?ids=1,2,3`). */
   separator?: string;
-  /**
-   * Constraint errors in the generic wording (lib/validation-generic.ts): the entry declares
-   * `required: true` explicitly and no `annotation`.
-   */
+  /** Constraint errors in the generic wording (lib/validation-generic.ts): the entry's `error_style: 'generic'`. */
   genericErrors?: boolean;
 }
 
 /** Keys of the fixture format's parameter entries that are not JSON Schema. */
-const PARAM_META = new Set(['required', 'optional', 'annotation', 'separator', 'description', 'source', 'alias']);
+const PARAM_META = new Set(['required', 'optional', 'annotation', 'separator', 'description', 'source', 'alias', 'error_style']);
+
+/**
+ * A parameter's `error_style`: how its constraint errors are worded. `reference` (DEFAULT_ERROR_STYLE):
+ * the reference's Pydantic-like items (`string_too_short`, "String should have at least 3 characters",
+ * `input`, `ctx: {min_length}`); `generic`: `validation_error` items with the limit and the value in
+ * `ctx` and no `input` ("String length must be at least 3", `ctx: {min_length, actual_length}`), see
+ * lib/validation-generic.ts.
+ */
+export const ERROR_STYLES = ['reference', 'generic'] as const;
+export const DEFAULT_ERROR_STYLE = 'reference';
 
 /** Split a fixture-style `{name: {type, required, ...}}` map into ParamSpecs. */
 export function paramSpecs(source: ParamSource, map: Record<string, Record<string, unknown>> | undefined): ParamSpec[] {
@@ -112,7 +119,9 @@ export function paramSpecs(source: ParamSource, map: Record<string, Record<strin
     const optional = entry?.optional === true || entry?.required === false || (entry !== null && typeof entry === 'object' && 'default' in entry);
     const required = source === 'path' || !optional;
     const separator = typeof entry?.separator === 'string' ? entry.separator : undefined;
-    const genericErrors = entry?.required === true && !('annotation' in entry);
+    const style = entry?.error_style ?? DEFAULT_ERROR_STYLE;
+    if (!(ERROR_STYLES as readonly unknown[]).includes(style)) throw new Error(`parameters.${source === 'cookie' ? 'cookies' : source}.${name}.error_style must be one of ${ERROR_STYLES.map((x) => `"${x}"`).join(', ')}, got ${JSON.stringify(style)}`);
+    const genericErrors = style === 'generic';
     return { source, name, schema, required, ...(separator ? { separator } : {}), ...(genericErrors ? { genericErrors } : {}) };
   });
 }

@@ -25,7 +25,7 @@ import { formatContradicted, formatFailures, formatTable, summaryLine, toJson, t
 import { runnerVersion } from './version.js';
 import { runCases, type CaseStatus, type RunOptions, type RunReport } from './runner.js';
 import { toHtml } from './report-html.js';
-import { generateVariants, parseSeed, parseVariantCount, summariseVariants, variantLine, type VariantSummary } from './variants.js';
+import { contradictedBases, generateVariants, parseSeed, parseVariantCount, summariseVariants, variantLine, type VariantSummary } from './variants.js';
 import { isRunnable, isRunnableWebSocket, type ConformanceCase, type LoadedCase, type RunnableCase } from './types.js';
 
 export const USAGE = `Usage: keel-conformance [options] <case files or directories...>
@@ -175,6 +175,17 @@ export async function main(argv: readonly string[], io: CliIo = defaultIo): Prom
     }
   }
 
+  let variants: { seed: number; perCase: number } | undefined;
+  if (values.variants !== undefined || values.seed !== undefined) {
+    const perCase = parseVariantCount(values.variants ?? '');
+    const seed = parseSeed(values.seed);
+    if (typeof perCase === 'string' || typeof seed === 'string') {
+      io.err(values.variants === undefined ? '--seed chooses the variants --variants N generates: give it with --variants' : String(typeof perCase === 'string' ? perCase : seed));
+      return 2;
+    }
+    variants = { seed, perCase };
+  }
+
   let cases: LoadedCase[];
   let corpus: LoadedCase[];
   let verdictCorpus: LoadedCase[];
@@ -202,19 +213,8 @@ export async function main(argv: readonly string[], io: CliIo = defaultIo): Prom
     }
   }
 
-  let variants: { seed: number; perCase: number } | undefined;
-  if (values.variants !== undefined || values.seed !== undefined) {
-    const perCase = parseVariantCount(values.variants ?? '');
-    const seed = parseSeed(values.seed);
-    if (typeof perCase === 'string' || typeof seed === 'string') {
-      io.err(values.variants === undefined ? '--seed chooses the variants --variants N generates: give it with --variants' : String(typeof perCase === 'string' ? perCase : seed));
-      return 2;
-    }
-    variants = { seed, perCase };
-    // A case the corpus contradicts has an answer in doubt: nothing is derived from it. A conflict of
-    // validation styles is not one: a variant keeps its base's declaration, and so its style.
-    const exclude = new Set([...contradictionIndex(verdictCorpus).values()].flat().filter((e) => e.rule !== 'validation-style').map((e) => e.case));
-    cases = [...cases, ...generateVariants(cases, { perCase, seed, exclude })];
+  if (variants) {
+    cases = [...cases, ...generateVariants(cases, { ...variants, exclude: contradictedBases(verdictCorpus) })];
   }
 
   const meta = { corpus: positionals.map((p) => resolve(p)), level, ...(values.filter !== undefined ? { filter: values.filter } : {}), cases_loaded: corpus.length, cases_selected: cases.length, ...(variants ? { variants } : {}) };

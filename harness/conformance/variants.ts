@@ -10,6 +10,7 @@
  * is then one no public case sends (a replaying server has nothing to replay), and what it measures is
  * unchanged.
  */
+import { contradictionIndex } from './contradictions.js';
 import type { CaseIdentity, ConformanceCase, LoadedCase } from './types.js';
 import { isRunnable } from './types.js';
 import { disallowedCors, matchesRoute, otherBadApiKey, otherBadToken, oversizeBody, renameParameter, renamePathSegment, unknownMethod, unknownPath } from './variant-rules.js';
@@ -121,6 +122,14 @@ export function variantsOf(base: ConformanceCase, options: VariantOptions): Vari
 /** Every variant of the runnable HTTP cases given, each after its base's position is irrelevant: appended in case order. */
 export function generateVariants(cases: readonly LoadedCase[], options: VariantOptions): VariantCase[] {
   return cases.filter(isRunnable).flatMap((c) => variantsOf(c as ConformanceCase, options));
+}
+
+/**
+ * Base cases nothing is derived from: those the corpus contradicts (their answer is in doubt). A
+ * conflict of validation styles is not one: a variant keeps its base's declaration, and so its style.
+ */
+export function contradictedBases(corpus: readonly LoadedCase[]): Set<string> {
+  return new Set([...contradictionIndex(corpus).values()].flat().filter((e) => e.rule !== 'validation-style').map((e) => e.case));
 }
 
 /** `--seed`: a non-negative 32-bit integer; absent, one is drawn (and printed, so the run can be repeated). */
