@@ -140,6 +140,17 @@ describe('generated variants', () => {
       const n = Number(/(\d+) times/.exec(String((v.request.body as { data: string }).data))![1]);
       assert.ok(n > 64);
     });
+
+    it('should move an answer\'s mention of the body size with the body', () => {
+      const c = kase({
+        handler: { route: '/upload', method: 'POST', max_body_size: 64 },
+        request: { method: 'POST', path: '/upload', body: { data: 'x'.repeat(100) } },
+        expected: { status_code: 413, body: { detail: 'Request body of 111 bytes exceeds the limit of 64 bytes' } },
+      });
+      const v = variantsOf(c, { perCase: 3, seed: 8 }).find((x) => x.variant_rule === 'body-size')!;
+      const n = Number(/(\d+) times/.exec(String((v.request.body as { data: string }).data))![1]);
+      assert.deepEqual(v.expected.body, { detail: `Request body of ${n + 11} bytes exceeds the limit of 64 bytes` });
+    });
   });
 
   describe('when the CLI is given --variants', () => {
