@@ -25,7 +25,7 @@ import { formatContradicted, formatFailures, formatTable, summaryLine, toJson, t
 import { runnerVersion } from './version.js';
 import { runCases, type CaseStatus, type RunOptions, type RunReport } from './runner.js';
 import { toHtml } from './report-html.js';
-import { contradictedBases, generateVariants, parseSeed, parseVariantCount, summariseVariants, variantLine, type VariantSummary } from './variants.js';
+import { contradictedBases, generateVariants, parseVariantFlags, summariseVariants, variantLine, type VariantSummary } from './variants.js';
 import { isRunnable, isRunnableWebSocket, type ConformanceCase, type LoadedCase, type RunnableCase } from './types.js';
 
 export const USAGE = `Usage: keel-conformance [options] <case files or directories...>
@@ -175,15 +175,10 @@ export async function main(argv: readonly string[], io: CliIo = defaultIo): Prom
     }
   }
 
-  let variants: { seed: number; perCase: number } | undefined;
-  if (values.variants !== undefined || values.seed !== undefined) {
-    const perCase = parseVariantCount(values.variants ?? '');
-    const seed = parseSeed(values.seed);
-    if (typeof perCase === 'string' || typeof seed === 'string') {
-      io.err(values.variants === undefined ? '--seed chooses the variants --variants N generates: give it with --variants' : String(typeof perCase === 'string' ? perCase : seed));
-      return 2;
-    }
-    variants = { seed, perCase };
+  const variants = parseVariantFlags(values.variants, values.seed);
+  if (typeof variants === 'string') {
+    io.err(variants);
+    return 2;
   }
 
   let cases: LoadedCase[];

@@ -4,6 +4,7 @@ import { createHmac } from 'node:crypto';
 import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { main } from './cli-main.js';
 import { situationOf } from './error-situation.js';
 import { loadCases } from './loader.js';
@@ -12,7 +13,8 @@ import { runCases } from './runner.js';
 import { isRunnable, type ConformanceCase } from './types.js';
 import { contradictedBases, frameworkOwned, generateVariants, variantsOf, type VariantCase } from './variants.js';
 
-const SHARED = '../shared/conformance';
+/** `../shared/conformance` beside the repository (read in place, never copied). */
+const SHARED = fileURLToPath(new URL('../../../shared/conformance', import.meta.url));
 const SEED = 20261128;
 
 function kase(partial: Partial<ConformanceCase> & Pick<ConformanceCase, 'handler' | 'request' | 'expected'>): ConformanceCase {
@@ -169,7 +171,7 @@ describe('generated variants', () => {
 describe('generated variants of the shared corpus', () => {
   it('should give >= 300 variants of framework-owned cases that keel passes (>= 85%) and a replaying server does not (<= 10%)', { timeout: 300_000 }, async (t) => {
     if (!existsSync(SHARED)) {
-      t.skip(`${SHARED} is absent`);
+      t.skip('../shared/conformance is absent: the variants of the shared corpus cannot be generated');
       return;
     }
     const dir = mkdtempSync(join(tmpdir(), 'keel-variants-'));

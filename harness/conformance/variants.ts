@@ -176,3 +176,14 @@ export function variantLine(s: VariantSummary): string {
   const rate = run ? ` (${((s.passed / run) * 100).toFixed(1)}%` : ' (-';
   return `variants: ${s.passed} of ${run} passed${rate}; ${s.per_case} per case from ${s.bases} base cases, --seed ${s.seed})`;
 }
+
+/** `--variants N` and `--seed S` together: undefined without either, else the settings or a usage error. */
+export function parseVariantFlags(variants: string | undefined, seed: string | undefined): { seed: number; perCase: number } | string | undefined {
+  if (variants === undefined && seed === undefined) return undefined;
+  if (variants === undefined) return '--seed chooses the variants --variants N generates: give it with --variants';
+  const perCase = parseVariantCount(variants);
+  const s = parseSeed(seed);
+  if (typeof perCase === 'string') return perCase;
+  if (typeof s === 'string') return s;
+  return { seed: s, perCase };
+}
