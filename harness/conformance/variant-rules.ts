@@ -207,9 +207,9 @@ const b64url = (b: Buffer | string) => Buffer.from(b).toString('base64url');
 
 /**
  * A JWT refusal (401/403 with a `jwt_auth` HS256 record): another token failing the same way. The
- * base token's claims are kept (so an expired, not-yet-valid, wrong-issuer or claim-less token stays
- * so) with another subject; it is signed with the record's secret when the base's signature holds, else
- * with another secret; a token that is not three base64url parts is replaced by another such.
+ * base token's header and claims are kept (so an expired, not-yet-valid, wrong-issuer, claim-less or
+ * other-algorithm token stays so) with another subject; it is signed (HMAC-SHA256) with the record's
+ * secret when the base's signature holds, else with another secret; a token that is not three base64url parts is replaced by another such.
  */
 export function otherBadToken(base: ConformanceCase, rng: Rng): ConformanceCase | undefined {
   const jwt = (base.handler.middleware as Json | undefined)?.jwt_auth;
@@ -236,7 +236,8 @@ export function otherBadToken(base: ConformanceCase, rng: Rng): ConformanceCase 
   const valid = createHmac('sha256', jwt.secret).update(signingInput).digest('base64url') === parts[2];
   if (mentions(base.expected, String(payload.sub ?? '\u0000'))) return undefined;
   const claims = { ...payload, ...('sub' in payload ? { sub: `user-${word(rng, 6)}` } : { jti: word(rng, 10) }) };
-  const head = b64url(JSON.stringify({ alg: 'HS256', typ: 'JWT' }));
+  // The base's header as sent: its `alg` may be what the refusal is about.
+  const head = parts[0]!;
   const body = b64url(JSON.stringify(claims));
   const secret = valid ? jwt.secret : `${jwt.secret}-${word(rng, 8)}`;
   const sig = createHmac('sha256', secret).update(`${head}.${body}`).digest('base64url');

@@ -168,6 +168,21 @@ describe('generated variants', () => {
   });
 });
 
+describe('generated variants of the suite shipped with the runner', () => {
+  it('should vary its framework-owned cases too, and keel should pass them', { timeout: 300_000 }, async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'keel-variants-'));
+    try {
+      const json = join(dir, 'run.json');
+      await main(['--quiet', '--no-diffs', '--exit-zero', '--variants', '3', '--seed', String(SEED), '--json', json], { out: () => {}, err: () => {} });
+      const run = JSON.parse(readFileSync(json, 'utf8')) as { summary: { variants: { generated: number; passed: number } } };
+      assert.ok(run.summary.variants.generated >= 300, `${run.summary.variants.generated} variants`);
+      assert.ok(run.summary.variants.passed / run.summary.variants.generated >= 0.95, `keel passes ${run.summary.variants.passed} of ${run.summary.variants.generated}`);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+});
+
 describe('generated variants of the shared corpus', () => {
   it('should give >= 300 variants of framework-owned cases that keel passes (>= 85%) and a replaying server does not (<= 10%)', { timeout: 300_000 }, async (t) => {
     if (!existsSync(SHARED)) {
