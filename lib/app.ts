@@ -473,6 +473,9 @@ export class App<SA extends AuthTypes = DefaultAuthTypes> implements AppCore {
       installBackground(this, this.#background, this.jobs);
       // Spans on: events get PRODUCER (and, across instances, CONSUMER) spans (lib/observability/job-spans.ts).
       if (this.config.opentelemetry?.enabled) this.pubsub.traceWith?.(jobTracing(this.config.opentelemetry));
+      // Stores made without a logger log their down / back lines through the App's (issue 36).
+      this.pubsub.useLogger?.(this.logger);
+      (this.rateLimitOptions.store as { useLogger?(l: Logger): void } | undefined)?.useLogger?.(this.logger);
       // Readiness, metrics and spans (ServerConfig.readiness / metrics / opentelemetry) wrap it; off: nothing per request.
       this.#built = instrumentRouter(this, buildRouter(this, { routes: this.#routes, mounts: this.#mounts, uses: this.#uses, routers: this.#routers as never[] }));
     } catch (err) {

@@ -32,7 +32,7 @@ export function errorText(err: unknown): string {
 }
 
 export class StoreHealth {
-  readonly #logger: Logger;
+  #logger: Logger;
   readonly #component: string;
   readonly #intervalMs: number;
   /** Per client: 'connecting' until its first 'ready', then 'up' / 'reconnecting'. */
@@ -57,6 +57,19 @@ export class StoreHealth {
     this.#logger = logger;
     this.#component = component;
     this.#intervalMs = intervalMs;
+  }
+
+  /** Log through `logger` from now on (the App hands its logger to a store made without one). */
+  useLogger(logger: Logger): void {
+    this.#logger = logger;
+  }
+
+  /**
+   * For a store with no connection of its own (the rate-limit RedisStore: the client is the user's):
+   * judged by its commands only, 'up' until one fails.
+   */
+  commandsOnly(): void {
+    this.#update();
   }
 
   /** Follow `client`'s connection events. `probe` (a PING on a command connection) ends a 'down' state once it answers. */

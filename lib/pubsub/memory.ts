@@ -16,6 +16,7 @@
  */
 import { observe } from '../observability/observe.js';
 import type { JobTracing } from '../observability/job-spans.js';
+import type { Logger } from 'pino';
 
 /** Events kept for one subscriber that has not read them yet; one more ends its subscription. */
 export const DEFAULT_MAX_QUEUED_EVENTS = 1000;
@@ -33,6 +34,8 @@ export interface PubSub {
   listenerCount(topic: string): number;
   /** Spans of the events (an App with `opentelemetry` on calls it when its router is built); undefined: none. */
   traceWith?(tracing: JobTracing | undefined): void;
+  /** The App's logger, for a pub/sub made without one (its down / back lines). */
+  useLogger?(logger: Logger): void;
 }
 
 export interface MemoryPubSubOptions {

@@ -64,7 +64,7 @@ export interface RedisPubSubOptions {
   passOnStoreError?: boolean;
   /** Unread events kept per local subscriber (MemoryPubSub maxQueued). Default 1000. */
   maxQueued?: number;
-  /** Where Redis failures are logged. Default: pino at warn. */
+  /** Where Redis failures (and recoveries) are logged. Default: the App's logger when given to createApp, else pino at info. */
   logger?: Logger;
 }
 
@@ -91,7 +91,8 @@ type Client = any;
 export class RedisPubSub implements PubSub {
   readonly #options: RedisPubSubOptions;
   readonly #prefix: string;
-  readonly #logger: Logger;
+  #logger: Logger;
+  readonly #ownLogger: boolean;
   readonly #local: MemoryPubSub;
   /** Topics whose channel this instance subscribed, with the SUBSCRIBE in flight or done. */
   readonly #channels = new Map<string, Promise<unknown>>();
@@ -113,7 +114,9 @@ export class RedisPubSub implements PubSub {
     if (options.passOnStoreError !== undefined && typeof options.passOnStoreError !== 'boolean') throw new TypeError(`RedisPubSub passOnStoreError must be true or false, got ${JSON.stringify(options.passOnStoreError)}`);
     this.#options = options;
     this.#prefix = options.prefix ?? DEFAULT_PUBSUB_PREFIX;
-    this.#logger = options.logger ?? pino({ level: 'warn', base: logBase('keel.pubsub') });
+    // info: a store that logs "down" (warn) must log "back" (info) too.
+    this.#logger = options.logger ?? pino({ level: 'info', base: logBase('keel.pubsub') });
+    this.#ownLogger = options.logger !== undefined;
     this.#local = new MemoryPubSub({ maxQueued: options.maxQueued });
     this.#health = new StoreHealth(this.#logger, 'pubsub');
     // Back from a reconnect: subscriptions are being re-established everywhere (ioredis does it).
@@ -184,6 +187,13 @@ export class RedisPubSub implements PubSub {
     if (this.#tracing) this.#tracing.consume(traceCarrier(trace), { name: topic, system: 'redis', event: true }, () => this.#local.publish(topic, payload));
     else this.#local.publish(topic, payload);
     this.#release(topic);
+  }
+
+  /** The App's logger, used when this RedisPubSub was made without `logger` (createApp hands it over). */
+  useLogger(logger: Logger): void {
+    if (this.#ownLogger) return;
+    this.#logger = logger;
+    this.#health.useLogger(logger);
   }
 
   /** Spans of the events: `publish <topic>` here, `process <topic>` where another instance receives it. */

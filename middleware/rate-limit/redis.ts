@@ -13,6 +13,9 @@
 import { createHash } from 'node:crypto';
 import { DEFAULT_REDIS_COMMAND_TIMEOUT_MS } from '../../lib/redis-policy.js';
 import { raceStarvationAware, starved, watchLoop } from '../../lib/loop-stall.js';
+import { pino, type Logger } from 'pino';
+import { logBase } from '../../lib/log-level.js';
+import { StoreHealth, type StoreStatus } from '../../lib/store-health.js';
 import type { BucketPolicy, RateLimitStore, TakeResult } from './store.js';
 import type { ClientRateLimitInfo, StoreInitOptions, WindowStore } from './window-store.js';
 
@@ -38,6 +41,11 @@ export interface RedisStoreOptions {
    * ioredis client `commandTimeout` too, so it drops the late reply itself (docs/scaling.md).
    */
   timeoutMs?: number;
+  /**
+   * Where the store's down and back transitions are logged (once each). Default: the App's logger when
+   * the store is given to createApp (`AppOptions.rateLimit.store`), else pino at info.
+   */
+  logger?: Logger;
 }
 
 /** The error a command that outlived `timeoutMs` rejects with. */
@@ -101,6 +109,8 @@ const SHAS = new Map([WINDOW_INCREMENT, WINDOW_DECREMENT, WINDOW_GET].map((scrip
 export class RedisStore implements RateLimitStore, WindowStore {
   readonly #send: (...args: string[]) => Promise<unknown>;
   readonly #prefix: string;
+  readonly #health: StoreHealth;
+  readonly #ownLogger: boolean;
   /** Window length for the Store API, set by `init`. */
   windowMs = 0;
   /** Keys are shared with every instance on the same server (express-rate-limit's double-count check reads this). */
@@ -117,8 +127,21 @@ export class RedisStore implements RateLimitStore, WindowStore {
     if (typeof timeoutMs !== 'number' || !Number.isFinite(timeoutMs) || timeoutMs < 0) {
       throw new TypeError(`RedisStore timeoutMs must be a number of ms ≥ 0 (0: no bound), got ${JSON.stringify(timeoutMs)}; the default is ${DEFAULT_REDIS_COMMAND_TIMEOUT_MS}`);
     }
+    if (options.logger !== undefined && typeof options.logger?.warn !== 'function') throw new TypeError(`RedisStore logger must be a pino logger, got ${typeof options.logger}`);
+    this.#ownLogger = options.logger !== undefined;
+    this.#health = new StoreHealth(options.logger ?? pino({ level: 'info', base: logBase('keel.rate-limit') }), 'rate_limit');
+    this.#health.commandsOnly();
     const send = options.sendCommand;
-    this.#send = timeoutMs === 0 ? send : (...args: string[]) => withTimeout(resendIfStarved(send, args, timeoutMs), args[0] ?? 'command', timeoutMs);
+    const bounded = timeoutMs === 0 ? send : (...args: string[]) => withTimeout(resendIfStarved(send, args, timeoutMs), args[0] ?? 'command', timeoutMs);
+    // Every command tells the store's state: one line when it goes down, one when it is back.
+    this.#send = (...args: string[]) => bounded(...args).then((reply) => {
+      this.#health.commandSucceeded();
+      return reply;
+    }, (err: unknown) => {
+      // NOSCRIPT is an answer (the script is sent next), not a failure of the store.
+      if (!/NOSCRIPT/.test(String((err as Error)?.message))) this.#health.commandFailed(err);
+      throw err;
+    });
     this.#prefix = options.prefix ?? DEFAULT_REDIS_PREFIX;
   }
 
@@ -135,6 +158,16 @@ export class RedisStore implements RateLimitStore, WindowStore {
     if (!Array.isArray(reply) || reply.length !== 4) throw new Error('RedisStore: unexpected reply from the rate-limit script');
     const [allowed, remaining, retryAfterMs, resetMs] = reply.map(Number) as [number, number, number, number];
     return { allowed: allowed === 1, remaining, retryAfterMs, resetMs };
+  }
+
+  /** The store's state as its commands tell it (`redis: 'up' | 'down'`). */
+  status(): StoreStatus {
+    return this.#health.status();
+  }
+
+  /** The App's logger, used when this store was made without `logger` (createApp hands it over). */
+  useLogger(logger: Logger): void {
+    if (!this.#ownLogger) this.#health.useLogger(logger);
   }
 
   /** Store API: remember the window length. */
