@@ -4,7 +4,7 @@
  * A router is a `(req, res, next)` function whose prototype holds use/route/param/handle and one function per method.
  */
 import { methods, flattenArgs, type AnyFn } from '../utils.js';
-import { handle } from './handle.js';
+import { handle as handleRequest } from './handle.js';
 import { Layer } from './layer.js';
 import { Route, Route4 } from './route.js';
 import type { RouterState } from './types.js';
@@ -47,24 +47,26 @@ export function createRouterClass(major: 4 | 5): AnyFn & { prototype: any } {
 
   function Router(this: unknown, options?: RouterOptions): Router {
     const opts = options || {};
-    const router = function router(req: any, res: any, next: AnyFn) {
-      (router as Router).handle(req, res, next);
+    // `instance`, not `router`: bundled (scripts/build.mjs), a function expression whose name shadows an outer
+    // binding (here a `router` const) is renamed (router2), and tools read `layer.name === 'router'`
+    const instance = function router(req: any, res: any, next: AnyFn) {
+      (instance as Router).handle(req, res, next);
     } as Router;
-    Object.setPrototypeOf(router, proto);
-    router.caseSensitive = opts.caseSensitive;
-    router.mergeParams = opts.mergeParams;
-    router.params = {};
-    if (v4) (router as any)._params = [];
-    router.strict = opts.strict;
-    router.stack = [];
-    return router;
+    Object.setPrototypeOf(instance, proto);
+    instance.caseSensitive = opts.caseSensitive;
+    instance.mergeParams = opts.mergeParams;
+    instance.params = {};
+    if (v4) (instance as any)._params = [];
+    instance.strict = opts.strict;
+    instance.stack = [];
+    return instance;
   }
   if (!v4) Router.prototype = proto;
   Object.defineProperty(proto, 'v4', { value: v4 });
 
   proto.handle = function routerHandle(this: Router, req: any, res: any, callback: AnyFn) {
     if (!callback && !v4) throw new TypeError('argument callback is required');
-    handle(this, req, res, callback);
+    handleRequest(this, req, res, callback);
   };
 
   proto.param = v4 ? param4 : function param(this: Router, name: unknown, fn: unknown) {
