@@ -19,6 +19,10 @@ function run(code: string, type: 'commonjs' | 'module'): string {
   return r.stdout;
 }
 
+/** The named exports node gives `import * as express from 'express'` (cjs-module-lexer on Express's lib/express.js). */
+const EXPRESS5_NAMES = ['Route', 'Router', 'application', 'json', 'raw', 'request', 'response', 'static', 'text', 'urlencoded'] as const;
+const EXPRESS4_NAMES = [...EXPRESS5_NAMES, 'query'] as const;
+
 const probe = (express: string) => `
   const app = ${express}();
   app.get('/x/:id', (req, res) => res.json({ id: req.params.id }));
@@ -39,6 +43,46 @@ describe('when keel/express and keel/express4 are loaded by name', { skip: built
       const out = run(`import express from '${name}'; import { createRequire } from 'node:module';
         const same = createRequire(import.meta.url)('${name}') === express; console.log('same', same);${probe('express')}`, 'module');
       assert.equal(out.trim(), 'same true\nfunction function 200 {"id":"7"}');
+    });
+  }
+
+  for (const [name, named] of [['keel/express', EXPRESS5_NAMES], ['keel/express4', EXPRESS4_NAMES]] as const) {
+    it(`should give ${name} the named exports of express (ESM), each the same value as the default export's property`, () => {
+      const out = run(`import * as ns from '${name}';
+        const names = Object.keys(ns).filter((k) => k !== 'default').sort();
+        const same = names.every((k) => ns[k] === ns.default[k]);
+        console.log(JSON.stringify(names), same, ['Router', 'json', 'urlencoded', 'Route'].map((k) => typeof ns[k]).join(' '));`, 'module');
+      assert.equal(out.trim(), `${JSON.stringify([...named].sort())} true function function function function`);
+    });
+
+    it(`should give require('${name}') Router, json, urlencoded and Route as functions`, () => {
+      const out = run(`const { Router, json, urlencoded, Route } = require('${name}');
+        console.log([Router, json, urlencoded, Route].map((f) => typeof f).join(' '));`, 'commonjs');
+      assert.equal(out.trim(), 'function function function function');
+    });
+
+    it(`should load ${name} from CommonJS without require(esm): no ES module of keel is loaded`, () => {
+      // --no-experimental-require-module is what Jest, older node and bundlers amount to: require() of an ES module fails
+      const r = spawnSync(process.execPath, ['--no-experimental-require-module', '-e', `const express = require('${name}');
+        const ours = Object.keys(require.cache).filter((f) => !f.includes('/node_modules/'));
+        console.log(typeof express, ours.map((f) => f.slice(f.indexOf('/dist/'))).join(' '));`], { cwd: root, encoding: 'utf8' });
+      assert.equal(r.status, 0, r.stderr);
+      assert.equal(r.stdout.trim(), `function /dist/express/${name === 'keel/express' ? 'index' : 'express4'}.cjs`);
+    });
+
+    it(`should keep Express's function names in the bundle of ${name} (tools read layer.name === 'router')`, () => {
+      const out = run(`const express = require('${name}'); const app = express(); const router = express.Router();
+        app.use(router); console.log(app.name, router.name, (app._router ?? app.router).stack.at(-1).name);`, 'commonjs');
+      assert.equal(out.trim(), 'app router router');
+    });
+
+    it(`should make the ConfigError that ${name}'s app.listen() throws an instance of keel's ConfigError (no dual-package hazard)`, () => {
+      const out = run(`import express from '${name}'; import { ConfigError, KeelError, AppError } from 'keel';
+        const app = express(); app.set('graceful shutdown', { timeout_ms: -1 });
+        try { app.listen(0).close(); console.log('listened'); } catch (err) {
+          console.log(err.name, err instanceof ConfigError, err instanceof KeelError, err instanceof AppError, err instanceof Error, new ConfigError('x', { record: 'r', path: 'p', key: 'k' }) instanceof ConfigError);
+        }`, 'module');
+      assert.equal(out.trim(), 'ConfigError true true false true true');
     });
   }
 });
