@@ -38,7 +38,7 @@ declare namespace express {
   export { serveStatic as static };
   /** A route (what `app.route(path)` and `router.route(path)` return); @types/express does not declare the class. */
   /** Express 4's `express.query(options)` middleware (@types/express 5 no longer declares it). */
-  function query(options: object | ((str: string, options?: unknown) => unknown)): e.Handler;
-  const Route: { new (path: string): e.IRoute; prototype: e.IRoute };
+  export function query(options: object | ((str: string, options?: unknown) => unknown)): e.Handler;
+  export const Route: { new (path: string): e.IRoute; prototype: e.IRoute };
 }
 export = express;

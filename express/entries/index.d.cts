@@ -37,6 +37,6 @@ declare namespace express {
   const serveStatic: typeof e.static;
   export { serveStatic as static };
   /** A route (what `app.route(path)` and `router.route(path)` return); @types/express does not declare the class. */
-  const Route: { new (path: string): e.IRoute; prototype: e.IRoute };
+  export const Route: { new (path: string): e.IRoute; prototype: e.IRoute };
 }
 export = express;
