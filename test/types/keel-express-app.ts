@@ -1,6 +1,6 @@
 // A typed Express app as it is written against @types/express, with only the import switched to keel's entry
 // (test/types.test.ts compiles it twice: importing keel/express with @types/express 5, keel/express4 with 4).
-import express, { json, Route, Router, urlencoded, type Application, type ErrorRequestHandler, type Express, type NextFunction, type Request, type RequestHandler, type Response } from 'keel/express';
+import express, { json, Router, urlencoded, type Application, type ErrorRequestHandler, type Express, type NextFunction, type Request, type RequestHandler, type Response } from 'keel/express';
 import type * as Original from 'express';
 
 // middleware typed with @types/express, passed to keel's app
@@ -43,6 +43,5 @@ app.use((err: Error, _req: Request, res: Response, _next: NextFunction) => { res
 
 const asApplication: Application = app;
 const asOriginal: Original.Express = app;
-const route = new Route('/health');
 export const server = app.listen(0, () => server.close());
-export { asApplication, asOriginal, route };
+export { asApplication, asOriginal };
