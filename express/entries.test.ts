@@ -1,7 +1,8 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
-import { existsSync } from 'node:fs';
+import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 // The entries are resolved through package.json "exports" from the built dist/, as an installed package's are.
@@ -85,4 +86,25 @@ describe('when keel/express and keel/express4 are loaded by name', { skip: built
       assert.equal(out.trim(), 'ConfigError true true false true true');
     });
   }
+
+  it('should give a bundler (esbuild, the "module" condition) one instance for import and require() of keel/express, and a bundle that serves', async () => {
+    const { build } = await import('esbuild');
+    const dir = join(root, 'test-output', 'entries-bundle');
+    mkdirSync(dir, { recursive: true });
+    writeFileSync(join(dir, 'required.cjs'), "module.exports = require('keel/express');\n");
+    writeFileSync(join(dir, 'app.mjs'), `import express, { Router } from 'keel/express';
+      import required from './required.cjs';
+      const app = express(); const api = Router(); api.get('/x/:id', (req, res) => res.json({ id: req.params.id })); app.use('/api', api);
+      const server = app.listen(0, '127.0.0.1', async () => {
+        const r = await fetch('http://127.0.0.1:' + server.address().port + '/api/x/7');
+        console.log(required === express, r.status, await r.text()); server.close();
+      });`);
+    const result = await build({ entryPoints: [join(dir, 'app.mjs')], outfile: join(dir, 'out.mjs'), bundle: true, platform: 'node', format: 'esm', metafile: true, logLevel: 'silent',
+      banner: { js: "import { createRequire } from 'node:module'; const require = createRequire(import.meta.url);" } });
+    const keelFiles = Object.keys(result.metafile.inputs).filter((f) => f.includes('dist/express/')).map((f) => f.slice(f.indexOf('dist/express/'))).sort();
+    assert.deepEqual(keelFiles, ['dist/express/index.bundler.js', 'dist/express/index.cjs']);
+    const r = spawnSync(process.execPath, [join(dir, 'out.mjs')], { encoding: 'utf8', timeout: 30_000 });
+    assert.equal(r.stdout.trim(), 'true 200 {"id":"7"}', r.stderr);
+  });
 });
+

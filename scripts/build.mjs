@@ -28,6 +28,16 @@ if (r.status !== 0) process.exit(r.status ?? 1);
 // No keepNames: it would wrap every closure the router creates per request in a __name() call; no minification, so
 // function names stay as written (only top-level names two modules share get a suffix).
 const { build } = await import('esbuild');
+/** esbuild plugin: `const require = createRequire(import.meta.url);` in express/ becomes the bundle's own require. */
+const ownRequire = {
+  name: 'keel-own-require',
+  setup(b) {
+    b.onLoad({ filter: /[\\/]express[\\/].*\.ts$/ }, (args) => {
+      const source = readFileSync(args.path, 'utf8');
+      return { contents: source.replace(/^const require = createRequire\(import\.meta\.url\);$/m, ''), loader: 'ts' };
+    });
+  },
+};
 const expressDir = join(root, 'dist', 'express');
 mkdirSync(expressDir, { recursive: true });
 for (const entry of ['index', 'express4']) {
@@ -39,9 +49,13 @@ for (const entry of ['index', 'express4']) {
     format: 'cjs',
     target: 'node20',
     packages: 'external',
-    // createRequire(import.meta.url) in the engine (Express 4's libraries, loaded when first used) needs this file's URL
+    // The engine loads Express 4's libraries (accepts 1, type-is 1, send 0.19…) with `createRequire(import.meta.url)`
+    // when first used; in this CommonJS file that is the module's own `require`, so the plugin below makes it so:
+    // the calls stay plain `require('accepts-v1')` that node resolves from here and that a bundler bundling an app
+    // follows. Any other import.meta.url becomes this file's URL (or the working directory's, bundled into ESM).
+    plugins: [ownRequire],
     define: { 'import.meta.url': '__keel_import_meta_url' },
-    banner: { js: "const __keel_import_meta_url = require('node:url').pathToFileURL(__filename).href;" },
+    banner: { js: "const __keel_import_meta_url = require('node:url').pathToFileURL(typeof __filename === 'string' ? __filename : process.cwd() + '/').href;" },
     legalComments: 'inline',
     logLevel: 'warning',
   });
