@@ -108,8 +108,10 @@ export function createRouterClass(major: 4 | 5): AnyFn & { prototype: any } {
 
   proto.route = function route(this: Router, path: any) {
     const r = new RouteClass(path);
-    const layer = new Layer(path, { sensitive: this.caseSensitive, strict: this.strict, end: true },
-      function handle(req: any, res: any, next: AnyFn) { r.dispatch(req, res, next); }, v4);
+    // a method, named 'handle' as Express 5's (tools such as instrumentation-express read layer.name === 'handle'):
+    // a property key is never renamed by the bundler (scripts/build.mjs), a nested `function handle` would be
+    const { handle } = { handle(req: any, res: any, next: AnyFn) { r.dispatch(req, res, next); } };
+    const layer = new Layer(path, { sensitive: this.caseSensitive, strict: this.strict, end: true }, handle, v4);
     layer.route = r;
     this.stack.push(layer);
     return r;
