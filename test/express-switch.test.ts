@@ -112,4 +112,35 @@ describe('when a typed Express app switches to keel by changing its import (pack
     assert.equal(r.status, 0, r.out);
     assert.match(r.out, /Tests:\s+2 passed, 2 total/, r.out);
   });
+
+  it("should resolve `express` to keel/express4 in Jest with moduleNameMapper (docs/express-engine.md)", () => {
+    writeFileSync(join(project('v4'), 'mapped.test.js'), `
+const request = require('supertest');
+test('require("express") is keel/express4', async () => {
+  const express = require('express');
+  expect(express).toBe(require('keel/express4'));
+  const app = express();
+  app.get('/users/:id?', (req, res) => res.send(req.params.id || 'all'));
+  expect((await request(app).get('/users')).text).toBe('all');
 });
+`);
+    const config = JSON.stringify({ rootDir: project('v4'), moduleNameMapper: { '^express$': 'keel/express4' } });
+    const r = run(process.execPath, [JEST, '--ci', '--config', config, 'mapped.test.js'], project('v4'), 180_000);
+    assert.equal(r.status, 0, r.out);
+    assert.match(r.out, /Tests:\s+1 passed, 1 total/, r.out);
+  });
+
+  it('should resolve `express` to keel/express4 through a local package named express, with @types/express still typing the app (docs/express-engine.md)', () => {
+    const vendor = join(project('v4'), 'vendor', 'express');
+    mkdirSync(vendor, { recursive: true });
+    writeFileSync(join(vendor, 'package.json'), JSON.stringify({ name: 'express', version: '4.99.0', main: 'index.js' }));
+    writeFileSync(join(vendor, 'index.js'), "module.exports = require('keel/express4');\n");
+    const installed = run(npm, ['install', '--prefer-offline', '--no-audit', '--no-fund', '--ignore-scripts', 'express@file:./vendor/express'], project('v4'), INSTALL_TIMEOUT_MS);
+    assert.equal(installed.status, 0, installed.out);
+    const same = run(process.execPath, ['-e', "console.log(require('express') === require('keel/express4'), typeof require('express').Router)"], project('v4'));
+    assert.equal(same.out.trim(), 'true function');
+    writeFileSync(join(project('v4'), 'src/app.ts'), typedApp('express'));
+    assert.deepEqual(typeErrors(project('v4')), []);
+  });
+});
+
