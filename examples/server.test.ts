@@ -187,3 +187,24 @@ describe('when the example app is tested in-process with app.inject() (docs/test
     assert.deepEqual(res.json<{ errors: { loc: string[] }[] }>().errors[0]!.loc, ['query', 'limit']);
   });
 });
+
+describe('when the example server starts', () => {
+  it("should name the documentation pages' URLs in its start-up line", async () => {
+    const { captureLogs } = await import('../test/helpers/log-capture.js');
+    const logs = captureLogs((r) => r.msg === 'listening');
+    const server = await buildExampleApp({ port: 0 }, { logger: logs.logger }).listen({ handleSignals: false });
+    try {
+      const line = await logs.next();
+      assert.equal(line.url, server.url);
+      const pages = line.pages as Record<string, string>;
+      assert.equal(pages['Swagger UI'], `${server.url}/docs`);
+      assert.equal(pages['Redoc'], `${server.url}/redoc`);
+      assert.equal(pages['OpenAPI document'], `${server.url}/openapi.json`);
+      assert.match(pages['GraphiQL'] ?? pages['GraphQL'] ?? '', /\/graphql$/);
+      // Each page the line names answers 200.
+      for (const url of Object.values(pages)) assert.equal((await fetch(url, { headers: { accept: 'text/html' } })).status, 200, url);
+    } finally {
+      await server.close();
+    }
+  });
+});

@@ -10,7 +10,7 @@ import { fileURLToPath } from 'node:url';
 import { dirname, join } from 'node:path';
 import { readFileSync } from 'node:fs';
 import express from 'express';
-import { bullmqBackground, createApp, handlerError, HttpError, RedisPubSub, response, type App, type AppOptions } from '../lib/index.js';
+import { bullmqBackground, createApp, documentationPages, handlerError, HttpError, RedisPubSub, response, type App, type AppOptions } from '../lib/index.js';
 import { RedisStore } from '../middleware/rate-limit/index.js';
 import { jsonWebSocket } from '../lib/ws/index.js';
 import { GREETER_PROTO_PATH, greeterHandlers } from './grpc/server.js';
@@ -191,4 +191,6 @@ if (process.argv[1] && fileURLToPath(import.meta.url) === process.argv[1]) {
   const app = buildExampleApp({}, redisUrl ? await redisOptions(redisUrl) : {});
   const server = await app.listen();
   console.log(`keel example server on ${server.url}${redisUrl ? ` (Redis mode: ${redisUrl})` : ''} — try: curl ${server.url}/items`);
+  // The documentation pages (Swagger UI, Redoc, the OpenAPI and AsyncAPI documents, GraphiQL), one per line.
+  for (const [name, url] of Object.entries(documentationPages(app, server.url) ?? {})) console.log(`  ${name.padEnd(17)} ${url}`);
 }

@@ -15,6 +15,8 @@ export { CONTRADICTIONS, contradictionFor, contradictionIndex, type Contradictio
 export { contradictionsByRule } from './conformance/contradiction-rules.js';
 export { situationOf } from './conformance/error-situation.js';
 export { buildManifest, manifestCase, normaliseParameters, colonRoute, routeTable, MANIFEST_VERSION, WEBSOCKET_NOT_IN_MANIFEST, type Manifest, type ManifestCase, type ManifestParameter, type ManifestRequest, type ManifestRoute } from './conformance/manifest.js';
+export { handlerAnswer, isFrameworkOwnedError, isHandlerOwnedError, FRAMEWORK_STATUSES, HANDLER_REACHED, type HandlerAnswer } from './conformance/handler-answer.js';
+export { loadSuite, suiteDocuments, SUITE_PREFIX } from './conformance/suite/index.js';
 export { execTarget, planGroups, EXEC_GROUPINGS, DEFAULT_EXEC_START_TIMEOUT_MS, ServerDiedError, ServerNotAnsweringError, type ExecGrouping, type ExecOptions } from './conformance/exec.js';
 export { runCases, summarise, applyContradictions, wireFor, CASE_HEADER, type ActualResponse, type CaseResult, type CaseStatus, type CaseTarget, type CategorySummary, type RunOptions, type RunReport, type SentRequest } from './conformance/runner.js';
 export { formatTable, formatFailures, formatContradicted, formatRequest, formatTranscript, summaryLine, toJson, toJUnit, escapeXml } from './conformance/report.js';

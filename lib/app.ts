@@ -10,7 +10,7 @@ import { HookRegistry, type Hook, type HookPhase } from './hooks.js';
 import type { RequestData, HandlerFunction, Handler } from './handler.js';
 import { ServerConfig, type ApiKeyConfigInput, type JwtConfigInput, type ServerConfigInput } from './records/server.js';
 import { parseMethod, type HttpMethod } from './records/protocol.js';
-import { parseRouteDefinition, type RouteDefinition, type RouteDefinitionInput } from './route-definition.js';
+import { parseRouteDefinition, withCheckedKey, type RouteDefinition, type RouteDefinitionInput } from './route-definition.js';
 import type { Middleware, NextFunction } from './request.js';
 import { buildRouter } from './dispatch.js';
 import type { ListenOptions } from './server.js';
@@ -45,8 +45,22 @@ export type { RawHandler, MountOptions, Mount, UpgradeHandler, ExpressRouterLike
 /**
  * The signature of `app.get/post/put/patch/delete/head/options`: the handler's data is typed from the path
  * pattern and the option schemas (lib/typed-route.ts), a `response` schema types its return value.
+ *
+ * Two call signatures, a handler object's first: a function handler is checked against the second, last one, so
+ * TypeScript reports a wrong return value at the offending property ("Type 'string' is not assignable to type
+ * 'number'" at `id:`), where a single signature taking `RouteHandler | HandlerObject` reported the whole handler
+ * in a 2 KB message at its first column.
  */
-export type RouteMethod<Self, SA extends AuthTypes = DefaultAuthTypes> = <
+export type RouteMethod<Self, SA extends AuthTypes = DefaultAuthTypes> = (<
+  const Pm extends RouteParameters | undefined = undefined,
+  const B extends object | undefined = undefined,
+  const R extends object | undefined = undefined,
+  const BR extends boolean | undefined = undefined,
+  const Rs extends ResponsesInput | undefined = undefined,
+  const J extends JwtAuthConfigInput | null | undefined = undefined,
+  const K extends ApiKeyAuthConfigInput | null | undefined = undefined,
+  const Az extends AuthorizationConfigInput | null | undefined = undefined,
+>(path: string, handler: HandlerObject, options?: TypedRouteOptions<Pm, B, R, BR, Rs, J, K, Az>) => Self) & (<
   const P extends string,
   const Pm extends RouteParameters | undefined = undefined,
   const B extends object | undefined = undefined,
@@ -58,9 +72,9 @@ export type RouteMethod<Self, SA extends AuthTypes = DefaultAuthTypes> = <
   const Az extends AuthorizationConfigInput | null | undefined = undefined,
 >(
   path: P,
-  handler: RouteHandler<P, Pm, B, R, BR, Rs, RouteAuth<J, Az, SA>, RouteApiKey<K, SA>> | HandlerObject,
+  handler: RouteHandler<P, Pm, B, R, BR, Rs, RouteAuth<J, Az, SA>, RouteApiKey<K, SA>>,
   options?: TypedRouteOptions<Pm, B, R, BR, Rs, J, K, Az>,
-) => Self;
+) => Self);
 
 /** What a late call would have done, for the AppError of `#assertOpen`. */
 const REGISTRATION_WHAT: Readonly<Record<string, string>> = {
@@ -168,6 +182,7 @@ export class App<SA extends AuthTypes = DefaultAuthTypes> implements AppCore {
 
   constructor(config: ServerConfigInput | Readonly<ServerConfig> = {}, options: AppOptions = {}) {
     this.config = ServerConfig.parse(config);
+    withCheckedKey(this.config.jwt_auth, 'JwtConfig', 'ServerConfig.jwt_auth');
     this.logger = options.logger ?? defaultLogger();
     this.securityHeaders = options.securityHeaders ?? {};
     this.rateLimitOptions = options.rateLimit ?? {};
@@ -238,14 +253,14 @@ export class App<SA extends AuthTypes = DefaultAuthTypes> implements AppCore {
   }
 
   /** `app.get('/users/{id:int}', (data) => data.pathParams.id /* number *\/, { parameters, response })`. */
-  readonly get: RouteMethod<this, SA> = (path, handler, options) => this.#add('GET', path, handler, options);
+  readonly get: RouteMethod<this, SA> = ((path: string, handler: unknown, options?: object) => this.#add('GET', path, handler, options)) as RouteMethod<this, SA>;
   /** `app.post('/users', (data) => data.body.email /* string *\/, { body: { type: 'object', ... } })`. */
-  readonly post: RouteMethod<this, SA> = (path, handler, options) => this.#add('POST', path, handler, options);
-  readonly put: RouteMethod<this, SA> = (path, handler, options) => this.#add('PUT', path, handler, options);
-  readonly patch: RouteMethod<this, SA> = (path, handler, options) => this.#add('PATCH', path, handler, options);
-  readonly delete: RouteMethod<this, SA> = (path, handler, options) => this.#add('DELETE', path, handler, options);
-  readonly head: RouteMethod<this, SA> = (path, handler, options) => this.#add('HEAD', path, handler, options);
-  readonly options: RouteMethod<this, SA> = (path, handler, options) => this.#add('OPTIONS', path, handler, options);
+  readonly post: RouteMethod<this, SA> = ((path: string, handler: unknown, options?: object) => this.#add('POST', path, handler, options)) as RouteMethod<this, SA>;
+  readonly put: RouteMethod<this, SA> = ((path: string, handler: unknown, options?: object) => this.#add('PUT', path, handler, options)) as RouteMethod<this, SA>;
+  readonly patch: RouteMethod<this, SA> = ((path: string, handler: unknown, options?: object) => this.#add('PATCH', path, handler, options)) as RouteMethod<this, SA>;
+  readonly delete: RouteMethod<this, SA> = ((path: string, handler: unknown, options?: object) => this.#add('DELETE', path, handler, options)) as RouteMethod<this, SA>;
+  readonly head: RouteMethod<this, SA> = ((path: string, handler: unknown, options?: object) => this.#add('HEAD', path, handler, options)) as RouteMethod<this, SA>;
+  readonly options: RouteMethod<this, SA> = ((path: string, handler: unknown, options?: object) => this.#add('OPTIONS', path, handler, options)) as RouteMethod<this, SA>;
 
   /** Hooks for every route, in the spec's phase order. */
   onRequest(hook: Hook): this {

@@ -11,6 +11,7 @@ export { App, createApp, type AppOptions, type WorkerHandle, type ExpressRouterL
 export type { KeelRouter, MountOptions, RawHandler, UpgradeHandler, ServerHandle, ServerFactory, ProtocolHost, ProtocolPlugin, ProtocolRegistration, ProtocolName } from './plugin.js';
 export type { AppWebSocketHandler, AppWebSocketOptions, AppGraphqlRouteOptions, WebSocketSessionApi, WebSocketMessage } from './protocol-api.js';
 export type { ListenOptions } from './server.js';
+export { documentationPages } from './server.js';
 export type { InjectOptions, InjectResponse, InjectChain } from './inject.js';
 export * from './connections.js';
 export {

@@ -37,6 +37,11 @@ export interface MountOptions {
    * served, after every protocol was installed). Without it the mount is not listed (docs pages, assets).
    */
   openapi?: MountOpenApi | (() => MountOpenApi | undefined);
+  /**
+   * A page a person opens in a browser or a client (`'Swagger UI'`, `'OpenAPI document'`, `'GraphiQL'`…): `listen()`'s
+   * start-up line lists each with its URL, so a newcomer sees where the documentation is.
+   */
+  page?: string;
 }
 
 /** HTTP methods an OpenAPI Path Item describes (OpenAPI 3.1 §4.8.9.1), lower-case as its keys. */

@@ -18,6 +18,8 @@ import { fileParamSpecs, type FileParamSpec } from './multipart.js';
 import { formBodySchema } from './content.js';
 import { checkRouteSchemas, checkSchema } from './schema-check.js';
 import { POISONING_ACTIONS, type PoisoningAction } from './json-parse.js';
+import type { JwtAlgorithm } from './records/index.js';
+import { importVerificationKey } from '../middleware/jwt-auth/keys.js';
 
 /** OpenAPI operation metadata for a route. */
 export interface OperationInfo {
@@ -183,6 +185,15 @@ function parseResponses(value: unknown, hasResponse: boolean, label: string, whe
   return Object.freeze(out);
 }
 
+/**
+ * The JWT verification key checked when the route is registered (a too-short HS secret, a bad PEM), so the error names
+ * the route and comes from `app.get(…)`, not from `listen()` or the first `inject()`.
+ */
+export function withCheckedKey<C extends { enabled?: boolean; algorithm: JwtAlgorithm; secret?: string; public_key?: string } | null | undefined>(config: C, record: string, path: string): C {
+  if (config && config.enabled !== false) importVerificationKey(record, path, config.algorithm, config.secret, config.public_key);
+  return config;
+}
+
 /** Parse a route definition; any problem is an AppError('Route') naming the route. */
 export function parseRouteDefinition(input: RouteDefinitionInput): RouteDefinition {
   const label = `${Array.isArray(input?.method) ? input.method.join('|') : String(input?.method)} ${String(input?.path)}`;
@@ -229,7 +240,7 @@ export function parseRouteDefinition(input: RouteDefinitionInput): RouteDefiniti
       responses,
       cors: opt(r.cors, (v, p) => CorsConfig.parse(v, p), `${where}.cors`),
       requestId: opt(r.request_id, RequestIdConfig.parse, `${where}.request_id`),
-      jwtAuth: opt(r.jwt_auth, JwtAuthConfig.parse, `${where}.jwt_auth`),
+      jwtAuth: withCheckedKey(opt(r.jwt_auth, JwtAuthConfig.parse, `${where}.jwt_auth`), 'JwtAuthConfig', `${where}.jwt_auth`),
       apiKeyAuth: opt(r.api_key_auth, ApiKeyAuthConfig.parse, `${where}.api_key_auth`),
       authorization: opt(r.authorization, AuthorizationConfig.parse, `${where}.authorization`),
       lifecycleHooks: opt(r.lifecycle_hooks, LifecycleHooksConfig.parse, `${where}.lifecycle_hooks`),

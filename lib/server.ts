@@ -86,7 +86,8 @@ export async function listen(app: App, options: ListenOptions = {}): Promise<Ser
   };
   if (options.handleSignals ?? cfg.graceful_shutdown) removeSignals = onStopSignals(app, 'shutting down', () => handle.close());
   for (const fn of app.startHooks) await fn(handle, app);
-  app.logger.info({ url: handle.url }, 'listening');
+  const pages = documentationPages(app, handle.url);
+  app.logger.info(pages ? { url: handle.url, pages } : { url: handle.url }, 'listening');
   return handle;
 }
 
@@ -233,4 +234,14 @@ function answerClientError(err: NodeJS.ErrnoException, socket: Duplex): void {
   }
   const [code, detail] = PARSER_ERRORS[err.code ?? ''] ?? (['KEEL_BAD_REQUEST', 'The request could not be parsed as HTTP/1.1'] as [ErrorCode, string]);
   writeSocketResponse(s, ERROR_CODES[code].status, { 'Content-Type': PROBLEM_CONTENT_TYPE }, Buffer.from(JSON.stringify(problemFor(code, detail))));
+}
+
+/**
+ * The pages a person opens (mounts carrying `MountOptions.page`: API documentation, GraphiQL…) by name → URL, for the
+ * start-up line; undefined when the App has none. A mount path's `{param}` segments are left as written.
+ */
+export function documentationPages(app: Pick<App, 'mounts'>, base: string): Record<string, string> | undefined {
+  let pages: Record<string, string> | undefined;
+  for (const m of app.mounts()) if (m.options.page) (pages ??= {})[m.options.page] ??= base + m.path;
+  return pages;
 }

@@ -360,6 +360,9 @@ export function compileRequestValidator(
   const compiled = params.map(compileParam).sort(byName);
   const validateBody = bodySchema ? compileSchema(bodySchema) : null;
   const coerceFormBody = bodySchema ? formCoercer(bodySchema) : null;
+  // Ajv fills `default`s into the value it validates (useDefaults): an error item's `input` must show what the
+  // client sent, so a schema with defaults validates against a copy kept aside for the error path.
+  const bodyDefaults = bodySchema ? hasDefaults(bodySchema) : false;
 
   return function validateRequest(input) {
     const issues: ValidationIssue[] = [];
@@ -368,11 +371,12 @@ export function compileRequestValidator(
     if (fileSpecs.length) checkFiles(fileSpecs, files, issues);
     if (validateBody) {
       const withFiles = withUploads(input.hasBody ? body : undefined, files);
+      const sent = bodyDefaults && withFiles !== null && typeof withFiles === 'object' ? structuredClone(withFiles) : withFiles;
       if (withFiles === undefined) {
         if (bodyRequired) issues.push({ type: 'missing', loc: ['body'], msg: 'Field required', input: null });
       } else if (!validateBody(withFiles)) {
         const bodyIssues: ValidationIssue[] = [];
-        appendErrorsFromAjv(bodyIssues, validateBody.errors as ErrorObject[], ['body'], withFiles);
+        appendErrorsFromAjv(bodyIssues, validateBody.errors as ErrorObject[], ['body'], sent);
         issues.push(...bodyIssues.sort(byLoc));
       } else if (withFiles !== body && body !== null && typeof body === 'object') {
         // Defaults Ajv filled in for form fields reach the handler's body; files stay in `files`.
@@ -394,6 +398,16 @@ export function compileRequestValidator(
     }
     return { params: out, body };
   };
+}
+
+/** True when a `default` keyword appears anywhere in `schema` (Ajv would write it into the validated value). */
+function hasDefaults(schema: unknown): boolean {
+  if (Array.isArray(schema)) return schema.some(hasDefaults);
+  if (schema === null || typeof schema !== 'object') return false;
+  for (const [k, v] of Object.entries(schema)) {
+    if (k === 'default' || hasDefaults(v)) return true;
+  }
+  return false;
 }
 
 /**

@@ -91,6 +91,15 @@ describe('when keel is installed from its tarball with express', { skip: built ?
     assert.deepEqual(files.filter((f) => /\.test\.|testkit|h2raw|testdata|\.map$|\.tsbuildinfo$/.test(f)), []);
   });
 
+  it('should ship keel\'s own conformance suite with the runner, so `keel-conformance` needs no corpus path', () => {
+    assert.ok(files.includes('dist/harness/conformance/suite/index.js'), 'the suite is in the package');
+    const bin = join(project(), 'node_modules/.bin/keel-conformance');
+    const r = run(bin, ['--list'], project());
+    assert.equal(r.status, 0, r.out);
+    const count = /^(\d+) cases to run:$/m.exec(r.out);
+    assert.ok(count && Number(count[1]) >= 300, r.out.slice(0, 500));
+  });
+
   it('should install without errors or engine warnings', () => {
     assert.equal(installed.status, 0, installed.out);
     assert.doesNotMatch(installed.out, /EBADENGINE/);

@@ -106,3 +106,25 @@ describe('when a ServerConfig gives both spellings of one key', () => {
     });
   });
 });
+
+describe('when a route or the server is given a JWT secret too short for its algorithm', () => {
+  it('should throw from the route registration, naming the route, the length needed and one openssl command', () => {
+    const err = registrationError((app) => app.get('/me', () => ({}), { jwt_auth: { secret: 'too-short-secret' } }));
+    assert.match(err.message, /^Invalid JwtAuthConfig at Route\(GET \/me\)\.jwt_auth\.secret: expected a secret of at least 32 bytes for HS256 \(RFC 7518 §3\.2\), got 16 bytes\. Generate one with `openssl rand -base64 64`/);
+    assert.doesNotMatch(err.message, /too-short-secret/, 'the secret itself never reaches a message');
+  });
+
+  it('should check the algorithm the route names (HS512 needs 64 bytes)', () => {
+    const err = registrationError((app) => app.get('/me', () => ({}), { jwt_auth: { secret: 'x'.repeat(48), algorithm: 'HS512' } }));
+    assert.match(err.message, /Route\(GET \/me\)\.jwt_auth\.secret: expected a secret of at least 64 bytes for HS512/);
+  });
+
+  it('should accept a disabled jwt_auth without a secret', () => {
+    const app = createApp();
+    app.get('/open', () => ({}), { jwt_auth: { enabled: false } as never });
+  });
+
+  it('should throw from createApp for the server-level jwt_auth, naming ServerConfig.jwt_auth', () => {
+    assert.throws(() => createApp({ jwt_auth: { secret: 'short' } }), /Invalid JwtConfig at ServerConfig\.jwt_auth\.secret: expected a secret of at least 32 bytes for HS256.*openssl rand -base64 64/);
+  });
+});

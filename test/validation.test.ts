@@ -218,6 +218,22 @@ describe('when a JSON body is invalid', () => {
   });
 });
 
+describe('when the body schema has defaults', () => {
+  const notes = new App();
+  notes.post('/notes', (d) => d.body, { body: { type: 'object', required: ['title'], properties: { title: { type: 'string', minLength: 1 }, text: { type: 'string', default: '' }, tags: { type: 'array', items: { type: 'string' }, default: [] } } } });
+  const notesRouter = notes.intoRouter();
+
+  it("should show in an error's input only what the client sent, not the defaults", async () => {
+    const errs = await issues(await request(notesRouter).post('/notes').send({ tags: ['a'] }));
+    assert.deepEqual(errs, [{ type: 'missing', loc: ['body', 'title'], msg: 'Field required', input: { tags: ['a'] } }]);
+  });
+
+  it('should still give the handler the defaults on a valid body', async () => {
+    const res = await request(notesRouter).post('/notes').send({ title: 'x' });
+    assert.deepEqual(res.body, { title: 'x', text: '', tags: [] });
+  });
+});
+
 describe('when the body cannot be read as JSON', () => {
   const malformed = ['{"user":', '{user: 1}', "{'a': 1}", '[1, 2,]', 'nul'];
   for (const text of malformed) {

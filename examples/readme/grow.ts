@@ -37,7 +37,7 @@ export const app = createApp(
     }, {
       body: newItem,
       responses: { 201: item },
-      jwt_auth: { secret: process.env.JWT_SECRET, claims: { type: 'object', required: ['sub'], properties: { sub: { type: 'string' } } } }, // e.g. `openssl rand -base64 48`
+      jwt_auth: { secret: process.env.JWT_SECRET, claims: { type: 'object', required: ['sub'], properties: { sub: { type: 'string' } } } }, // e.g. `openssl rand -base64 64`
       authorization: { required_roles: ['admin'] },
     });
   },

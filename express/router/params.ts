@@ -3,7 +3,7 @@
  * lib/router/index.js (Copyright (c) 2009-2013 TJ Holowaychuk, 2013 Roman Shtylman, 2014-2015 Douglas Christopher
  * Wilson; MIT).
  */
-import { isPromise, type AnyFn } from '../utils.js';
+import { asyncErrors, isPromise, type AnyFn } from '../utils.js';
 
 interface ParamCalled { error: any; match: any; value: any }
 function noop() {}
@@ -54,7 +54,7 @@ export function processParams(
     if (!fn) { param(); return; }
     try {
       const ret = fn(req, res, paramCallback, paramVal, key);
-      if (async && isPromise(ret)) {
+      if (ret !== undefined && isPromise(ret) && (async || asyncErrors(req))) {
         ret.then(noop, (e: unknown) => paramCallback(e || new Error('Rejected promise')));
       }
     } catch (e) {

@@ -19,6 +19,7 @@ import { contradictionIndex } from './contradictions.js';
 import { corpusLayoutDirs, forAnyImplementation, loadCases } from './loader.js';
 import { buildManifest, WEBSOCKET_NOT_IN_MANIFEST } from './manifest.js';
 import { formatList } from './list.js';
+import { loadSuite } from './suite/index.js';
 
 export { formatList };
 import { formatContradicted, formatFailures, formatTable, summaryLine, toJson, toJUnit, type RunMeta } from './report.js';
@@ -26,8 +27,12 @@ import { runnerVersion } from './version.js';
 import { runCases, type CaseStatus, type RunOptions } from './runner.js';
 import { isRunnable, isRunnableWebSocket, type ConformanceCase, type LoadedCase, type RunnableCase } from './types.js';
 
-export const USAGE = `Usage: keel-conformance [options] <case files or directories...>
+/** What `--json` names as the corpus of a run of the shipped suite. */
+export const SHIPPED_SUITE = 'keel-conformance suite (shipped with the runner)';
 
+export const USAGE = `Usage: keel-conformance [options] [case files or directories...]
+
+With no path, keel's own suite runs: its cases ship with the runner (ids keel/<category>/<name>).
 Several files and directories may be given (e.g. <corpus>/testing_data <corpus>/fixtures); case ids
 keep the corpus layout (testing_data/<category>/<name>, fixtures/<category>/<id>).
 
@@ -47,9 +52,11 @@ Options:
   --port-range A-B With --exec: give the servers ports A to B only (inclusive; default any free port).
   --level LEVEL    strict (default): status, listed headers and cookies, whole body.
                    lenient: status, problem type slug, and loc + type of each validation error.
-  --list           Print the cases and the route table an implementation must serve; run nothing.
+  --list           Print the cases (method and target sent, expected status, route) and the route
+                   table an implementation must serve; run nothing.
   --manifest FILE  Write the manifest (JSON: per case route, parameters, schemas, exact request,
-                   expected status) to FILE ("-" for standard output); run nothing.
+                   the handler's own answer; never the framework's) to FILE ("-" for standard
+                   output); run nothing.
   --json FILE      Write the results as JSON (summary with runner version, corpus, level, case counts,
                    server starts and wall time; per case: request sent, expected, actual, differences).
   --junit FILE     Write the results as JUnit XML.
@@ -107,10 +114,9 @@ export async function main(argv: readonly string[], io: CliIo = defaultIo): Prom
     io.out(USAGE);
     return 0;
   }
-  if (positionals.length === 0) {
-    io.err(`No case files or directories given.\n\n${USAGE}`);
-    return 2;
-  }
+  // No corpus path: keel's own suite, shipped with the runner (suite/index.ts).
+  const shipped = positionals.length === 0;
+  const corpusName = shipped ? SHIPPED_SUITE : positionals.join(', ');
   const timeoutMs = values.timeout !== undefined ? Number(values.timeout) : undefined;
   if (timeoutMs !== undefined && (!Number.isInteger(timeoutMs) || timeoutMs <= 0)) {
     io.err(`--timeout must be a positive integer (milliseconds), got ${JSON.stringify(values.timeout)}`);
@@ -169,14 +175,14 @@ export async function main(argv: readonly string[], io: CliIo = defaultIo): Prom
   let verdictCorpus: LoadedCase[];
   try {
     // The whole corpus is kept: a contradiction's other case is read from it, filtered out or not.
-    corpus = loadCases(positionals);
+    corpus = shipped ? loadSuite() : loadCases(positionals);
     // The corpus's skips for Node implementations are keel's fixture app's, not another implementation's.
     const fixtureApp = values.exec === undefined && (values['base-url'] === undefined || values.serve) && values.manifest === undefined && !values.list;
     if (!fixtureApp) corpus = forAnyImplementation(corpus);
     cases = corpus;
     // A contradiction's other case may lie outside the part of a corpus given (e.g. only
     // testing_data/query_params): its expectation is read from the whole corpus the paths lie in.
-    verdictCorpus = withWholeCorpus(corpus, positionals);
+    verdictCorpus = shipped ? corpus : withWholeCorpus(corpus, positionals);
   } catch (err) {
     io.err((err as Error).message);
     return 2;
@@ -186,12 +192,12 @@ export async function main(argv: readonly string[], io: CliIo = defaultIo): Prom
     cases = cases.filter((c) => c.id.includes(filter));
     // A typo in a CI filter must not turn into a green run of nothing.
     if (cases.length === 0) {
-      io.err(`--filter ${JSON.stringify(filter)} matches no case of ${positionals.join(', ')} (a plain, case-sensitive substring of the case ids; --list shows them)`);
+      io.err(`--filter ${JSON.stringify(filter)} matches no case of ${corpusName} (a plain, case-sensitive substring of the case ids; --list shows them)`);
       return 2;
     }
   }
 
-  const meta = { corpus: positionals.map((p) => resolve(p)), level, ...(values.filter !== undefined ? { filter: values.filter } : {}), cases_loaded: corpus.length, cases_selected: cases.length };
+  const meta = { corpus: shipped ? [SHIPPED_SUITE] : positionals.map((p) => resolve(p)), level, ...(values.filter !== undefined ? { filter: values.filter } : {}), cases_loaded: corpus.length, cases_selected: cases.length };
 
   if (values.manifest !== undefined) {
     const text = `${JSON.stringify(buildManifest(cases), null, 2)}\n`;

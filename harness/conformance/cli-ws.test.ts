@@ -1,6 +1,6 @@
 /**
  * keel-conformance with WebSocket session cases: listed by --list, named in --manifest's skipped
- * list (manifest version 1 has HTTP cases only), skipped with the reason under --exec, played
+ * list (the manifest has HTTP cases only), skipped with the reason under --exec, played
  * against --base-url and keel's fixture app.
  */
 import { describe, it, before, after } from 'node:test';
@@ -63,7 +63,7 @@ createServer((req, res) => { res.writeHead(200, { 'content-type': 'application/j
     const r = await runCli(['--exec', `node ${server} {port} {case_file}`, '--json', join(dir, 'exec.json'), file]);
     assert.equal(r.last, '1 passed, 0 failed, 2 skipped');
     const report = JSON.parse(readFileSync(join(dir, 'exec.json'), 'utf8'));
-    assert.match(report.cases.find((c: { id: string }) => c.id === 'cases/mixed/echo').skip, /^not run under --exec: WebSocket session case: manifest version 1/);
+    assert.match(report.cases.find((c: { id: string }) => c.id === 'cases/mixed/echo').skip, /^not run under --exec: WebSocket session case: the manifest \(version 2\)/);
     assert.equal(report.summary.target, 'exec');
     assert.equal(report.summary.server_starts, 1, 'the --json summary counts the servers started');
   });

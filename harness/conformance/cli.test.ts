@@ -183,6 +183,24 @@ describe('keel-conformance CLI', () => {
       assert.match(r.out, /^ {2}GET {5}\/hello {2}\(\/hello\) {2}1 case$/m);
     });
 
+    it('should show the method actually sent, and the route when the request is not plainly for it', async () => {
+      const r = await runCli(['--list', '--filter', 'keel/cors/01_']);
+      assert.equal(r.code, 0);
+      assert.match(r.out, /^ {2}keel\/cors\/01_preflight_app_get {2}OPTIONS \/api\/data -> 204 {2}\(route POST \/api\/data\)$/m);
+      const plain = await runCli(['--list', '--filter', 'keel/routing/24_typed_int_placeholder']);
+      assert.match(plain.out, /^ {2}keel\/routing\/24_typed_int_placeholder {2}GET \/things\/42 -> 200 {2}\(route GET \/things\/\{id:int\}\)$/m);
+    });
+
+    it('should keep the category in ids and in the case header when a category folder is given directly', async () => {
+      const folder = new URL('../../test/fixtures/conformance/cors', import.meta.url).pathname;
+      const r = await runCli(['--list', folder]);
+      assert.match(r.out, /^ {2}cors\/01_preflight_allowed {2}OPTIONS \/api\/data -> 204 {2}\(route POST \/api\/data\)$/m);
+      const m = JSON.parse((await runCli(['--manifest', '-', folder])).out);
+      assert.deepEqual(m.cases[0].request.headers.find(([k]: [string]) => k === 'X-Conformance-Case'), ['X-Conformance-Case', 'cors/01_preflight_allowed']);
+      const parent = JSON.parse((await runCli(['--manifest', '-', new URL('../../test/fixtures/conformance', import.meta.url).pathname])).out);
+      assert.ok(parent.cases.some((c: { id: string }) => c.id === 'cors/01_preflight_allowed'), 'the same id as when the parent folder is given');
+    });
+
     it('should write the manifest to standard output with -', async () => {
       const r = await runCli(['--manifest', '-', join(dir, 'mixed')]);
       assert.equal(r.code, 0);
@@ -204,7 +222,7 @@ describe('keel-conformance CLI', () => {
 
   describe('when the arguments are wrong', () => {
     for (const [why, argv, message] of [
-      ['no cases', ['--base-url', 'http://127.0.0.1:1'], /No case files or directories/],
+      ['a filter matching no case of the shipped suite', ['--filter', 'no-such-case', '--list'], /matches no case of keel-conformance suite/],
       ['an unknown option', ['--nope', 'x'], /Unknown option '--nope'/],
       ['a base URL that is not http', ['--base-url', 'ftp://x', 'x'], /only http:\/\//],
       ['a base URL that is not a URL', ['--base-url', 'nope', 'x'], /--base-url: Invalid URL/],

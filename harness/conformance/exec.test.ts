@@ -60,7 +60,7 @@ describe('execTarget', () => {
   let dir: string;
   before(() => {
     dir = mkdtempSync(join(tmpdir(), 'keel-exec-'));
-    // A server in plain node: answers each case with its expected body, chosen by the case-id header.
+    // A server in plain node: answers each case with its handler's answer, chosen by the case-id header.
     writeFileSync(
       join(dir, 'server.mjs'),
       `import { createServer } from 'node:http';
@@ -70,8 +70,8 @@ const m = JSON.parse(readFileSync(file, 'utf8'));
 appendFileSync(log, m.cases.map((c) => c.id).join(',') + '\\n');
 createServer((req, res) => {
   const c = m.cases.find((x) => x.id === req.headers[m.case_header.toLowerCase()]);
-  res.writeHead(c ? c.expected_status : 404, { 'content-type': 'application/json' });
-  res.end(JSON.stringify(c ? c.expected_response.body : {}));
+  res.writeHead(c ? c.handler_response.status : 404, { 'content-type': 'application/json' });
+  res.end(JSON.stringify(c ? c.handler_response.body : {}));
 }).listen(Number(port), '127.0.0.1');
 `,
     );

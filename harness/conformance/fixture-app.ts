@@ -2,20 +2,16 @@
  * keel's fixture app: a keel App built from cases' handler definitions, so that keel itself
  * produces every framework-owned response (corpus README, "Earning a pass").
  *
- * What the generated handler does, and nothing more:
- * - successful case (status < 400): returns the expected body, status, handler-owned headers
- *   (never framework headers such as CORS, request ids, Content-Encoding; a `<<present>>`
- *   handler header gets a made-up value) and cookies;
- * - an error only the application can know (404 on a route that matched, 409, 5xx): throws, so
- *   keel renders it (a plain Error for 500, so keel must not leak it; HttpError otherwise);
- * - any other error (400, 401, 403, 405, 408, 413, 415, 422, 429, ...): answers 200 with a marker
- *   body. keel must have answered before the handler; if it did not, the diff says so.
+ * The generated handler knows what the manifest tells any server (handler-answer.ts): a successful
+ * case's answer; an error only the application can know (404 on a route that matched, 409, 5xx),
+ * thrown so keel renders it (a plain Error for 500, so keel must not leak it; HttpError otherwise);
+ * for any other error, a 200 with a marker body: keel must have answered before the handler, and if
+ * it did not, the diff says so.
  * Records (`jwt_auth`, `cors`, `rate_limit`, ...) go to keel's per-route records unchanged except
  * for the corpus's test-driver keys (`sleep_ms`, `warmup_*`, `max_bytes`, `allow_*` spellings).
  * A `websocket` record makes the route a keel WebSocket endpoint instead, and a WebSocket session
  * case's handler becomes an `app.ws(route, jsonWebSocket(...))` endpoint (fixture-ws.ts).
  */
-import { randomUUID } from 'node:crypto';
 import { mkdtempSync, mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve, sep } from 'node:path';
@@ -28,44 +24,13 @@ import { logLevelFromEnv } from '../../lib/log-level.js';
 import { response, type HandlerFunction, type ResponseCookie } from '../../lib/handler.js';
 import type { CaseTarget } from './runner.js';
 import { registerCaseHooks } from './fixture-hooks.js';
-import { registerJsonWebSocket, registerWebSocket, websocketEnabled, type SessionCounters } from './fixture-ws.js';
+import { handlerAnswer } from './handler-answer.js';
+import { isGraphqlSession, registerGraphqlSession, registerJsonWebSocket, registerWebSocket, websocketEnabled, type SessionCounters } from './fixture-ws.js';
 import { isWebSocketCase, type ConformanceCase, type RunnableCase, type WebSocketCase } from './types.js';
 
-/** Statuses keel (not the handler) is responsible for producing. */
-export const FRAMEWORK_STATUSES: ReadonlySet<number> = new Set([400, 401, 403, 405, 406, 408, 411, 413, 414, 415, 422, 429, 431]);
-/** Response headers a handler never sets: they belong to keel's middleware. */
-const FRAMEWORK_HEADERS = /^(content-encoding|content-length|transfer-encoding|vary|access-control-.*|x-content-type-options|x-frame-options|x-xss-protection|strict-transport-security|retry-after|x-ratelimit-.*|ratelimit.*|x-response-time)$/i;
-/** The marker body of a handler that should never have been reached. */
-export const HANDLER_REACHED = Object.freeze({ fixture: 'handler reached', note: 'keel should have answered this request before the handler ran' });
+export { FRAMEWORK_STATUSES, HANDLER_REACHED, isHandlerOwnedError } from './handler-answer.js';
 
 type Json = Record<string, unknown>;
-
-function routeRegex(route: string): RegExp {
-  const src = route.split(/(\{[^}]+\})/).map((part) => {
-    if (!part.startsWith('{')) return part.replace(/[.*+?^$()|[\]\\]/g, '\\$&');
-    return part.includes(':path') ? '.+' : '[^/]+';
-  });
-  return new RegExp(`^${src.join('')}$`);
-}
-
-/** True when a failing status is the application's to produce (see the module comment). */
-export function isHandlerOwnedError(c: ConformanceCase): boolean {
-  const status = c.expected.status_code;
-  if (status < 400 || FRAMEWORK_STATUSES.has(status)) return false;
-  if (status === 404) {
-    // Routing 404s are keel's; a 404 on a request that matches the route is the handler's answer.
-    const path = c.request.path.split('?', 1)[0]!;
-    return c.request.method.toUpperCase() === c.handler.method.toUpperCase() && routeRegex(c.handler.route).test(path);
-  }
-  return true;
-}
-
-function errorDetail(body: unknown): string | undefined {
-  if (typeof body === 'string') return body;
-  const b = (body ?? {}) as Json;
-  for (const k of ['detail', 'message', 'error']) if (typeof b[k] === 'string') return b[k] as string;
-  return undefined;
-}
 
 function responseCookies(spec: Json | undefined): ResponseCookie[] {
   return Object.entries(spec ?? {}).map(([name, raw]) => {
@@ -84,41 +49,28 @@ function responseCookies(spec: Json | undefined): ResponseCookie[] {
   });
 }
 
-/** The handler of one case (see the module comment). */
+/**
+ * The handler of one case: it knows only its answer (handler-answer.ts, the manifest's
+ * `handler_response`), never the error the framework must give.
+ */
 export function caseHandler(c: ConformanceCase): HandlerFunction {
-  const expected = c.expected;
-  const mw = (c.handler.middleware ?? {}) as Json;
-  const sleepMs = Number((mw.request_timeout as Json | undefined)?.sleep_ms ?? 0);
-  const status = expected.status_code;
-  const headers: Record<string, string> = {};
-  // X-Request-ID is keel's when the case turns request ids on; otherwise a literal one is the handler's.
-  const requestIdIsKeels = mw.request_id !== undefined;
-  for (const [k, v] of Object.entries(expected.headers ?? {})) {
-    const value = String(v);
-    if (FRAMEWORK_HEADERS.test(k) || (requestIdIsKeels && /^x-request-id$/i.test(k))) continue;
-    if (value === '<<present>>' || value === '<<uuid>>') {
-      // A handler-owned header the case only asks to exist: the app makes up a value, as an app would.
-      headers[k] = /^set-cookie$/i.test(k) ? `session=${randomUUID()}; Path=/; HttpOnly` : randomUUID();
-    } else if (!value.startsWith('<<') && !value.includes('.*')) headers[k] = value;
-  }
-  const streaming = c.extra.streaming as { content_type?: string; chunks?: Array<{ type?: string; value?: string; base64?: string }> } | undefined;
-  const cookies = responseCookies(expected.cookies as Json | undefined);
-  const owned = isHandlerOwnedError(c);
+  const answer = handlerAnswer(c);
+  const { status, headers = {} } = answer;
+  const streaming = answer.streaming as { content_type?: string; chunks?: Array<{ type?: string; value?: string; base64?: string }> } | undefined;
+  const cookies = responseCookies(answer.cookies as Json | undefined);
   return async () => {
-    if (sleepMs > 0) await sleep(sleepMs);
-    if (status >= 400) {
-      if (!owned) return response(HANDLER_REACHED, { status: 200 });
+    if (answer.sleep_ms) await sleep(answer.sleep_ms);
+    if (answer.error) {
       if (status === 500) throw new Error('fixture handler failure (must not reach the client)');
       // The handler's own problem: its detail and, when the case shows one, its instance (RFC 9457 §3.1.5).
-      const instance = (expected.body as Json | undefined)?.instance;
-      throw new HttpError(status, errorDetail(expected.body), typeof instance === 'string' ? { instance } : {});
+      throw new HttpError(status, answer.error.detail, answer.error.instance !== undefined ? { instance: answer.error.instance } : {});
     }
     if (streaming?.chunks) {
       const chunks = streaming.chunks.map((ch) => (typeof ch.base64 === 'string' ? Buffer.from(ch.base64, 'base64') : String(ch.value ?? '')));
       const h = streaming.content_type ? { 'Content-Type': streaming.content_type, ...headers } : headers;
       return response((async function* () { yield* chunks; })(), { status, headers: h, cookies });
     }
-    return response(expected.body === undefined ? null : expected.body, { status, headers, cookies });
+    return response(answer.body === undefined ? null : answer.body, { status, headers, cookies });
   };
 }
 
@@ -227,7 +179,8 @@ export async function buildFixtureApp(cases: readonly RunnableCase[]): Promise<F
       }
       seen.add(key);
       if (session) {
-        counters.set(route, registerJsonWebSocket(app, c, logger));
+        if (isGraphqlSession(c)) registerGraphqlSession(app, c);
+        else counters.set(route, registerJsonWebSocket(app, c, logger));
         continue;
       }
       registerCaseHooks(app, c.handler);

@@ -67,6 +67,17 @@ describe('when the fixture app serves a session case', () => {
     assert.match(results[0]!.error!, /ConfigError: Invalid websocket\.handler at websocket\.handler\.behavior: expected one of "echo", "binary_echo"/);
     assert.match(results[1]!.error!, /Unknown key "rate" in websocket\.handler/);
   });
+  it('should serve a graphql handler as keel\'s GraphQL route, speaking the subprotocol the session asks for', async () => {
+    const init = { direction: 'send', payload: { type: 'connection_init' } } as const;
+    const results = await run(
+      wsCase('graphql-ack', { route: '/graphql', graphql: { schema_type: 'full' } }, { subprotocol: 'graphql-transport-ws', messages: [init, { direction: 'receive', payload: { type: 'connection_ack' } }] }),
+      wsCase('graphql-bad-schema', { route: '/graphql', graphql: { schema_type: 'everything' } }, { subprotocol: 'graphql-transport-ws', messages: [init] }),
+      wsCase('graphql-extra-key', { route: '/graphql', graphql: { schema_type: 'full' }, behavior: 'echo' }, { subprotocol: 'graphql-transport-ws', messages: [init] }),
+    );
+    assert.deepEqual(results.map((r) => r.status), ['passed', 'failed', 'failed'], formatFailures(results));
+    assert.match(results[1]!.error!, /websocket\.handler\.graphql\.schema_type: expected one of "query_only", "query_mutation", "full"/);
+    assert.match(results[2]!.error!, /Unknown key "behavior" in websocket\.handler/);
+  });
   it('should serve one handler per route when several cases are served at once (--serve), reporting the rest', async () => {
     const served = await serveFixtureApp([wsCase('first', { behavior: 'echo' }, {}), wsCase('second', { behavior: 'no_response' }, {})]);
     try {

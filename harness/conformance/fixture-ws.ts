@@ -90,6 +90,35 @@ function behaviour(name: Behavior): Pick<JsonWebSocketOptions, 'onMessage' | 'on
   }
 }
 
+/**
+ * A session case's GraphQL handler (`websocket.handler.graphql`): `{route, graphql: {schema_type}}`,
+ * parsed like keel's records (an unknown key, or a schema type other than the specification's
+ * built-in ones, is a ConfigError naming it).
+ */
+const GraphqlSessionRecord = defineRecord<{ route: string; graphql: { schema_type: string } }>('websocket.handler', {
+  route: { type: t.string({ pattern: /^\//, hint: 'a path starting with /' }), required: true },
+  graphql: { type: t.json(), required: true },
+});
+const GraphqlBlock = defineRecord<{ schema_type: 'query_only' | 'query_mutation' | 'full' }>('websocket.handler.graphql', {
+  schema_type: { type: t.string({ enum: ['query_only', 'query_mutation', 'full'] as const }), required: true },
+});
+
+/** True when a session case talks to a GraphQL route (graphql-transport-ws) rather than a JSON message handler. */
+export function isGraphqlSession(c: WebSocketCase): boolean {
+  return c.websocket.handler.graphql !== undefined;
+}
+
+/**
+ * Serve a GraphQL session case with `app.registerGraphqlRoute(route, 'POST', schema_type)`: the
+ * subscription protocol (ack, `next`, `complete`, `error`, closes) is keel's; the schema's resolvers
+ * are the specification's built-in ones.
+ */
+export function registerGraphqlSession(app: App, c: WebSocketCase): void {
+  const h = GraphqlSessionRecord.parse(c.websocket.handler, 'websocket.handler');
+  const g = GraphqlBlock.parse(h.graphql, 'websocket.handler.graphql');
+  app.registerGraphqlRoute(h.route, 'POST', g.schema_type);
+}
+
 /** Serve a session case's handler with `app.ws(route, jsonWebSocket(...))`; returns the endpoint's counters. */
 export function registerJsonWebSocket(app: App, c: WebSocketCase, logger: JsonWebSocketLogger): SessionCounters {
   const h = SessionHandlerRecord.parse(c.websocket.handler, 'websocket.handler');

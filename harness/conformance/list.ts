@@ -1,6 +1,18 @@
 /** `--list` output: the cases to run, the skipped ones, and the route tables an implementation must serve. */
 import { buildManifest } from './manifest.js';
-import { isRunnableWebSocket, type LoadedCase, type WebSocketCase } from './types.js';
+import { wireFor } from './runner.js';
+import { isRunnable, isRunnableWebSocket, type ConformanceCase, type LoadedCase, type WebSocketCase } from './types.js';
+
+/** Longest request target `--list` prints in full. */
+const MAX_LISTED_TARGET = 80;
+
+/** One line of `--list` for an HTTP case: the request as sent (method, target), its expected status, and the route when the request is not plainly for it. */
+function caseLine(c: ConformanceCase): string {
+  const wire = wireFor(c, false);
+  const target = wire.path.length > MAX_LISTED_TARGET ? `${wire.path.slice(0, MAX_LISTED_TARGET)}… (${wire.path.length} characters)` : wire.path;
+  const route = `${c.handler.method.toUpperCase()} ${c.handler.route}`;
+  return `  ${c.id}  ${wire.method} ${target} -> ${c.expected.status_code}${route === `${wire.method} ${wire.path}` ? '' : `  (route ${route})`}`;
+}
 
 /** One line of `--list` for a WebSocket session case: route, frames sent and expected, how it ends. */
 function sessionLine(c: WebSocketCase): string {
@@ -11,13 +23,13 @@ function sessionLine(c: WebSocketCase): string {
   return `  ${c.id}  WebSocket ${handler.route} (${handler.behavior ?? 'no behavior'}): ${sends} sent, ${receives} expected, ${end}`;
 }
 
-/** `--list`: one line per case (id, method, route, expected status; WebSocket sessions), then the route tables. */
+/** `--list`: one line per case (id, method and target sent, expected status, route; WebSocket sessions), then the route tables. */
 export function formatList(cases: readonly LoadedCase[]): string {
   const manifest = buildManifest(cases);
   const sessions = cases.filter(isRunnableWebSocket);
   const skipped = manifest.skipped.filter((s) => !sessions.some((w) => w.id === s.id));
   const lines = [`${manifest.cases.length + sessions.length} cases to run${skipped.length ? ` (${skipped.length} skipped)` : ''}:`];
-  for (const c of manifest.cases) lines.push(`  ${c.id}  ${c.method} ${c.route} -> ${c.expected_status}`);
+  for (const c of cases) if (isRunnable(c)) lines.push(caseLine(c));
   for (const c of sessions) lines.push(sessionLine(c));
   for (const s of skipped) lines.push(`  ${s.id}  skipped: ${s.reason}`);
   lines.push('', `Routes to serve (${manifest.routes.length}; "handlers" > 1: cases need different definitions of one route, see --exec):`);

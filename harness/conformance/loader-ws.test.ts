@@ -42,6 +42,10 @@ describe('when the loader meets a WebSocket session case', () => {
     assert.match(reason({ session: { messages: [{ direction: 'send' }] } })!, /messages\[0\] sends a text frame without payload or raw_text/);
     assert.match(reason({ session: { messages: [], close_code: '1000' } })!, /close_code must be an integer/);
   });
+  it('should skip a session whose subprotocol is not a non-empty string, saying so', () => {
+    const c = toCase({ id: 's', websocket: { handler: { route: '/graphql' }, session: { subprotocol: 5, messages: [] } } }, info);
+    assert.equal(c.skip, 'malformed WebSocket session case: websocket.session.subprotocol must be a non-empty string');
+  });
   it('should leave the HTTP handshake case with a websocket record an HTTP case', () => {
     const c = toCase({ id: 'h', http: { handler: { route: '/ws', method: 'GET', middleware: { websocket: { enabled: true } } }, request: { method: 'GET', path: '/ws' }, expected_response: { status_code: 101 } } }, info);
     assert.ok(isRunnable(c));

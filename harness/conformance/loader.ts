@@ -97,6 +97,7 @@ function malformedSession(handler: unknown, session: unknown): string | undefine
   for (const key of ['close_code', 'expected_receive_count']) {
     if (session[key] !== undefined && !Number.isInteger(session[key])) return `websocket.session.${key} must be an integer`;
   }
+  if (session.subprotocol !== undefined && (typeof session.subprotocol !== 'string' || !session.subprotocol)) return 'websocket.session.subprotocol must be a non-empty string';
   return undefined;
 }
 
@@ -192,6 +193,15 @@ export function loadFile(file: string, idBase: string, category = basename(dirna
   return [toCase(doc, { id: idBase, category, source: file })];
 }
 
+/** True when a file holds an array of cases (the `fixtures/<category>.json` layout). */
+function isArrayFile(file: string): boolean {
+  try {
+    return readFileSync(file, 'utf8').trimStart().startsWith('[');
+  } catch {
+    return false;
+  }
+}
+
 function walk(dir: string, out: string[]): void {
   for (const name of readdirSync(dir).sort()) {
     const p = join(dir, name);
@@ -270,7 +280,10 @@ export function loadCases(paths: readonly string[]): LoadedCase[] {
         const rel = relative(p, f).slice(0, -'.json'.length).split(sep);
         // Nested folders (testing_data/graphql/queries/...) belong to their top-level category.
         const dirs = [...prefixDirs, ...rel.slice(0, -1)].filter((d) => !LAYOUTS.includes(d));
-        files.push([f, prefix + rel.join('/'), dirs[0]]);
+        // A category folder given directly (keel's test/fixtures/conformance/cors) keeps its name in
+        // the ids of its one-case files, as when its parent is given; array files name their own category.
+        const own = !prefix && rel.length === 1 && !LAYOUTS.includes(basename(resolve(p))) && !isArrayFile(f) ? `${basename(resolve(p))}/` : '';
+        files.push([f, prefix + own + rel.join('/'), dirs[0]]);
       }
     } else {
       files.push([p, fileIdBase(p), undefined]);

@@ -10,20 +10,24 @@
  *   `separator`, `description`, `source`, `alias`, which are lifted out of `schema`;
  * - `{name:type}` placeholders give the parameter's schema (`int` → integer, `uuid` → string/uuid,
  *   …) unless `parameters.path.<name>` gives one;
- * - the request is the exact one the runner sends (query merged once, case-id header included).
+ * - the request is the exact one the runner sends (query merged once, case-id header included);
+ * - a case carries its handler's own answer (`handler_response`, handler-answer.ts) and never the
+ *   answer the framework owns: a server is told what a handler is, not what it must reply when
+ *   validation, authentication, CORS or a limit refuses the request.
  */
 import { PATH_PARAM_TYPES } from '../../lib/router.js';
 import { CASE_HEADER, wireFor } from './runner.js';
+import { handlerAnswer, type HandlerAnswer } from './handler-answer.js';
 import { isRunnable, isRunnableWebSocket, type ConformanceCase, type LoadedCase } from './types.js';
 
-export const MANIFEST_VERSION = 1;
+export const MANIFEST_VERSION = 2;
 
 /**
- * Why a WebSocket session case is listed under `skipped`: version 1 of the manifest (and of its JSON
+ * Why a WebSocket session case is listed under `skipped`: the manifest (and its JSON
  * Schema) has HTTP cases only. The runner plays such cases against `--base-url` servers and keel's
  * fixture app; under `--exec` they are skipped with this reason too.
  */
-export const WEBSOCKET_NOT_IN_MANIFEST = 'WebSocket session case: manifest version 1 describes HTTP cases only; play it against a running server with --base-url (route, handler and session are in the case file)';
+export const WEBSOCKET_NOT_IN_MANIFEST = 'WebSocket session case: the manifest (version 2) describes HTTP cases only; play it against a running server with --base-url (route, handler and session are in the case file)';
 
 export type ParameterSource = 'path' | 'query' | 'headers' | 'cookies' | 'files';
 const SOURCES: readonly ParameterSource[] = ['path', 'query', 'headers', 'cookies', 'files'];
@@ -53,7 +57,6 @@ export interface ManifestCase {
   id: string;
   category: string;
   name: string;
-  description?: string;
   source: string;
   method: string;
   /** The spec's pattern syntax: `/items/{id:int}`, `/files/{rest:path}`. */
@@ -65,8 +68,12 @@ export interface ManifestCase {
   /** The case's handler definition as written (middleware records, CORS, …). */
   handler: Record<string, unknown>;
   request: ManifestRequest;
-  expected_status: number;
-  expected_response: Record<string, unknown>;
+  /**
+   * What the handler answers when the request reaches it (handler-answer.ts): a successful case's
+   * answer, a handler-raised error (`error`), or for a case whose answer the framework owns, a 200
+   * saying the handler was reached. The case's expected answer is not in the manifest.
+   */
+  handler_response: HandlerAnswer;
 }
 
 export interface ManifestRoute {
@@ -158,7 +165,7 @@ export function manifestCase(c: ConformanceCase, caseHeader: string | false = CA
     id: c.id,
     category: c.category,
     name: c.name,
-    ...(c.description ? { description: c.description } : {}),
+    // Not the case's description: its prose often states the expected answer.
     source: c.source,
     method: h.method.toUpperCase(),
     route: h.route,
@@ -167,8 +174,7 @@ export function manifestCase(c: ConformanceCase, caseHeader: string | false = CA
     body: isObject(h.body_schema) ? { required: true, schema: h.body_schema, ...(typeof h.content_type === 'string' ? { content_type: h.content_type } : {}) } : null,
     handler: h as Json,
     request: { method: wire.method, path: wire.path, headers: wire.headers, ...(wire.body !== undefined ? { body_base64: wire.body.toString('base64') } : {}) },
-    expected_status: c.expected.status_code,
-    expected_response: c.expected as Json,
+    handler_response: handlerAnswer(c),
   };
 }
 

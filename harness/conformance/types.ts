@@ -106,6 +106,8 @@ export interface WebSocketCaseHandler {
   message_schema?: Record<string, unknown> | null;
   response_schema?: Record<string, unknown> | null;
   on_disconnect_action?: string;
+  /** A GraphQL route instead of a JSON message handler: one of the specification's built-in schemas (`full` has subscriptions). */
+  graphql?: { schema_type: string };
   [key: string]: unknown;
 }
 
@@ -117,6 +119,8 @@ export interface WebSocketCaseSession {
   abnormal_close?: boolean;
   /** Data frames (text and binary) the client must have received by the end, after a quiet period. */
   expected_receive_count?: number;
+  /** The subprotocol the client asks for in the handshake (`graphql-transport-ws`); the server must select it. */
+  subprotocol?: string;
 }
 
 /** A WebSocket session case (`{id, category, websocket: {handler, session}, expected?}`). */

@@ -110,7 +110,8 @@ export async function playSession(url: string, session: WebSocketCaseSession, op
   let dropped = false;
   let ws: WsSocket;
   try {
-    ws = new WebSocket(url, { headers: options.headers ?? {}, handshakeTimeout: options.timeoutMs });
+    // A session that asks for a subprotocol (graphql-transport-ws) offers it; ws then insists the server selects it.
+    ws = new WebSocket(url, session.subprotocol ? [session.subprotocol] : [], { headers: options.headers ?? {}, handshakeTimeout: options.timeoutMs });
   } catch (err) {
     return { mismatches, transcript, error: `could not open ${url}: ${(err as Error).message}` };
   }

@@ -268,7 +268,7 @@ export function asyncApiMounts(options: AsyncApiHandlersOptions = {}): MountSpec
   };
 
   return [
-    { method: 'GET', path: ASYNCAPI_JSON_PATH, handler: document, readBody: false },
+    { method: 'GET', path: ASYNCAPI_JSON_PATH, handler: document, readBody: false, page: 'AsyncAPI document' },
     { method: 'POST', path: ASYNCAPI_PARSE_PATH, handler: parse, readBody: true },
     { method: 'POST', path: ASYNCAPI_VALIDATE_PATH, handler: validate, readBody: true },
   ];

@@ -178,7 +178,7 @@ export function graphqlSdlRoute(path: string, method: unknown, sdl: string, resp
 export interface GraphqlHost {
   mount(
     method: string[], path: string, handler: (req: KeelRequest, res: ServerResponse) => void | Promise<void>,
-    options?: { readBody?: boolean; public?: boolean; securityHeaders?: { content_security_policy: string }; openapi?: MountOpenApi },
+    options?: { readBody?: boolean; public?: boolean; securityHeaders?: { content_security_policy: string }; openapi?: MountOpenApi; page?: string },
   ): unknown;
   upgrade(path: string, handler: (req: KeelRequest, socket: Duplex, head: Buffer) => void): unknown;
   preShutdown(fn: () => void | Promise<void>): unknown;
@@ -190,7 +190,7 @@ export function installGraphqlRoute(app: GraphqlHost, route: GraphqlRoute): void
   // The playground page is served on the GraphQL path itself, so that path gets a CSP that lets it load.
   const csp = route.playground ? { securityHeaders: { content_security_policy: PLAYGROUND_CSP } } : {};
   // `openapi`: the route's operations in the App's OpenAPI document (when keel/openapi is on).
-  app.mount([...route.methods], route.path, route.handler, { readBody: route.methods.includes('POST'), ...csp, openapi: graphqlOpenApi(route) });
+  app.mount([...route.methods], route.path, route.handler, { readBody: route.methods.includes('POST'), ...csp, openapi: graphqlOpenApi(route), page: route.playground ? 'GraphiQL' : 'GraphQL' });
   if (route.playground) app.mount(['GET', 'HEAD'], `${route.assetsPath}/{asset}`, route.handler, { public: true, ...csp });
   app.upgrade(route.path, route.upgrade);
   app.preShutdown(() => route.close());

@@ -22,19 +22,22 @@ export interface MountSpec {
   public?: boolean;
   /** The endpoint's operations for the OpenAPI document (MountOptions.openapi). */
   openapi?: MountOptions['openapi'];
+  /** A page a person opens, listed by `listen()`'s start-up line (MountOptions.page). */
+  page?: string;
 }
 
 export interface ProtocolHost {
   readonly config: Readonly<ServerConfig>;
-  mount(method: string, path: string, handler: RawHandler, options?: Pick<MountOptions, 'readBody' | 'public' | 'openapi'>): unknown;
+  mount(method: string, path: string, handler: RawHandler, options?: Pick<MountOptions, 'readBody' | 'public' | 'openapi' | 'page'>): unknown;
 }
 
 /** Mount every spec on the host. */
 export function mountAll(host: ProtocolHost, specs: readonly MountSpec[]): void {
   for (const s of specs) {
-    const options: Pick<MountOptions, 'readBody' | 'public' | 'openapi'> = { readBody: s.readBody };
+    const options: Pick<MountOptions, 'readBody' | 'public' | 'openapi' | 'page'> = { readBody: s.readBody };
     if (s.public) options.public = true;
     if (s.openapi) options.openapi = s.openapi;
+    if (s.page) options.page = s.page;
     host.mount(s.method, s.path, s.handler, options);
   }
 }

@@ -64,7 +64,7 @@ export function openApiMounts(options: OpenApiMountsOptions): MountSpec[] {
     res.end(res.req?.method === 'HEAD' ? undefined : body);
   };
   const pages = { title: config.title, specUrl: config.openapi_json_path, swaggerUiPath: config.swagger_ui_path, redocPath: config.redoc_path };
-  const mounts: MountSpec[] = [{ method: 'GET', path: config.openapi_json_path, handler: document, readBody: false }, ...swaggerUiMounts(pages), ...redocMounts(pages)];
+  const mounts: MountSpec[] = [{ method: 'GET', path: config.openapi_json_path, handler: document, readBody: false, page: 'OpenAPI document' }, ...swaggerUiMounts(pages), ...redocMounts(pages)];
   return mounts.map((m) => ({ ...m, public: true }));
 }
 

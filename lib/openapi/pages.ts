@@ -131,7 +131,7 @@ export function swaggerUiMounts(options: DocsPagesOptions): MountSpec[] {
   const page: RawHandler = (_req, res) => sendText(res, 'text/html; charset=utf-8', html, csp);
   const initScript: RawHandler = (_req, res) => sendText(res, TYPES.js!, init);
   const mounts: MountSpec[] = [
-    { method: 'GET', path: options.swaggerUiPath, handler: page, readBody: false },
+    { method: 'GET', path: options.swaggerUiPath, handler: page, readBody: false, page: 'Swagger UI' },
     { method: 'GET', path: `${base}/swagger-ui-init.js`, handler: initScript, readBody: false },
   ];
   if (`${base}/` !== options.swaggerUiPath) mounts.push({ method: 'GET', path: `${base}/`, handler: page, readBody: false });
@@ -165,7 +165,7 @@ export function redocMounts(options: DocsPagesOptions): MountSpec[] {
   const page: RawHandler = (_req, res) => sendText(res, 'text/html; charset=utf-8', html, csp);
   const initScript: RawHandler = (_req, res) => sendText(res, TYPES.js!, init);
   const mounts: MountSpec[] = [
-    { method: 'GET', path: options.redocPath, handler: page, readBody: false },
+    { method: 'GET', path: options.redocPath, handler: page, readBody: false, page: 'Redoc' },
     { method: 'GET', path: `${base}/redoc-init.js`, handler: initScript, readBody: false },
     { method: 'GET', path: `${base}/redoc.standalone.js`, handler: redocBundleHandler(), readBody: false },
   ];

@@ -46,7 +46,7 @@ export class CorsConfig implements CorsConfigData {
     Object.freeze(this);
   }
 
-  static readonly record: RecordDef<CorsConfigData> = CorsRecord;
+  static readonly record: RecordDef<CorsConfigData, CorsConfigInput> = CorsRecord;
 
   /** Parse snake_case or camelCase input; defaults as in the spec. */
   static parse(input: unknown, path = 'CorsConfig'): CorsConfig {

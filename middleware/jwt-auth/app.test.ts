@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import request from 'supertest';
 import { pino } from 'pino';
 import { SignJWT, exportSPKI, generateKeyPair } from 'jose';
-import { ConfigError, createApp } from '../../lib/index.js';
+import { AppError, ConfigError, createApp } from '../../lib/index.js';
 
 const silent = { logger: pino({ level: 'silent' }) };
 const SECRET = 'a-test-secret-that-is-32-bytes!!';
@@ -66,10 +66,11 @@ describe('jwtAuth inside createApp', () => {
     it('should fail when the app is built, not on the first request', () => {
       assert.throws(() => createApp({ jwt_auth: { secret: 'too-short' } }, (a) => a.get('/', () => ({})), silent).intoRouter(), ConfigError);
     });
-    it('should refuse an enabled route without key material', () => {
+    it('should refuse an enabled route without key material when the route is registered', () => {
+      // Route errors are AppError('Route') naming the route (as for schemas), the record's ConfigError as the cause.
       assert.throws(
-        () => createApp({}, (a) => a.get('/', () => ({}), { jwt_auth: { enabled: true, algorithm: 'RS256' } }), silent).intoRouter(),
-        (err: unknown) => err instanceof ConfigError && /public_key/.test(err.message),
+        () => createApp({}, (a) => a.get('/', () => ({}), { jwt_auth: { enabled: true, algorithm: 'RS256' } }), silent),
+        (err: unknown) => err instanceof AppError && err.cause instanceof ConfigError && /Route\(GET \/\)\.jwt_auth\.public_key/.test(err.message),
       );
     });
   });

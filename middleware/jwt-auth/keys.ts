@@ -19,6 +19,9 @@ function configError(record: string, path: string, key: string, message: string,
   return new ConfigError(`Invalid ${record} at ${path}.${key}: ${message}`, { record, path: `${path}.${key}`, key, value });
 }
 
+/** The one command keel's messages and docs give for an HMAC secret: 64 random bytes suit HS256, HS384 and HS512. */
+export const GENERATE_SECRET = 'openssl rand -base64 64';
+
 /**
  * The KeyObject that verifies `algorithm`: a secret for HS*, a public key (PEM SPKI, PEM X.509
  * certificate or a JWK as JSON text) for every other algorithm. The secret itself never appears in
@@ -35,7 +38,7 @@ export function importVerificationKey(
     const bytes = typeof secret === 'string' || secret === undefined ? Buffer.from(secret ?? '', 'utf8') : Buffer.from(secret);
     const min = MIN_HMAC_SECRET_BYTES[algorithm]!;
     if (bytes.length < min) {
-      throw configError(record, path, 'secret', `expected a secret of at least ${min} bytes for ${algorithm} (RFC 7518 §3.2), got ${bytes.length} bytes. Generate one with \`openssl rand -base64 ${min}\`.`, `<${bytes.length} bytes, redacted>`);
+      throw configError(record, path, 'secret', `expected a secret of at least ${min} bytes for ${algorithm} (RFC 7518 §3.2), got ${bytes.length} bytes. Generate one with \`${GENERATE_SECRET}\` (64 random bytes: enough for every HS algorithm).`, `<${bytes.length} bytes, redacted>`);
     }
     return createSecretKey(bytes);
   }

@@ -8,9 +8,9 @@
  *
  * It reads the manifest the harness writes ({case_file}), registers one route per method + route,
  * validates path, query, header, cookie and body values itself (Pydantic-style error items, the
- * corpus's), and answers a request that passes validation with the case's expected success
- * response, chosen by the X-Conformance-Case header (corpus README, "Earning a pass": a handler may
- * return the expected body of a successful case; the 422s are this server's own work).
+ * corpus's), and answers a request that passes validation with the handler's answer the manifest
+ * gives (`handler_response`), chosen by the X-Conformance-Case header where several cases share a
+ * route. The manifest never says what a refused request must get: the 422s are this server's own work.
  */
 import { readFileSync } from 'node:fs';
 import Fastify, { type FastifyReply, type FastifyRequest } from 'fastify';
@@ -19,7 +19,7 @@ import addFormatsModule from 'ajv-formats';
 
 type Json = Record<string, unknown>;
 interface Parameter { name: string; source: 'path' | 'query' | 'headers' | 'cookies' | 'files'; required: boolean; schema: Json; separator?: string; default?: unknown }
-interface ManifestCase { id: string; method: string; route: string; route_colon: string; parameters: Parameter[]; body: { required: boolean; schema: Json } | null; handler: Json; expected_status: number; expected_response: { status_code: number; body?: unknown; headers?: Record<string, string> } }
+interface ManifestCase { id: string; method: string; route: string; route_colon: string; parameters: Parameter[]; body: { required: boolean; schema: Json } | null; handler: Json; handler_response: { status: number; body?: unknown; headers?: Record<string, string>; error?: { detail?: string } } }
 interface Item { type: string; loc: Array<string | number>; msg: string; input?: unknown; ctx?: Json }
 
 const addFormats = ((addFormatsModule as unknown as { default?: unknown }).default ?? addFormatsModule) as (ajv: Ajv) => Ajv;
@@ -195,13 +195,12 @@ for (const [key, cases] of routes) {
       const c = cases.find((x) => x.id === id) ?? cases[0]!;
       const items = validate(c, req);
       if (items.length) return problem(reply, items);
-      const expected = c.expected_response;
-      // Only a successful case's answer is the handler's to give; an error it expected and did not
-      // get from validation is this server's failure, and the harness should see it.
-      if (expected.status_code >= 400) return reply.code(200).send({ handler: 'reached', note: 'validation passed' });
-      for (const [k, v] of Object.entries(expected.headers ?? {})) if (!v.startsWith('<<') && !v.includes('.*')) reply.header(k, v);
-      reply.code(expected.status_code);
-      return expected.body === undefined ? reply.send() : reply.send(expected.body);
+      // The handler's own answer, as the manifest gives it; every error above is this server's own work.
+      const answer = c.handler_response;
+      if (answer.error) return reply.code(answer.status).type('application/problem+json').send({ type: 'about:blank', title: 'Error', status: answer.status, ...(answer.error.detail ? { detail: answer.error.detail } : {}) });
+      for (const [k, v] of Object.entries(answer.headers ?? {})) reply.header(k, v);
+      reply.code(answer.status);
+      return answer.body === undefined ? reply.send() : reply.send(answer.body);
     },
   });
 }

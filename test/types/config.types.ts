@@ -27,6 +27,7 @@ createApp({ rate_limit: { per_second: 10, burst: 20, ipBased: false }, api_key_a
 createApp({ static_files: [{ directory: 'public', route_prefix: '/static' }, { directory: 'docs', routePrefix: '/docs', cacheControl: 'no-cache' }] });
 createApp({ openapi: { enabled: true, title: 'T', security_schemes: { bearer: { type: 'http', scheme: 'bearer', bearer_format: 'JWT' } } } });
 createApp({ background_tasks: { enabled: true, max_queue_size: 10 }, grpc: {}, jsonrpc: { endpoint_path: '/rpc' } });
+createApp({ cors: { allowed_origins: ['https://a.example'], allowCredentials: true, max_age: 600 } });
 new App({ port: 0, workers: 2 });
 new App(new App().config); // a parsed ServerConfig is accepted as is
 
@@ -53,6 +54,10 @@ createApp({ api_key_auth: { header_name: 'X-Key' } });
 createApp({ static_files: [{ directory: 'public' }] });
 // @ts-expect-error not both spellings of a required key
 createApp({ static_files: [{ directory: 'public', route_prefix: '/s', routePrefix: '/s' }] });
+// @ts-expect-error the server-level CorsConfig is typed like a route's (tsc: "Did you mean to write 'allowed_origins'?")
+createApp({ cors: { allowed_origin: ['https://a.example'] } });
+// @ts-expect-error the same typo through new App
+new App({ cors: { allowedOrigin: ['https://a.example'] } });
 // @ts-expect-error gzip is a boolean
 createApp({ compression: { gzip: 'yes' } });
 // @ts-expect-error a tagged security scheme needs its variant's keys

@@ -9,6 +9,12 @@ const note = { type: 'object', required: ['id', 'title'], properties: { id: { ty
 const claims = { type: 'object', required: ['sub'], properties: { sub: { type: 'string' } } } as const;
 
 createApp({}, (app) => {
+  // A wrong property of a returned object is reported at that property, not at the handler's first column.
+  app.get('/r0/{id:int}', (d) => ({
+    // @ts-expect-error id is an integer in the response schema
+    id: String(d.pathParams.id),
+    title: 't',
+  }), { response: note });
   // @ts-expect-error the 201 schema says id is an integer
   app.post('/r1', () => response({ id: 'x', title: 't' }, { status: 201 }), { responses: { 201: note } });
   // @ts-expect-error 202 is not listed in responses
