@@ -16,7 +16,19 @@ export function processParams(
   params: Record<string, AnyFn[]>, keys: readonly string[], called: Record<string, ParamCalled>,
   req: any, res: any, done: AnyFn, async: boolean,
 ): void {
-  if (keys.length === 0) { done(); return; }
+  // most matched layers have no param, or none with a callback: answered without building the walk's closures
+  let any = false;
+  for (let k = 0; k < keys.length; k++) {
+    if (params[keys[k]!]) { any = true; break; }
+  }
+  if (!any) { done(); return; }
+  walkParams(params, keys, called, req, res, done, async);
+}
+
+function walkParams(
+  params: Record<string, AnyFn[]>, keys: readonly string[], called: Record<string, ParamCalled>,
+  req: any, res: any, done: AnyFn, async: boolean,
+): void {
   let i = 0;
   let paramIndex = 0;
   let key: string;
