@@ -31,6 +31,19 @@ local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
 if now > tonumber(ARGV[3]) then return -1 end
 return redis.call('PUBLISH', ARGV[1], ARGV[2])`;
 
+/**
+ * The same in a Redis Cluster (sharded pub/sub, Redis ≥ 7): KEYS[1] is the channel, so the script runs
+ * on the primary of the channel's slot, and SPUBLISH there reaches every SSUBSCRIBE of the channel.
+ */
+export const SPUBLISH_BEFORE_SCRIPT = `
+local t = redis.call('TIME')
+local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+if now > tonumber(ARGV[2]) then return -1 end
+return redis.call('SPUBLISH', KEYS[1], ARGV[1])`;
+
+/** Subscribers of KEYS[1] (a shard channel) on its own shard: PUBSUB SHARDNUMSUB run where the channel lives. */
+export const SHARD_NUMSUB_SCRIPT = `return redis.call('PUBSUB', 'SHARDNUMSUB', KEYS[1])[2]`;
+
 /* eslint-disable @typescript-eslint/no-explicit-any -- ioredis is optional */
 type Client = any;
 
