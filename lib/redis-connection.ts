@@ -44,7 +44,7 @@ function parseNode(entry: string, whole: string): { host: string; port: number }
 
 /** Why `c` is not a connection keel can open (undefined when it is): `what` names the option. */
 export function connectionProblem(c: unknown): string | undefined {
-  if (typeof c === 'string') return /^rediss?:\/\//.test(c) ? undefined : 'a redis:// or rediss:// URL';
+  if (typeof c === 'string') return /^rediss?:\/\//.test(c) ? undefined : 'a redis:// URL (rediss:// for TLS)';
   if (typeof c !== 'object' || c === null) return 'a redis:// URL, ioredis options or { cluster: [seed nodes] }';
   if (!isClusterConnection(c)) return undefined;
   const nodes = c.cluster as unknown;
