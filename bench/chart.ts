@@ -14,6 +14,8 @@ const COLORS: Record<Peer, string> = {
   'express-std': '#0b3d6b',
   'express-keel': '#f5a25d',
   'keel-express': '#b8321a',
+  express4: '#6fa8dc',
+  'keel-express4': '#8c1d0b',
 };
 
 /** Row labels a reader can take in at a glance (ids as fallback). */

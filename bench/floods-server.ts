@@ -11,7 +11,8 @@ import { pathToFileURL } from 'node:url';
 const port = Number(process.argv[2] ?? 0);
 const root = process.argv[3] ?? new URL('..', import.meta.url).pathname;
 const { buildExampleApp } = (await import(pathToFileURL(`${root}/examples/server.ts`).href)) as typeof import('../examples/server.js');
-const app = buildExampleApp({ port, rate_limit: null });
+// 'shipped': the example's own settings (its HTTP rate limit on), as `npm start` runs it.
+const app = buildExampleApp(process.argv[4] === 'shipped' ? { port } : { port, rate_limit: null });
 const handle = await app.listen();
 const delay = monitorEventLoopDelay({ resolution: 5 });
 delay.enable();

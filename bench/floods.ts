@@ -1,5 +1,5 @@
 /**
- * `npm run floods [-- --only message,chat,chat-spread,graphql,teardown,subscribe] [--root DIR]`: the
+ * `npm run floods [-- --only message,chat,chat-spread,graphql,teardown,subscribe,spread,grpc-burst] [--root DIR] [--shipped] [--interval MS]`: the
  * WebSocket floods of issue 26 replayed against the example server, with `/health` measured from
  * another process during each.
  *
@@ -9,10 +9,12 @@
  * request at a time; the flood clients run here. On a loaded machine the probe's latencies include
  * CPU starvation of the processes; the server's loop delay is what the server itself spent stalled.
  * `--root` starts the server from another checkout (e.g. an export of an older commit, to get "before"
- * figures with the same floods). Prints one line per flood: /health n, p50, p99, max and what the flood
+ * figures with the same floods). `--shipped` keeps the example's HTTP rate limit (the server as `npm start` runs it);
+ * `--interval 100` polls `/health` every 100 ms instead of back to back. Prints one line per flood: /health n, p50, p99, max and what the flood
  * achieved. Target (issue 26): p99 ≤ 100 ms.
  */
 import { fork, type ChildProcess } from 'node:child_process';
+import http2 from 'node:http2';
 import { once } from 'node:events';
 import { setImmediate as turn, setTimeout as sleep } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
@@ -20,14 +22,14 @@ import { parseArgs } from 'node:util';
 import WebSocket from 'ws';
 import { freePort } from '../harness/conformance/exec.js';
 
-const { values } = parseArgs({ options: { root: { type: 'string' }, only: { type: 'string' } } });
+const { values } = parseArgs({ options: { root: { type: 'string' }, only: { type: 'string' }, shipped: { type: 'boolean' }, interval: { type: 'string' } } });
 const root = values.root ?? fileURLToPath(new URL('..', import.meta.url));
 const only = values.only?.split(',');
 
 interface Server { url: string; child: ChildProcess; reset(): void; read(): Promise<{ p99: number; max: number }> }
 async function startServer(): Promise<Server> {
   const port = await freePort();
-  const child = fork(fileURLToPath(new URL('./floods-server.ts', import.meta.url)), [String(port), root], { execArgv: ['--import', 'tsx', ...(process.env.FLOODS_CPU_PROF ? ['--cpu-prof', `--cpu-prof-dir=${process.env.FLOODS_CPU_PROF}`] : [])], stdio: ['ignore', 'ignore', 'ignore', 'ipc'] });
+  const child = fork(fileURLToPath(new URL('./floods-server.ts', import.meta.url)), [String(port), root, ...(values.shipped ? ['shipped'] : [])], { execArgv: ['--import', 'tsx', ...(process.env.FLOODS_CPU_PROF ? ['--cpu-prof', `--cpu-prof-dir=${process.env.FLOODS_CPU_PROF}`] : [])], stdio: ['ignore', 'ignore', 'ignore', 'ipc'] });
   await new Promise((resolve) => child.once('message', resolve));
   return {
     url: `http://127.0.0.1:${port}`, child,
@@ -38,7 +40,7 @@ async function startServer(): Promise<Server> {
 
 interface ProbeResult { latencies: number[]; failures: number }
 function startProbe(url: string): Promise<{ start(): void; stop(): Promise<ProbeResult>; exit(): void }> {
-  const child = fork(fileURLToPath(new URL('./health-probe.mjs', import.meta.url)), [url], { stdio: 'inherit' });
+  const child = fork(fileURLToPath(new URL('./health-probe.mjs', import.meta.url)), [url, ...(values.interval ? [values.interval] : [])], { stdio: 'inherit' });
   return new Promise((resolve) => child.once('message', () => resolve({
     start: () => child.send('start'),
     stop: () => new Promise((r) => { child.once('message', (m) => r(m as ProbeResult)); child.send('stop'); }),
@@ -187,6 +189,63 @@ const subscribe: Flood = async (base) => {
   return `${answers} frames back; sockets ${codes(closes)}`;
 };
 
+/**
+ * Issue 35: 400 sockets from one address, each under the per-socket rate (90 msg/s of the 100 allowed), for
+ * 10 s: 36,000 msg/s offered. Counts the sockets opened and refused, the messages echoed, and how sockets closed.
+ */
+const spread: Flood = async (base) => {
+  const results = await Promise.allSettled(Array.from({ length: 400 }, () => openWs(`${base}/ws/echo`)));
+  const sockets = results.flatMap((r) => (r.status === 'fulfilled' ? [r.value] : []));
+  const closes: (number | undefined)[] = sockets.map(() => undefined);
+  let echoes = 0;
+  let sent = 0;
+  sockets.forEach((ws, i) => { ws.on('message', () => echoes++); ws.on('close', (c) => { closes[i] = c; }); });
+  const end = performance.now() + 10_000;
+  const every = 100;
+  while (performance.now() < end) {
+    const tick = performance.now();
+    for (const ws of sockets) if (ws.readyState === WebSocket.OPEN) for (let i = 0; i < 9; i++, sent++) ws.send('hi');
+    await sleep(Math.max(0, every - (performance.now() - tick)));
+  }
+  await until(() => echoes >= sent, 15_000, 3000, () => echoes);
+  for (const ws of sockets) ws.terminate();
+  return `${sockets.length} of 400 sockets opened (${results.length - sockets.length} refused); sent ${sent}, echoed ${echoes}; sockets ${codes(closes)}`;
+};
+
+/**
+ * Issue 35: 100 h2c sessions × 100 unary SayHello calls from one address, all at once (the example's rate limit
+ * and, since issue 35, max_calls_per_client refuse most of them). Counts the calls by grpc-status and the GOAWAYs.
+ */
+const grpcBurst: Flood = async (_ws, base) => {
+  const message = Buffer.from([0, 0, 0, 0, 3, 0x0a, 0x01, 0x61]);
+  const statuses = new Map<string, number>();
+  const goaways: number[] = [];
+  await Promise.all(Array.from({ length: 100 }, async () => {
+    const session = http2.connect(base);
+    session.on('error', () => {});
+    session.on('goaway', (code) => goaways.push(code));
+    await Promise.all(Array.from({ length: 100 }, () => new Promise<void>((resolve) => {
+      let status = 'none';
+      let stream: http2.ClientHttp2Stream;
+      try {
+        stream = session.request({ ':method': 'POST', ':path': '/keel.examples.v1.Greeter/SayHello', 'content-type': 'application/grpc', te: 'trailers' });
+      } catch {
+        statuses.set('refused session', (statuses.get('refused session') ?? 0) + 1);
+        return resolve();
+      }
+      const take = (h: http2.IncomingHttpHeaders) => { if (h['grpc-status'] !== undefined) status = String(h['grpc-status']); };
+      stream.on('response', take);
+      stream.on('trailers', take);
+      stream.on('error', (e: NodeJS.ErrnoException) => { status = `error ${e.code}`; });
+      stream.on('data', () => {});
+      stream.on('close', () => { statuses.set(status, (statuses.get(status) ?? 0) + 1); resolve(); });
+      stream.end(message);
+    })));
+    session.close();
+  }));
+  return `calls by grpc-status ${[...statuses].map(([k, n]) => `${n}×${k}`).join(' ')}; GOAWAY ${goaways.length ? codes(goaways) : 'none'}`;
+};
+
 /** No flood: /health alone for 3 s, the machine's own noise. */
 const idle: Flood = async () => {
   await sleep(3000);
@@ -201,6 +260,8 @@ const FLOODS: [string, Flood][] = [
   ['graphql', graphql],
   ['teardown', teardown],
   ['subscribe', subscribe],
+  ['spread', spread],
+  ['grpc-burst', grpcBurst],
 ];
 
 const server = await startServer();

@@ -1,10 +1,12 @@
 /**
  * `/health` prober for bench/floods.ts, in its own process so the latencies it measures are the
  * server's, not the flood clients': forked with the server URL, it requests `/health` one at a time
- * (a new request 5 ms after each answer) between a 'start' and a 'stop' message, then sends back every
- * latency in milliseconds.
+ * (a new request 5 ms after each answer, or every `intervalMs` when given as the second argument: the
+ * issue 35 "polled every 100 ms", a late answer delaying the next request) between a 'start' and a
+ * 'stop' message, then sends back every latency in milliseconds.
  */
 const url = `${process.argv[2]}/health`;
+const intervalMs = Number(process.argv[3] ?? 0);
 let running = false;
 let latencies = [];
 let failures = 0;
@@ -19,8 +21,9 @@ async function probe() {
     } catch {
       failures++;
     }
-    latencies.push(performance.now() - t0);
-    await new Promise((r) => setTimeout(r, 5));
+    const took = performance.now() - t0;
+    latencies.push(took);
+    await new Promise((r) => setTimeout(r, intervalMs > 0 ? Math.max(0, intervalMs - took) : 5));
   }
 }
 
@@ -39,4 +42,7 @@ process.on('message', async (m) => {
     process.exit(0);
   }
 });
+// One untimed request first: node's first fetch() loads undici (hundreds of ms on a busy machine), and a
+// first probe that measured that would be the prober's own start-up, not the server.
+await fetch(url).then((r) => r.arrayBuffer()).catch(() => undefined);
 process.send('ready');

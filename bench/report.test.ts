@@ -175,3 +175,28 @@ describe('when the express-kit scenario ran', () => {
     assert.match(t.hint!, /--scenarios express-kit --peers express,express-std,express-keel --profile/);
   });
 });
+
+describe('when the express-engine scenarios ran', () => {
+  function engine(id: string, cpu: Partial<Record<'express' | 'keel-express' | 'express4' | 'keel-express4' | 'fastify', number>>): ScenarioResult {
+    const results = Object.entries(cpu).map(([peer, us]) => summarise(peer as 'express', [round(1000, us!)], 100 * 1048576, 'VmHWM'));
+    const keel = cpu['keel-express']!;
+    const cpuRatios = Object.fromEntries(Object.entries(cpu).filter(([p]) => p !== 'keel-express').map(([p, us]) => [p, us! / keel]));
+    const rssRatios = Object.fromEntries(Object.keys(cpuRatios).map((p) => [p, 1]));
+    return { id, title: id, results, na: {}, ratios: {}, cpuRatios, rssRatios };
+  }
+  it("should meet issue 33's bar at ≤ 1.25× Fastify's CPU per request on the app, and miss it above", () => {
+    const at = (keel: number) => checkTargets(run([engine('express-engine', { 'keel-express': keel, fastify: 40, express: 300 })])).find((x) => x.name.includes('Fastify'))!;
+    assert.equal(at(50).met, true);
+    assert.match(at(50).detail, /1\.25× Fastify's CPU per request/);
+    assert.equal(at(52).met, false);
+    assert.match(at(52).hint!, /--scenarios express-engine --peers keel-express,fastify --profile/);
+  });
+  it('should hold keel/express4 to the same bar against Express 4, when both ran', () => {
+    const checks = checkTargets(run([engine('express-engine-hello', { 'keel-express': 40, express: 200, 'keel-express4': 40, express4: 190 })]));
+    const t = checks.find((x) => x.name.includes('keel/express4'))!;
+    assert.equal(t.met, false);
+    assert.match(t.detail, /4\.75× less CPU per request \(40 vs 190 µs\)/);
+    assert.equal(checks.find((x) => x.name.startsWith('keel/express ≥'))!.met, true);
+    assert.equal(checkTargets(run([engine('express-engine-hello', { 'keel-express': 40, express: 200 })])).some((x) => x.name.includes('keel/express4')), false);
+  });
+});

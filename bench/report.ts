@@ -6,6 +6,8 @@ import { breakdownMarkdown, stagesOf } from './breakdown.js';
 const fmtInt = (n: number) => Math.round(n).toLocaleString('en-US');
 const mb = (b: number) => `${(b / 1048576).toFixed(0)} MB`;
 const pct = (x: number) => `${Math.round(x * 100)}%`;
+/** Issue 33: keel/express's CPU per request on the express-engine app at most this many times Fastify's. */
+export const ENGINE_VS_FASTIFY = 1.25;
 
 function peersOf(run: RunResult): Peer[] {
   return PEERS.filter((p) => run.scenarios.some((s) => s.results.some((r) => r.peer === p)));
@@ -80,6 +82,30 @@ export function checkTargets(run: RunResult): TargetCheck[] {
       met,
       detail: `${s.cpuRatios.express!.toFixed(2)}× less CPU per request, peak RSS ${s.rssRatios.express!.toFixed(2)}× Express's`,
       ...(met ? {} : { hint: `where the time goes: \`npm run bench -- --scenarios ${id} --peers express,keel-express --profile\`` }),
+    });
+    // the same bar for keel/express4 against express@4, when both ran (CPU per request of each, divided here)
+    const cpuOf = (p: Peer) => s.results.find((r) => r.peer === p)?.cpuPerReq;
+    const [e4, k4] = [cpuOf('express4'), cpuOf('keel-express4')];
+    if (e4 && k4) {
+      const ratio = e4 / k4;
+      out.push({
+        name: `keel/express4 ≥ ${want}× cheaper per request than Express 4 (${id})`,
+        met: ratio >= want,
+        detail: `${ratio.toFixed(2)}× less CPU per request (${k4.toFixed(0)} vs ${e4.toFixed(0)} µs)`,
+        ...(ratio >= want ? {} : { hint: `where the time goes: \`npm run bench -- --scenarios ${id} --peers express4,keel-express4 --profile\`` }),
+      });
+    }
+  }
+  // issue 33: on the realistic app, keel/express spends ≤ 1.25× Fastify's CPU per request (cpuRatios: Fastify ÷ keel/express)
+  const app = run.scenarios.find((x) => x.id === 'express-engine' && x.cpuRatios.fastify !== undefined && x.cpuRatios.fastify > 0);
+  if (app) {
+    const ratio = 1 / app.cpuRatios.fastify!;
+    const met = ratio <= ENGINE_VS_FASTIFY;
+    out.push({
+      name: `keel/express ≤ ${ENGINE_VS_FASTIFY}× Fastify's CPU per request on the same app (express-engine)`,
+      met,
+      detail: `${ratio.toFixed(2)}× Fastify's CPU per request`,
+      ...(met ? {} : { hint: 'where the time goes: `npm run bench -- --scenarios express-engine --peers keel-express,fastify --profile`' }),
     });
   }
   const hello = run.scenarios.find((s) => s.id === 'hello' && s.ratios.node !== undefined);

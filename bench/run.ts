@@ -187,7 +187,7 @@ async function runScenario(sc: Scenario, staticDir: string): Promise<ProfiledSce
   const peers = wantPeers.filter((p) => sc.peers.includes(p));
   const na: ScenarioResult['na'] = {};
   for (const p of wantPeers) {
-    if (!sc.peers.includes(p)) na[p] = sc.why?.[p] ?? (p === 'express-std' ? 'measured on the full-stack and express-kit scenarios only' : p === 'express-keel' ? 'measured on the express-kit scenario only' : p === 'keel-express' ? 'measured on the express-engine scenarios only' : 'no equivalent');
+    if (!sc.peers.includes(p)) na[p] = sc.why?.[p] ?? (p === 'express-std' ? 'measured on the full-stack and express-kit scenarios only' : p === 'express-keel' ? 'measured on the express-kit scenario only' : p === 'keel-express' || p === 'keel-express4' || p === 'express4' ? 'measured on the express-engine scenarios only' : 'no equivalent');
   }
   const servers: Server[] = [];
   const rounds = new Map<Peer, Round[]>();

@@ -6,7 +6,7 @@
 import { randomBytes } from 'node:crypto';
 
 /** The peers, in table order. `node` is the hand-written ceiling. */
-export const PEERS = ['keel', 'node', 'fastify', 'express', 'express-std', 'express-keel', 'keel-express'] as const;
+export const PEERS = ['keel', 'node', 'fastify', 'express', 'express-std', 'express-keel', 'keel-express', 'express4', 'keel-express4'] as const;
 export type Peer = (typeof PEERS)[number];
 
 export const PEER_LABELS: Record<Peer, string> = {
@@ -17,6 +17,8 @@ export const PEER_LABELS: Record<Peer, string> = {
   'express-std': 'Express 5 + std middleware',
   'express-keel': 'Express 5 + keel factories',
   'keel-express': 'keel/express',
+  express4: 'Express 4',
+  'keel-express4': 'keel/express4',
 };
 
 /** The express-kit scenario's allowed CORS origin (the request sends it). */
@@ -153,9 +155,11 @@ function multipartBody(): Buffer {
   );
 }
 
-const ALL: readonly Peer[] = PEERS.filter((p) => p !== 'express-std' && p !== 'express-keel' && p !== 'keel-express');
+const ALL: readonly Peer[] = PEERS.filter((p) => p !== 'express-std' && p !== 'express-keel' && p !== 'keel-express' && p !== 'express4' && p !== 'keel-express4');
+/** The express-engine scenarios' peers: each Express major on express and on keel's entry, Fastify as the reference. */
+const ENGINE: readonly Peer[] = ['express', 'keel-express', 'express4', 'keel-express4', 'fastify'];
 
-/** Why the express-engine scenarios run only Express 5, keel/express and Fastify. */
+/** Why the express-engine scenarios run only Express 5 and 4, keel/express and keel/express4, and Fastify. */
 const ENGINE_WHY: Partial<Record<Peer, string>> = {
   keel: 'compares Express engines (keel/express is keel\'s)', node: 'compares Express engines', 'express-std': 'compares Express engines', 'express-keel': 'compares Express engines',
 };
@@ -250,14 +254,14 @@ export function scenarios(jwt: string): Scenario[] {
       // reference: 40 resources in an express.Router at /api/:version, app.param + router.param, express.json,
       // cookie-parser and an error handler; the request hits the 38th resource's GET /:id with a cookie.
       id: 'express-engine', title: 'Express app (40 resources in a Router, params, json, cookie-parser): express@5 vs keel/express',
-      peers: ['express', 'keel-express', 'fastify'],
+      peers: ENGINE,
       why: ENGINE_WHY,
       request: { method: 'GET', path: '/api/v1/r37/42', headers: { cookie: 'session=abc123; theme=dark', accept: 'application/json' } },
       check: expectJson(200, (v) => v.resource === 'r37' && v.id === 42 && v.version === 1 && v.session === 'abc123'),
     },
     {
       id: 'express-engine-hello', title: "Express hello world (res.send('Hello World!')): express@5 vs keel/express",
-      peers: ['express', 'keel-express', 'fastify'],
+      peers: ENGINE,
       why: ENGINE_WHY,
       request: { method: 'GET', path: '/' },
       check: (status, _h, body) => (status === 200 && body.toString() === 'Hello World!' ? null : `status ${status}: ${body.toString().slice(0, 100)}`),

@@ -52,6 +52,10 @@ export function buildExampleApp(overrides: { port?: number; rate_limit?: { per_s
       request_timeout: 10,
       compression: { min_size: 512 },
       rate_limit: overrides.rate_limit !== undefined ? overrides.rate_limit : { per_second: 50, burst: 100 },
+      // One budget per client across its connections (docs/workers-and-limits.md#one-budget-per-client), at the
+      // defaults: 100 connections (HTTP/1.1, WebSocket, h2c), 1000 WebSocket messages a second across its sockets.
+      max_connections_per_client: 100,
+      ws_client_messages_per_second: 1000,
       static_files: [{ directory: join(here, 'public'), route_prefix: '/static', cache_control: 'public, max-age=60' }],
       background_tasks: { enabled: true },
       // gRPC on the same port (cleartext HTTP/2 with prior knowledge), with health and reflection.
@@ -60,6 +64,10 @@ export function buildExampleApp(overrides: { port?: number; rate_limit?: { per_s
       openapi: { enabled: true, title: 'keel example', version: '1.0.0', description: 'The routes of the keel example server.' },
       asyncapi: { enabled: true, spec: JSON.parse(readFileSync(join(here, 'asyncapi.json'), 'utf8')) },
       jsonrpc: { endpoint_path: '/rpc', max_batch_size: 20 },
+      // Expensive work (AsyncAPI parse / validate, GraphQL operations) is paid for by its measured time: per
+      // client 250 ms of CPU per second (5 s at once), then 429; a server-wide queue that leaves half the event
+      // loop to everything else; 503 while the loop is late (the defaults; docs/workers-and-limits.md, "Work limits").
+      work_limits: { cpu_ms_per_second: 250, cpu_ms_burst: 5000 },
       // Operations (docs/operations.md): GET /ready (503 problem while Redis or the job executor is down)
       // and Prometheus metrics at GET /metrics (prom-client); both before the rate limit and auth.
       readiness: {},

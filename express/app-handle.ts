@@ -3,12 +3,18 @@
  * Express's lib/application.js and Express 4's lib/middleware/init.js and query.js (Copyright (c) 2009-2013 TJ
  * Holowaychuk, 2013 Roman Shtylman, 2014-2015 Douglas Christopher Wilson; MIT).
  */
-import http from 'node:http';
+import type httpTypes from 'node:http';
+import { createRequire } from 'node:module';
 import finalhandler from 'finalhandler';
 import parseUrl from 'parseurl';
 import qs from 'qs';
 import { applyKeelSettings } from './keel-server.js';
 import type { AnyFn } from './utils.js';
+
+// node:http through require(), as Express loads it: APM agents that hook require() (OpenTelemetry's
+// instrumentation-http registered with `node --require`, dd-trace, newrelic) patch http.Server when it is required;
+// an ES import alone is invisible to them, and the app's HTTP SERVER spans would be missing.
+const http = createRequire(import.meta.url)('node:http') as typeof httpTypes;
 
 /** The final handler's error log: nothing under NODE_ENV=test, as Express. */
 function errorLogger(app: any, v4: boolean): (err: any) => void {

@@ -11,6 +11,7 @@ import serveStatic1 from 'serve-static-v1';
 import { query4 } from './app-handle.js';
 import { createApplicationPrototype } from './application.js';
 import { createRequestPrototype } from './request.js';
+import { checkPatchedExpress } from './patched-express.js';
 import { createResponsePrototype } from './response.js';
 import { createRouterClass, Route, Route4 } from './router/index.js';
 import type { AnyFn } from './utils.js';
@@ -39,6 +40,8 @@ export function createExpress(major: 4 | 5): any {
     app.request = Object.create(request, { app: { configurable: true, enumerable: true, writable: true, value: app } });
     app.response = Object.create(response, { app: { configurable: true, enumerable: true, writable: true, value: app } });
     app.init();
+    // express-async-errors and the like patch Express 4's files, which keel/express4 does not use: say so
+    if (major === 4) checkPatchedExpress();
     return app;
   }
 

@@ -31,6 +31,10 @@ export function applyKeelSettings(app: any, server: http.Server): void {
     server.headersTimeout = limits.headers_timeout_ms;
     server.requestTimeout = limits.request_receive_timeout_ms;
     server.keepAliveTimeout = limits.keep_alive_timeout_ms;
+    // node reads this when the server starts listening (its deadline timer), so setting it before
+    // server.listen() applies it. Left at node's 30 s, a 2 s headers deadline closed a slowloris only
+    // after 30 s, and the 30 s / 60 s defaults after 57.7 s / 71 s (issue 35).
+    (server as http.Server & { connectionsCheckingInterval: number }).connectionsCheckingInterval = limits.connections_check_interval_ms;
     const bounded = limits;
     server.prependListener('request', (req, res) => boundUnreadBody(req, res, bounded));
   }

@@ -133,7 +133,8 @@ export function createResponsePrototype(major: ExpressMajor): any {
   res.set = res.header = function header(this: any, field: any, val?: any) {
     if (arguments.length === 2) {
       let value = Array.isArray(val) ? val.map(String) : String(val);
-      if (field.length === 12 && field.toLowerCase() === 'content-type') {
+      // the usual spelling compared first: toLowerCase() allocates a new string on every call
+      if (field.length === 12 && (field === 'Content-Type' || field.toLowerCase() === 'content-type')) {
         if (Array.isArray(value)) throw new TypeError('Content-Type cannot be set to an Array');
         value = media.headerValue(value) as string;
       }

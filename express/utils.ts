@@ -91,6 +91,16 @@ export function isPromise(value: unknown): value is PromiseLike<unknown> {
   return !!value && (typeof value === 'object' || typeof value === 'function') && typeof (value as { then?: unknown }).then === 'function';
 }
 
+/**
+ * Whether the request's app forwards a rejected promise of a handler to next(err) under Express 4's semantics:
+ * keel/express4's `'async errors'` setting (express-async-errors' behaviour; Express 5 always does). Read only
+ * when a handler returned a promise, so an app that does not set it pays nothing.
+ */
+export function asyncErrors(req: any): boolean {
+  const app = req.app;
+  return app != null && typeof app.enabled === 'function' && app.enabled('async errors') === true;
+}
+
 /** Array.prototype.flat to any depth, over the arguments from `offset` on. */
 export function flattenArgs(args: ArrayLike<unknown>, offset: number): unknown[] {
   return Array.prototype.slice.call(args, offset).flat(Infinity);

@@ -20,6 +20,7 @@ import { loadedProtocol, loadProtocols, protocolsUsed, PROTOCOL_OF_METHOD } from
 import { installBackground, memoryBackground } from './background/install.js';
 import type { BackgroundBackend } from './background/bullmq.js';
 import { JobRegistry, type JobHandler } from './background/jobs.js';
+import { jobTracing } from './observability/job-spans.js';
 import { MemoryPubSub, type PubSub } from './pubsub/index.js';
 import { mountFeatures, serverRateLimit } from './features.js';
 import { checkObservabilityPackages, instrumentRouter, KEEL_READINESS_CHECKS, listenWorkerProbes } from './observability/index.js';
@@ -470,6 +471,8 @@ export class App<SA extends AuthTypes = DefaultAuthTypes> implements AppCore {
       // After the protocols, whose registrations may still be refused: a refused build starts no executor.
       this.#checkJobs();
       installBackground(this, this.#background, this.jobs);
+      // Spans on: events get PRODUCER (and, across instances, CONSUMER) spans (lib/observability/job-spans.ts).
+      if (this.config.opentelemetry?.enabled) this.pubsub.traceWith?.(jobTracing(this.config.opentelemetry));
       // Readiness, metrics and spans (ServerConfig.readiness / metrics / opentelemetry) wrap it; off: nothing per request.
       this.#built = instrumentRouter(this, buildRouter(this, { routes: this.#routes, mounts: this.#mounts, uses: this.#uses, routers: this.#routers as never[] }));
     } catch (err) {

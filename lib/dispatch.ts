@@ -21,6 +21,7 @@ import { sendSocketProblem } from './socket-problem.js';
 import type { KeelRequest, Middleware, NextFunction } from './request.js';
 import type { RouteDefinition } from './route-definition.js';
 import { compilePattern } from './router.js';
+import { traceHandler, traceMiddleware } from './observability/internal-spans.js';
 
 export type { KeelRouter };
 
@@ -73,6 +74,11 @@ export function buildRouter(app: App, parts: RouterParts): KeelRouter {
     }
   };
 
+  // Spans on (ServerConfig.opentelemetry): each middleware and each core gets its INTERNAL span; off: nothing.
+  const traced = app.config.opentelemetry?.enabled === true && app.config.opentelemetry.internal_spans;
+  const spanned = (chain: Middleware[], core: RouteHandler, label: string): [Middleware[], RouteHandler] =>
+    traced ? [chain.map((mw) => traceMiddleware(mw, label)), traceHandler(core, label)] : [chain, core];
+
   for (const route of parts.routes) {
     const hooks = app.hooks.resolve(route.lifecycleHooks ?? undefined, `${route.methods.join('|')} ${route.path}`);
     const core = compileCore(route, {
@@ -83,8 +89,8 @@ export function buildRouter(app: App, parts: RouterParts): KeelRouter {
       checkResponses: process.env.NODE_ENV !== 'production',
       background: app.extensions.get('background') as never,
     });
-    const staticRoute = route.handler.staticResponse?.() ? core : undefined;
-    const handler = staticRoute ?? withMiddleware(routeFeatures(app, route, parts.uses), core);
+    const [chain, traceable] = spanned(route.handler.staticResponse?.() ? [] : routeFeatures(app, route, parts.uses), core, route.path);
+    const handler = withMiddleware(chain, traceable);
     for (const m of route.methods) add(m, route.compiled.pattern, handler, route.path);
     const preflight = preflightFeatures(app, route);
     if (preflight && !parts.routes.some((r) => r.methods.includes('OPTIONS') && r.compiled.pattern === route.compiled.pattern) && !fmw.hasRoute('OPTIONS', route.compiled.pattern)) {
@@ -94,7 +100,7 @@ export function buildRouter(app: App, parts: RouterParts): KeelRouter {
   }
   for (const mount of parts.mounts) {
     const { pattern } = compilePattern(mount.path);
-    const handler = withMiddleware(mountFeatures(app, mount, parts.uses), mountHandler(app, mount));
+    const handler = withMiddleware(...spanned(mountFeatures(app, mount, parts.uses), mountHandler(app, mount), mount.path));
     const list = mount.methods === '*' ? ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS'] : mount.methods;
     for (const m of list) if (!fmw.hasRoute(m as HTTPMethod, pattern)) add(m, pattern, handler, mount.path);
   }

@@ -70,7 +70,12 @@ export const ERROR_CODES = Object.freeze({
   // The reference's bare 500 says no more than this (spikard-http problem.rs); nothing internal is shown.
   KEEL_INTERNAL: code(500, 'request', 'Internal Server Error', 'internal-server-error', 'Internal server error'),
   KEEL_SERVICE_UNAVAILABLE: code(503, 'request', 'Service Unavailable', 'service-unavailable'),
+  // One client holds ServerConfig.max_connections_per_client connections already (lib/client-budget.ts).
+  KEEL_CLIENT_CONNECTION_LIMIT: code(503, 'request', 'Too Many Connections From This Client', 'client-connection-limit'),
   KEEL_BACKGROUND_QUEUE_FULL: code(503, 'request', 'Background Queue Full', 'background-queue-full'),
+  // Expensive work past the client's CPU budget (429) or while the server sheds it (503); lib/cost.ts.
+  KEEL_CPU_BUDGET_EXCEEDED: code(429, 'request', 'CPU Budget Exceeded', 'cpu-budget-exceeded'),
+  KEEL_OVERLOADED: code(503, 'request', 'Server Overloaded', 'overloaded'),
   // GraphQlError (status used when the error is rendered over HTTP; see docs/graphql.md)
   KEEL_GQL_EXECUTION_ERROR: code(200, 'graphql', 'GraphQL execution error', 'graphql-execution-error'),
   KEEL_GQL_SCHEMA_BUILD_ERROR: code(500, 'graphql', 'GraphQL schema build error', 'graphql-schema-build-error'),

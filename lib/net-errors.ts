@@ -39,12 +39,18 @@ export function isExpectedNetworkError(err: unknown): boolean {
 export class NetworkErrorLog {
   readonly #logger: Pick<Logger, 'debug'>;
   readonly #intervalMs: number;
+  readonly #line: ThrottledLine;
   #counts = new Map<string, number>();
   #timer: NodeJS.Timeout | undefined;
 
-  constructor(logger: Pick<Logger, 'debug'>, intervalMs = DEFAULT_NETWORK_ERROR_LOG_INTERVAL_MS) {
+  /**
+   * `line` turns the same throttling to other events that can come in storms (a client over its
+   * connection budget, lib/client-budget.ts): its level, message and fields. Default: debug, 'client connection lost'.
+   */
+  constructor(logger: Pick<Logger, 'debug'>, intervalMs = DEFAULT_NETWORK_ERROR_LOG_INTERVAL_MS, line: ThrottledLine = LOST_LINE) {
     this.#logger = logger;
     this.#intervalMs = intervalMs;
+    this.#line = line;
   }
 
   /** Record one expected error. */
@@ -78,12 +84,21 @@ export class NetworkErrorLog {
 
   #write(where: string, code: string, count: number, intervalMs?: number): void {
     try {
-      this.#logger.debug({ where, code, count, ...(intervalMs ? { interval_ms: intervalMs } : {}) }, 'client connection lost');
+      const { level, message, fields } = this.#line;
+      (this.#logger as Pick<Logger, 'debug' | 'warn'>)[level]({ where, code, count, ...(intervalMs ? { interval_ms: intervalMs } : {}), ...fields }, message);
     } catch {
       // A failing logger must not turn a lost client into a crash.
     }
   }
 }
+
+/** What one throttled line says: its level, message and extra fields. */
+export interface ThrottledLine {
+  level: 'debug' | 'warn';
+  message: string;
+  fields?: Readonly<Record<string, unknown>>;
+}
+const LOST_LINE: ThrottledLine = { level: 'debug', message: 'client connection lost' };
 
 function codeOf(err: unknown): string {
   const code = typeof err === 'object' && err !== null ? (err as { code?: unknown }).code : undefined;

@@ -5,6 +5,7 @@
  * function renders problem+json under plain Express, whose default error handler would send HTML.
  */
 import type { ServerResponse } from 'node:http';
+import { recordRequestError } from './observability/spans.js';
 import { HttpError, KeelError, ERROR_CODES, problemType, statusTitle, type ErrorCode } from './errors.js';
 
 export const PROBLEM_CONTENT_TYPE = 'application/problem+json';
@@ -78,6 +79,8 @@ export function sendProblem(res: ServerResponse, input: ProblemDetails | unknown
   let headers: Record<string, string> = {};
   if (isProblem(input)) p = input;
   else ({ problem: p, headers } = toProblem(input));
+  // A server error: its exception on the request's spans, when spans are on (the client sees only `p`).
+  if (p.status >= 500) recordRequestError(res.req, input, p.detail ?? p.title);
   if (res.headersSent) {
     // Too late for a status line: end the response so the client is not left waiting.
     if (!res.writableEnded) res.end();

@@ -18,6 +18,7 @@ import { AppError, ERROR_CODES, type ErrorCode } from './errors.js';
 import { problemFor, PROBLEM_CONTENT_TYPE } from './problem.js';
 import { writeSocketResponse } from './socket-problem.js';
 import { serveClusterMetrics } from './observability/cluster.js';
+import { clientBudgetOf, countConnections, isOverClientBudget, OVER_BUDGET_GRACE_MS } from './client-budget.js';
 
 export type { ServerFactory, ServerHandle };
 
@@ -41,21 +42,29 @@ export async function listen(app: App, options: ListenOptions = {}): Promise<Ser
   const router = app.intoRouter();
   const sendTimeoutMs = cfg.send_timeout * 1000;
   const listener: RequestListener = (req, res) => {
+    if (isOverClientBudget(req.socket)) return refuseOverBudget(res);
     boundUnreadBody(req, res, limits);
     boundSlowReader(req, res, sendTimeoutMs);
     router(req, res);
   };
   const serverOptions: http.ServerOptions = { connectionsCheckingInterval: limits.connections_check_interval_ms };
   const server = app.serverFactory ? app.serverFactory(listener, serverOptions) : http.createServer(serverOptions, listener);
-  server.on('upgrade', (req, socket, head) => router.handleUpgrade(req, socket, head));
+  server.on('upgrade', (req, socket, head) => {
+    if (isOverClientBudget(socket)) return writeSocketResponse(socket, 503, OVER_BUDGET_HEADERS, overBudgetBody());
+    router.handleUpgrade(req, socket, head);
+  });
   server.on('clientError', answerClientError);
   // Slowloris protection (node's own defaults are generous); the request deadline also bounds a body
   // that trickles in before any answer.
   server.headersTimeout = limits.headers_timeout_ms;
   server.requestTimeout = limits.request_receive_timeout_ms;
   server.keepAliveTimeout = limits.keep_alive_timeout_ms;
+  // Also when a serverFactory ignored serverOptions: node reads it when listening starts.
+  (server as Server & { connectionsCheckingInterval: number }).connectionsCheckingInterval = limits.connections_check_interval_ms;
   // Every socket (HTTP/1.1, upgraded, HTTP/2), so shutdown can mark in-flight answers and destroy leftovers.
   const sockets = new Set<Socket>();
+  // Connections per client (ServerConfig.max_connections_per_client): HTTP/1.1, WebSocket and h2c alike.
+  countConnections(server, clientBudgetOf(app));
   server.on('connection', (socket: Socket) => {
     sockets.add(socket);
     socket.once('close', () => sockets.delete(socket));
@@ -212,6 +221,18 @@ async function runPrimary(app: App, options: ListenOptions): Promise<ServerHandl
     for (const s of ['SIGTERM', 'SIGINT'] as const) process.once(s, () => void handle.close().then(() => process.exit(0)));
   }
   return handle;
+}
+
+const OVER_BUDGET_HEADERS = { 'Content-Type': PROBLEM_CONTENT_TYPE, 'Retry-After': String(OVER_BUDGET_GRACE_MS / 1000) };
+const overBudgetBody = () => Buffer.from(JSON.stringify(problemFor('KEEL_CLIENT_CONNECTION_LIMIT',
+  'This client has as many connections open as the server allows (max_connections_per_client); reuse one, or try again later')));
+
+/** A request on a connection past its client's limit: 503 problem and close (RFC 9110 §15.6.4, RFC 9112 §9.6). */
+function refuseOverBudget(res: http.ServerResponse): void {
+  const body = overBudgetBody();
+  res.shouldKeepAlive = false;
+  res.writeHead(503, { ...OVER_BUDGET_HEADERS, 'Content-Length': body.length });
+  res.end(body);
 }
 
 /** node's HTTP parser error codes → the problem a client gets instead of node's bare status line. */

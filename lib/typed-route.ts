@@ -65,7 +65,7 @@ type WidenedString<T, Depth extends unknown[] = []> = Depth['length'] extends 6 
 export type SchemaType<S> = object extends S ? unknown : S extends JSONSchema ? FromSchema<S> : unknown;
 
 /** keel's per-parameter keywords (lib/validation.ts PARAM_META), removed before `FromSchema`. */
-type ParamMeta = 'required' | 'optional' | 'annotation' | 'separator' | 'description' | 'source' | 'alias';
+type ParamMeta = 'required' | 'optional' | 'annotation' | 'separator' | 'description' | 'source' | 'alias' | 'error_style';
 type ParamSchemaType<E> = SchemaType<Omit<E, ParamMeta>>;
 /** Required unless the entry says `optional: true` or `required: false` (FastAPI semantics); a `default` is filled in. */
 type OptionalParam<E> = E extends { optional: true } ? true : E extends { required: false } ? true : false;

@@ -17,6 +17,7 @@ import { checkFiles, type FileParamSpec, type UploadFile } from './multipart.js'
 import { coercionIssue, formCoercer, scalarCoercer, schemaType, UNCONVERTIBLE, type Coercer } from './coerce.js';
 import { jsonDepthExceeds, MAX_JSON_DEPTH, parseMediaType } from './content.js';
 import { appendErrorsFromAjv, byLoc, EMAIL_PATTERN } from './validation-errors.js';
+import { appendGenericIssues, genericFormatIssue } from './validation-generic.js';
 
 // Loaded with the first schema a route declares: an App without schemas never loads Ajv (lib/lazy-require.ts).
 const loadAjv = lazyRequire<typeof AjvDraft07>('ajv');
@@ -85,10 +86,22 @@ export interface ParamSpec {
   required: boolean;
   /** Query arrays given as one delimited value (`?ids=1,2,3`). */
   separator?: string;
+  /** Constraint errors in the generic wording (lib/validation-generic.ts): the entry's `error_style: 'generic'`. */
+  genericErrors?: boolean;
 }
 
 /** Keys of the fixture format's parameter entries that are not JSON Schema. */
-const PARAM_META = new Set(['required', 'optional', 'annotation', 'separator', 'description', 'source', 'alias']);
+const PARAM_META = new Set(['required', 'optional', 'annotation', 'separator', 'description', 'source', 'alias', 'error_style']);
+
+/**
+ * A parameter's `error_style`: how its constraint errors are worded. `reference` (DEFAULT_ERROR_STYLE):
+ * the reference's Pydantic-like items (`string_too_short`, "String should have at least 3 characters",
+ * `input`, `ctx: {min_length}`); `generic`: `validation_error` items with the limit and the value in
+ * `ctx` and no `input` ("String length must be at least 3", `ctx: {min_length, actual_length}`), see
+ * lib/validation-generic.ts.
+ */
+export const ERROR_STYLES = ['reference', 'generic'] as const;
+export const DEFAULT_ERROR_STYLE = 'reference';
 
 /** Split a fixture-style `{name: {type, required, ...}}` map into ParamSpecs. */
 export function paramSpecs(source: ParamSource, map: Record<string, Record<string, unknown>> | undefined): ParamSpec[] {
@@ -106,7 +119,10 @@ export function paramSpecs(source: ParamSource, map: Record<string, Record<strin
     const optional = entry?.optional === true || entry?.required === false || (entry !== null && typeof entry === 'object' && 'default' in entry);
     const required = source === 'path' || !optional;
     const separator = typeof entry?.separator === 'string' ? entry.separator : undefined;
-    return { source, name, schema, required, ...(separator ? { separator } : {}) };
+    const style = entry?.error_style ?? DEFAULT_ERROR_STYLE;
+    if (!(ERROR_STYLES as readonly unknown[]).includes(style)) throw new Error(`parameters.${source === 'cookie' ? 'cookies' : source}.${name}.error_style must be one of ${ERROR_STYLES.map((x) => `"${x}"`).join(', ')}, got ${JSON.stringify(style)}`);
+    const genericErrors = style === 'generic';
+    return { source, name, schema, required, ...(separator ? { separator } : {}), ...(genericErrors ? { genericErrors } : {}) };
   });
 }
 
@@ -166,6 +182,8 @@ interface CompiledParam {
   isArray: boolean;
   /** Text → the scalar type (of the items, for a list). */
   coerce: Coercer;
+  /** Constraint errors in the generic wording (ParamSpec.genericErrors). */
+  genericErrors: boolean;
   /** The schema `coerce` converts to, for its issue. */
   coerceSchema: Record<string, unknown>;
   /**
@@ -192,11 +210,12 @@ const READ_FORMATS: Record<string, [type: string, msg: string]> = {
   duration: ['duration_parsing', 'Input should be a valid duration'],
 };
 
-function readFormat(schema: Record<string, unknown>): CompiledParam['readFormat'] {
+function readFormat(schema: Record<string, unknown>, genericErrors: boolean): CompiledParam['readFormat'] {
   const format = schema.format;
   if (typeof format !== 'string' || !Object.hasOwn(READ_FORMATS, format)) return null;
   const [type, msg] = READ_FORMATS[format]!;
-  return { validate: compileSchema({ type: 'string', format }), issue: (text, loc) => ({ type, loc, msg, input: text }) };
+  const issue = genericErrors ? (text: string, loc: (string | number)[]) => genericFormatIssue(format, loc, text) : (text: string, loc: (string | number)[]) => ({ type, loc, msg, input: text });
+  return { validate: compileSchema({ type: 'string', format }), issue };
 }
 
 /**
@@ -227,7 +246,8 @@ function compileParam(p: ParamSpec): CompiledParam {
     isArray,
     coerce: scalarCoercer(coerceSchema),
     coerceSchema,
-    readFormat: readFormat(coerceSchema),
+    genericErrors: p.genericErrors === true,
+    readFormat: readFormat(coerceSchema, p.genericErrors === true),
     validate: compileSchema(p.schema),
     hasDefault,
     defaultValue,
@@ -333,9 +353,11 @@ function checkParam(p: CompiledParam, value: unknown, raw: unknown, out: Validat
     return;
   }
   const first = issues.length;
-  appendErrorsFromAjv(issues, p.validate.errors as ErrorObject[], [...p.loc], value, true);
+  const errors = p.genericErrors ? appendGenericIssues(issues, p.validate.errors as ErrorObject[], p.loc, value) : (p.validate.errors as ErrorObject[]);
+  const pydantic = issues.length;
+  appendErrorsFromAjv(issues, errors, [...p.loc], value, true);
   if (p.quoteRaw && typeof raw === 'string') {
-    for (let i = first; i < issues.length; i++) issues[i]!.input = raw;
+    for (let i = p.genericErrors ? pydantic : first; i < issues.length; i++) issues[i]!.input = raw;
   }
 }
 

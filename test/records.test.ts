@@ -52,6 +52,10 @@ describe('when records are parsed from an empty object', () => {
       shutdown_timeout: 30,
       send_timeout: 30, // keel's own (issue 26: slow readers), not in the specification
       // keel's own (issue 26: WebSocket floods and slow readers), not in the specification.
+      // keel's own (issue 35: one budget per client across connections).
+      max_connections_per_client: 100,
+      ws_client_messages_per_second: 1000,
+      ws_client_message_burst: 2000,
       ws_messages_per_second: 100,
       ws_message_burst: 200,
       ws_on_rate_exceeded: 'close',
@@ -70,6 +74,11 @@ describe('when records are parsed from an empty object', () => {
       readiness: null,
       metrics: null,
       opentelemetry: null,
+      // keel extension (issue 35): expensive work paid for by its measured time, on by default.
+      work_limits: {
+        cpu_ms_per_second: 250, cpu_ms_burst: 5000, max_concurrent: 4, max_queued: 8, max_loop_share: 0.5,
+        max_event_loop_delay_ms: 100, max_event_loop_utilization: 0, sample_interval_ms: 500,
+      },
     });
   });
 
@@ -87,7 +96,7 @@ describe('when records are parsed from an empty object', () => {
     ['GrpcConfig', () => GrpcConfig.defaults(), {
       enabled: true, max_message_size: 4194304, enable_compression: true, request_timeout: null, max_concurrent_streams: 100,
       enable_keepalive: true, keepalive_interval: 75, keepalive_timeout: 20, max_stream_response_bytes: null,
-      h2_idle_timeout: 120, max_h2_sessions: 1000, max_h2_sessions_per_client: 100,
+      h2_idle_timeout: 120, max_h2_sessions: 1000, max_h2_sessions_per_client: 100, max_calls_per_client: 100,
     }],
     ['BackgroundTaskConfig', () => BackgroundTaskConfig.defaults(), { enabled: false, max_queue_size: 1024, max_concurrent_tasks: 128, drain_timeout_secs: 30 }],
     ['BackgroundJobMetadata', () => BackgroundJobMetadata.defaults(), { name: 'background_task', request_id: null }],

@@ -1,6 +1,6 @@
 /**
- * The express-engine scenarios: one Express app, written once, run on express@5 (`express` peer) and on
- * keel/express (`keel-express` peer), with Fastify as the reference (`fastify` peer, the same routes in Fastify's
+ * The express-engine scenarios: one Express app, written once, run on express@5 (`express` peer), on
+ * keel/express (`keel-express`), on express@4 (`express4`) and on keel/express4 (`keel-express4`), with Fastify as the reference (`fastify` peer, the same routes in Fastify's
  * idiom). `express-engine` is the realistic app (40 resources in an express.Router mounted at /api/:version,
  * app.param and router.param, express.json, cookie-parser, an error handler); `express-engine-hello` is hello world.
  */
@@ -88,7 +88,9 @@ export async function start(peer: string, scenario: string, _ctx: PeerContext): 
     await app.listen({ port: 0, host: '127.0.0.1' });
     return (app.server.address() as { port: number }).port;
   }
-  const express = peer === 'keel-express' ? (await import('../../express/index.js')).default : require('express');
+  const express = peer === 'keel-express' ? (await import('../../express/index.js')).default
+    : peer === 'keel-express4' ? (await import('../../express/express4.js')).default
+      : require(peer === 'express4' ? 'express4' : 'express');
   const app = scenario === 'express-engine-hello' ? helloApp(express) : realisticApp(express);
   const server = app.listen(0, '127.0.0.1');
   await new Promise<void>((resolve) => server.once('listening', () => resolve()));

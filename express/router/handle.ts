@@ -11,6 +11,7 @@ import { firstSegment, LayerIndex, lowerBound } from './layer-index.js';
 import { mergeParams, processParams } from './params.js';
 import type { RouterState } from './types.js';
 import { optionsResponder } from './options.js';
+import { traceLayer, traceOf } from '../tracing.js';
 
 function getPathname(req: any): string | null | undefined {
   try {
@@ -67,6 +68,8 @@ export function handle(router: RouterState, req: any, res: any, callback: AnyFn)
   let layerError: any;
   let layerPath = '';
   let path = '';
+  // OpenTelemetry spans per layer, when the request runs under an active span (tracing.ts)
+  const trace = traceOf(req);
 
   req.next = next;
   if (req.method === 'OPTIONS') {
@@ -134,13 +137,16 @@ export function handle(router: RouterState, req: any, res: any, callback: AnyFn)
     if (route) req.route = route;
     req.params = router.mergeParams ? mergeParams(match.params, parentParams) : match.params;
     layerPath = match.path;
+    if (v4) layer.path = layerPath;
     processParams(router.params, match.keys, paramcalled, req, res, afterParams, async);
   }
 
   function afterParams(err?: any): void {
     if (err) next(layerError || err);
-    else if (layer.route) layer.handleRequest(req, res, next);
-    else trimPrefix();
+    else if (layer.route) {
+      if (trace === undefined) layer.handleRequest(req, res, next);
+      else traceLayer(trace, layer, req, res, next);
+    } else trimPrefix();
     sync = 0;
   }
 
@@ -158,6 +164,7 @@ export function handle(router: RouterState, req: any, res: any, callback: AnyFn)
       req.baseUrl = parentUrl + (removed[removed.length - 1] === '/' ? removed.slice(0, -1) : removed);
     }
     if (layerError) layer.handleError(layerError, req, res, next);
-    else layer.handleRequest(req, res, next);
+    else if (trace === undefined) layer.handleRequest(req, res, next);
+    else traceLayer(trace, layer, req, res, next);
   }
 }

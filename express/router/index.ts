@@ -42,8 +42,6 @@ function gettype(obj: unknown): string {
 export function createRouterClass(major: 4 | 5): AnyFn & { prototype: any } {
   const v4 = major === 4;
   const RouteClass = v4 ? Route4 : Route;
-  // Express 5's routers inherit from a function (so call/apply/bind exist); Express 4's from a plain object
-  const proto: any = v4 ? {} : function routerPrototype() {};
 
   function Router(this: unknown, options?: RouterOptions): Router {
     const opts = options || {};
@@ -59,7 +57,16 @@ export function createRouterClass(major: 4 | 5): AnyFn & { prototype: any } {
     router.stack = [];
     return router;
   }
-  if (!v4) Router.prototype = proto;
+  // Routers are functions inheriting Function.prototype (call/apply, which wrappers such as OpenTelemetry's use).
+  // Express 5's inherit `Router.prototype`, itself a function. Express 4's inherit the Router function itself, so
+  // its statics are the routers' methods: packages that extend routers (express-ws's `express.Router.ws`) or wrap
+  // their methods (@opentelemetry/instrumentation-express wraps `express.Router.route` and `.use`) do it there.
+  const proto: any = v4 ? Router : function routerPrototype() {};
+  if (!v4) {
+    Router.prototype = proto;
+    // Express 5's `express.Router.Route` (the router package's static), so `req.route instanceof express.Router.Route`
+    (Router as any).Route = RouteClass;
+  }
   Object.defineProperty(proto, 'v4', { value: v4 });
 
   proto.handle = function routerHandle(this: Router, req: any, res: any, callback: AnyFn) {
@@ -99,6 +106,7 @@ export function createRouterClass(major: 4 | 5): AnyFn & { prototype: any } {
       }
       const layer = new Layer(path, { sensitive: this.caseSensitive, strict: false, end: false }, fn as AnyFn, v4);
       layer.route = undefined;
+      if (offset === 1) layer.pathArgument = path;
       this.stack.push(layer);
     }
     return this;
@@ -109,6 +117,7 @@ export function createRouterClass(major: 4 | 5): AnyFn & { prototype: any } {
     const layer = new Layer(path, { sensitive: this.caseSensitive, strict: this.strict, end: true },
       function handle(req: any, res: any, next: AnyFn) { r.dispatch(req, res, next); }, v4);
     layer.route = r;
+    layer.pathArgument = path;
     this.stack.push(layer);
     return r;
   };

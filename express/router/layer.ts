@@ -5,7 +5,7 @@
  */
 import { match as match8 } from 'path-to-regexp';
 import pathToRegexp0 from 'path-to-regexp-v0';
-import { isPromise, type AnyFn } from '../utils.js';
+import { asyncErrors, isPromise, type AnyFn } from '../utils.js';
 
 /** What a layer match gives the router: the decoded params, the matched part of the path and the param names. */
 export interface LayerMatch {
@@ -93,6 +93,10 @@ export class Layer {
   slash: boolean;
   route: LayerRoute | undefined = undefined;
   method: string | undefined = undefined;
+  /** The path given to router.use()/route() (undefined for `use(fn)`), as tracing names layers by it. */
+  pathArgument: unknown = undefined;
+  /** Express 4 only: the part of the path the layer last matched (Express 4's `layer.path`), set by the router. */
+  path: string | undefined = undefined;
   /** Express 4 only: path-to-regexp 0.1's regexp and keys, which some tools read. */
   regexp: RegExp | undefined;
   keys: Array<{ name: string | number }> | undefined;
@@ -155,13 +159,16 @@ export class Layer {
     return { params, path: m[0], keys: this.keyNames, pattern: this.rawPath };
   }
 
-  /** Runs the handler as a request handler (arity ≤ 3); Express 5 sends a rejected promise to next(err). */
+  /**
+   * Runs the handler as a request handler (arity ≤ 3); Express 5 sends a rejected promise to next(err), and so does
+   * Express 4 when the app enables 'async errors'.
+   */
   handleRequest(req: any, res: any, next: AnyFn): void {
     const fn = this.handle;
     if (fn.length > 3) { next(); return; }
     try {
       const ret = fn(req, res, next);
-      if (!this.v4 && isPromise(ret)) {
+      if (ret !== undefined && isPromise(ret) && (!this.v4 || asyncErrors(req))) {
         ret.then(noop, (error: unknown) => next(error || new Error('Rejected promise')));
       }
     } catch (err) {
@@ -175,7 +182,7 @@ export class Layer {
     if (fn.length !== 4) { next(error); return; }
     try {
       const ret = fn(error, req, res, next);
-      if (!this.v4 && isPromise(ret)) {
+      if (ret !== undefined && isPromise(ret) && (!this.v4 || asyncErrors(req))) {
         ret.then(noop, (err: unknown) => next(err || new Error('Rejected promise')));
       }
     } catch (err) {

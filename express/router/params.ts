@@ -3,7 +3,7 @@
  * lib/router/index.js (Copyright (c) 2009-2013 TJ Holowaychuk, 2013 Roman Shtylman, 2014-2015 Douglas Christopher
  * Wilson; MIT).
  */
-import { isPromise, type AnyFn } from '../utils.js';
+import { asyncErrors, isPromise, type AnyFn } from '../utils.js';
 
 interface ParamCalled { error: any; match: any; value: any }
 function noop() {}
@@ -16,7 +16,19 @@ export function processParams(
   params: Record<string, AnyFn[]>, keys: readonly string[], called: Record<string, ParamCalled>,
   req: any, res: any, done: AnyFn, async: boolean,
 ): void {
-  if (keys.length === 0) { done(); return; }
+  // most matched layers have no param, or none with a callback: answered without building the walk's closures
+  let any = false;
+  for (let k = 0; k < keys.length; k++) {
+    if (params[keys[k]!]) { any = true; break; }
+  }
+  if (!any) { done(); return; }
+  walkParams(params, keys, called, req, res, done, async);
+}
+
+function walkParams(
+  params: Record<string, AnyFn[]>, keys: readonly string[], called: Record<string, ParamCalled>,
+  req: any, res: any, done: AnyFn, async: boolean,
+): void {
   let i = 0;
   let paramIndex = 0;
   let key: string;
@@ -54,7 +66,7 @@ export function processParams(
     if (!fn) { param(); return; }
     try {
       const ret = fn(req, res, paramCallback, paramVal, key);
-      if (async && isPromise(ret)) {
+      if (ret !== undefined && isPromise(ret) && (async || asyncErrors(req))) {
         ret.then(noop, (e: unknown) => paramCallback(e || new Error('Rejected promise')));
       }
     } catch (e) {

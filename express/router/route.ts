@@ -8,6 +8,12 @@ import { Layer } from './layer.js';
 
 const toString = Object.prototype.toString;
 
+/** Lower-cased request methods: `req.method.toLowerCase()` allocates a new string on every call, twice per request. */
+const LOWER: ReadonlyMap<string, string> = new Map(methods.map((m) => [m.toUpperCase(), m]));
+function lower(method: string): string {
+  return LOWER.get(method) ?? method.toLowerCase();
+}
+
 export interface Route {
   [method: string]: any;
 }
@@ -27,7 +33,7 @@ export class Route {
   /** Whether this route answers `method` (HEAD falls back to GET). */
   _handlesMethod(method: unknown): boolean {
     if (this.methods._all) return true;
-    let name = typeof method === 'string' ? method.toLowerCase() : (method as string);
+    let name = typeof method === 'string' ? lower(method) : (method as string);
     if (name === 'head' && !this.methods.head) name = 'get';
     return Boolean(this.methods[name]);
   }
@@ -63,7 +69,7 @@ export class Route {
     const stack = this.stack;
     let sync = 0;
     if (stack.length === 0) { done(); return; }
-    let method = typeof req.method === 'string' ? req.method.toLowerCase() : req.method;
+    let method = typeof req.method === 'string' ? lower(req.method) : req.method;
     if (method === 'head' && !this.methods.head) method = 'get';
     req.route = this;
     next();

@@ -24,7 +24,9 @@ import { loadSuite } from './suite/index.js';
 export { formatList };
 import { formatContradicted, formatFailures, formatTable, summaryLine, toJson, toJUnit, type RunMeta } from './report.js';
 import { runnerVersion } from './version.js';
-import { runCases, type CaseStatus, type RunOptions } from './runner.js';
+import { runCases, type CaseStatus, type RunOptions, type RunReport } from './runner.js';
+import { toHtml } from './report-html.js';
+import { contradictedBases, generateVariants, parseVariantFlags, summariseVariants, variantLine, type VariantSummary } from './variants.js';
 import { isRunnable, isRunnableWebSocket, type ConformanceCase, type LoadedCase, type RunnableCase } from './types.js';
 
 /** What `--json` names as the corpus of a run of the shipped suite. */
@@ -65,6 +67,12 @@ Options:
   --timeout MS     Per-request timeout: the whole answer must arrive within MS milliseconds (default
                    ${DEFAULT_REQUEST_TIMEOUT_MS}). Under --exec a server that does not answer in time is
                    reported once as not answering and killed; its group's other cases are not sent.
+  --variants N     Also run up to N generated variants of each framework-owned case (status >= 400):
+                   other failing values, renamed parameters and paths, other origins, bodies, tokens,
+                   unknown paths and methods, derived by rule (docs/conformance.md, "Generated variants").
+  --seed S         The variants' seed (default: drawn at random; printed in the summary and --json).
+  --report FILE    Write a self-contained HTML report: per category and rule, passed / failed /
+                   contradicted, with each failure's differences and the request sent.
   --quiet          Only the table, failures and the summary line (no per-case lines).
   --no-diffs       Leave out the failure diffs (a pass-rate report).
   --exit-zero      Exit 0 even when cases fail (reports; CI gates should not use it).
@@ -102,6 +110,9 @@ export async function main(argv: readonly string[], io: CliIo = defaultIo): Prom
         quiet: { type: 'boolean', default: false },
         'no-diffs': { type: 'boolean', default: false },
         'exit-zero': { type: 'boolean', default: false },
+        variants: { type: 'string' },
+        seed: { type: 'string' },
+        report: { type: 'string' },
         help: { type: 'boolean', short: 'h', default: false },
       },
     });
@@ -170,6 +181,12 @@ export async function main(argv: readonly string[], io: CliIo = defaultIo): Prom
     }
   }
 
+  const variants = parseVariantFlags(values.variants, values.seed);
+  if (typeof variants === 'string') {
+    io.err(variants);
+    return 2;
+  }
+
   let cases: LoadedCase[];
   let corpus: LoadedCase[];
   let verdictCorpus: LoadedCase[];
@@ -197,7 +214,11 @@ export async function main(argv: readonly string[], io: CliIo = defaultIo): Prom
     }
   }
 
-  const meta = { corpus: shipped ? [SHIPPED_SUITE] : positionals.map((p) => resolve(p)), level, ...(values.filter !== undefined ? { filter: values.filter } : {}), cases_loaded: corpus.length, cases_selected: cases.length };
+  if (variants) {
+    cases = [...cases, ...generateVariants(cases, { ...variants, exclude: contradictedBases(verdictCorpus) })];
+  }
+
+  const meta = { corpus: shipped ? [SHIPPED_SUITE] : positionals.map((p) => resolve(p)), level, ...(values.filter !== undefined ? { filter: values.filter } : {}), cases_loaded: corpus.length, cases_selected: cases.length, ...(variants ? { variants } : {}) };
 
   if (values.manifest !== undefined) {
     const text = `${JSON.stringify(buildManifest(cases), null, 2)}\n`;
@@ -258,6 +279,14 @@ function withWholeCorpus(loaded: readonly LoadedCase[], paths: readonly string[]
   return [...loaded, ...whole.filter((c) => !ids.has(c.id))];
 }
 
+/** The summary's word on the variants and the HTML report, after the run. */
+function variantsAndReport(report: RunReport, flags: ReportFlags, io: CliIo, variants: AboutRun['variants']): VariantSummary | undefined {
+  const summary = variants ? summariseVariants(report.results, variants.seed, variants.perCase) : undefined;
+  if (summary) io.out(variantLine(summary));
+  if (flags.report) writeFileSync(flags.report, toHtml(report, { ...(summary ? { variants: summary } : {}) }));
+  return summary;
+}
+
 const PROGRESS: Record<CaseStatus, string> = { passed: 'ok  ', failed: 'FAIL', contradicted: '~   ', skipped: 'skip' };
 
 interface ReportFlags {
@@ -266,10 +295,11 @@ interface ReportFlags {
   'exit-zero'?: boolean;
   json?: string;
   junit?: string;
+  report?: string;
 }
 
 /** What runAndReport says about the run in `--json` (RunMeta without what it measures itself). */
-type AboutRun = Omit<RunMeta, 'runner_version' | 'wall_time_ms' | 'server_starts'> & { starts?: () => number };
+type AboutRun = Omit<RunMeta, 'runner_version' | 'wall_time_ms' | 'server_starts' | 'variants'> & { starts?: () => number; variants?: { seed: number; perCase: number } };
 
 async function runAndReport(cases: readonly LoadedCase[], options: RunOptions, flags: ReportFlags, io: CliIo, about: AboutRun, footer?: () => string): Promise<number> {
   const started = performance.now();
@@ -283,14 +313,15 @@ async function runAndReport(cases: readonly LoadedCase[], options: RunOptions, f
   if (contradicted && !flags['no-diffs']) io.out(`\n${contradicted}`);
   io.out(`\n${formatTable(report)}\n`);
   if (footer) io.out(footer());
+  const variantSummary = variantsAndReport(report, flags, io, about.variants);
   if (flags.json) {
-    const { starts, ...rest } = about;
+    const { starts, variants: _variants, ...rest } = about;
     const wall = Math.round(performance.now() - started);
     const corpus = options.corpus ?? cases;
     const ids = new Set(corpus.map((c) => c.id));
     const entries = [...contradictionIndex(corpus).values()].flat().filter((e) => ids.has(e.case));
     const contradictions = { found_by_rule: entries.filter((e) => e.rule).length, listed: entries.filter((e) => !e.rule).length };
-    const meta: RunMeta = { runner_version: runnerVersion(), ...rest, ...(starts ? { server_starts: starts() } : {}), wall_time_ms: wall, contradictions };
+    const meta: RunMeta = { runner_version: runnerVersion(), ...rest, ...(starts ? { server_starts: starts() } : {}), wall_time_ms: wall, contradictions, ...(variantSummary ? { variants: variantSummary } : {}) };
     writeFileSync(flags.json, toJson(report, meta));
   }
   if (flags.junit) writeFileSync(flags.junit, toJUnit(report));

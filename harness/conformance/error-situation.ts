@@ -26,7 +26,7 @@ type Json = Record<string, unknown>;
 const isObject = (v: unknown): v is Json => typeof v === 'object' && v !== null && !Array.isArray(v);
 
 /** Schema members that annotate or structure, not constrain, the value at a location. */
-const NOT_CONSTRAINTS = new Set(['type', 'properties', 'required', 'additionalProperties', 'patternProperties', 'description', 'title', 'default', 'examples', 'example', 'annotation', 'optional', 'separator', 'source', 'alias', '$schema', '$id', 'nullable', 'deprecated', 'readOnly', 'writeOnly']);
+const NOT_CONSTRAINTS = new Set(['type', 'properties', 'required', 'additionalProperties', 'patternProperties', 'description', 'title', 'default', 'examples', 'example', 'annotation', 'optional', 'error_style', 'separator', 'source', 'alias', '$schema', '$id', 'nullable', 'deprecated', 'readOnly', 'writeOnly']);
 
 /** `loc[0]` → the handler's parameter section. */
 const SECTIONS: Record<string, string> = { query: 'query', path: 'path', header: 'headers', headers: 'headers', cookie: 'cookies', cookies: 'cookies' };

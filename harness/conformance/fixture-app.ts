@@ -23,6 +23,7 @@ import { HttpError } from '../../lib/errors.js';
 import { logLevelFromEnv } from '../../lib/log-level.js';
 import { response, type HandlerFunction, type ResponseCookie } from '../../lib/handler.js';
 import type { CaseTarget } from './runner.js';
+import { withCorpusErrorStyle } from './error-style.js';
 import { registerCaseHooks } from './fixture-hooks.js';
 import { handlerAnswer } from './handler-answer.js';
 import { isGraphqlSession, registerGraphqlSession, registerJsonWebSocket, registerWebSocket, websocketEnabled, type SessionCounters } from './fixture-ws.js';
@@ -90,7 +91,8 @@ export function routeFor(c: ConformanceCase): Record<string, unknown> {
   const h = c.handler;
   const mw = (h.middleware ?? {}) as Json;
   const def: Json = { method: h.method, path: h.route, handler: caseHandler(c) };
-  if (h.parameters) def.parameters = h.parameters;
+  // The corpus words a parameter's constraint errors by how it declares it (error-style.ts).
+  if (h.parameters) def.parameters = withCorpusErrorStyle(h.parameters as Record<string, unknown>);
   if (h.body_schema) def.body_schema = h.body_schema;
   const cors = mw.cors ?? h.cors;
   if (cors) def.cors = corsRecord(cors);

@@ -114,6 +114,8 @@ export interface RunMeta {
    * (contradiction-rules.ts), and entries of contradictions.json for cases in it.
    */
   contradictions?: { found_by_rule: number; listed: number };
+  /** `--variants`: the seed (repeat the run with it), variants per base case, and how they fared. */
+  variants?: { seed: number; per_case: number; generated: number; bases: number; passed: number; failed: number };
 }
 
 /** Machine-readable form of a run: per case the request sent, the expected and the actual response and the differences. */
@@ -128,6 +130,8 @@ export function toJson(report: RunReport, meta?: RunMeta): string {
         name: r.name,
         source: r.source,
         status: r.status,
+        ...(r.variant_of ? { variant_of: r.variant_of, variant_rule: r.variant_rule } : {}),
+        ...(r.expected ? { expected_status: r.expected.status_code } : {}),
         duration_ms: Math.round(r.durationMs * 10) / 10,
         ...(r.error ? { error: r.error } : {}),
         ...(r.skip ? { skip: r.skip } : {}),

@@ -63,6 +63,9 @@ export interface CaseResult {
   /** WebSocket session cases: every frame sent and received, in order. */
   transcript?: FrameLog[];
   durationMs: number;
+  /** A generated variant (variants.ts): the id of the case it was derived from, and the rule. */
+  variant_of?: string;
+  variant_rule?: string;
 }
 
 export interface CategorySummary {
@@ -160,7 +163,8 @@ function actualOf(snap: ResponseSnapshot): ActualResponse {
 
 async function runOne(c: ConformanceCase, options: RunOptions): Promise<CaseResult> {
   const started = performance.now();
-  const base = { id: c.id, category: c.category, name: c.name, source: c.source };
+  const variant = c as { variant_of?: string; variant_rule?: string };
+  const base = { id: c.id, category: c.category, name: c.name, source: c.source, ...(variant.variant_of ? { variant_of: variant.variant_of, variant_rule: variant.variant_rule } : {}) };
   let target: CaseTarget | undefined;
   let request: SentRequest | undefined;
   try {

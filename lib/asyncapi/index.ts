@@ -21,6 +21,7 @@ import { analyseAsyncApi, parseAsyncApi } from './parse.js';
 import { AsyncApiDocumentError, refTokens } from './resolve.js';
 import { AsyncApiBudgetError, ExpansionBudget } from './budget.js';
 import { PayloadValidator } from './validate.js';
+import { runWork, workAdmission, workGateOf, type AppWorkGate, type WorkGateHost } from '../cost.js';
 
 export { analyseAsyncApi, parseAsyncApi, type AsyncApiModel, type ModelChannel, type ModelMessage } from './parse.js';
 export { AsyncApiDocumentError, follow, lookup, MAX_RESOLVED_NODES } from './resolve.js';
@@ -46,6 +47,11 @@ export interface AsyncApiHandlersOptions {
   jsonPoisoning?: JsonPoisoning;
   /** Documents whose compiled validators are cached. Default 32. */
   validatorCacheSize?: number;
+  /**
+   * The App's gate of expensive work (lib/cost.ts): parse and validate are admitted, queued and charged
+   * to the client's CPU budget. Default none (an App passes its own unless `work_limits` is null).
+   */
+  gate?: AppWorkGate;
 }
 
 function sendJson(res: ServerResponse, status: number, body: string): void {
@@ -235,6 +241,9 @@ export function asyncApiMounts(options: AsyncApiHandlersOptions = {}): MountSpec
   const validator = new PayloadValidator({ cacheSize: options.validatorCacheSize });
   // One budget per request, shared by every $ref expansion of that request (issue 26 item 2).
   const budget = (): ExpansionBudget => new ExpansionBudget(config.max_expanded_nodes, config.max_response_bytes);
+  // Issue 35 item 2: the work is paid for by its measured time (lib/cost.ts), refused before the body is read.
+  const gate = options.gate;
+  const admission = gate ? [workAdmission(gate)] : undefined;
 
   const document: RawHandler = function keelAsyncApiDocument(_req, res) {
     // No document configured: 404, the same answer as for any resource that does not exist.
@@ -247,7 +256,8 @@ export function asyncApiMounts(options: AsyncApiHandlersOptions = {}): MountSpec
     if (!body) return;
     try {
       const { spec } = ParseRequest.parse(body.value, 'ParseRequest');
-      sendJson(res, 200, JSON.stringify(parseAsyncApi(spec, budget())));
+      const answer = await runWork(gate, req, res, () => JSON.stringify(parseAsyncApi(spec, budget())));
+      if (answer !== undefined) sendJson(res, 200, answer);
     } catch (err) {
       reportFailure(res, err);
     }
@@ -261,7 +271,8 @@ export function asyncApiMounts(options: AsyncApiHandlersOptions = {}): MountSpec
       const input = body.value as Record<string, unknown> | null;
       const nullPayload = typeof input === 'object' && input !== null && input.payload === null;
       const r = ValidateRequest.parse(nullPayload ? { ...input, payload: 0 } : input, 'ValidateRequest');
-      sendJson(res, 200, JSON.stringify(validator.validate(r.spec, r.channel, r.message, nullPayload ? null : r.payload, budget())));
+      const answer = await runWork(gate, req, res, () => JSON.stringify(validator.validate(r.spec, r.channel, r.message, nullPayload ? null : r.payload, budget())));
+      if (answer !== undefined) sendJson(res, 200, answer);
     } catch (err) {
       reportFailure(res, err);
     }
@@ -269,12 +280,13 @@ export function asyncApiMounts(options: AsyncApiHandlersOptions = {}): MountSpec
 
   return [
     { method: 'GET', path: ASYNCAPI_JSON_PATH, handler: document, readBody: false, page: 'AsyncAPI document' },
-    { method: 'POST', path: ASYNCAPI_PARSE_PATH, handler: parse, readBody: true },
-    { method: 'POST', path: ASYNCAPI_VALIDATE_PATH, handler: validate, readBody: true },
+    { method: 'POST', path: ASYNCAPI_PARSE_PATH, handler: parse, readBody: true, middleware: admission },
+    { method: 'POST', path: ASYNCAPI_VALIDATE_PATH, handler: validate, readBody: true, middleware: admission },
   ];
 }
 
 /** Installer for lib/builtins.ts: mounts nothing when `asyncapi` is null or disabled. */
-export function installAsyncApi(host: ProtocolHost): void {
-  mountAll(host, asyncApiMounts({ config: host.config.asyncapi, maxBodySize: host.config.max_body_size, jsonPoisoning: jsonPoisoningOf(host.config) }));
+export function installAsyncApi(host: ProtocolHost & WorkGateHost): void {
+  const enabled = host.config.asyncapi?.enabled === true;
+  mountAll(host, asyncApiMounts({ config: host.config.asyncapi, maxBodySize: host.config.max_body_size, jsonPoisoning: jsonPoisoningOf(host.config), gate: enabled ? workGateOf(host) : undefined }));
 }

@@ -37,6 +37,7 @@ import {
 import { JobFates } from './fate.js';
 import { logStall, settlesWithin } from './bullmq-support.js';
 import { errorText, StoreHealth, type StoreStatus } from '../store-health.js';
+import type { JobTracing, TraceCarrier } from '../observability/job-spans.js';
 
 export * from './bullmq-options.js';
 
@@ -50,7 +51,14 @@ export interface BackgroundBackend {
   readonly durable: boolean;
   /** Load third-party packages (`app.ready()`); rejects with an AppError naming `npm install …`. */
   load(): Promise<void>;
-  create(config: Readonly<BackgroundTaskConfig>, context: { logger: Logger; jobs: JobRegistry }): BackgroundRunner;
+  create(config: Readonly<BackgroundTaskConfig>, context: BackendContext): BackgroundRunner;
+}
+
+/** What the App hands a backend: its logger, its named jobs, and its job spans when spans are on. */
+export interface BackendContext {
+  logger: Logger;
+  jobs: JobRegistry;
+  tracing?: JobTracing;
 }
 
 /** Redis is unreachable and the job was not stored: 503 (fail closed, `passOnStoreError: false`). */
@@ -135,13 +143,15 @@ class BullMqExecutor implements BackgroundRunner {
   #workerClosed: Promise<unknown> | undefined;
   readonly #health: StoreHealth;
   #fates!: JobFates;
+  readonly #tracing: JobTracing | undefined;
 
-  constructor(config: Readonly<BackgroundTaskConfig>, options: BullMqBackgroundOptions, context: { logger: Logger; jobs: JobRegistry }, m: Modules) {
+  constructor(config: Readonly<BackgroundTaskConfig>, options: BullMqBackgroundOptions, context: BackendContext, m: Modules) {
     this.config = config;
     this.#options = options;
     this.#logger = context.logger;
     this.#jobs = context.jobs;
     this.#m = m;
+    this.#tracing = context.tracing;
     this.#health = new StoreHealth(this.#logger, 'background');
   }
 
@@ -213,15 +223,17 @@ class BullMqExecutor implements BackgroundRunner {
       this.#rejected++;
       throw new BackgroundExecutorClosedError(meta);
     }
-    return this.#add(nameOrTask, payload, meta, jobId);
+    if (!this.#tracing) return this.#add(nameOrTask, payload, meta, jobId);
+    const send = this.#tracing.produce({ name: nameOrTask, system: 'bullmq', queue: this.#options.queueName ?? DEFAULT_BULLMQ_QUEUE, id: jobId });
+    return send.settle(this.#add(nameOrTask, payload, meta, jobId, send.carrier));
   }
 
-  async #add(name: string, payload: unknown, meta: BackgroundJobMetadata, key: string | undefined): Promise<string> {
+  async #add(name: string, payload: unknown, meta: BackgroundJobMetadata, key: string | undefined, trace?: TraceCarrier): Promise<string> {
     // Every enqueue has its own token (its verdict's key); the job id is the caller's key or the token.
     const token = randomUUID();
     const jobId = key ?? token;
     let timer: NodeJS.Timeout | undefined;
-    const attempt = { expired: false, sent: false };
+    const attempt = { expired: false, sent: false, trace };
     try {
       // While Redis is known to be away, refuse at once instead of waiting out the timeout per request.
       if (!this.#health.available) throw new Error('Redis is unavailable (waiting for it to answer again)');
@@ -259,7 +271,7 @@ class BullMqExecutor implements BackgroundRunner {
     }
   }
 
-  async #store(name: string, payload: unknown, meta: BackgroundJobMetadata, token: string, jobId: string, keyed: boolean, attempt: { expired: boolean; sent: boolean }): Promise<void> {
+  async #store(name: string, payload: unknown, meta: BackgroundJobMetadata, token: string, jobId: string, keyed: boolean, attempt: { expired: boolean; sent: boolean; trace?: TraceCarrier }): Promise<void> {
     const waiting: number = await this.#queue.getJobCountByTypes('waiting', 'delayed', 'prioritized', 'paused');
     // The caller was already answered (refused, or the job ran here): a late add would run it again.
     if (attempt.expired) return;
@@ -268,7 +280,8 @@ class BullMqExecutor implements BackgroundRunner {
       this.#logger.warn({ task: name, request_id: meta.request_id, max_queue_size: this.config.max_queue_size }, 'background queue full; job refused');
       throw new BackgroundQueueFullError(meta, this.config.max_queue_size);
     }
-    const add = () => this.#queue.add(name, { payload: payload ?? null, metadata: meta, token }, {
+    // `trace`: the enqueuer's trace context, so the job's CONSUMER span joins the request's trace.
+    const add = () => this.#queue.add(name, { payload: payload ?? null, metadata: meta, token, ...(attempt.trace && { trace: attempt.trace }) }, {
       jobId,
       attempts: this.#options.attempts ?? DEFAULT_BULLMQ_ATTEMPTS,
       backoff: this.#options.backoff ?? DEFAULT_BULLMQ_BACKOFF,
@@ -315,7 +328,8 @@ class BullMqExecutor implements BackgroundRunner {
     const entry: Active = { job, metadata };
     this.#active.add(entry);
     try {
-      await this.#jobs.get(job.name)(job.data?.payload ?? undefined, { signal, metadata, attempt: job.attemptsMade + 1, id: job.id });
+      const run = () => this.#jobs.get(job.name)(job.data?.payload ?? undefined, { signal, metadata, attempt: job.attemptsMade + 1, id: job.id });
+      await (this.#tracing ? this.#tracing.consume(job.data?.trace, { name: job.name, system: 'bullmq', queue: job.queueName, id: job.id, attempt: job.attemptsMade + 1 }, run) : run());
       this.#succeeded++;
     } catch (err) {
       if (signal.aborted && signal.reason === HANDED_BACK) {

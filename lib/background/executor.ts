@@ -12,6 +12,7 @@ import { BackgroundJobMetadata, BackgroundTaskConfig } from '../records/protocol
 import { acquireRejectionGuard, jobContext, releaseRejectionGuard, type JobContext } from './context.js';
 import { checkPayload, JobRegistry } from './jobs.js';
 import type { StoreStatus } from '../store-health.js';
+import type { JobTracing, TraceCarrier } from '../observability/job-spans.js';
 
 /** Work to run after the response. `signal` aborts when shutdown gives up on the job (drain timeout). */
 export type BackgroundTask = (signal: AbortSignal) => Promise<void> | void;
@@ -43,6 +44,8 @@ export interface BackgroundExecutorOptions {
   refusalLogIntervalMs?: number;
   /** Named jobs for `enqueue(name, payload)` (an App passes the jobs of `app.job()`). Default: none. */
   jobs?: JobRegistry;
+  /** Spans of the jobs (PRODUCER at enqueue, CONSUMER at run): an App passes its own when spans are on. Default: none. */
+  tracing?: JobTracing;
 }
 
 /** Level of the default logger: info. */
@@ -128,6 +131,8 @@ interface Job extends JobContext {
   task: BackgroundTask;
   metadata: BackgroundJobMetadata;
   controller: AbortController;
+  /** The enqueuer's trace context (spans on). */
+  trace?: TraceCarrier;
 }
 
 /**
@@ -149,6 +154,7 @@ export class BackgroundExecutor implements BackgroundRunner {
   readonly config: Readonly<BackgroundTaskConfig>;
   readonly #logger: Logger;
   readonly #jobs: JobRegistry | undefined;
+  readonly #tracing: JobTracing | undefined;
   readonly #queue: Job[] = [];
   readonly #running = new Set<Job>();
   #state: BackgroundExecutorState = 'created';
@@ -176,6 +182,7 @@ export class BackgroundExecutor implements BackgroundRunner {
     }
     this.#refusalLogIntervalMs = interval;
     this.#jobs = options.jobs;
+    this.#tracing = options.tracing;
   }
 
   /** Begin running jobs (idempotent). Jobs enqueued before start() wait in the queue. */
@@ -212,10 +219,18 @@ export class BackgroundExecutor implements BackgroundRunner {
       task = taskOrName;
       meta = BackgroundJobMetadata.parse((a as BackgroundJobMetadataInput | undefined) ?? {}, 'BackgroundJobMetadata') as BackgroundJobMetadata;
     }
-    this.#accept(task, meta);
+    if (!this.#tracing) return this.#accept(task, meta);
+    const send = this.#tracing.produce({ name: meta.name, system: 'keel', id: b?.jobId });
+    try {
+      this.#accept(task, meta, send.carrier);
+    } catch (err) {
+      send.end(err);
+      throw err;
+    }
+    send.end();
   }
 
-  #accept(task: BackgroundTask, meta: BackgroundJobMetadata): void {
+  #accept(task: BackgroundTask, meta: BackgroundJobMetadata, trace?: TraceCarrier): void {
     if (this.#state === 'draining' || this.#state === 'stopped') {
       this.#refused('shut_down', meta);
       throw new BackgroundExecutorClosedError(meta);
@@ -228,6 +243,7 @@ export class BackgroundExecutor implements BackgroundRunner {
       task,
       metadata: meta,
       controller: new AbortController(),
+      trace,
       onStrayRejection: (reason) => this.#logFailure(meta, reason, 'background task left an unhandled rejection'),
     };
     this.#queue.push(job);
@@ -348,7 +364,9 @@ export class BackgroundExecutor implements BackgroundRunner {
     this.#running.add(job);
     let outcome: Promise<void>;
     try {
-      outcome = Promise.resolve(jobContext.run(job, () => job.task(job.controller.signal)));
+      const run = () => job.task(job.controller.signal);
+      const tracing = this.#tracing;
+      outcome = Promise.resolve(jobContext.run(job, tracing ? () => tracing.consume(job.trace, { name: job.metadata.name, system: 'keel' }, run) : run));
     } catch (err) {
       outcome = Promise.reject(err);
     }

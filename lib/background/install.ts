@@ -7,6 +7,7 @@ import type { ProtocolHost as App } from '../plugin.js';
 import { BackgroundExecutor, type BackgroundRunner } from './executor.js';
 import type { BackgroundBackend } from './bullmq.js';
 import { JobRegistry } from './jobs.js';
+import { jobTracing } from '../observability/job-spans.js';
 
 /** Key of the executor in `app.extensions` (the pipeline hands it to handlers as `data.background`). */
 export const BACKGROUND_EXTENSION = 'background';
@@ -23,7 +24,8 @@ export function installBackground(app: App, backend: BackgroundBackend = memoryB
   const config = app.config.background_tasks;
   const existing = app.extensions.get(BACKGROUND_EXTENSION) as BackgroundRunner | undefined;
   if (!config.enabled || existing) return existing;
-  const executor = backend.create(config, { logger: app.logger, jobs });
+  // Spans on: PRODUCER at enqueue, CONSUMER at run (lib/observability/job-spans.ts).
+  const executor = backend.create(config, { logger: app.logger, jobs, tracing: jobTracing(app.config.opentelemetry) });
   executor.start();
   app.extensions.set(BACKGROUND_EXTENSION, executor);
   // Beside the HTTP drain: a durable worker stops taking shared jobs (another instance takes them).

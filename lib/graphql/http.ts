@@ -16,7 +16,7 @@
  */
 import type { ServerResponse } from 'node:http';
 import { createHandler, type OperationContext } from 'graphql-http';
-import { GraphQLError, type ExecutionResult, type GraphQLSchema } from 'graphql';
+import { execute, getOperationAST, GraphQLError, type ExecutionArgs, type ExecutionResult, type GraphQLSchema } from 'graphql';
 import { readRawBody } from '../body.js';
 import { GraphQlError, HttpError, KeelError } from '../errors.js';
 import { problemFor, sendProblem } from '../problem.js';
@@ -27,6 +27,9 @@ import { DocumentCache, isRejected, type DocumentCacheOptions } from './document
 import type { GraphqlLimits } from './limits.js';
 import { DEFAULT_GRAPHQL_MAX_RESPONSE_BYTES, responseTooLarge, resultExceeds } from './budget.js';
 import { withoutSuggestions } from './suggestions.js';
+import { runWork, type AppWorkGate } from '../cost.js';
+import { traceOperation } from '../observability/operation-spans.js';
+import { requestTraceOf } from '../observability/spans.js';
 
 /** Default cap on a GraphQL request body when the App gives none: 1 MiB. */
 export const DEFAULT_GRAPHQL_MAX_BODY_SIZE = 1024 * 1024;
@@ -45,10 +48,36 @@ export interface GraphqlHttpOptions {
   context?: (req: KeelRequest) => OperationContext | Promise<OperationContext>;
   /** `__proto__` / `constructor.prototype` keys in a JSON body. Default: refused with a 400 problem (the App passes its ServerConfig's). */
   jsonPoisoning?: JsonPoisoning;
+  /**
+   * The gate of expensive work (lib/cost.ts): a request is admitted before its body is read (429 / 503
+   * problem with Retry-After otherwise), its operation queued and its measured time charged to the client.
+   * Default none.
+   */
+  workGate?: AppWorkGate;
 }
 
 /** Per request, through graphql-http: the execution result, so the status can be chosen from the original thrown errors. */
 interface Executed { result: ExecutionResult | undefined }
+
+/** The request whose operation is executed, on the execution args when it has spans. */
+const TRACED = Symbol('keel.graphql.traced');
+type TracedArgs = ExecutionArgs & { [TRACED]?: KeelRequest; contextValue?: OperationContext };
+
+/**
+ * graphql's execute, inside an INTERNAL span named per the GraphQL semantic conventions (`query getUser`,
+ * `graphql.operation.type` / `.name`) when the request has spans (lib/observability/operation-spans.ts).
+ */
+function tracedExecute(args: ExecutionArgs): ReturnType<typeof execute> {
+  const req = (args as TracedArgs)[TRACED];
+  if (!req) return execute(args);
+  const op = getOperationAST(args.document, args.operationName);
+  const type = op?.operation ?? 'query';
+  const name = op?.name?.value;
+  return traceOperation(req, name ? `${type} ${name}` : type, (): Record<string, string> => (name ? { 'graphql.operation.type': type, 'graphql.operation.name': name } : { 'graphql.operation.type': type }), () => execute(args), (result) => {
+    const first = (result as ExecutionResult).errors?.[0];
+    return first ? { error: first.message } : undefined;
+  });
+}
 
 /** The GraphQL context keel passes to resolvers by default. */
 export interface GraphqlContext { req: KeelRequest }
@@ -107,12 +136,14 @@ export function createGraphqlHttpHandler(schema: GraphQLSchema, options: Graphql
   const poisoning = options.jsonPoisoning ?? DEFAULT_JSON_POISONING;
   const contextFor = options.context ?? ((req: KeelRequest) => ({ req }) as unknown as OperationContext);
   const documents = new DocumentCache(schema, limits, options.documentCache);
+  const gate = options.workGate;
   const handle = createHandler<KeelRequest, Executed, OperationContext>({
     schema,
     context: (req) => contextFor(req.raw),
     // Parse + validation (specified rules and the route's limits) through the per-route document
     // cache; graphql-http still checks the operation (GET mutations), builds the context and executes.
-    onSubscribe: (_req, params) => {
+    execute: tracedExecute,
+    onSubscribe: (req, params) => {
       let checked;
       try {
         checked = documents.prepare(params.query, params.variables);
@@ -121,7 +152,9 @@ export function createGraphqlHttpHandler(schema: GraphQLSchema, options: Graphql
         return [new GraphQLError(MESSAGE_HIDDEN, { extensions: { code: 'INTERNAL_SERVER_ERROR' } })];
       }
       if (isRejected(checked)) return checked;
-      return { schema, document: checked, operationName: params.operationName, variableValues: params.variables };
+      const args: TracedArgs = { schema, document: checked, operationName: params.operationName, variableValues: params.variables };
+      if (requestTraceOf(req.raw)) args[TRACED] = req.raw;
+      return args;
     },
     // Variable coercion errors come from execution and suggest names too ("Did you mean \"title\"?").
     formatError: limits.introspection_enabled ? formatGraphqlError : (err) => hideSuggestion(formatGraphqlError(err)),
@@ -139,14 +172,19 @@ export function createGraphqlHttpHandler(schema: GraphQLSchema, options: Graphql
 
   return async function graphqlHttpHandler(req: KeelRequest, res: ServerResponse): Promise<void> {
     try {
+      // Refused before the body is read: a client past its CPU budget, or an overloaded server (WorkRefusal).
+      gate?.gate.admit(gate.keyOf(req));
       let body: string | Record<string, unknown> | null = null;
       // GET `variables` (and `extensions`) are JSON too: one nesting rule, checked before graphql-http parses them.
       if (req.method !== 'POST') refuseDeepQuery(req.url);
       if (req.method === 'POST') body = requestBody((await readRawBody(req, maxBodySize)).toString('utf8'), req.headers['content-type'], poisoning);
       const executed: Executed = { result: undefined };
-      const [payload, init] = await handle({
+      // Parse, validation and execution: queued, measured and charged to the client (lib/cost.ts).
+      const handled = await runWork(gate, req, res, () => handle({
         method: req.method ?? 'GET', url: req.url ?? '/', headers: req.headers, body, raw: req, context: executed,
-      });
+      }));
+      if (handled === undefined) return;
+      const [payload, init] = handled;
       let status = init.status;
       const headers = init.headers ?? {};
       if (status === 405 || status === 406 || status === 415) {

@@ -3,6 +3,7 @@
  * `registerGraphqlSdlRoute()`, with subscriptions behind the App's server guard (keel/ws). Loaded by
  * `app.ready()` (lib/builtins.ts).
  */
+import { clientBudgetOf } from '../client-budget.js';
 import { missingPackages, missingPackagesError, packageName, PLAYGROUND_PACKAGES, wrongMajorPackages } from '../packages.js';
 import type { ProtocolPlugin } from '../plugin.js';
 import { jsonPoisoningOf } from '../json-parse.js';
@@ -10,6 +11,7 @@ import { AppError } from '../errors.js';
 import { middlewareGuard, type UpgradeGuard } from '../ws/guard.js';
 import { serverGuardOf } from '../ws/install.js';
 import { fairnessOfConfig } from '../ws/fairness.js';
+import { workGateOf } from '../cost.js';
 import { graphqlRoute, graphqlSdlRoute, installGraphqlRoute, routeOptions, type GraphqlRoute } from './route.js';
 
 type RouteArgs = Parameters<typeof routeOptions>[0];
@@ -27,6 +29,8 @@ export const protocol: ProtocolPlugin = {
     // Each WebSocket operation draws from the server-level rate limit, as each HTTP request does.
     const limiter = host.serverRateLimit();
     const operationGuard = limiter ? middlewareGuard([limiter]) : undefined;
+    // Operations are paid for by their measured time (ServerConfig.work_limits; issue 35 item 2).
+    const workGate = registrations.length > 0 ? workGateOf(host) : undefined;
     for (const { method, args } of registrations) {
       const a = args as [string, string, ...unknown[]];
       let route: GraphqlRoute;
@@ -39,7 +43,7 @@ export const protocol: ProtocolPlugin = {
       const guard = operationGuard && own.operationGuard ? bothGuards(operationGuard, own.operationGuard) : operationGuard ?? own.operationGuard;
       // The App's ws_* settings, under the route's own fairness options.
       const fairness = { ...fairnessOfConfig(host.config), ...own.fairness };
-      const options = { ...own, ...events, guards: [serverGuardOf(host)], jsonPoisoning, operationGuard: guard, logger: host.logger, fairness };
+      const options = { ...own, ...events, guards: [serverGuardOf(host)], jsonPoisoning, operationGuard: guard, logger: host.logger, fairness, clientBudget: clientBudgetOf(host), workGate: own.workGate ?? workGate };
       if (method === 'registerGraphqlRoute') {
         route = graphqlRoute(a[0], a[1], a[2] as string, a[3], options);
       } else {

@@ -3,6 +3,7 @@
  * and one upgrade handler (graphql-transport-ws) on the same path. `installGraphqlRoute` puts both on
  * an App through its extension points (`mount`, `upgrade`, `preShutdown`; docs/architecture.md).
  */
+import type { ClientBudget } from '../client-budget.js';
 import type { ServerResponse } from 'node:http';
 import type { JsonPoisoning } from '../json-parse.js';
 import type { Duplex } from 'node:stream';
@@ -19,6 +20,7 @@ import type { WebSocketFairnessOptions } from '../ws/fairness.js';
 import { slicedPubSub } from '../ws/fanout.js';
 import { builtinSchema } from './builtin-schemas.js';
 import { createGraphqlHttpHandler } from './http.js';
+import type { AppWorkGate } from '../cost.js';
 import { graphqlOpenApi } from './openapi.js';
 import type { GraphqlLimits } from './limits.js';
 import { PLAYGROUND_CSP, sendPlaygroundAsset, sendPlaygroundPage, wantsPlayground } from './playground.js';
@@ -47,6 +49,8 @@ export interface GraphqlRouteOptions {
   maxConnections?: number;
   /** Per-socket message rate and send-buffer bound (keel/ws fairness). Default: the App's `ws_*` settings. */
   fairness?: WebSocketFairnessOptions;
+  /** The budget of each client across its sockets (lib/client-budget.ts); an App passes its own. */
+  clientBudget?: ClientBudget;
   /** Where the built-in schema's `addBook` publishes and `bookAdded` listens. Default: a MemoryPubSub per route (an App passes its `AppOptions.pubsub`). */
   pubsub?: PubSub;
   /**
@@ -66,6 +70,11 @@ export interface GraphqlRouteOptions {
   operationGuard?: UpgradeGuard;
   /** Where lost WebSocket clients are noted (debug, throttled; GraphqlWsOptions.logger). An App passes its logger. Default none. */
   logger?: Pick<Logger, 'debug'>;
+  /**
+   * The gate of expensive work (lib/cost.ts): operations over HTTP and WebSocket are admitted, queued and
+   * charged to the client's CPU budget. An App passes its own (ServerConfig.work_limits). Default none.
+   */
+  workGate?: AppWorkGate;
 }
 
 export interface GraphqlRoute {
@@ -104,12 +113,12 @@ export function graphqlRouteForSchema(path: string, method: unknown, schema: Gra
   const playground = options.enablePlayground ?? false;
   const assetsPath = path.replace(/\/$/, '') + PLAYGROUND_ASSETS_SEGMENT;
   const documentCache = options.maxTokens === undefined ? {} : { maxTokens: options.maxTokens };
-  const http = createGraphqlHttpHandler(schema, { limits, maxBodySize: options.maxBodySize, jsonPoisoning: options.jsonPoisoning, documentCache });
+  const http = createGraphqlHttpHandler(schema, { limits, maxBodySize: options.maxBodySize, jsonPoisoning: options.jsonPoisoning, documentCache, workGate: options.workGate });
   // Parsed here: a bad CorsConfig is a ConfigError at registration.
   const guards = [...(options.guards ?? []), ...(options.cors !== undefined ? [originGuard(options.cors)] : [])];
   const ws: UpgradeHandler = createGraphqlWsUpgradeHandler(schema, {
     limits, guards, documentCache, maxSubscriptionsPerConnection: options.maxSubscriptionsPerConnection, maxConnections: options.maxConnections,
-    fairness: options.fairness, operationGuard: options.operationGuard, logger: options.logger,
+    fairness: options.fairness, operationGuard: options.operationGuard, logger: options.logger, clientBudget: options.clientBudget, workGate: options.workGate,
   });
   const allow = methods.join(', ');
 

@@ -10,6 +10,7 @@ import { compressMessage, frameMessage, isGrpcEncoding, parseGrpcTimeout, GRPC_E
 import { RequestReader, type ReadFailure } from './reader.js';
 import { incomingMetadata, outgoingHeaders } from './metadata.js';
 import type { GrpcCallContext, GrpcIncomingMetadata, GrpcMethod, GrpcRouter } from './router.js';
+import type { GrpcCallSpan, GrpcTracing } from '../observability/grpc-spans.js';
 
 /** Response messages smaller than this are sent uncompressed even when the client accepts gzip (as compression.min_size). */
 export const GRPC_COMPRESS_MIN_BYTES = 1024;
@@ -43,6 +44,8 @@ export interface GrpcCallSettings {
   readonly isShuttingDown: () => boolean;
   /** Called with errors that are not GrpcErrors (they reach the client as UNKNOWN without their message). */
   readonly onError: ((err: unknown, path: string) => void) | undefined;
+  /** A SERVER span per call when the App's spans are on (lib/observability/grpc-spans.ts). */
+  readonly tracing?: GrpcTracing;
 }
 
 /** How long a client may keep sending after the call ended before its stream is reset. */
@@ -76,6 +79,7 @@ class ServerCall {
     private readonly stream: ServerHttp2Stream,
     private readonly headers: IncomingHttpHeaders,
     private readonly s: GrpcCallSettings,
+    private readonly span?: GrpcCallSpan,
   ) {
     stream.on('error', () => {
       // Stream errors (RST from the client, session teardown) end in 'close', handled below.
@@ -85,6 +89,7 @@ class ServerCall {
       if (!this.finished) {
         this.finished = true;
         this.abort.abort(new GrpcError(GrpcStatus.CANCELLED, 'Call cancelled'));
+        this.span?.end(GrpcStatus.CANCELLED, 'Call cancelled');
       }
     });
   }
@@ -114,6 +119,7 @@ class ServerCall {
     if (this.finished) return;
     this.finished = true;
     clearTimeout(this.timer);
+    this.span?.end(status.code, status.message);
     if (status.code !== GrpcStatus.OK) this.abort.abort(new GrpcError(status.code, status.message));
     const stream = this.stream;
     if (stream.destroyed || stream.closed) return;
@@ -305,13 +311,20 @@ class ServerCall {
   fail(err: unknown, path: string): void {
     if (this.finished) return;
     const status = statusFromError(err);
-    if (!(err instanceof GrpcError) && status.code === GrpcStatus.UNKNOWN) this.s.onError?.(err, path);
+    if (!(err instanceof GrpcError) && status.code === GrpcStatus.UNKNOWN) {
+      this.s.onError?.(err, path);
+      this.span?.error(err);
+    }
     this.finish(status);
   }
 }
 
 /** Serve one gRPC call on `stream`; never throws (every failure becomes a status). */
 export function handleGrpcCall(stream: ServerHttp2Stream, headers: IncomingHttpHeaders, router: GrpcRouter, settings: GrpcCallSettings): void {
-  const call = new ServerCall(stream, headers, settings);
-  call.run(router).catch((err: unknown) => call.fail(err, String(headers[h2.HTTP2_HEADER_PATH] ?? '')));
+  const path = String(headers[h2.HTTP2_HEADER_PATH] ?? '');
+  const span = settings.tracing?.start(path, headers, stream);
+  const call = new ServerCall(stream, headers, settings, span);
+  const run = () => void call.run(router).catch((err: unknown) => call.fail(err, path));
+  if (span) span.run(run);
+  else run();
 }

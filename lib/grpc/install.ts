@@ -13,6 +13,7 @@ import { apiKeyAuth } from '../../middleware/api-key-auth/index.js';
 import { guardFromMiddleware } from './guard.js';
 import { createGrpcRouter, type GrpcProtoSource, type GrpcRouter, type GrpcServiceHandlers, type GrpcServiceOptions } from './router.js';
 import { createDualServer, type GrpcAttachment } from './server.js';
+import { grpcTracing } from '../observability/grpc-spans.js';
 
 /** Key of keel's gRPC state in `app.extensions`. */
 export const GRPC_EXTENSION = 'grpc';
@@ -51,6 +52,8 @@ export function installGrpc(app: App): void {
   const options = {
     guard: guards.length ? guardFromMiddleware(guards) : undefined,
     requestId: c.enable_request_id,
+    // Spans on: a SERVER span per call (lib/observability/grpc-spans.ts).
+    tracing: grpcTracing(c.opentelemetry),
     // HTTP/2 connections refused by max_h2_sessions / max_h2_sessions_per_client: one throttled warn line.
     logger: app.logger,
     // A call whose client went away (stream cancelled, connection reset) is not a handler failure.

@@ -13,7 +13,11 @@ import { problem, sendProblem } from '../problem.js';
 import { handleGrpcCall, isGrpcRequest, type GrpcCallSettings, type GrpcGuard } from './call.js';
 import { HEALTH_SERVICE } from './health.js';
 import type { GrpcRouter } from './router.js';
-import { H2Sessions } from './sessions.js';
+import { H2Sessions, type H2Refusals } from './sessions.js';
+import { GrpcStatus, encodeGrpcMessage } from './status.js';
+import { KeyedCounter } from '../client-budget.js';
+import { clientKeys, DEFAULT_IPV6_SUBNET } from '../../middleware/rate-limit/client-key.js';
+import type { GrpcTracing } from '../observability/grpc-spans.js';
 
 /** RFC 9113 §3.4: the client connection preface. */
 export const HTTP2_PREFACE = Buffer.from('PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n', 'latin1');
@@ -45,6 +49,8 @@ export interface GrpcServerOptions {
   sniffTimeoutMs?: number;
   /** Errors thrown by handlers that are not GrpcErrors (logging). */
   onError?: (err: unknown, path: string) => void;
+  /** A SERVER span per call (the App passes its own when `ServerConfig.opentelemetry` is on). Default: none. */
+  tracing?: GrpcTracing;
   /** Where HTTP/2 connections refused by `max_h2_sessions` / `max_h2_sessions_per_client` are logged (warn, one line per second with counts). Default none. */
   logger?: Pick<Logger, 'warn'>;
   /** node:http options of the HTTP/1.1 server createDualServer makes (e.g. `connectionsCheckingInterval`). */
@@ -58,13 +64,31 @@ export interface GrpcAttachment {
   /** Open HTTP/2 sessions (refused ones are not counted). */
   readonly sessions: ReadonlySet<Http2Session>;
   /** HTTP/2 connections refused since the server started, by the cap that refused them. */
-  readonly refused: Readonly<Record<'max_h2_sessions' | 'max_h2_sessions_per_client', number>>;
+  readonly refused: Readonly<H2Refusals>;
+  /** gRPC calls refused by max_calls_per_client since the server started. */
+  readonly refusedCalls: () => number;
   /**
    * Graceful shutdown: health turns NOT_SERVING, new calls get UNAVAILABLE, every session gets GOAWAY and
    * may finish its calls (an idle one closes at once); sessions still open after `timeoutMs` are destroyed,
    * and so are connections whose protocol is not known yet.
    */
   shutdown(timeoutMs?: number): Promise<void>;
+}
+
+/** The answer to a call past max_calls_per_client (Trailers-Only, RESOURCE_EXHAUSTED, a retry hint of 1 s: gRFC A6). */
+const CALLS_PER_CLIENT_REFUSAL = Object.freeze({
+  [h2.HTTP2_HEADER_STATUS]: 200,
+  'content-type': 'application/grpc',
+  'grpc-status': String(GrpcStatus.RESOURCE_EXHAUSTED),
+  'grpc-message': encodeGrpcMessage('Too many calls in flight from this client (max_calls_per_client); retry later'),
+  'grpc-retry-pushback-ms': '1000',
+});
+
+function refuseCall(stream: ServerHttp2Stream): void {
+  stream.on('error', () => {});
+  if (stream.destroyed || stream.closed) return;
+  // node dumps the unread request once the stream closes (a server stream nobody reads).
+  stream.respond(CALLS_PER_CLIENT_REFUSAL, { endStream: true });
 }
 
 function reject505(stream: ServerHttp2Stream): void {
@@ -97,6 +121,7 @@ export function attachGrpc(server: http.Server, router: GrpcRouter, config: unkn
     publicServices: new Set(options.publicServices ?? [HEALTH_SERVICE]),
     isShuttingDown: () => shuttingDown,
     onError: options.onError,
+    tracing: options.tracing,
   };
   const http2Server = http2.createServer({
     settings: { maxConcurrentStreams: cfg.max_concurrent_streams },
@@ -133,8 +158,23 @@ export function attachGrpc(server: http.Server, router: GrpcRouter, config: unkn
     compat = http2Server.listeners('stream')[0] as (...args: unknown[]) => void;
     http2Server.removeAllListeners('stream');
   }
+  const callsPerClient = cfg.max_calls_per_client === null ? undefined : new KeyedCounter(cfg.max_calls_per_client);
+  const clientKey = clientKeys(DEFAULT_IPV6_SUBNET);
+  let refusedCalls = 0;
   http2Server.on('stream', (stream: ServerHttp2Stream, headers: IncomingHttpHeaders, flags: number, rawHeaders: unknown) => {
-    if (isGrpcRequest(headers)) handleGrpcCall(stream, headers, router, settings);
+    if (isGrpcRequest(headers)) {
+      if (callsPerClient) {
+        // Across all the client's sessions (max_concurrent_streams bounds one): refused before anything
+        // else runs, with one static Trailers-Only answer, so a refused burst costs little (issue 35).
+        const key = clientKey(stream.session?.socket?.remoteAddress ?? 'unknown');
+        if (!callsPerClient.acquire(key)) {
+          refusedCalls++;
+          return refuseCall(stream);
+        }
+        stream.once('close', () => callsPerClient.release(key));
+      }
+      handleGrpcCall(stream, headers, router, settings);
+    }
     else if (compat && !shuttingDown) compat.call(http2Server, stream, headers, flags, rawHeaders);
     else reject505(stream);
   });
@@ -196,6 +236,7 @@ export function attachGrpc(server: http.Server, router: GrpcRouter, config: unkn
     http2Server,
     sessions: sessions.open,
     refused: sessions.refused,
+    refusedCalls: () => refusedCalls,
     async shutdown(timeoutMs = 30_000): Promise<void> {
       shuttingDown = true;
       router.health?.shutdown();

@@ -15,6 +15,7 @@
  */
 import { constants as h2, type Http2Session } from 'node:http2';
 import type { Logger } from 'pino';
+import { isOverClientBudget } from '../client-budget.js';
 
 /** After GOAWAY, how long a session may take to flush and close before it is destroyed, ms: 1000. */
 export const H2_CLOSE_GRACE_MS = 1_000;
@@ -35,13 +36,15 @@ export interface H2SessionPolicy {
 }
 
 type RefusalReason = 'max_h2_sessions' | 'max_h2_sessions_per_client';
+/** Refusals by cap; `max_connections_per_client` is the App's budget across protocols (lib/client-budget.ts). */
+export type H2Refusals = Record<RefusalReason | 'max_connections_per_client', number>;
 
 /** The open HTTP/2 sessions of one server and the rules they live by. */
 export class H2Sessions {
   /** Open (admitted) sessions. */
   readonly open = new Set<Http2Session>();
   /** Sessions refused since the server started, by the cap that refused them. */
-  readonly refused: Record<RefusalReason, number> = { max_h2_sessions: 0, max_h2_sessions_per_client: 0 };
+  readonly refused: H2Refusals = { max_h2_sessions: 0, max_h2_sessions_per_client: 0, max_connections_per_client: 0 };
   readonly #policy: H2SessionPolicy;
   readonly #byClient = new Map<string, number>();
   #unlogged: Record<RefusalReason, number> = { max_h2_sessions: 0, max_h2_sessions_per_client: 0 };
@@ -54,6 +57,14 @@ export class H2Sessions {
   /** Take a new session (the http2 server's 'session' event): admit it, or refuse it with GOAWAY. */
   add(session: Http2Session): void {
     session.on('error', () => {});
+    // Its client already holds max_connections_per_client connections (HTTP/1.1, WebSockets, h2c): the
+    // budget counted and logged it when the TCP connection was accepted; this says so in HTTP/2's words.
+    if (isOverClientBudget(session.socket)) {
+      this.refused.max_connections_per_client++;
+      session.goaway(h2.NGHTTP2_ENHANCE_YOUR_CALM, 0);
+      session.close();
+      return destroyAfterGrace(session);
+    }
     const client = clientAddress(session);
     if (this.open.size >= this.#policy.maxSessions) return this.#refuse(session, 'max_h2_sessions', h2.NGHTTP2_REFUSED_STREAM, client);
     const fromClient = this.#byClient.get(client) ?? 0;

@@ -13,6 +13,8 @@ import { isThenable } from '../handler.js';
 import { HttpError } from '../errors.js';
 import { DEFAULT_JSON_POISONING, parseJsonText, type JsonPoisoning } from '../json-parse.js';
 import type { KeelRequest } from '../request.js';
+import { traceOperation } from '../observability/operation-spans.js';
+import { requestTraceOf } from '../observability/spans.js';
 
 export interface JsonRpcSuccess {
   jsonrpc: '2.0';
@@ -111,6 +113,19 @@ function invoke(method: RegisteredRpcMethod, params: unknown, ctx: RpcContext, o
   return Promise.resolve(result).then((value) => settle(method, value, id), (err: unknown) => handlerFailure(err, id, method, options));
 }
 
+/** A call's span attributes (OpenTelemetry JSON-RPC semantic conventions). */
+function rpcAttributes(method: string, id: JsonRpcId | undefined): Record<string, string> {
+  const a: Record<string, string> = { 'rpc.system': 'jsonrpc', 'rpc.jsonrpc.version': '2.0', 'rpc.method': method };
+  if (id !== undefined && id !== null) a['rpc.jsonrpc.request_id'] = String(id);
+  return a;
+}
+
+/** An error answer's code and message on the call's span. */
+function rpcOutcome(response: JsonRpcResponse): { attributes: Record<string, string | number>; error: string } | undefined {
+  if (!('error' in response)) return undefined;
+  return { attributes: { 'rpc.jsonrpc.error_code': response.error.code, 'rpc.jsonrpc.error_message': response.error.message }, error: response.error.message };
+}
+
 /** dispatchOne without the promise when the method answers synchronously. */
 export function runOne(
   registry: JsonRpcRegistry,
@@ -138,7 +153,10 @@ export function runOne(
       response = failure(id, JSON_RPC_ERRORS.METHOD_NOT_FOUND, { method: call.method });
     } else {
       const ctx: RpcContext = { request, id: notification ? undefined : id, notification, method: method.info };
-      response = invoke(method, call.params, ctx, options);
+      // Spans on: one INTERNAL span per call (lib/observability/operation-spans.ts); off: invoke alone.
+      response = requestTraceOf(request)
+        ? traceOperation(request, call.method, () => rpcAttributes(call.method, notification ? undefined : id), () => invoke(method, call.params, ctx, options), rpcOutcome)
+        : invoke(method, call.params, ctx, options);
     }
   }
   if (!notification) return response;

@@ -119,21 +119,26 @@ export function instrumentRouter(app: ObservedApp, router: KeelRouter): KeelRout
     }
     if (!metrics && !tracer) return router(req, res, next);
     const started = performance.now();
-    const span = tracer?.start(req);
+    const span = tracer?.start(req, res);
     let handedOn = false;
     const onNext: NextFunction | undefined = next && ((err?: unknown) => {
       handedOn = true;
       span?.end(null, res.statusCode, false);
       next(err);
     });
-    res.on('close', () => {
+    // Prepended: under instrumentation-http, keel's spans end (and the route is known) before its
+    // own 'close' listener ends the SERVER span.
+    res.prependListener('close', () => {
       if (handedOn) return;
       const route = routeOf(req as TracedRequest);
       metrics?.request(method, route ?? UNMATCHED_ROUTE, res.statusCode, (performance.now() - started) / 1000);
       span?.end(route, res.statusCode, !res.writableFinished);
     });
-    if (span) span.run(() => router(req, res, onNext));
-    else router(req, res, onNext);
+    if (!span) return router(req, res, onNext);
+    span.run(() => router(req, res, onNext));
+    // The router matched synchronously: the SERVER span is named now, before any handler's await.
+    const route = (req as TracedRequest).routePattern;
+    if (typeof route === 'string') span.route(route);
   } as KeelRouter;
   observed.handleUpgrade = router.handleUpgrade;
   return observed;

@@ -40,11 +40,13 @@ describe('when ServerConfig.opentelemetry is on and the app registered an OTel S
   });
   beforeEach(() => exporter.reset());
 
-  /** The spans exported once the answer is complete ('close' may follow the client's read by a tick). */
+  /** The SERVER spans exported once the answers are complete ('close' may follow the client's read by a tick). */
   async function spans(count: number): Promise<ReadableSpan[]> {
-    for (let i = 0; i < 200 && exporter.getFinishedSpans().length < count; i++) await new Promise((r) => setTimeout(r, 10));
-    return exporter.getFinishedSpans();
+    const servers = () => exporter.getFinishedSpans().filter((s) => s.kind === SpanKind.SERVER);
+    for (let i = 0; i < 200 && servers().length < count; i++) await new Promise((r) => setTimeout(r, 10));
+    return servers();
   }
+  const internal = () => exporter.getFinishedSpans().filter((s) => s.kind === SpanKind.INTERNAL);
 
   it('should export one server span named by method and route pattern, child of the traceparent', async () => {
     const res = await fetch(`${server.url}/users/42?secret=x`, { headers: { traceparent: `00-${TRACE_ID}-${PARENT_ID}-01`, 'user-agent': 'probe/1' } });
@@ -61,9 +63,17 @@ describe('when ServerConfig.opentelemetry is on and the app registered an OTel S
       {
         'http.request.method': 'GET', 'url.path': '/users/42', 'url.scheme': 'http', 'network.protocol.version': '1.1',
         'client.address': span!.attributes['client.address'], 'user_agent.original': 'probe/1',
+        'server.address': '127.0.0.1', 'server.port': Number(new URL(server.url).port),
         'http.route': '/users/{id}', 'http.response.status_code': 200,
       },
     );
+    // keel's own work: INTERNAL children of the SERVER span (the default security headers, httpTrace, the handler).
+    const children = internal();
+    assert.deepEqual(children.map((s) => s.name).sort(), ['middleware - httpTraceMiddleware', 'middleware - securityHeaders', 'request handler - /users/{id}']);
+    for (const child of children) {
+      assert.equal(child.parentSpanContext?.spanId, span!.spanContext().spanId);
+      assert.equal(child.attributes['http.route'], '/users/{id}');
+    }
     assert.match(String(span!.attributes['client.address']), /127\.0\.0\.1/);
     assert.equal(span!.status.code, SpanStatusCode.UNSET);
     // httpTrace answers the exported span's ids, so logs, the response and the trace agree.
@@ -72,12 +82,14 @@ describe('when ServerConfig.opentelemetry is on and the app registered an OTel S
 
   it('should make the spans a handler starts (after an await) children of keel\'s request span', async () => {
     assert.equal((await fetch(`${server.url}/db`)).status, 200);
-    const list = await spans(2);
-    const request = list.find((s) => s.name === 'GET /db')!;
-    const db = list.find((s) => s.name === 'SELECT users')!;
-    assert.ok(request && db, list.map((s) => s.name).join(', '));
+    const [request] = await spans(1);
+    const handler = internal().find((s) => s.name === 'request handler - /db')!;
+    const db = exporter.getFinishedSpans().find((s) => s.name === 'SELECT users')!;
+    assert.ok(request && handler && db, exporter.getFinishedSpans().map((s) => s.name).join(', '));
+    assert.equal(request.name, 'GET /db');
     assert.equal(db.spanContext().traceId, request.spanContext().traceId);
-    assert.equal(db.parentSpanContext?.spanId, request.spanContext().spanId);
+    assert.equal(handler.parentSpanContext?.spanId, request.spanContext().spanId);
+    assert.equal(db.parentSpanContext?.spanId, handler.spanContext().spanId);
   });
 
   it('should start a new trace without a (valid) traceparent', async () => {
@@ -87,14 +99,23 @@ describe('when ServerConfig.opentelemetry is on and the app registered an OTel S
     assert.equal(span!.parentSpanContext, undefined);
   });
 
-  it('should mark a 5xx answer as an error, and name an unmatched request by its method only', async () => {
-    assert.equal((await fetch(`${server.url}/boom`)).status, 500);
+  it('should mark a 5xx answer as an error with its exception, and name an unmatched request by its method only', async () => {
+    const answer = await fetch(`${server.url}/boom`);
+    assert.equal(answer.status, 500);
+    assert.doesNotMatch(await answer.text(), /boom/, 'no internals in the answer');
     assert.equal((await fetch(`${server.url}/nowhere`)).status, 404);
     const list = await spans(2);
     const boom = list.find((s) => s.attributes['url.path'] === '/boom')!;
     assert.equal(boom.name, 'GET /boom');
     assert.equal(boom.status.code, SpanStatusCode.ERROR);
     assert.equal(boom.attributes['error.type'], '500');
+    assert.equal(boom.status.message, 'boom');
+    const exception = boom.events.find((e) => e.name === 'exception');
+    assert.equal(exception?.attributes?.['exception.message'], 'boom');
+    assert.match(String(exception?.attributes?.['exception.stacktrace']), /tracing\.test\.ts/);
+    const handler = internal().find((s) => s.name === 'request handler - /boom')!;
+    assert.equal(handler.status.code, SpanStatusCode.ERROR);
+    assert.equal(handler.status.message, 'boom');
     const miss = list.find((s) => s.attributes['url.path'] === '/nowhere')!;
     assert.equal(miss.name, 'GET');
     assert.equal(miss.attributes['http.route'], undefined);

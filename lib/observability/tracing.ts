@@ -6,19 +6,22 @@
  *
  * One SERVER span per request, named `<METHOD> <route pattern>` (OTel HTTP semantic conventions,
  * stable since v1.23: `http.request.method`, `http.route`, `http.response.status_code`, `url.path`,
- * `url.scheme`, `network.protocol.version`, `client.address`, `user_agent.original`; status ERROR
- * for 5xx only, since a 4xx is the client's error, not the server span's). Its parent is the span already
- * active (the app's own HTTP instrumentation), else the caller's W3C `traceparent` as keel parses it
- * (middleware/http-trace), else none: a new trace.
+ * `url.scheme`, `network.protocol.version`, `server.address`, `server.port`, `client.address`,
+ * `user_agent.original`; status ERROR for 5xx only, since a 4xx is the client's error, not the server
+ * span's). When instrumentation-http already started the request's SERVER span (NodeSDK with
+ * getNodeAutoInstrumentations), keel names that span and starts none (lib/observability/spans.ts);
+ * otherwise its parent is the span already active, else the caller's W3C `traceparent` as keel parses
+ * it (middleware/http-trace), else none: a new trace. keel's own work (middleware, the handler) is
+ * recorded as INTERNAL children (lib/observability/internal-spans.ts).
  */
-import { lazyRequire } from '../lazy-require.js';
 import type { OpenTelemetryConfig } from '../records/observability.js';
+import type { EventEmitter } from 'node:events';
 import type { KeelRequest } from '../request.js';
 import { parseTraceparent } from '../../middleware/http-trace/traceparent.js';
 import { parseTracestate } from '../../middleware/http-trace/tracestate.js';
+import { attachRequestTrace, spanKit, type KitSpan, type RequestTrace, type SpanKit } from './spans.js';
 
 /* eslint-disable @typescript-eslint/no-explicit-any -- @opentelemetry/api is optional: its types stay out of keel's declarations */
-const loadApi = lazyRequire<any>('@opentelemetry/api');
 
 /** Packages spans need (optional peer dependencies of keel). */
 export const TRACING_PACKAGES: readonly string[] = ['@opentelemetry/api@1'];
@@ -32,33 +35,51 @@ export interface KeelSpanIds {
 
 /** A started request span; `end()` once the answer is complete. */
 export interface RequestSpan {
+  readonly trace: RequestTrace;
   /** Run `fn` with the span active (handlers' own spans become its children). */
   run(fn: () => void): void;
+  /** The route is known (set as soon as the router matched, before instrumentation-http ends its span). */
+  route(route: string): void;
   end(route: string | null, status: number, aborted: boolean): void;
 }
 
+/** `server.address` and `server.port` (HTTP semantic conventions): the Host header's, else the socket's local ones. */
+function serverAddress(req: KeelRequest, attributes: Record<string, string | number>): void {
+  const host = req.headers.host;
+  let address: string | undefined;
+  let port: number | undefined;
+  if (typeof host === 'string' && host) {
+    const close = host.startsWith('[') ? host.indexOf(']') : -1;
+    const colon = host.indexOf(':', close + 1);
+    address = close > 0 ? host.slice(1, close) : colon < 0 ? host : host.slice(0, colon);
+    if (colon >= 0) port = Number(host.slice(colon + 1)) || undefined;
+  } else address = req.socket?.localAddress;
+  port ??= req.socket?.localPort;
+  if (address) attributes['server.address'] = address;
+  if (port) attributes['server.port'] = port;
+}
+
 /**
- * Starts one server span per request.
+ * Starts one server span per request, or, when instrumentation-http already started one (the standard
+ * setup), names that one by its route and adds nothing beside it.
  *
  * @example
  * const tracer = new RequestTracer({ enabled: true, tracer_name: 'keel' });
- * const span = tracer.start(req);
+ * const span = tracer.start(req, res);
  * span.run(() => router(req, res));
  * res.on('close', () => span.end(req.routePattern ?? null, res.statusCode, !res.writableFinished));
  */
 export class RequestTracer {
+  readonly #kit: SpanKit;
   readonly #api: any;
-  readonly #tracer: any;
 
   constructor(config: Readonly<OpenTelemetryConfig>) {
-    this.#api = loadApi();
-    // A ProxyTracer: it follows a provider the app's SDK registers later (NodeSDK.start() after createApp).
-    this.#tracer = this.#api.trace.getTracer(config.tracer_name);
+    this.#kit = spanKit(config.tracer_name);
+    this.#api = this.#kit.api;
   }
 
-  #parent(req: KeelRequest): unknown {
+  #parent(req: KeelRequest, active: unknown): unknown {
     const api = this.#api;
-    const active = api.context.active();
     if (api.trace.getSpan(active)) return active;
     const parent = parseTraceparent(req.headers.traceparent);
     if (!parent) return api.ROOT_CONTEXT;
@@ -73,42 +94,67 @@ export class RequestTracer {
     });
   }
 
-  start(req: KeelRequest): RequestSpan {
+  start(req: KeelRequest, res?: EventEmitter): RequestSpan {
     const api = this.#api;
+    const kit = this.#kit;
     const method = req.method ?? 'GET';
-    const url = req.url ?? '/';
-    const q = url.indexOf('?');
-    const attributes: Record<string, string | number> = {
-      'http.request.method': method,
-      'url.path': q < 0 ? url : url.slice(0, q),
-      'url.scheme': (req.socket as { encrypted?: boolean } | undefined)?.encrypted ? 'https' : 'http',
-      'network.protocol.version': req.httpVersion ?? '1.1',
-    };
-    const client = req.socket?.remoteAddress;
-    if (client) attributes['client.address'] = client;
-    const ua = req.headers['user-agent'];
-    if (typeof ua === 'string') attributes['user_agent.original'] = ua;
-    const parent = this.#parent(req);
-    const span = this.#tracer.startSpan(method, { kind: api.SpanKind.SERVER, attributes }, parent);
-    const ctx = api.trace.setSpan(parent, span);
-    const sc = span.spanContext();
+    const active = api.context.active();
+    const http = kit.httpServerSpan(active);
+    let server: KitSpan;
+    let ctx: unknown;
+    if (http) {
+      // The standard setup: instrumentation-http's SERVER span is the request's; keel names it.
+      server = http.span;
+      ctx = active;
+    } else {
+      const url = req.url ?? '/';
+      const q = url.indexOf('?');
+      const attributes: Record<string, string | number> = {
+        'http.request.method': method,
+        'url.path': q < 0 ? url : url.slice(0, q),
+        'url.scheme': (req.socket as { encrypted?: boolean } | undefined)?.encrypted ? 'https' : 'http',
+        'network.protocol.version': req.httpVersion ?? '1.1',
+      };
+      serverAddress(req, attributes);
+      const client = req.socket?.remoteAddress;
+      if (client) attributes['client.address'] = client;
+      const ua = req.headers['user-agent'];
+      if (typeof ua === 'string') attributes['user_agent.original'] = ua;
+      const parent = this.#parent(req, active);
+      server = kit.tracer.startSpan(method, { kind: api.SpanKind.SERVER, attributes }, parent);
+      ctx = api.trace.setSpan(parent, server);
+      // As instrumentation-http does: listeners of the request and the response (the body's 'data' and
+      // 'end', which resume a handler reading it) run in the request's context, not the socket's.
+      api.context.bind(ctx, req);
+      if (res) api.context.bind(ctx, res);
+    }
+    const trace: RequestTrace = { kit, server, http, method, open: [], errored: false };
+    attachRequestTrace(req, trace);
+    const sc = server.spanContext();
     (req as KeelRequest & { keelSpan?: KeelSpanIds }).keelSpan = { traceId: sc.traceId, spanId: sc.spanId, traceFlags: sc.traceFlags };
+    let named: string | null = null;
+    const name = (route: string) => {
+      if (route === named || !server.isRecording()) return;
+      named = route;
+      kit.setRoute(http ?? server, method, route);
+    };
     return {
+      trace,
       run: (fn) => api.context.with(ctx, fn),
+      route: name,
       end: (route, status, aborted) => {
-        if (route !== null) {
-          span.updateName(`${method} ${route}`);
-          span.setAttribute('http.route', route);
-        }
-        span.setAttribute('http.response.status_code', status);
+        for (const s of trace.open) if (s.isRecording()) s.end();
+        if (route !== null) name(route);
+        if (http) return; // instrumentation-http sets the status code and status, and ends its span
+        server.setAttribute('http.response.status_code', status);
         if (status >= 500) {
-          span.setAttribute('error.type', String(status));
-          span.setStatus({ code: api.SpanStatusCode.ERROR });
+          server.setAttribute('error.type', String(status));
+          if (!trace.errored) server.setStatus({ code: api.SpanStatusCode.ERROR });
         } else if (aborted) {
           // The client left before the answer was complete (not the server's error).
-          span.setAttribute('keel.aborted', true);
+          server.setAttribute('keel.aborted', true);
         }
-        span.end();
+        server.end();
       },
     };
   }

@@ -22,20 +22,23 @@ export interface MountSpec {
   public?: boolean;
   /** The endpoint's operations for the OpenAPI document (MountOptions.openapi). */
   openapi?: MountOptions['openapi'];
+  /** Middleware after the server-level features, before the body is read (MountOptions.middleware). */
+  middleware?: MountOptions['middleware'];
   /** A page a person opens, listed by `listen()`'s start-up line (MountOptions.page). */
   page?: string;
 }
 
 export interface ProtocolHost {
   readonly config: Readonly<ServerConfig>;
-  mount(method: string, path: string, handler: RawHandler, options?: Pick<MountOptions, 'readBody' | 'public' | 'openapi' | 'page'>): unknown;
+  mount(method: string, path: string, handler: RawHandler, options?: Pick<MountOptions, 'readBody' | 'public' | 'openapi' | 'page' | 'middleware'>): unknown;
 }
 
 /** Mount every spec on the host. */
 export function mountAll(host: ProtocolHost, specs: readonly MountSpec[]): void {
   for (const s of specs) {
-    const options: Pick<MountOptions, 'readBody' | 'public' | 'openapi' | 'page'> = { readBody: s.readBody };
+    const options: Pick<MountOptions, 'readBody' | 'public' | 'openapi' | 'page' | 'middleware'> = { readBody: s.readBody };
     if (s.public) options.public = true;
+    if (s.middleware) options.middleware = s.middleware;
     if (s.openapi) options.openapi = s.openapi;
     if (s.page) options.page = s.page;
     host.mount(s.method, s.path, s.handler, options);

@@ -15,6 +15,7 @@
  *   queueing without bound.
  */
 import { observe } from '../observability/observe.js';
+import type { JobTracing } from '../observability/job-spans.js';
 
 /** Events kept for one subscriber that has not read them yet; one more ends its subscription. */
 export const DEFAULT_MAX_QUEUED_EVENTS = 1000;
@@ -30,6 +31,8 @@ export interface PubSub {
   subscribe(topic: string): AsyncIterableIterator<unknown>;
   /** Open subscriptions of `topic` (this instance's). */
   listenerCount(topic: string): number;
+  /** Spans of the events (an App with `opentelemetry` on calls it when its router is built); undefined: none. */
+  traceWith?(tracing: JobTracing | undefined): void;
 }
 
 export interface MemoryPubSubOptions {
@@ -55,6 +58,7 @@ const DONE: IteratorResult<unknown> = Object.freeze({ value: undefined, done: tr
 export class MemoryPubSub implements PubSub {
   readonly #topics = new Map<string, Set<(payload: unknown) => void>>();
   readonly #maxQueued: number;
+  #tracing: JobTracing | undefined;
 
   constructor(options: MemoryPubSubOptions = {}) {
     this.#maxQueued = options.maxQueued ?? DEFAULT_MAX_QUEUED_EVENTS;
@@ -63,7 +67,22 @@ export class MemoryPubSub implements PubSub {
     }
   }
 
+  traceWith(tracing: JobTracing | undefined): void {
+    this.#tracing = tracing;
+  }
+
   publish(topic: string, payload: unknown): void {
+    // Spans on: a PRODUCER span around the delivery (lib/observability/job-spans.ts).
+    if (!this.#tracing) return this.#deliver(topic, payload);
+    const send = this.#tracing.produce({ name: topic, system: 'keel', event: true });
+    try {
+      this.#deliver(topic, payload);
+    } finally {
+      send.end();
+    }
+  }
+
+  #deliver(topic: string, payload: unknown): void {
     const listeners = this.#topics.get(topic);
     // A copy, as an emitter does: a subscriber added while delivering gets the next event, not this one.
     if (listeners) for (const listener of [...listeners]) listener(payload);

@@ -27,13 +27,26 @@ import { logBase } from '../log-level.js';
 import { errorText, StoreHealth, type StoreStatus } from '../store-health.js';
 import { checkTopic, encodePayload, MemoryPubSub, type PubSub } from './memory.js';
 import { observe } from '../observability/observe.js';
+import type { JobTracing, TraceCarrier } from '../observability/job-spans.js';
 import { PUBLISH_BEFORE_SCRIPT, PUBLISH_DEADLINE_MARGIN_MS, Receivers, RedisClock, SHARD_NUMSUB_SCRIPT, SPUBLISH_BEFORE_SCRIPT } from './redis-publish.js';
 
 /**
  * Messages keel publishes: `k1 <instance id> <JSON payload>`. A message without the tag (another
- * publisher, an older keel) is taken as JSON payload, as before.
+ * publisher, an older keel) is taken as JSON payload, as before. With spans on, the instance id is
+ * followed by `|` and the publisher's trace context (URI-encoded JSON), which an older keel, comparing
+ * the whole token with its own id, reads as another instance's event, as it is.
  */
 const TAG = 'k1 ';
+
+/** The publisher's trace context from a message's tag; undefined when absent or unreadable (a new trace then). */
+function traceCarrier(token: string | undefined): unknown {
+  if (!token) return undefined;
+  try {
+    return JSON.parse(decodeURIComponent(token));
+  } catch {
+    return undefined;
+  }
+}
 
 /** Prefix of every channel: 'keel:ps:'. */
 export const DEFAULT_PUBSUB_PREFIX = 'keel:ps:';
@@ -89,6 +102,7 @@ export class RedisPubSub implements PubSub {
   #closed = false;
   /** Tells this instance's messages from other instances' (a fresh id per RedisPubSub). */
   readonly #origin = randomUUID();
+  #tracing: JobTracing | undefined;
   readonly #health: StoreHealth;
   readonly #receivers = new Receivers();
   /** Sharded pub/sub on a Redis Cluster (SPUBLISH / SSUBSCRIBE) instead of PUBLISH / SUBSCRIBE. */
@@ -152,11 +166,15 @@ export class RedisPubSub implements PubSub {
 
   #receive(topic: string, text: string): void {
     let payload: unknown;
+    let trace: string | undefined;
     try {
       if (text.startsWith(TAG)) {
         const space = text.indexOf(' ', TAG.length);
+        let origin = text.slice(TAG.length, space);
+        const bar = origin.indexOf('|');
+        if (bar >= 0) [origin, trace] = [origin.slice(0, bar), origin.slice(bar + 1)];
         // This instance's own event: its subscribers had it from publish().
-        if (text.slice(TAG.length, space) === this.#origin) return;
+        if (origin === this.#origin) return;
         text = text.slice(space + 1);
       }
       payload = JSON.parse(text);
@@ -164,8 +182,14 @@ export class RedisPubSub implements PubSub {
       this.#logger.warn({ err, topic }, 'pubsub: message is not JSON; dropped');
       return;
     }
-    this.#local.publish(topic, payload);
+    if (this.#tracing) this.#tracing.consume(traceCarrier(trace), { name: topic, system: 'redis', event: true }, () => this.#local.publish(topic, payload));
+    else this.#local.publish(topic, payload);
     this.#release(topic);
+  }
+
+  /** Spans of the events: `publish <topic>` here, `process <topic>` where another instance receives it. */
+  traceWith(tracing: JobTracing | undefined): void {
+    this.#tracing = tracing;
   }
 
   /** Unsubscribe the channel once this instance has no subscriber of `topic` left. */
@@ -179,13 +203,19 @@ export class RedisPubSub implements PubSub {
    * Publish to every instance. Resolves once Redis took the event (this instance's subscribers have it
    * then, once); fails within about PUBLISH_TIMEOUT_MS (RESUBSCRIBE_WAIT_MS right after a reconnect).
    */
-  async publish(topic: string, payload: unknown): Promise<void> {
+  publish(topic: string, payload: unknown): Promise<void> {
+    if (!this.#tracing) return this.#publish(topic, payload);
+    const send = this.#tracing.produce({ name: topic, system: 'redis', event: true });
+    return send.settle(this.#publish(topic, payload, send.carrier));
+  }
+
+  async #publish(topic: string, payload: unknown, trace?: TraceCarrier): Promise<void> {
     checkTopic(topic);
     const text = encodePayload(topic, payload);
     try {
       // Known away: fail at once (a chat loop awaiting each publish is not held up per message).
       if (!this.#health.available) throw new Error('Redis is unavailable (waiting for it to answer again)');
-      await this.#publishBefore(topic, text, Date.now() + PUBLISH_TIMEOUT_MS);
+      await this.#publishBefore(topic, text, Date.now() + PUBLISH_TIMEOUT_MS, trace && `|${encodeURIComponent(JSON.stringify(trace))}`);
       this.#health.commandSucceeded();
       observe.event('published');
     } catch (err) {
@@ -201,7 +231,7 @@ export class RedisPubSub implements PubSub {
   }
 
   /** PUBLISH unless Redis's clock passed `deadline` first; rejects at `deadline` at the latest. */
-  async #publishBefore(topic: string, text: string, deadline: number): Promise<void> {
+  async #publishBefore(topic: string, text: string, deadline: number, trace = ''): Promise<void> {
     let timer: NodeJS.Timeout | undefined;
     const expected = this.#receivers.expected(topic);
     const end = expected ? Math.max(deadline, expected.until) : deadline;
@@ -222,7 +252,7 @@ export class RedisPubSub implements PubSub {
         budget = Math.max(deadline, Math.min(expected.until, Date.now() + PUBLISH_TIMEOUT_MS));
       }
       const redisDeadline = budget - PUBLISH_DEADLINE_MARGIN_MS + (await clock.offset());
-      const n = Number(await pub.keelPublishBefore(this.#prefix + topic, `${TAG}${this.#origin} ${text}`, Math.floor(redisDeadline)));
+      const n = Number(await pub.keelPublishBefore(this.#prefix + topic, `${TAG}${this.#origin}${trace} ${text}`, Math.floor(redisDeadline)));
       if (n < 0) throw new Error('Redis took the event after its deadline: not published');
       this.#receivers.published(topic, n);
     })();

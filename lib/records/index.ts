@@ -7,6 +7,7 @@ export * from './protocol.js';
 export * from './route.js';
 export * from './graphql.js';
 export * from './observability.js';
+export * from './work.js';
 
 import { ServerConfig } from './server.js';
 import { CorsConfig, RequestIdConfig, JwtAuthConfig, ApiKeyAuthConfig, AuthorizationConfig, LifecycleHooksConfig } from './route.js';

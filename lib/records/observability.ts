@@ -51,10 +51,12 @@ export const MetricsConfig = defineRecord<MetricsConfig>()('MetricsConfig', {
 export interface OpenTelemetryConfig {
   enabled: boolean;
   tracer_name: string;
+  internal_spans: boolean;
 }
 export const OpenTelemetryConfig = defineRecord<OpenTelemetryConfig>()('OpenTelemetryConfig', {
-  enabled: { type: t.boolean(), default: true, doc: 'One server span per request through @opentelemetry/api' },
+  enabled: { type: t.boolean(), default: true, doc: "One SERVER span per request through @opentelemetry/api (instrumentation-http's, named by keel, when registered), job and event spans" },
   tracer_name: { type: t.string({ minLength: 1 }), default: DEFAULT_TRACER_NAME, doc: "Name of keel's tracer (the instrumentation scope of its spans)" },
+  internal_spans: { type: t.boolean(), default: true, doc: 'INTERNAL spans for each middleware and the handler of a request (false: the SERVER span and protocol operations only)' },
 });
 
 export type ReadinessConfigInput = InputOf<typeof ReadinessConfig>;

@@ -147,6 +147,12 @@ export const DEFAULT_MAX_H2_SESSIONS = 1000;
 /** HTTP/2 connections open at once from one client address: 100. */
 export const DEFAULT_MAX_H2_SESSIONS_PER_CLIENT = 100;
 
+/**
+ * gRPC calls one client (address) may have in flight at once across all its HTTP/2 sessions: 100, one session's
+ * max_concurrent_streams. 100 sessions × 100 calls from one address stalled `/health` 2.1–6.1 s (issue 35).
+ */
+export const DEFAULT_MAX_GRPC_CALLS_PER_CLIENT = 100;
+
 export interface GrpcConfig {
   enabled: boolean;
   max_message_size: number;
@@ -160,6 +166,7 @@ export interface GrpcConfig {
   h2_idle_timeout: number;
   max_h2_sessions: number;
   max_h2_sessions_per_client: number;
+  max_calls_per_client: number | null;
 }
 export const GrpcConfig = defineRecord<GrpcConfig>()('GrpcConfig', {
   enabled: { type: t.boolean(), default: true },
@@ -174,6 +181,7 @@ export const GrpcConfig = defineRecord<GrpcConfig>()('GrpcConfig', {
   h2_idle_timeout: { type: t.integer(1, MAX_H2_IDLE_TIMEOUT), default: DEFAULT_H2_IDLE_TIMEOUT, doc: 'Seconds an HTTP/2 connection with no open stream stays open (PINGs do not count); then GOAWAY and close' },
   max_h2_sessions: { type: t.integer(1), default: DEFAULT_MAX_H2_SESSIONS, doc: 'HTTP/2 connections open at once on the server; more get GOAWAY REFUSED_STREAM' },
   max_h2_sessions_per_client: { type: t.integer(1), default: DEFAULT_MAX_H2_SESSIONS_PER_CLIENT, doc: 'HTTP/2 connections open at once from one client address; more get GOAWAY ENHANCE_YOUR_CALM' },
+  max_calls_per_client: { type: t.integer(1), nullable: true, default: DEFAULT_MAX_GRPC_CALLS_PER_CLIENT, doc: 'gRPC calls one client address may have in flight across all its HTTP/2 sessions; more end at once with RESOURCE_EXHAUSTED (no guard, no handler); null = no limit' },
 });
 
 // ---------------------------------------------------------------- background tasks

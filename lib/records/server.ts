@@ -7,6 +7,7 @@ import { OpenApiConfig, AsyncApiConfig, JsonRpcConfig, GrpcConfig, BackgroundTas
 import type * as P from './protocol.js';
 import { CorsConfig, type CorsConfigData } from './cors.js';
 import { MetricsConfig, OpenTelemetryConfig, ReadinessConfig } from './observability.js';
+import { WorkLimitsConfig } from './work.js';
 import { DEFAULT_ON_CONSTRUCTOR_POISONING, DEFAULT_ON_PROTO_POISONING, POISONING_ACTIONS, type PoisoningAction } from '../json-parse.js';
 
 /** Default bind host. */
@@ -30,6 +31,21 @@ export const DEFAULT_SEND_TIMEOUT = 30;
 export const DEFAULT_WS_MESSAGES_PER_SECOND = 100;
 /** Default WebSocket message burst per socket (bucket size): 200, as DEFAULT_RATE_BURST. */
 export const DEFAULT_WS_MESSAGE_BURST = 200;
+/**
+ * Default connections one client (one address, lib/client-budget.ts) may hold open at once, across HTTP/1.1,
+ * WebSockets and h2c sessions: 100, as DEFAULT_MAX_H2_SESSIONS_PER_CLIENT. 400 sockets from one address took
+ * every file descriptor under `ulimit -n 256` (issue 35). Clients behind one NAT share it: raise it, or set
+ * trust_proxy behind a proxy (the proxy's own connections are then not counted).
+ */
+export const DEFAULT_MAX_CONNECTIONS_PER_CLIENT = 100;
+/**
+ * Default messages per second one client may send across all its WebSockets and GraphQL subscriptions: 1000.
+ * 400 sockets each under the per-socket rate sent 35,700 msg/s and `/health` waited 1.0–2.5 s (issue 35).
+ * Past it the client's sockets are not read for a while (TCP backpressure), nothing is dropped or closed.
+ */
+export const DEFAULT_WS_CLIENT_MESSAGES_PER_SECOND = 1_000;
+/** Default messages one client may send at once across its WebSockets (bucket size): 2000. */
+export const DEFAULT_WS_CLIENT_MESSAGE_BURST = 2_000;
 /** What a socket over its message rate gets: close 1008, an error frame per dropped message, or a silent drop. */
 export const WS_RATE_ACTIONS = ['close', 'error', 'drop'] as const;
 export type WsRateAction = (typeof WS_RATE_ACTIONS)[number];
@@ -227,8 +243,11 @@ export interface ServerConfig {
   graceful_shutdown: boolean;
   shutdown_timeout: number;
   send_timeout: number;
+  max_connections_per_client: number | null;
   ws_messages_per_second: number | null;
   ws_message_burst: number;
+  ws_client_messages_per_second: number | null;
+  ws_client_message_burst: number;
   ws_on_rate_exceeded: WsRateAction;
   ws_max_buffered_bytes: number | null;
   ws_on_send_buffer_full: WsSendBufferAction;
@@ -247,6 +266,8 @@ export interface ServerConfig {
   metrics: Readonly<MetricsConfig> | null;
   /** One OpenTelemetry server span per request (@opentelemetry/api); null: none. */
   opentelemetry: Readonly<OpenTelemetryConfig> | null;
+  /** Client CPU budgets, the queue of expensive work and overload shedding (lib/cost.ts); null: none. */
+  work_limits: Readonly<WorkLimitsConfig> | null;
 }
 
 export const ServerConfig = defineRecord<ServerConfig>()('ServerConfig', {
@@ -266,6 +287,9 @@ export const ServerConfig = defineRecord<ServerConfig>()('ServerConfig', {
   graceful_shutdown: { type: t.boolean(), default: true, doc: 'Graceful shutdown on SIGTERM/SIGINT' },
   shutdown_timeout: { type: t.integer(0), default: DEFAULT_SHUTDOWN_TIMEOUT, doc: 'Graceful shutdown timeout, seconds' },
   send_timeout: { type: t.integer(0), default: DEFAULT_SEND_TIMEOUT, doc: 'HTTP/1.1 answers: a client that reads none of the pending answer for this long is disconnected, seconds; 0 = none' },
+  max_connections_per_client: { type: t.integer(1), nullable: true, default: DEFAULT_MAX_CONNECTIONS_PER_CLIENT, doc: 'Connections one client address may hold open at once (HTTP/1.1, WebSocket, h2c); more get 503 / GOAWAY ENHANCE_YOUR_CALM; a trusted proxy\'s own connections are not counted, its WebSockets count per forwarded client (close 1013); null = no limit' },
+  ws_client_messages_per_second: { type: t.number(0), nullable: true, default: DEFAULT_WS_CLIENT_MESSAGES_PER_SECOND, doc: 'WebSocket and GraphQL-over-WebSocket: messages per second one client may send across all its sockets; past it its sockets are not read for a while (backpressure); null = no limit' },
+  ws_client_message_burst: { type: t.integer(1), default: DEFAULT_WS_CLIENT_MESSAGE_BURST, doc: 'WebSocket: messages one client may send at once across its sockets (bucket size)' },
   ws_messages_per_second: { type: t.number(0), nullable: true, default: DEFAULT_WS_MESSAGES_PER_SECOND, doc: 'WebSocket and GraphQL-over-WebSocket: messages per second one socket may send (token refill); null = no limit' },
   ws_message_burst: { type: t.integer(1), default: DEFAULT_WS_MESSAGE_BURST, doc: 'WebSocket: messages one socket may send at once (bucket size)' },
   ws_on_rate_exceeded: { type: t.string({ enum: WS_RATE_ACTIONS }), default: DEFAULT_WS_ON_RATE_EXCEEDED, doc: 'WebSocket: a message over the rate: close (1008), error (dropped, an error frame sent) or drop (dropped silently)' },
@@ -282,9 +306,11 @@ export const ServerConfig = defineRecord<ServerConfig>()('ServerConfig', {
   readiness: { type: t.record(ReadinessConfig), nullable: true, doc: 'Readiness endpoint (GET /ready): 200 when the dependencies the App uses are up, 503 problem+json listing those down' },
   metrics: { type: t.record(MetricsConfig), nullable: true, doc: 'Prometheus endpoint (GET /metrics) and request metrics; needs prom-client' },
   opentelemetry: { type: t.record(OpenTelemetryConfig), nullable: true, doc: 'One OpenTelemetry server span per request, exported by the app\'s OTel SDK; needs @opentelemetry/api' },
+  work_limits: { type: t.record(WorkLimitsConfig), nullable: true, default: () => WorkLimitsConfig.defaults(), doc: 'Expensive work (AsyncAPI parse / validate, GraphQL operations): per-client CPU budgets, a server-wide queue and shedding on event-loop delay / utilisation; null = none' },
 }, {
   check: (v, path) => {
     checkTrustProxy('ServerConfig', path, 'trust_proxy', v.trust_proxy);
+    if (v.ws_client_messages_per_second === 0) fail('ServerConfig', path, 'ws_client_messages_per_second', 0, 'a number > 0, or null for no limit', 'At 0 a client could never send again once its burst is spent.');
     if (v.ws_messages_per_second === 0) fail('ServerConfig', path, 'ws_messages_per_second', 0, 'a number > 0, or null for no limit', 'At 0 a socket could never send again once its burst is spent.');
   },
 });

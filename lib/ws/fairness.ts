@@ -16,6 +16,7 @@
  * same rules hold for `app.ws()` sessions and for graphql-ws, which reads and writes that socket directly.
  */
 import type { WebSocket } from 'ws';
+import type { MessageMeter } from '../client-budget.js';
 import { fail, unknownKey } from '../records/define.js';
 import {
   DEFAULT_WS_MAX_BUFFERED_BYTES, DEFAULT_WS_MESSAGE_BURST, DEFAULT_WS_MESSAGES_PER_SECOND, DEFAULT_WS_ON_RATE_EXCEEDED,
@@ -106,11 +107,46 @@ function byteSize(data: unknown): number {
   return 0;
 }
 
+/** How long a socket counts as behind after the client's budget let it be read again, ms: 1000. */
+export const BEHIND_GRACE_MS = 1_000;
+
+/**
+ * How late the event loop is: a 20 ms interval runs while rate-limited sockets are open (and only then), and
+ * the lateness is that of its last run or of the one now overdue, whichever is larger. A server that was
+ * late by L ms may read L ms of a compliant client's messages at once.
+ */
+const LOOP_TICK_MS = 20;
+let loopTimer: NodeJS.Timeout | undefined;
+let loopUsers = 0;
+let tickAt = 0;
+let tickLate = 0;
+
+function watchLoop(): void {
+  if (loopUsers++ > 0) return;
+  tickAt = performance.now();
+  tickLate = 0;
+  loopTimer = setInterval(() => {
+    const now = performance.now();
+    tickLate = Math.max(0, now - tickAt - LOOP_TICK_MS);
+    tickAt = now;
+  }, LOOP_TICK_MS);
+  loopTimer.unref();
+}
+
+function unwatchLoop(): void {
+  if (--loopUsers === 0) clearInterval(loopTimer);
+}
+
+function loopLateMs(now: number): number {
+  return Math.max(tickLate, now - tickAt - LOOP_TICK_MS, 0);
+}
+
 /**
  * Put `f` on a freshly accepted socket, before anything listens to it. `errorFrame` answers a refused
- * message under action 'error' (default: rateLimitReply for every message).
+ * message under action 'error' (default: rateLimitReply for every message). `meter` is the budget of the
+ * socket's client across its sockets (lib/client-budget.ts): over it the socket is not read for a while.
  */
-export function applyFairness(ws: WebSocket, f: WebSocketFairness, errorFrame?: RateErrorFrame): void {
+export function applyFairness(ws: WebSocket, f: WebSocketFairness, errorFrame?: RateErrorFrame, meter?: MessageMeter): void {
   let cut = false;
   const cutOff = (code: number, reason: string): void => {
     if (cut) return;
@@ -121,24 +157,78 @@ export function applyFairness(ws: WebSocket, f: WebSocketFairness, errorFrame?: 
     ws.once('close', () => clearTimeout(timer));
   };
 
-  if (f.messagesPerSecond !== null) {
-    const perMs = f.messagesPerSecond / 1000;
+  const limited = f.messagesPerSecond !== null;
+  if (limited || meter) {
+    const perMs = (f.messagesPerSecond ?? 0) / 1000;
     const burst = f.messageBurst;
     const reply = errorFrame ?? (() => rateLimitReply(f));
     let tokens = burst;
     let last = performance.now();
     const emit = ws.emit;
+    // While a socket waits for its client's budget it is paused (TCP backpressure), and the messages ws had
+    // already parsed from the last chunk read (at most one chunk's worth) wait here, in order.
+    const queue: [string | symbol, unknown[]][] = [];
+    let holdTimer: NodeJS.Timeout | undefined;
+    // For BEHIND_GRACE_MS after a wait, what the client sent meanwhile is read as one backlog: not a flood.
+    let behindUntil = -Infinity;
+    /** Emit one message if both budgets allow it; else the ms to wait (nothing charged). */
+    const admit = (event: string | symbol, args: unknown[]): number | 'refused' => {
+      if (limited) {
+        const now = performance.now();
+        // A loop that was late reads what this socket sent meanwhile all at once: the bucket may hold what
+        // the client was allowed to send while the server was not reading (a backlog, not a burst; issue 35).
+        tokens = Math.min(burst + loopLateMs(now) * perMs, tokens + (now - last) * perMs);
+        last = now;
+        if (tokens < 1) {
+          // Behind because of the client's budget: this socket's backlog waits too, never a close.
+          if (holdTimer || queue.length || now < behindUntil) return Math.max(1, Math.ceil((1 - tokens) / perMs));
+          return 'refused';
+        }
+      }
+      const wait = meter ? meter.charge() : 0;
+      if (wait > 0) return wait;
+      if (limited) tokens -= 1;
+      emit.call(ws, event, ...args);
+      return 0;
+    };
+    const hold = (ms: number): void => {
+      ws.pause();
+      holdTimer = setTimeout(drain, ms);
+    };
+    const drain = (): void => {
+      holdTimer = undefined;
+      if (cut) return;
+      while (queue.length) {
+        const [event, args] = queue[0]!;
+        const wait = admit(event, args);
+        if (typeof wait === 'number' && wait > 0) return hold(wait);
+        queue.shift();
+      }
+      behindUntil = performance.now() + BEHIND_GRACE_MS;
+      ws.resume();
+    };
+    if (limited) watchLoop();
+    ws.once('close', () => {
+      clearTimeout(holdTimer);
+      queue.length = 0;
+      meter?.release();
+      if (limited) unwatchLoop();
+    });
     // Every listener (a WebSocketSession, graphql-ws) sees only the messages within the rate. Pings
     // count too: ws answers each with a pong, so a ping flood costs as much as a message flood.
     ws.emit = function emitWithinRate(this: WebSocket, event: string | symbol, ...args: unknown[]): boolean {
       if (event !== 'message' && event !== 'ping') return emit.call(this, event, ...args);
       if (cut) return false;
-      const now = performance.now();
-      tokens = Math.min(burst, tokens + (now - last) * perMs);
-      last = now;
-      if (tokens >= 1) {
-        tokens -= 1;
-        return emit.call(this, event, ...args);
+      if (holdTimer || queue.length) {
+        queue.push([event, args]);
+        return true;
+      }
+      const outcome = admit(event, args);
+      if (outcome === 0) return true;
+      if (outcome !== 'refused') {
+        queue.push([event, args]);
+        hold(outcome);
+        return true;
       }
       if (f.onRateExceeded === 'close') {
         cutOff(CLOSE_POLICY_VIOLATION, 'Message rate limit exceeded');

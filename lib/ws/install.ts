@@ -10,6 +10,7 @@ import type { Middleware } from '../request.js';
 import type { PubSub } from '../pubsub/memory.js';
 import type { ServerConfig } from '../records/server.js';
 import { fairnessOfConfig } from './fairness.js';
+import { clientBudgetOf, type ClientBudget } from '../client-budget.js';
 import { middlewareGuard, originGuard, type UpgradeGuard } from './guard.js';
 import { createWebSocketUpgradeHandler, type WebSocketHandler, type WebSocketRouteOptions } from './upgrade.js';
 
@@ -24,6 +25,8 @@ export interface WebSocketHost {
   preShutdown(fn: () => void | Promise<void>): unknown;
   /** Where `session.subscribe(topic)` listens (the App's pub/sub). */
   readonly pubsub?: PubSub;
+  /** The budget of each client across its sockets (lib/client-budget.ts). Default none. */
+  readonly clientBudget?: ClientBudget;
   /** The App's settings: its `ws_*` keys are the defaults of every route's `fairness`. */
   readonly config?: Readonly<ServerConfig>;
 }
@@ -49,7 +52,7 @@ export function installWebSocketRoute(app: WebSocketHost, path: string, handler:
   if (cors !== undefined) all.push(originGuard(cors));
   all.push(...guards);
   const fairness = { ...fairnessOfConfig(app.config), ...rest.fairness };
-  const upgrade = createWebSocketUpgradeHandler(handler, { pubsub: app.pubsub, ...rest, fairness, guards: all });
+  const upgrade = createWebSocketUpgradeHandler(handler, { pubsub: app.pubsub, clientBudget: app.clientBudget, ...rest, fairness, guards: all });
   app.upgrade(path, upgrade);
   app.preShutdown(() => upgrade.close());
 }
@@ -67,12 +70,22 @@ export function serverGuardOf(host: ProtocolHost): UpgradeGuard {
   return guard;
 }
 
+/** The WebSocketHost view of a ProtocolHost (its methods bound: the spread below copies no prototype). */
+function wsHostOf(host: ProtocolHost): WebSocketHost {
+  return {
+    upgrade: (path, handler) => host.upgrade(path, handler),
+    preShutdown: (fn) => host.preShutdown(fn),
+    pubsub: host.pubsub,
+    config: host.config,
+  };
+}
+
 /** WebSocket as an App protocol (lib/plugin.ts): the routes of `app.ws()`. Loaded by `app.ready()` (lib/builtins.ts). */
 export const protocol: ProtocolPlugin = {
   name: 'ws',
   install(host, registrations) {
     for (const { args } of registrations) {
-      installWebSocketRoute(host, args[0] as string, args[1] as WebSocketHandler, (args[2] ?? {}) as AppWebSocketOptions, serverGuardOf(host));
+      installWebSocketRoute({ ...wsHostOf(host), clientBudget: clientBudgetOf(host) }, args[0] as string, args[1] as WebSocketHandler, (args[2] ?? {}) as AppWebSocketOptions, serverGuardOf(host));
     }
   },
 };

@@ -13,8 +13,9 @@ import type { KeelRequest } from '../request.js';
 import { handshakeProblem, notFoundUpgrade, rejectUpgrade, runGuards, type UpgradeGuard, type UpgradeHeaders } from './guard.js';
 import { WebSocketSession } from './session.js';
 import { MemoryPubSub, type PubSub } from '../pubsub/memory.js';
-import { applyFairness, fairnessOptions, type RateErrorFrame, type WebSocketFairness, type WebSocketFairnessOptions } from './fairness.js';
+import { applyFairness, CLOSE_TRY_AGAIN_LATER, fairnessOptions, type RateErrorFrame, type WebSocketFairness, type WebSocketFairnessOptions } from './fairness.js';
 import { slicedPubSub } from './fanout.js';
+import type { ClientBudget } from '../client-budget.js';
 
 /** Default largest message accepted, bytes (1 MiB; ws's own default is 100 MiB). */
 export const DEFAULT_MAX_PAYLOAD = 1024 * 1024;
@@ -58,6 +59,11 @@ export interface WebSocketRouteOptions {
    * DEFAULT_WS_MAX_BUFFERED_BYTES (1 MiB) / close 1013.
    */
   fairness?: WebSocketFairnessOptions;
+  /**
+   * The budget of each client across its sockets (lib/client-budget.ts): its messages per second, and, behind
+   * a trusted proxy, its WebSockets (past the limit: close 1013). An App passes its own; default none.
+   */
+  clientBudget?: ClientBudget;
 }
 
 /** `value` (default DEFAULT_MAX_CONNECTIONS) checked as a positive integer. */
@@ -84,6 +90,7 @@ export function guardedUpgrade(
   maxConnections: number = DEFAULT_MAX_CONNECTIONS,
   fairness: WebSocketFairness = fairnessOptions(),
   rateErrorFrame?: RateErrorFrame,
+  budget?: ClientBudget,
 ): UpgradeHandler {
   const extraHeaders = new WeakMap<IncomingMessage, UpgradeHeaders>();
   wss.on('headers', (headers: string[], req: IncomingMessage) => {
@@ -107,8 +114,18 @@ export function guardedUpgrade(
         }
         extraHeaders.set(req, headers);
         wss.handleUpgrade(req, socket, head, (ws) => {
-          // Before any listener: the rate applies to every message they see, the bound to every send.
-          applyFairness(ws, fairness, rateErrorFrame);
+          if (!budget) {
+            // Before any listener: the rate applies to every message they see, the bound to every send.
+            applyFairness(ws, fairness, rateErrorFrame);
+            return onSocket(ws, req as KeelRequest);
+          }
+          const key = budget.requestKey(req);
+          // Behind a trusted proxy the TCP connection was not counted (it is the proxy's); the WebSocket is this client's.
+          if (budget.limitsConnections && budget.viaTrustedProxy(req)) {
+            if (!budget.acquire(key, 'websocket')) return ws.close(CLOSE_TRY_AGAIN_LATER, 'Too many connections from this client');
+            ws.once('close', () => budget.release(key));
+          }
+          applyFairness(ws, fairness, rateErrorFrame, budget.messages(key));
           onSocket(ws, req as KeelRequest);
         });
       },
@@ -159,7 +176,7 @@ export function createWebSocketUpgradeHandler(handler: WebSocketHandler, options
     Promise.resolve()
       .then(() => handler(session))
       .catch(() => session.close(CLOSE_INTERNAL_ERROR, 'Internal error'));
-  }, maxConnections, fairness);
+  }, maxConnections, fairness, undefined, options.clientBudget);
 }
 
 /**

@@ -36,3 +36,11 @@ export function aliasQueryBody(aliases: number, bytes: number): string {
   return JSON.stringify({ query, variables: { n: 'x'.repeat(bytes - shell.length) } });
 }
 
+
+/**
+ * Issue 35's near-budget AsyncAPI document: 1.8 KB whose messages share an 11-level fan-out, 71,666
+ * nodes, just inside `max_expanded_nodes` (100,000), so it is answered: ~70 ms of CPU on a quiet machine.
+ */
+export function nearBudgetDocument(): string {
+  return fanOutDocument(1800, 11);
+}
