@@ -251,8 +251,10 @@ export class RedisPubSub implements PubSub {
         }
         budget = Math.max(deadline, Math.min(expected.until, Date.now() + PUBLISH_TIMEOUT_MS));
       }
-      const redisDeadline = budget - PUBLISH_DEADLINE_MARGIN_MS + (await clock.offset());
-      const n = Number(await pub.keelPublishBefore(this.#prefix + topic, `${TAG}${this.#origin}${trace} ${text}`, Math.floor(redisDeadline)));
+      const redisDeadline = Math.floor(budget - PUBLISH_DEADLINE_MARGIN_MS + (await clock.offset()));
+      const message = `${TAG}${this.#origin}${trace} ${text}`;
+      if (this.#cluster) return this.#spublishBefore(pub, topic, message, redisDeadline, budget);
+      const n = Number(await pub.keelPublishBefore(this.#prefix + topic, message, redisDeadline));
       if (n < 0) throw new Error('Redis took the event after its deadline: not published');
       this.#receivers.published(topic, n);
     })();
@@ -261,6 +263,28 @@ export class RedisPubSub implements PubSub {
       await Promise.race([attempt, late]);
     } finally {
       clearTimeout(timer);
+    }
+  }
+
+  /**
+   * Cluster: SPUBLISH on the channel's shard. When the node serving the channel is not the one that took
+   * this topic's last event (a failover, a migrated slot), the subscriptions are moving with it: the
+   * script publishes only once as many subscribers as that event reached are there (issue 37: without
+   * this, 1 event answered 200 was missed per failover or migration); they get until `budget`, else the
+   * publish fails. While a slot migrates, the script (keyed by a channel no node holds as a key) is sent
+   * to the importing node (ASK), where the subscribers are not yet: publishes fail until the slot is
+   * handed over and they follow. After RESUBSCRIBE_WAIT_MS of that, the shard is taken as it is.
+   */
+  async #spublishBefore(pub: Client, topic: string, message: string, redisDeadline: number, budget: number): Promise<void> {
+    for (;;) {
+      // After RESUBSCRIBE_WAIT_MS of a moved shard without its subscribers, take it as it is (they left).
+      const last = this.#receivers.movedLongAgo(topic) ? undefined : this.#receivers.last(topic);
+      const [n, node, have] = ((await pub.keelPublishBefore(this.#prefix + topic, message, redisDeadline, last?.count ?? 0, last?.node ?? '')) as unknown[]).map((x, i) => (i === 1 ? String(x) : Number(x))) as [number, string, number];
+      if (n === -1) throw new Error('Redis took the event after its deadline: not published');
+      if (n >= 0) return this.#receivers.published(topic, n, node);
+      this.#receivers.moved(topic);
+      if (Date.now() + 50 >= budget - PUBLISH_DEADLINE_MARGIN_MS) throw new ReceiversMissing(topic, have, last?.count ?? 0);
+      await new Promise((r) => setTimeout(r, 50));
     }
   }
 

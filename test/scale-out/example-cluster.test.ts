@@ -6,6 +6,7 @@
 import { describe, it, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn, type ChildProcess } from 'node:child_process';
+import { Agent, get } from 'node:http';
 import { once } from 'node:events';
 import { fileURLToPath } from 'node:url';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -77,8 +78,16 @@ describe('when two example servers run with REDIS_CLUSTER_NODES', { skip: NO_RED
   });
 
   it('should allow one shared bucket (burst 100 + 50/s) of 400 requests split over both, not two', async (t) => {
+    // 16 keep-alive connections to each (the server allows one client 100 at once: max_connections_per_client).
+    const agent = new Agent({ keepAlive: true, maxSockets: 16 });
+    const status = (url: string) => new Promise<number>((resolve, reject) => {
+      get(url, { agent }, (res) => {
+        res.resume();
+        res.on('end', () => resolve(res.statusCode!));
+      }).on('error', reject);
+    });
     const started = performance.now();
-    const statuses = await Promise.all(Array.from({ length: 400 }, (_, i) => fetch(`${(i % 2 ? a : b).url}/items`).then((r) => r.status)));
+    const statuses = await Promise.all(Array.from({ length: 400 }, (_, i) => status(`${(i % 2 ? a : b).url}/items`))).finally(() => agent.destroy());
     const elapsedS = (performance.now() - started) / 1000;
     const allowed = statuses.filter((s) => s === 200).length;
     assert.deepEqual([...new Set(statuses)].sort(), [200, 429]);
