@@ -26,6 +26,7 @@ import { markdownReport, quickLine } from './report.js';
 import { svgChart } from './chart.js';
 import { attributeFile, findProfile } from './stages.js';
 import { whereTheTimeGoes, type ProfiledScenario, type StagesByPeer } from './breakdown.js';
+import { LOAD_SCENARIO, loadTimeMarkdown, measureLoadTimes } from './load-time.js';
 
 const here = dirname(fileURLToPath(import.meta.url));
 const { values: args } = parseArgs({
@@ -268,7 +269,7 @@ const token = await new SignJWT({ roles: ['user'] })
   .setExpirationTime('2h')
   .sign(new TextEncoder().encode(BENCH_JWT_SECRET));
 const all = scenarios(token);
-for (const id of wantScenarios ?? []) if (!all.some((s) => s.id === id)) throw new Error(`unknown scenario ${id} (known: ${all.map((s) => s.id).join(', ')})`);
+for (const id of wantScenarios ?? []) if (id !== LOAD_SCENARIO && !all.some((s) => s.id === id)) throw new Error(`unknown scenario ${id} (known: ${all.map((s) => s.id).join(', ')})`);
 const chosen = wantScenarios ? all.filter((s) => wantScenarios.includes(s.id)) : all;
 
 const staticDir = mkdtempSync(join(tmpdir(), 'keel-bench-'));
@@ -286,10 +287,12 @@ try {
 } finally {
   rmSync(staticDir, { recursive: true, force: true });
 }
+// Loading the Express entries is measured apart (fresh processes, no load generator): a full run, or --scenarios express-load
+if (!quick && (!wantScenarios || wantScenarios.includes(LOAD_SCENARIO))) run.loadTimes = measureLoadTimes();
 run.finishedAt = new Date().toISOString();
 
 mkdirSync(args.out!, { recursive: true });
-const md = markdownReport(run);
+const md = markdownReport(run) + (run.loadTimes ? `\n${loadTimeMarkdown(run.loadTimes)}` : '');
 // A quick or partial run does not overwrite the full run's results.
 const base = quick ? 'quick' : wantScenarios || args.peers ? 'partial' : 'latest';
 writeFileSync(join(args.out!, `${base}.json`), `${JSON.stringify(args.profile ? { ...run, whereTheTimeGoes: whereTheTimeGoes(run) } : run, null, 2)}\n`);

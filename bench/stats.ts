@@ -46,6 +46,8 @@ export interface RunResult {
   machine: { nproc: number; cpu: string; node: string; os: string; pinned: boolean };
   settings: { connections: number; durationSec: number; rounds: number; warmupSec: number; quick: boolean };
   scenarios: ScenarioResult[];
+  /** Load time of keel's Express entries and of express (bench/load-time.ts), when measured. */
+  loadTimes?: import('./load-time.js').LoadTime[];
 }
 
 export function median(xs: number[]): number {

@@ -3,6 +3,7 @@
  *
  *   npm install && npm start
  *   REDIS_URL=redis://127.0.0.1:6379 npm start    # several instances share limits, jobs and events (docs/scaling.md)
+ *   REDIS_CLUSTER_NODES=10.0.0.1:6379,10.0.0.2:6379 npm start    # the same on a Redis Cluster (seed nodes)
  *
  * The README and docs/protocols.md list curl lines for each feature. `buildExampleApp()` is exported for the tests.
  */
@@ -10,7 +11,7 @@ import { fileURLToPath } from 'node:url';
 import { dirname, join } from 'node:path';
 import { readFileSync } from 'node:fs';
 import express from 'express';
-import { bullmqBackground, createApp, documentationPages, handlerError, HttpError, RedisPubSub, response, type App, type AppOptions } from '../lib/index.js';
+import { bullmqBackground, createApp, documentationPages, handlerError, HttpError, parseClusterNodes, RedisPubSub, response, type App, type AppOptions } from '../lib/index.js';
 import { RedisStore } from '../middleware/rate-limit/index.js';
 import { jsonWebSocket } from '../lib/ws/index.js';
 import { GREETER_PROTO_PATH, greeterHandlers } from './grpc/server.js';
@@ -161,7 +162,7 @@ export function buildExampleApp(overrides: { port?: number; rate_limit?: { per_s
         messageSchema: { type: 'object', required: ['type', 'channel'], properties: { type: { enum: ['subscribe'] }, channel: { type: 'string', minLength: 1, maxLength: 100 } } },
         onMessage: (m: { type: 'subscribe'; channel: string }) => ({ type: 'subscribed', channel: m.channel, status: 'ok' }),
       }), { maxPayload: 16 * 1024 });
-      // A chat room: every text message goes to every client, on every instance with REDIS_URL.
+      // A chat room: every text message goes to every client, on every instance with REDIS_URL or REDIS_CLUSTER_NODES.
       app.ws('/ws/chat', async (ws) => {
         ws.subscribe('chat');
         for await (const message of ws) if (message.type === 'text') await app.publish('chat', message.data.slice(0, 1000));
@@ -178,27 +179,32 @@ export function buildExampleApp(overrides: { port?: number; rate_limit?: { per_s
 }
 
 /**
- * Redis mode (`REDIS_URL=redis://127.0.0.1:6379 npm start`): the server-level and per-route rate limits
- * share buckets, background jobs go to a BullMQ queue, GraphQL subscriptions and `/ws/chat` reach
- * clients of every instance. Needs `npm install ioredis bullmq` (dev dependencies of this repository).
+ * Redis mode (`REDIS_URL=redis://127.0.0.1:6379 npm start`, or `REDIS_CLUSTER_NODES=host:port,… npm start`
+ * for a Redis Cluster): the server-level and per-route rate limits share buckets, background jobs go to a
+ * BullMQ queue, GraphQL subscriptions and `/ws/chat` reach clients of every instance. Needs
+ * `npm install ioredis bullmq` (dev dependencies of this repository). docs/scaling.md.
  */
-export async function redisOptions(url: string): Promise<AppOptions> {
-  const { Redis } = await import('ioredis');
+export async function redisOptions(connection: string | { cluster: { host: string; port: number }[] }): Promise<AppOptions> {
+  const { Cluster, Redis } = await import('ioredis');
   // commandTimeout: a hung Redis answers 503 within 500 ms instead of holding requests (docs/scaling.md).
-  const client = new Redis(url, { maxRetriesPerRequest: 1, commandTimeout: 500 });
+  const bounds = { maxRetriesPerRequest: 1, commandTimeout: 500 };
+  const client = typeof connection === 'string' ? new Redis(connection, bounds) : new Cluster(connection.cluster, { redisOptions: bounds });
   client.on('error', (err) => console.error(`redis: ${err.message}`));
-  return {
-    rateLimit: { store: new RedisStore({ sendCommand: (command, ...args) => client.call(command!, ...args) as Promise<unknown> }) },
-    background: bullmqBackground({ connection: url }),
-    pubsub: new RedisPubSub({ connection: url }),
-  };
+  // Readiness asks every shard of a cluster, not one node picked at random.
+  const ping = client instanceof Cluster ? () => Promise.all(client.nodes('master').map((node) => node.ping())) : undefined;
+  const store = new RedisStore({ sendCommand: (command, ...args) => client.call(command!, ...args) as Promise<unknown>, ping });
+  return { rateLimit: { store }, background: bullmqBackground({ connection }), pubsub: new RedisPubSub({ connection }) };
 }
 
 if (process.argv[1] && fileURLToPath(import.meta.url) === process.argv[1]) {
   const redisUrl = process.env.REDIS_URL;
-  const app = buildExampleApp({}, redisUrl ? await redisOptions(redisUrl) : {});
+  const clusterNodes = process.env.REDIS_CLUSTER_NODES;
+  if (redisUrl && clusterNodes) throw new Error('Give REDIS_URL (one Redis) or REDIS_CLUSTER_NODES (a Redis Cluster), not both');
+  const redis = clusterNodes ? { cluster: parseClusterNodes(clusterNodes) } : redisUrl;
+  const app = buildExampleApp({}, redis ? await redisOptions(redis) : {});
   const server = await app.listen();
-  console.log(`keel example server on ${server.url}${redisUrl ? ` (Redis mode: ${redisUrl})` : ''} — try: curl ${server.url}/items`);
+  const mode = clusterNodes ? ` (Redis Cluster mode: ${clusterNodes})` : redisUrl ? ` (Redis mode: ${redisUrl})` : '';
+  console.log(`keel example server on ${server.url}${mode} — try: curl ${server.url}/items`);
   // The documentation pages (Swagger UI, Redoc, the OpenAPI and AsyncAPI documents, GraphiQL), one per line.
   for (const [name, url] of Object.entries(documentationPages(app, server.url) ?? {})) console.log(`  ${name.padEnd(17)} ${url}`);
 }

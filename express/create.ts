@@ -4,10 +4,6 @@
  * Douglas Christopher Wilson; MIT).
  */
 import { EventEmitter } from 'node:events';
-import bodyParser from 'body-parser';
-import bodyParser1 from 'body-parser-v1';
-import serveStatic from 'serve-static';
-import serveStatic1 from 'serve-static-v1';
 import { query4 } from './app-handle.js';
 import { createApplicationPrototype } from './application.js';
 import { createRequestPrototype } from './request.js';
@@ -24,22 +20,34 @@ function mixin(dest: object, src: object): void {
   }
 }
 
+/**
+ * The body-parser and serve-static of one major (their defaults differ: Express 4's parsers set req.body = {} on
+ * every request and default `extended: true`; serve-static 1 says charset=UTF-8). Each entry imports its own, so that
+ * loading keel/express does not load Express 4's serve-static 1 and send 0.19, nor keel/express4 the 2.x ones.
+ */
+export interface MajorLibraries {
+  bodyParser: { json: AnyFn; raw: AnyFn; text: AnyFn; urlencoded: AnyFn };
+  serveStatic: AnyFn;
+}
+
 /** The `express` function of one major, with its namespace. */
-export function createExpress(major: 4 | 5): any {
+export function createExpress(major: 4 | 5, libraries: MajorLibraries): any {
   const Router = createRouterClass(major);
   const proto = createApplicationPrototype(major, Router);
   const request = createRequestPrototype(major);
   const response = createResponsePrototype(major);
 
   function createApplication(): any {
-    const app: any = function app(req: any, res: any, next?: AnyFn) {
+    // a function declaration, not `const app = function app`: bundled (scripts/build.mjs), a function expression
+    // whose name shadows an outer one is renamed (app2), and the app's `name` would differ from Express's
+    function app(req: any, res: any, next?: AnyFn) {
       (app as any).handle(req, res, next);
-    };
+    }
     mixin(app, EventEmitter.prototype);
     mixin(app, proto);
     app.request = Object.create(request, { app: { configurable: true, enumerable: true, writable: true, value: app } });
     app.response = Object.create(response, { app: { configurable: true, enumerable: true, writable: true, value: app } });
-    app.init();
+    (app as any).init();
     // express-async-errors and the like patch Express 4's files, which keel/express4 does not use: say so
     if (major === 4) checkPatchedExpress();
     return app;
@@ -51,12 +59,11 @@ export function createExpress(major: 4 | 5): any {
   express.response = response;
   express.Route = major === 4 ? Route4 : Route;
   express.Router = Router;
-  // each major with the body-parser and serve-static its Express depends on (their defaults differ: Express 4's
-  // parsers set req.body = {} on every request and default `extended: true`; serve-static 1 says charset=UTF-8)
-  const parsers = major === 4 ? bodyParser1 : bodyParser;
+  // each major with the body-parser and serve-static its Express depends on
+  const parsers = libraries.bodyParser;
   express.json = parsers.json;
   express.raw = parsers.raw;
-  express.static = major === 4 ? serveStatic1 : serveStatic;
+  express.static = libraries.serveStatic;
   express.text = parsers.text;
   express.urlencoded = parsers.urlencoded;
   if (major === 4) {

@@ -1,7 +1,8 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
-import { existsSync } from 'node:fs';
+import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 // The entries are resolved through package.json "exports" from the built dist/, as an installed package's are.
@@ -18,6 +19,10 @@ function run(code: string, type: 'commonjs' | 'module'): string {
   assert.equal(r.status, 0);
   return r.stdout;
 }
+
+/** The named exports node gives `import * as express from 'express'` (cjs-module-lexer on Express's lib/express.js). */
+const EXPRESS5_NAMES = ['Route', 'Router', 'application', 'json', 'raw', 'request', 'response', 'static', 'text', 'urlencoded'] as const;
+const EXPRESS4_NAMES = [...EXPRESS5_NAMES, 'query'] as const;
 
 const probe = (express: string) => `
   const app = ${express}();
@@ -41,4 +46,65 @@ describe('when keel/express and keel/express4 are loaded by name', { skip: built
       assert.equal(out.trim(), 'same true\nfunction function 200 {"id":"7"}');
     });
   }
+
+  for (const [name, named] of [['keel/express', EXPRESS5_NAMES], ['keel/express4', EXPRESS4_NAMES]] as const) {
+    it(`should give ${name} the named exports of express (ESM), each the same value as the default export's property`, () => {
+      const out = run(`import * as ns from '${name}';
+        const names = Object.keys(ns).filter((k) => k !== 'default').sort();
+        const same = names.every((k) => ns[k] === ns.default[k]);
+        console.log(JSON.stringify(names), same, ['Router', 'json', 'urlencoded', 'Route'].map((k) => typeof ns[k]).join(' '));`, 'module');
+      assert.equal(out.trim(), `${JSON.stringify([...named].sort())} true function function function function`);
+    });
+
+    it(`should give require('${name}') Router, json, urlencoded and Route as functions`, () => {
+      const out = run(`const { Router, json, urlencoded, Route } = require('${name}');
+        console.log([Router, json, urlencoded, Route].map((f) => typeof f).join(' '));`, 'commonjs');
+      assert.equal(out.trim(), 'function function function function');
+    });
+
+    it(`should load ${name} from CommonJS without require(esm): no ES module of keel is loaded`, () => {
+      // --no-experimental-require-module is what Jest, older node and bundlers amount to: require() of an ES module fails
+      const r = spawnSync(process.execPath, ['--no-experimental-require-module', '-e', `const express = require('${name}');
+        const ours = Object.keys(require.cache).filter((f) => !f.includes('/node_modules/'));
+        console.log(typeof express, ours.map((f) => f.slice(f.indexOf('/dist/'))).join(' '));`], { cwd: root, encoding: 'utf8' });
+      assert.equal(r.status, 0, r.stderr);
+      assert.equal(r.stdout.trim(), `function /dist/express/${name === 'keel/express' ? 'index' : 'express4'}.cjs`);
+    });
+
+    it(`should keep Express's function names in the bundle of ${name} (tools read layer.name: 'router', 'handle')`, () => {
+      const out = run(`const express = require('${name}'); const app = express(); const router = express.Router();
+        app.use(router); app.get('/r', (req, res) => res.end()); console.log(app.name, router.name, (app._router ?? app.router).stack.map((l) => l.name).join(','));`, 'commonjs');
+      assert.equal(out.trim(), 'app router router,handle');
+    });
+
+    it(`should make the ConfigError that ${name}'s app.listen() throws an instance of keel's ConfigError (no dual-package hazard)`, () => {
+      const out = run(`import express from '${name}'; import { ConfigError, KeelError, AppError } from 'keel';
+        const app = express(); app.set('graceful shutdown', { timeout_ms: -1 });
+        try { app.listen(0).close(); console.log('listened'); } catch (err) {
+          console.log(err.name, err instanceof ConfigError, err instanceof KeelError, err instanceof AppError, err instanceof Error, new ConfigError('x', { record: 'r', path: 'p', key: 'k' }) instanceof ConfigError);
+        }`, 'module');
+      assert.equal(out.trim(), 'ConfigError true true false true true');
+    });
+  }
+
+  it('should give a bundler (esbuild, the "module" condition) one instance for import and require() of keel/express, and a bundle that serves', async () => {
+    const { build } = await import('esbuild');
+    const dir = join(root, 'test-output', 'entries-bundle');
+    mkdirSync(dir, { recursive: true });
+    writeFileSync(join(dir, 'required.cjs'), "module.exports = require('keel/express');\n");
+    writeFileSync(join(dir, 'app.mjs'), `import express, { Router } from 'keel/express';
+      import required from './required.cjs';
+      const app = express(); const api = Router(); api.get('/x/:id', (req, res) => res.json({ id: req.params.id })); app.use('/api', api);
+      const server = app.listen(0, '127.0.0.1', async () => {
+        const r = await fetch('http://127.0.0.1:' + server.address().port + '/api/x/7');
+        console.log(required === express, r.status, await r.text()); server.close();
+      });`);
+    const result = await build({ entryPoints: [join(dir, 'app.mjs')], outfile: join(dir, 'out.mjs'), bundle: true, platform: 'node', format: 'esm', metafile: true, logLevel: 'silent',
+      banner: { js: "import { createRequire } from 'node:module'; const require = createRequire(import.meta.url);" } });
+    const keelFiles = Object.keys(result.metafile.inputs).filter((f) => f.includes('dist/express/')).map((f) => f.slice(f.indexOf('dist/express/'))).sort();
+    assert.deepEqual(keelFiles, ['dist/express/index.bundler.js', 'dist/express/index.cjs']);
+    const r = spawnSync(process.execPath, [join(dir, 'out.mjs')], { encoding: 'utf8', timeout: 30_000 });
+    assert.equal(r.stdout.trim(), 'true 200 {"id":"7"}', r.stderr);
+  });
 });
+

@@ -8,7 +8,9 @@
  * app.get('/users/:id?', (req, res) => { res.send(req.params.id || 'all'); });
  * app.listen(3000);
  */
+import bodyParser from 'body-parser-v1';
+import serveStatic from 'serve-static-v1';
 import { createExpress } from './create.js';
 
-const express = createExpress(4);
+const express = createExpress(4, { bodyParser, serveStatic });
 export default express;

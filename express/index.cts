@@ -1,4 +1,4 @@
 // CommonJS entry of keel/express: require('keel/express') is the express function itself, as with Express
-// (node ≥ 20.19 loads the ES module synchronously).
+// This file is the entry scripts/build.mjs bundles into dist/express/index.cjs (no require(esm) at run time).
 import mod = require('./index.js');
 export = mod.default;

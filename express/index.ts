@@ -8,7 +8,9 @@
  * app.get('/users/:id', (req, res) => { res.json({ id: req.params.id }); });
  * app.listen(3000);
  */
+import bodyParser from 'body-parser';
+import serveStatic from 'serve-static';
 import { createExpress } from './create.js';
 
-const express = createExpress(5);
+const express = createExpress(5, { bodyParser, serveStatic });
 export default express;

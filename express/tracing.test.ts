@@ -140,6 +140,18 @@ describe('when an app traced with OpenTelemetry runs on keel/express or keel/exp
         assert.deepEqual(shape(run), shape(realExpress(major, env)));
       });
 
+      it('should name the SERVER span by the method alone, as express does, when a later layer drops the matched route', () => {
+        const env = { REQUEST_PATH: '/api/nothing' };
+        const run = runApp(keelDir, entry, { env });
+        assert.equal(run.status, 404);
+        const servers = run.spans.filter((s) => s.kind === SERVER);
+        assert.equal(servers.length, 1, JSON.stringify(run.spans));
+        assert.equal(servers[0]!.name, 'GET');
+        assert.equal(servers[0]!.attributes['http.route'], undefined);
+        assert.ok(run.spans.some((s) => s.name === 'middleware - notFound'), JSON.stringify(run.spans));
+        assert.deepEqual(shape(run), shape(realExpress(major, env)));
+      });
+
       it('should make no Express span when the request runs under no span (no HTTP instrumentation)', () => {
         const run = runApp(keelDir, entry, { env: { OTEL_HTTP: '0' } });
         assert.equal(run.status, 200);

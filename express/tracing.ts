@@ -11,51 +11,33 @@
  * instrumentation-express did patch keel (a shim package named `express` that re-exports keel), its wrapped layers
  * are left to it: a layer is spanned by one of the two, never both.
  *
- * Off costs nothing per request but one read of the OTel API's global registry (set by the SDK, not by the API
- * package): without a registered context manager there is no active span, so no span to parent Express spans to.
+ * The OpenTelemetry side is keel's App's own (lib/observability/spans.ts): finding instrumentation-http's SERVER
+ * span, handing it the route, starting INTERNAL spans, recording an error. This file holds what is Express's:
+ * which layers get a span, their names and attributes, and the route as Express's layers build it.
+ *
+ * Off costs nothing per request but one read of the OTel API's global registry (`registeredSpanKit`): without a
+ * registered context manager there is no active span, so no span to parent Express spans to.
  *
  * Names, attributes and the route store follow instrumentation-express 0.71 (src/instrumentation.ts and
  * src/utils.ts, Copyright The OpenTelemetry Authors, Apache-2.0), so dashboards built on it keep working.
  */
-import { lazyRequire } from '../lib/lazy-require.js';
+import { isNextError, registeredSpanKit, type HttpRpcMetadata, type SpanKit } from '../lib/observability/spans.js';
 import type { AnyFn } from './utils.js';
 import type { Layer } from './router/layer.js';
 
-/* eslint-disable @typescript-eslint/no-explicit-any -- @opentelemetry/api is optional: its types stay out of keel's declarations */
-const loadApi = lazyRequire<any>('@opentelemetry/api');
+/* eslint-disable @typescript-eslint/no-explicit-any -- Express's req and res are untyped in the engine */
 
-/** Where @opentelemetry/api 1.x registers the SDK's globals (its `_globalThis[Symbol.for(...)]`). */
-const OTEL_GLOBAL = Symbol.for('opentelemetry.js.api.1');
-/** @opentelemetry/core's RPC metadata key (`createContextKey` is `Symbol.for`), read without depending on core. */
-const RPC_METADATA_KEY = Symbol.for('OpenTelemetry SDK Context Key RPC_METADATA');
-/** @opentelemetry/core's `RPCType.HTTP`. */
-const RPC_TYPE_HTTP = 'http';
 /** The instrumentation scope of keel's Express spans. */
 export const EXPRESS_TRACER_NAME = 'keel/express';
 
 const kTrace = Symbol('keel.expressTrace');
 
-/** One traced request: the SERVER span's RPC metadata and the paths of the layers it is in (outermost first). */
+/** One traced request: its spans, the SERVER span's RPC metadata and the paths of the layers it is in (outermost first). */
 export interface ExpressTrace {
-  rpc: { type?: unknown; route?: string } | undefined;
-  paths: string[];
-}
-
-let registry: { context?: unknown } | undefined;
-/** undefined: not loaded yet; null: the app registered an SDK but keel cannot load @opentelemetry/api. */
-let api: any;
-let tracer: any;
-
-function otelApi(): any {
-  if (api === undefined) {
-    try {
-      api = loadApi();
-      tracer = api.trace.getTracer(EXPRESS_TRACER_NAME);
-    } catch {
-      api = null;
-    }
-  }
-  return api;
+  readonly kit: SpanKit;
+  /** instrumentation-http's RPC metadata, when the SERVER span is its (the route goes there). */
+  readonly http: HttpRpcMetadata | undefined;
+  readonly paths: string[];
 }
 
 /**
@@ -63,15 +45,13 @@ function otelApi(): any {
  * else undefined. Cheap when OTel is not set up: one read of the API's global registry.
  */
 export function traceOf(req: any): ExpressTrace | undefined {
-  registry ??= (globalThis as any)[OTEL_GLOBAL];
-  if (registry === undefined || registry.context === undefined) return undefined;
+  const kit = registeredSpanKit(EXPRESS_TRACER_NAME);
+  if (kit === undefined) return undefined;
   const existing = req[kTrace] as ExpressTrace | undefined;
   if (existing !== undefined) return existing;
-  const otel = otelApi();
-  if (otel === null) return undefined;
-  const active = otel.context.active();
-  if (otel.trace.getSpan(active) === undefined) return undefined;
-  const trace: ExpressTrace = { rpc: active.getValue(RPC_METADATA_KEY), paths: [] };
+  const active = kit.active();
+  if (kit.spanOf(active) === undefined) return undefined;
+  const trace: ExpressTrace = { kit, http: kit.httpServerSpan(active), paths: [] };
   Object.defineProperty(req, kTrace, { configurable: true, value: trace });
   return trace;
 }
@@ -141,10 +121,6 @@ function metadataOf(route: string, layer: Layer, layerPath: string | undefined):
   return { name: `middleware - ${layer.name}`, type: 'middleware', expressName: layer.name };
 }
 
-function errorAndMessage(error: unknown): [Error | string, string] {
-  return error instanceof Error ? [error, error.message] : [String(error), String(error)];
-}
-
 /**
  * Runs a router layer's request handler inside its span: the span ends when the layer calls next (recording an
  * error passed to it) or when the response closes; a router's span ends at once, as instrumentation-express's.
@@ -153,21 +129,22 @@ export function traceLayer(trace: ExpressTrace, layer: Layer, req: any, res: any
   const handle = layer.handle as AnyFn & { __wrapped?: boolean };
   // an error handler gets no span; a layer an instrumentation already wrapped (shimmer's mark) is its to span
   if (handle.length > 3 || handle.__wrapped === true) { layer.handleRequest(req, res, next); return; }
-  const otel = api;
+  const kit = trace.kit;
   const layerPath = pathOf(layer.pathArgument);
   const stored = layerPath !== undefined;
   if (stored) trace.paths.push(layerPath);
   const route = constructedRoute(trace.paths);
   const httpRoute = matchedRoute(req, trace.paths);
   const meta = metadataOf(route, layer, layerPath);
-  if (trace.rpc !== undefined && trace.rpc.type === RPC_TYPE_HTTP) trace.rpc.route = httpRoute;
-  const parentContext = otel.context.active();
-  if (otel.trace.getSpan(parentContext) === undefined) { layer.handleRequest(req, res, next); return; }
+  if (trace.http !== undefined) kit.setRpcRoute(trace.http, httpRoute);
+  const parentContext = kit.active();
+  if (kit.spanOf(parentContext) === undefined) { layer.handleRequest(req, res, next); return; }
 
   const attributes: Record<string, string> = { 'express.name': meta.expressName, 'express.type': meta.type };
   if (httpRoute !== undefined) attributes['http.route'] = httpRoute;
-  const span = tracer.startSpan(meta.name, { attributes }, parentContext);
-  let context = otel.trace.setSpan(parentContext, span);
+  const started = kit.startInternal(meta.name, attributes, parentContext);
+  const span = started.span;
+  let context = started.context;
   let ended = false;
   if (meta.type === 'router') {
     span.end();
@@ -181,25 +158,21 @@ export function traceLayer(trace: ExpressTrace, layer: Layer, req: any, res: any
     }
   };
   const traced = function tracedNext(err?: unknown): void {
-    const isError = !(err === undefined || err === null || err === 'route' || err === 'router');
+    const isError = isNextError(err);
     if (!ended) {
-      if (isError) {
-        const [error, message] = errorAndMessage(err);
-        span.recordException(error);
-        span.setStatus({ code: otel.SpanStatusCode.ERROR, message });
-      }
+      if (isError) kit.recordError(span, err);
       ended = true;
       res.removeListener('close', onClose);
       span.end();
     }
     if (!(req.route && isError) && stored) trace.paths.pop();
     // the next layer runs in the context active now (baggage a middleware set), with the parent span restored
-    const active = otel.context.active();
-    const parentSpan = otel.trace.getSpan(parentContext);
-    otel.context.with(parentSpan ? otel.trace.setSpan(active, parentSpan) : active, next, undefined, err);
+    const active = kit.active();
+    const parentSpan = kit.spanOf(parentContext);
+    kit.run(parentSpan ? kit.api.trace.setSpan(active, parentSpan) : active, () => next(err));
   };
   try {
-    otel.context.with(context, layer.handleRequest, layer, req, res, traced);
+    kit.run(context, () => layer.handleRequest(req, res, traced));
   } finally {
     if (!ended) res.once('close', onClose);
   }

@@ -97,6 +97,16 @@ export const ERROR_CODES = Object.freeze({
 
 export type ErrorCode = keyof typeof ERROR_CODES;
 
+/** Where a keel error lists its class and superclass names (a registered symbol, the same in every copy of keel). */
+const KEEL_ERROR_CLASSES = Symbol.for('keel.error.classes');
+
+/** `ConfigError` → ['ConfigError', 'KeelError']: the names of a keel error class and of its superclasses. */
+function classNames(target: Function): readonly string[] {
+  const names: string[] = [];
+  for (let c: Function | null = target; c && c !== Error; c = Object.getPrototypeOf(c)) names.push(c.name);
+  return Object.freeze(names);
+}
+
 /**
  * Base class: a stable `code`, the `status` and `class` from ERROR_CODES. `C` widens the code's type
  * only for HttpError, whose express-jwt-compatible subclass carries express-jwt's codes.
@@ -109,6 +119,17 @@ export class KeelError<C extends string = ErrorCode> extends Error {
     this.code = code;
     this.status = (ERROR_CODES as Record<string, CodeInfo>)[code]?.status ?? 500;
     this.name = new.target.name;
+    Object.defineProperty(this, KEEL_ERROR_CLASSES, { value: classNames(new.target) });
+  }
+  /**
+   * `err instanceof ConfigError` holds for an error of this class or of the same class in another copy of this
+   * module: keel/express's CommonJS build (scripts/build.mjs) carries its own copy of lib/errors, and an app that
+   * imports `ConfigError` from 'keel' must still recognise what `app.listen()` of keel/express throws.
+   */
+  static override [Symbol.hasInstance](value: unknown): boolean {
+    if (Function.prototype[Symbol.hasInstance].call(this, value)) return true;
+    const names = typeof value === 'object' && value !== null ? (value as Record<symbol, unknown>)[KEEL_ERROR_CLASSES] : undefined;
+    return Array.isArray(names) && names.includes(this.name);
   }
   get errorClass(): ErrorClass {
     return (ERROR_CODES as Record<string, CodeInfo>)[this.code]?.class ?? 'request';

@@ -38,5 +38,6 @@ export { compilePattern, openApiPath } from './router.js';
 export { validationError, type ValidationIssue } from './validation.js';
 export * from './background/index.js';
 export * from './pubsub/index.js';
+export { parseClusterNodes, type RedisClusterConnection, type RedisConnection } from './redis-connection.js';
 // Protocols are subpath exports, loaded only by apps that use them (lib/builtins.ts): keel/graphql,
 // keel/grpc, keel/ws, keel/jsonrpc, keel/openapi, keel/asyncapi.

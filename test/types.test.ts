@@ -10,7 +10,7 @@
 import { describe, it, before } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
-import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 
 const ROOT = resolve(import.meta.dirname, '..');
@@ -46,6 +46,43 @@ function check(fixture: string, express: '@types/express' | '@types/express4' | 
     files: [join(ROOT, 'test', 'types', fixture)],
   };
   writeFileSync(join(dir, 'tsconfig.json'), JSON.stringify(config, null, 2));
+  return tsc(['-p', join(dir, 'tsconfig.json')]);
+}
+
+/**
+ * Type-check a typed Express app whose import was switched to keel's entry: `express` maps to @types/express 5 or 4
+ * (as in an Express 5 or 4 app) and `keel/express`/`keel/express4` to the declarations the package ships
+ * (express/entries, copied to dist/express by the build, reached through package.json "exports"). The fixtures import 'keel/express'; for Express 4 the copy
+ * compiled imports 'keel/express4' instead, as the app would.
+ */
+function checkSwitched(fixtures: string[], major: 4 | 5): { status: number | null; output: string } {
+  const dir = join(ROOT, 'test-output', 'types-projects', `switched-${fixtures.map((f) => f.replace(/\W/g, '-')).join('-')}-${major}`);
+  mkdirSync(dir, { recursive: true });
+  const files = fixtures.map((fixture) => {
+    const file = join(dir, fixture);
+    const source = readFileSync(join(ROOT, 'test', 'types', fixture), 'utf8');
+    writeFileSync(file, major === 4 ? source.replace(/'keel\/express'/g, "'keel/express4'") : source);
+    return file;
+  });
+  const config = {
+    compilerOptions: {
+      strict: true, noEmit: true, skipLibCheck: false, target: 'ES2022', module: 'NodeNext', moduleResolution: 'NodeNext', lib: ['ES2023'], types: ['node'],
+      paths: {
+        express: [join(ROOT, 'node_modules', major === 4 ? '@types/express4' : '@types/express', 'index.d.ts')],
+      },
+    },
+    files,
+  };
+  writeFileSync(join(dir, 'tsconfig.json'), JSON.stringify(config, null, 2));
+  // keel's package.json "exports" for the two entries (import and require conditions), over the files the build ships
+  writeFileSync(join(dir, 'package.json'), JSON.stringify({ type: 'module' }));
+  const keel = join(dir, 'node_modules', 'keel');
+  mkdirSync(keel, { recursive: true });
+  const exports = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')).exports as Record<string, unknown>;
+  const entries = JSON.stringify({ './express': exports['./express'], './express4': exports['./express4'] }).replaceAll('./dist/express/', './entries/');
+  writeFileSync(join(keel, 'package.json'), JSON.stringify({ name: 'keel', type: 'module', exports: JSON.parse(entries) }));
+  rmSync(join(keel, 'entries'), { force: true });
+  symlinkSync(join(ROOT, 'express', 'entries'), join(keel, 'entries'));
   return tsc(['-p', join(dir, 'tsconfig.json')]);
 }
 
@@ -102,4 +139,20 @@ describe('when a strict TypeScript project uses keel', () => {
     const lines = [...new Set(r.output.split('\n').flatMap((l) => { const m = /unmarked\.ts\((\d+),\d+\): error TS/.exec(l); return m ? [Number(m[1])] : []; }))];
     assert.deepEqual(lines.sort((a, b) => a - b), marked, r.output);
   });
+
+  for (const major of [5, 4] as const) {
+    const entry = major === 5 ? 'keel/express' : 'keel/express4';
+    it(`should type-check a strict Express ${major} app (inline handlers, Router(), express.json(), error handlers, req.params) with only the import switched to ${entry}`, () => {
+      const r = checkSwitched(['keel-express-app.ts', 'keel-express4-app.cts'], major);
+      assert.equal(r.status, 0, r.output);
+      assert.doesNotMatch(r.output, /error TS/);
+    });
+
+    it(`should keep @types/express ${major}'s checks on ${entry}: a wrong parameter type, status and option fail, and nothing else`, () => {
+      const r = checkSwitched(['keel-express-app-wrong.ts'], major);
+      const codes = r.output.split('\n').flatMap((l) => { const m = /keel-express-app-wrong\.ts\((\d+),\d+\): error (TS\d+)/.exec(l); return m ? [`${m[1]}:${m[2]}`] : []; });
+      assert.deepEqual(codes, ['6:TS2322', '7:TS2345', '9:TS2322'], r.output);
+      assert.equal(r.output.split('\n').filter((l) => /error TS/.test(l)).length, 3, r.output);
+    });
+  }
 });

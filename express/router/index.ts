@@ -4,7 +4,7 @@
  * A router is a `(req, res, next)` function whose prototype holds use/route/param/handle and one function per method.
  */
 import { methods, flattenArgs, type AnyFn } from '../utils.js';
-import { handle } from './handle.js';
+import { handle as handleRequest } from './handle.js';
 import { Layer } from './layer.js';
 import { Route, Route4 } from './route.js';
 import type { RouterState } from './types.js';
@@ -45,17 +45,19 @@ export function createRouterClass(major: 4 | 5): AnyFn & { prototype: any } {
 
   function Router(this: unknown, options?: RouterOptions): Router {
     const opts = options || {};
-    const router = function router(req: any, res: any, next: AnyFn) {
-      (router as Router).handle(req, res, next);
+    // `instance`, not `router`: bundled (scripts/build.mjs), a function expression whose name shadows an outer
+    // binding (here a `router` const) is renamed (router2), and tools read `layer.name === 'router'`
+    const instance = function router(req: any, res: any, next: AnyFn) {
+      (instance as Router).handle(req, res, next);
     } as Router;
-    Object.setPrototypeOf(router, proto);
-    router.caseSensitive = opts.caseSensitive;
-    router.mergeParams = opts.mergeParams;
-    router.params = {};
-    if (v4) (router as any)._params = [];
-    router.strict = opts.strict;
-    router.stack = [];
-    return router;
+    Object.setPrototypeOf(instance, proto);
+    instance.caseSensitive = opts.caseSensitive;
+    instance.mergeParams = opts.mergeParams;
+    instance.params = {};
+    if (v4) (instance as any)._params = [];
+    instance.strict = opts.strict;
+    instance.stack = [];
+    return instance;
   }
   // Routers are functions inheriting Function.prototype (call/apply, which wrappers such as OpenTelemetry's use).
   // Express 5's inherit `Router.prototype`, itself a function. Express 4's inherit the Router function itself, so
@@ -71,7 +73,7 @@ export function createRouterClass(major: 4 | 5): AnyFn & { prototype: any } {
 
   proto.handle = function routerHandle(this: Router, req: any, res: any, callback: AnyFn) {
     if (!callback && !v4) throw new TypeError('argument callback is required');
-    handle(this, req, res, callback);
+    handleRequest(this, req, res, callback);
   };
 
   proto.param = v4 ? param4 : function param(this: Router, name: unknown, fn: unknown) {
@@ -114,8 +116,10 @@ export function createRouterClass(major: 4 | 5): AnyFn & { prototype: any } {
 
   proto.route = function route(this: Router, path: any) {
     const r = new RouteClass(path);
-    const layer = new Layer(path, { sensitive: this.caseSensitive, strict: this.strict, end: true },
-      function handle(req: any, res: any, next: AnyFn) { r.dispatch(req, res, next); }, v4);
+    // a method, named 'handle' as Express 5's (tools such as instrumentation-express read layer.name === 'handle'):
+    // a property key is never renamed by the bundler (scripts/build.mjs), a nested `function handle` would be
+    const { handle } = { handle(req: any, res: any, next: AnyFn) { r.dispatch(req, res, next); } };
+    const layer = new Layer(path, { sensitive: this.caseSensitive, strict: this.strict, end: true }, handle, v4);
     layer.route = r;
     layer.pathArgument = path;
     this.stack.push(layer);

@@ -3,11 +3,17 @@
  * the check that refuses a bad one when the factory runs.
  */
 import { AppError } from '../errors.js';
+import { connectionProblem, isClusterConnection, type RedisConnection } from '../redis-connection.js';
 
 /** Default BullMQ queue name: 'keel-background'. */
 export const DEFAULT_BULLMQ_QUEUE = 'keel-background';
 /** Default prefix of BullMQ's Redis keys: 'keel:bull'. */
 export const DEFAULT_BULLMQ_PREFIX = 'keel:bull';
+/**
+ * Default prefix on a Redis Cluster: '{keel:bull}'. The braces are a hash tag: every key of the queue
+ * lands in one slot, as BullMQ's multi-key scripts require (BullMQ's own advice for clusters).
+ */
+export const DEFAULT_BULLMQ_CLUSTER_PREFIX = '{keel:bull}';
 /** Default attempts per job: 1 (no retry). */
 export const DEFAULT_BULLMQ_ATTEMPTS = 1;
 /** Default backoff between attempts: exponential from 1000 ms. */
@@ -34,11 +40,17 @@ export const DEFAULT_BULLMQ_STALLED_INTERVAL_MS = 30_000;
 export const JOB_ID_PATTERN = /^(?!\d+$)[A-Za-z0-9_.-]{1,200}$/;
 
 export interface BullMqBackgroundOptions {
-  /** Redis URL (`redis://127.0.0.1:6379`) or ioredis options (`{ host, port, password, tls }`). */
-  connection: string | Record<string, unknown>;
+  /**
+   * Redis URL (`redis://127.0.0.1:6379`), ioredis options (`{ host, port, password, tls }`), or a Redis
+   * Cluster's seed nodes (`{ cluster: ['10.0.0.1:6379', …], clusterOptions }`, docs/scaling.md#redis-cluster).
+   */
+  connection: RedisConnection;
   /** Queue name; instances sharing it share jobs. Default {@link DEFAULT_BULLMQ_QUEUE} ('keel-background'). */
   queueName?: string;
-  /** Prefix of BullMQ's keys. Default {@link DEFAULT_BULLMQ_PREFIX} ('keel:bull'). */
+  /**
+   * Prefix of BullMQ's keys. Default {@link DEFAULT_BULLMQ_PREFIX} ('keel:bull'); on a cluster
+   * {@link DEFAULT_BULLMQ_CLUSTER_PREFIX} ('{keel:bull}'), and a prefix given for a cluster must hold a hash tag (`{…}`).
+   */
   prefix?: string;
   /** Run jobs in this process. false: a web-only instance that only enqueues. Default true. */
   worker?: boolean;
@@ -75,10 +87,12 @@ export function checkOptions(o: BullMqBackgroundOptions): void {
   if (typeof o !== 'object' || o === null) bad('(options)', o, 'an object with a connection');
   const known = ['connection', 'queueName', 'prefix', 'worker', 'attempts', 'backoff', 'keepCompleted', 'keepFailed', 'passOnStoreError', 'maxStalledCount', 'lockDuration', 'stalledInterval'];
   for (const k of Object.keys(o)) if (!known.includes(k)) bad(k, (o as unknown as Record<string, unknown>)[k], `one of ${known.join(', ')}`);
-  if (typeof o.connection !== 'string' && (typeof o.connection !== 'object' || o.connection === null)) bad('connection', o.connection, 'a redis:// URL or ioredis options');
-  if (typeof o.connection === 'string' && !/^rediss?:\/\//.test(o.connection)) bad('connection', o.connection, 'a redis:// or rediss:// URL');
+  const problem = connectionProblem(o.connection);
+  if (problem) bad('connection', o.connection, problem);
   if (o.queueName !== undefined && !(typeof o.queueName === 'string' && /^[A-Za-z0-9_.-]{1,100}$/.test(o.queueName))) bad('queueName', o.queueName, 'letters, digits, "_", "." or "-"');
   if (o.prefix !== undefined && !(typeof o.prefix === 'string' && o.prefix.length > 0)) bad('prefix', o.prefix, 'a non-empty string');
+  // Without a hash tag BullMQ's scripts fail with CROSSSLOT at the first enqueue: refuse it now.
+  if (o.prefix !== undefined && isClusterConnection(o.connection) && !/\{[^{}]+\}/.test(o.prefix)) bad('prefix', o.prefix, `a hash tag on a cluster, e.g. "{${o.prefix}}"`);
   if (o.worker !== undefined && typeof o.worker !== 'boolean') bad('worker', o.worker, 'true or false');
   if (o.attempts !== undefined && !(Number.isInteger(o.attempts) && o.attempts >= 1)) bad('attempts', o.attempts, 'an integer ≥ 1');
   if (o.backoff !== undefined && !(typeof o.backoff === 'object' && o.backoff !== null && ['exponential', 'fixed'].includes(o.backoff.type) && Number.isInteger(o.backoff.delay) && o.backoff.delay >= 0)) {

@@ -21,7 +21,8 @@ import { performance } from 'node:perf_hooks';
 import type { Logger } from 'pino';
 import { AppError, HttpError } from '../errors.js';
 import { missingPackages, missingPackagesError } from '../packages.js';
-import { boundedRetryStrategy, DEFAULT_REDIS_COMMAND_TIMEOUT_MS } from '../redis-policy.js';
+import { DEFAULT_REDIS_COMMAND_TIMEOUT_MS } from '../redis-policy.js';
+import { createRedisClient, isClusterConnection, pingEveryPrimary } from '../redis-connection.js';
 import { BackgroundJobMetadata, type BackgroundTaskConfig } from '../records/protocol.js';
 import {
   BackgroundExecutor, BackgroundExecutorClosedError, BackgroundQueueFullError,
@@ -32,7 +33,7 @@ import { observe } from '../observability/observe.js';
 import {
   checkOptions, DEFAULT_BULLMQ_ATTEMPTS, DEFAULT_BULLMQ_BACKOFF, DEFAULT_BULLMQ_KEEP_COMPLETED, DEFAULT_BULLMQ_KEEP_FAILED,
   DEFAULT_BULLMQ_LOCK_DURATION_MS, DEFAULT_BULLMQ_MAX_STALLED_COUNT, DEFAULT_BULLMQ_PREFIX, DEFAULT_BULLMQ_QUEUE,
-  DEFAULT_BULLMQ_STALLED_INTERVAL_MS, JOB_ID_PATTERN, type BullMqBackgroundOptions,
+  DEFAULT_BULLMQ_CLUSTER_PREFIX, DEFAULT_BULLMQ_STALLED_INTERVAL_MS, JOB_ID_PATTERN, type BullMqBackgroundOptions,
 } from './bullmq-options.js';
 import { JobFates } from './fate.js';
 import { logStall, settlesWithin } from './bullmq-support.js';
@@ -76,7 +77,7 @@ export class BackgroundStoreError extends HttpError {
 
 // Loaded by load(); typed loosely so keel's declarations never reference the optional packages.
 /* eslint-disable @typescript-eslint/no-explicit-any */
-interface Modules { bullmq: any; Redis: any }
+interface Modules { bullmq: any; ioredis: any }
 let modules: Modules | undefined;
 
 async function loadModules(): Promise<Modules> {
@@ -84,7 +85,7 @@ async function loadModules(): Promise<Modules> {
   const missing = missingPackages(BULLMQ_PACKAGES);
   if (missing.length) throw missingPackagesError('The BullMQ background executor (AppOptions.background)', missing);
   const [bullmq, ioredis] = await Promise.all([import('bullmq'), import('ioredis')]);
-  modules = { bullmq, Redis: (ioredis as any).Redis ?? (ioredis as any).default };
+  modules = { bullmq, ioredis };
   return modules;
 }
 
@@ -166,10 +167,8 @@ class BullMqExecutor implements BackgroundRunner {
   }
 
   #connect(own: Record<string, unknown>): any {
-    const c = this.#options.connection;
     // Bounded reconnects unless the user's connection options choose their own strategy.
-    const extra = { retryStrategy: boundedRetryStrategy, ...(typeof c === 'object' ? c : {}), ...own };
-    const client = typeof c === 'string' ? new this.#m.Redis(c, extra) : new this.#m.Redis(extra);
+    const client = createRedisClient(this.#m.ioredis, this.#options.connection, own);
     // Connection errors surface where they matter (enqueue, the worker's own retries), not as crashes.
     client.on('error', (err: Error) => this.#logger.debug({ err: errorText(err) }, 'background queue: redis connection error'));
     observe.redisClient(this, 'background', client);
@@ -184,12 +183,13 @@ class BullMqExecutor implements BackgroundRunner {
     this.#unwatch = watchLoop();
     const { Queue, Worker } = this.#m.bullmq;
     const name = this.#options.queueName ?? DEFAULT_BULLMQ_QUEUE;
-    const prefix = this.#options.prefix ?? DEFAULT_BULLMQ_PREFIX;
+    // A cluster needs every key of a queue in one slot: BullMQ's scripts touch several (a hash tag).
+    const prefix = this.#options.prefix ?? (isClusterConnection(this.#options.connection) ? DEFAULT_BULLMQ_CLUSTER_PREFIX : DEFAULT_BULLMQ_PREFIX);
     // Producer: while Redis is down a command fails after one reconnection attempt (or ENQUEUE_TIMEOUT_MS),
     // so enqueue answers soon instead of holding the request. (Not enableOfflineQueue: false: BullMQ's
     // own start-up INFO would fail before the connection is up, and the queue with it.)
     const producer = this.#connect({ maxRetriesPerRequest: 1, commandTimeout: ENQUEUE_TIMEOUT_MS });
-    this.#health.attach(producer, () => producer.ping());
+    this.#health.attach(producer, () => pingEveryPrimary(producer));
     this.#fates = new JobFates(producer, `${prefix}:${name}:keel-fate:`, this.#logger);
     // Once Redis answers again, verdicts that could not be sent go first (lib/background/fate.ts).
     this.#health.onChange((state) => state === 'up' && this.#fates.flush());

@@ -17,12 +17,10 @@
  */
 import type { ServerResponse } from 'node:http';
 import type { KeelRequest, Middleware, NextFunction } from '../request.js';
-import { requestTraceOf } from './spans.js';
+import { isNextError, requestTraceOf } from './spans.js';
 
 /** A route's core, as lib/pipeline.ts compiles it. */
 type Core = (req: KeelRequest, res: ServerResponse, params: Record<string, string | undefined>, search: string) => void;
-
-const isError = (err: unknown): boolean => err !== undefined && err !== null && err !== 'route' && err !== 'router';
 
 /** `mw` with an INTERNAL span around it (see above). */
 export function traceMiddleware(mw: Middleware, route: string): Middleware {
@@ -37,7 +35,7 @@ export function traceMiddleware(mw: Middleware, route: string): Middleware {
     t.open.push(span);
     const done: NextFunction = (err?: unknown) => {
       if (span.isRecording()) {
-        if (isError(err)) t.kit.recordError(span, err, 'middleware failed');
+        if (isNextError(err)) t.kit.recordError(span, err, 'middleware failed');
         span.end();
       }
       // The next middleware is this one's sibling, not its child.

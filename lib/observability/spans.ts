@@ -8,10 +8,14 @@
  *   (`getRPCMetadata(context.active())?.type === RPCType.HTTP`, @opentelemetry/core). When there is
  *   one, keel starts no SERVER span of its own: one SERVER span per request, never two.
  * - {@link SpanKit.setRoute}: `http.route` and the name `<METHOD> <route>` on that span, and the route
- *   in the RPC metadata, from which instrumentation-http names the span again when it ends it.
+ *   in the RPC metadata, from which instrumentation-http names the span again when it ends it;
+ *   {@link SpanKit.setRpcRoute}: the RPC metadata's route alone, as instrumentation-express hands it
+ *   over while Express's layers still move it (keel/express).
  * - {@link SpanKit.startInternal}: an INTERNAL span (a middleware, a handler, a protocol operation),
  *   child of the active span, with the context to run the work in.
  * - {@link SpanKit.recordError}: a 5xx: an `exception` event and status ERROR with the error's message.
+ * - {@link registeredSpanKit}: the kit only when an OTel SDK registered a context manager (one property
+ *   read otherwise), for keel/express, which has no setting that turns its spans on.
  *
  * The RPC metadata key is @opentelemetry/core's own: `createContextKey(description)` is
  * `Symbol.for(description)` in @opentelemetry/api, so the same description is the same key in every
@@ -71,22 +75,36 @@ export interface SpanKit {
   readonly tracer: any;
   /** The active context. */
   active(): KitContext;
+  /** The span in `ctx` (default: the active context), or undefined when there is none. */
+  spanOf(ctx?: KitContext): KitSpan | undefined;
   /** instrumentation-http's RPC metadata in `ctx` (default: the active context), or undefined without it. */
   httpServerSpan(ctx?: KitContext): HttpRpcMetadata | undefined;
   /** Name the request's SERVER span by its route: `http.route`, `<METHOD> <route>`, the RPC metadata's route. */
   setRoute(target: HttpRpcMetadata | KitSpan, method: string, route: string): void;
+  /**
+   * The route in instrumentation-http's RPC metadata only (undefined: none matched), from which it sets
+   * `http.route` and names its span when the response finishes: what instrumentation-express does, since
+   * a later Express layer may still change or drop the route (a span's attribute cannot be removed).
+   */
+  setRpcRoute(meta: HttpRpcMetadata, route: string | undefined): void;
   /** Start an INTERNAL span, child of `parent` (default: the active context); `context` has it active. */
   startInternal(name: string, attributes?: Record<string, string | number | boolean>, parent?: KitContext): { span: KitSpan; context: KitContext };
   /** Run `fn` with `ctx` active (async continuations keep it under the SDK's AsyncLocalStorage context manager). */
   run<T>(ctx: KitContext, fn: () => T): T;
   /**
    * A server error on `span`: an `exception` event (type, message, stacktrace) and status ERROR with a
-   * message. The message stays when instrumentation-http later sets a bare ERROR for the 5xx.
+   * message. The message stays when instrumentation-http later sets a bare ERROR for the 5xx. A value
+   * that is not an Error is recorded as `fallbackMessage`, or, without one, as its string (as
+   * instrumentation-express records a non-Error passed to `next`).
    */
   recordError(span: KitSpan, err: unknown, fallbackMessage?: string): void;
 }
 
 const kits = new Map<string, SpanKit>();
+
+function setRpcRoute(meta: HttpRpcMetadata, route: string | undefined): void {
+  meta.route = route;
+}
 
 /** The kit of tracer `name` (one per name per process; loads @opentelemetry/api on the first call). */
 export function spanKit(name: string): SpanKit {
@@ -106,6 +124,7 @@ function makeKit(name: string): SpanKit {
     api,
     tracer,
     active: () => api.context.active(),
+    spanOf: (ctx) => api.trace.getSpan(ctx ?? api.context.active()),
     httpServerSpan(ctx) {
       const meta = (ctx ?? api.context.active()).getValue(rpcKey) as HttpRpcMetadata | undefined;
       return meta?.type === RPC_TYPE_HTTP && meta.span ? meta : undefined;
@@ -113,10 +132,11 @@ function makeKit(name: string): SpanKit {
     setRoute(target, method, route) {
       const meta = 'span' in target && 'type' in target ? (target as HttpRpcMetadata) : undefined;
       const span = meta ? meta.span : (target as KitSpan);
-      if (meta) meta.route = route;
+      if (meta) setRpcRoute(meta, route);
       span.setAttribute('http.route', route);
       span.updateName(`${method} ${route}`);
     },
+    setRpcRoute,
     startInternal(spanName, attributes, parent) {
       const p = parent ?? api.context.active();
       const span = tracer.startSpan(spanName, { kind: INTERNAL, attributes }, p) as KitSpan;
@@ -127,11 +147,42 @@ function makeKit(name: string): SpanKit {
       if (!span.isRecording()) return;
       const message = err instanceof Error ? err.message : fallbackMessage ?? String(err);
       if (err instanceof Error) span.recordException(err);
+      else if (fallbackMessage === undefined) span.recordException(message);
       else span.recordException({ name: 'Error', message });
       span.setStatus({ code: ERROR, message });
       keepErrorMessage(span, ERROR, message);
     },
   };
+}
+
+/**
+ * Whether a value passed to a Connect / Express `next` is an error for the layer's span: not undefined or
+ * null, nor `'route'` / `'router'`, which skip the rest of a route or router (instrumentation-express's rule).
+ */
+export function isNextError(err: unknown): boolean {
+  return err !== undefined && err !== null && err !== 'route' && err !== 'router';
+}
+
+/** Where @opentelemetry/api 1.x keeps the globals an SDK registers (its `_globalThis[Symbol.for(...)]`). */
+const OTEL_GLOBAL = Symbol.for('opentelemetry.js.api.1');
+let registry: { context?: unknown } | undefined;
+/** @opentelemetry/api could not be loaded although an SDK registered itself (another copy of the API). */
+let apiMissing = false;
+
+/**
+ * The kit of tracer `name` when an OTel SDK registered a context manager, else undefined. Without one no
+ * span is ever active, so there is nothing to name or parent spans to: this costs one property read of
+ * the API's global registry (the SDK sets it; the API package alone does not) and loads nothing.
+ */
+export function registeredSpanKit(name: string): SpanKit | undefined {
+  registry ??= (globalThis as { [OTEL_GLOBAL]?: { context?: unknown } })[OTEL_GLOBAL];
+  if (registry === undefined || registry.context === undefined || apiMissing) return undefined;
+  try {
+    return spanKit(name);
+  } catch {
+    apiMissing = true;
+    return undefined;
+  }
 }
 
 const guarded = new WeakSet<object>();

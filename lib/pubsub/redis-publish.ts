@@ -31,6 +31,28 @@ local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
 if now > tonumber(ARGV[3]) then return -1 end
 return redis.call('PUBLISH', ARGV[1], ARGV[2])`;
 
+/**
+ * The same in a Redis Cluster (sharded pub/sub, Redis ≥ 7): KEYS[1] is the channel, so the script runs
+ * on the primary of the channel's slot, and SPUBLISH there reaches every SSUBSCRIBE of the channel.
+ * ARGV[3], ARGV[4]: the receivers of the topic's last event and the node (CLUSTER MYID) that took it.
+ * On another node now (the shard failed over, the slot migrated), fewer subscribers than that means
+ * theirs are still moving: {-2, node, subscribers} and nothing is published. Otherwise {receivers, node};
+ * {-1, node} past the deadline.
+ */
+export const SPUBLISH_BEFORE_SCRIPT = `
+local t = redis.call('TIME')
+local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+local node = redis.call('CLUSTER', 'MYID')
+if now > tonumber(ARGV[2]) then return {-1, node} end
+if ARGV[4] ~= '' and ARGV[4] ~= node then
+  local have = redis.call('PUBSUB', 'SHARDNUMSUB', KEYS[1])[2]
+  if have < tonumber(ARGV[3]) then return {-2, node, have} end
+end
+return {redis.call('SPUBLISH', KEYS[1], ARGV[1]), node}`;
+
+/** Subscribers of KEYS[1] (a shard channel) on its own shard: PUBSUB SHARDNUMSUB run where the channel lives. */
+export const SHARD_NUMSUB_SCRIPT = `return redis.call('PUBSUB', 'SHARDNUMSUB', KEYS[1])[2]`;
+
 /* eslint-disable @typescript-eslint/no-explicit-any -- ioredis is optional */
 type Client = any;
 
@@ -71,6 +93,8 @@ export class RedisClock {
 /** Per topic, how many connections received its last publish; after a reconnect, how many must be back. */
 export class Receivers {
   readonly #last = new Map<string, number>();
+  /** Cluster: the node that took the topic's last event. */
+  readonly #nodes = new Map<string, string>();
   #expected = new Map<string, number>();
   #until = 0;
 
@@ -90,11 +114,38 @@ export class Receivers {
     return count ? { count, until: this.#until } : undefined;
   }
 
-  /** A publish on `topic` reached `n` connections. */
-  published(topic: string, n: number): void {
+  /** The receivers of the topic's last event, and (cluster) the node that took it. */
+  last(topic: string): { count: number; node: string } | undefined {
+    const count = this.#last.get(topic);
+    return count === undefined ? undefined : { count, node: this.#nodes.get(topic) ?? '' };
+  }
+
+  /** Cluster: since when the topic's shard moved without its subscribers (the first publish that found so). */
+  readonly #moved = new Map<string, number>();
+
+  /** Cluster: a publish found the topic's shard moved and its subscribers not there. */
+  moved(topic: string, now = Date.now()): void {
+    if (!this.#moved.has(topic)) this.#moved.set(topic, now);
+    if (this.#moved.size > MAX_TRACKED_TOPICS) this.#moved.delete(this.#moved.keys().next().value!);
+  }
+
+  /** Cluster: the shard moved more than RESUBSCRIBE_WAIT_MS ago and the subscribers never came back. */
+  movedLongAgo(topic: string, now = Date.now()): boolean {
+    const since = this.#moved.get(topic);
+    return since !== undefined && now - since >= RESUBSCRIBE_WAIT_MS;
+  }
+
+  /** A publish on `topic` reached `n` connections (on the cluster node `node`). */
+  published(topic: string, n: number, node?: string): void {
+    this.#moved.delete(topic);
     this.#last.delete(topic); // Map order: most recently published last, the oldest evicted first
     this.#last.set(topic, n);
-    if (this.#last.size > MAX_TRACKED_TOPICS) this.#last.delete(this.#last.keys().next().value!);
+    if (node !== undefined) this.#nodes.set(topic, node);
+    if (this.#last.size > MAX_TRACKED_TOPICS) {
+      const oldest = this.#last.keys().next().value!;
+      this.#last.delete(oldest);
+      this.#nodes.delete(oldest);
+    }
     const want = this.#expected.get(topic);
     if (want !== undefined && n >= want) this.#expected.delete(topic);
   }

@@ -22,14 +22,15 @@ import { performance } from 'node:perf_hooks';
 import { pino, type Logger } from 'pino';
 import { HttpError } from '../errors.js';
 import { missingPackages, missingPackagesError } from '../packages.js';
-import { boundedRetryStrategy, DEFAULT_REDIS_COMMAND_TIMEOUT_MS } from '../redis-policy.js';
+import { DEFAULT_REDIS_COMMAND_TIMEOUT_MS } from '../redis-policy.js';
+import { connectionProblem, createRedisClient, isClusterConnection, pingEveryPrimary, type RedisConnection } from '../redis-connection.js';
 import { logBase } from '../log-level.js';
 import { errorText, StoreHealth, type StoreStatus } from '../store-health.js';
 import { raceStarvationAware, starved, watchLoop } from '../loop-stall.js';
 import { checkTopic, encodePayload, MemoryPubSub, type PubSub } from './memory.js';
 import { observe } from '../observability/observe.js';
 import type { JobTracing, TraceCarrier } from '../observability/job-spans.js';
-import { PUBLISH_BEFORE_SCRIPT, PUBLISH_DEADLINE_MARGIN_MS, Receivers, RedisClock } from './redis-publish.js';
+import { PUBLISH_BEFORE_SCRIPT, PUBLISH_DEADLINE_MARGIN_MS, Receivers, RedisClock, SHARD_NUMSUB_SCRIPT, SPUBLISH_BEFORE_SCRIPT } from './redis-publish.js';
 
 /**
  * Messages keel publishes: `k1 <instance id> <JSON payload>`. A message without the tag (another
@@ -56,8 +57,12 @@ export const DEFAULT_PUBSUB_PREFIX = 'keel:ps:';
 export const PUBLISH_TIMEOUT_MS = DEFAULT_REDIS_COMMAND_TIMEOUT_MS;
 
 export interface RedisPubSubOptions {
-  /** Redis URL (`redis://127.0.0.1:6379`) or ioredis options (`{ host, port, password, tls }`). */
-  connection: string | Record<string, unknown>;
+  /**
+   * Redis URL (`redis://127.0.0.1:6379`), ioredis options (`{ host, port, password, tls }`), or a Redis
+   * Cluster's seed nodes (`{ cluster: ['10.0.0.1:6379', …], clusterOptions }`: sharded pub/sub,
+   * SPUBLISH / SSUBSCRIBE, Redis ≥ 7; docs/scaling.md#redis-cluster).
+   */
+  connection: RedisConnection;
   /** Channel prefix; instances that share it share events. Default {@link DEFAULT_PUBSUB_PREFIX} ('keel:ps:'). */
   prefix?: string;
   /** When Redis is unreachable: true delivers to this instance only and logs (default), false rejects publish(). */
@@ -104,15 +109,17 @@ export class RedisPubSub implements PubSub {
   readonly #health: StoreHealth;
   readonly #receivers = new Receivers();
   #unwatch: (() => void) | undefined;
+  /** Sharded pub/sub on a Redis Cluster (SPUBLISH / SSUBSCRIBE) instead of PUBLISH / SUBSCRIBE. */
+  readonly #cluster: boolean;
 
   constructor(options: RedisPubSubOptions) {
     const c = options?.connection;
-    if (!(typeof c === 'string' && /^rediss?:\/\//.test(c)) && !(typeof c === 'object' && c !== null)) {
-      throw new TypeError(`RedisPubSub needs connection: a redis:// URL or ioredis options, got ${JSON.stringify(c)}`);
-    }
+    const problem = connectionProblem(c);
+    if (problem) throw new TypeError(`RedisPubSub needs connection: ${problem}, got ${JSON.stringify(c)}`);
     if (options.prefix !== undefined && (typeof options.prefix !== 'string' || options.prefix === '')) throw new TypeError(`RedisPubSub prefix must be a non-empty string, got ${JSON.stringify(options.prefix)}`);
     if (options.passOnStoreError !== undefined && typeof options.passOnStoreError !== 'boolean') throw new TypeError(`RedisPubSub passOnStoreError must be true or false, got ${JSON.stringify(options.passOnStoreError)}`);
     this.#options = options;
+    this.#cluster = isClusterConnection(c);
     this.#prefix = options.prefix ?? DEFAULT_PUBSUB_PREFIX;
     // info: a store that logs "down" (warn) must log "back" (info) too.
     this.#logger = options.logger ?? pino({ level: 'info', base: logBase('keel.pubsub') });
@@ -139,12 +146,9 @@ export class RedisPubSub implements PubSub {
       const missing = missingPackages(['ioredis@6']);
       if (missing.length) throw missingPackagesError('RedisPubSub', missing);
       const mod: any = await import('ioredis');
-      const Redis = mod.Redis ?? mod.default;
-      const make = (own: Record<string, unknown>): Client => {
-        const c = this.#options.connection;
+      const make = (own: Record<string, unknown>, ownCluster?: Record<string, unknown>): Client => {
         // Bounded reconnects unless the user's connection options choose their own strategy.
-        const extra = { retryStrategy: boundedRetryStrategy, ...(typeof c === 'object' ? c : {}), ...own };
-        const client = typeof c === 'string' ? new Redis(c, extra) : new Redis(extra);
+        const client = createRedisClient(mod, this.#options.connection, own, ownCluster);
         client.on('error', (err: Error) => this.#logger.debug({ err: errorText(err) }, 'pubsub: redis connection error'));
         observe.redisClient(this, 'pubsub', client);
         return client;
@@ -155,10 +159,13 @@ export class RedisPubSub implements PubSub {
       // No ioredis commandTimeout: after a stall of this process it would fire before the reply is read
       // and lose a publish that Redis made; keel bounds each command itself, starvation-aware.
       const pub = make({ maxRetriesPerRequest: 1 });
-      const sub = make({ maxRetriesPerRequest: null });
-      sub.on('message', (channel: string, text: string) => this.#receive(channel.slice(this.#prefix.length), text));
-      pub.defineCommand('keelPublishBefore', { numberOfKeys: 0, lua: PUBLISH_BEFORE_SCRIPT });
-      this.#health.attach(pub, () => this.#bounded(pub.ping(), 'PING'));
+      // A cluster shards events by channel (SSUBSCRIBE on each channel's shard, one connection per shard).
+      const sub = make({ maxRetriesPerRequest: null }, { shardedSubscribers: true });
+      sub.on(this.#cluster ? 'smessage' : 'message', (channel: string, text: string) => this.#receive(channel.slice(this.#prefix.length), text));
+      // In a cluster the channel is the script's key, so it runs on the channel's shard.
+      pub.defineCommand('keelPublishBefore', this.#cluster ? { numberOfKeys: 1, lua: SPUBLISH_BEFORE_SCRIPT } : { numberOfKeys: 0, lua: PUBLISH_BEFORE_SCRIPT });
+      pub.defineCommand('keelShardNumsub', { numberOfKeys: 1, lua: SHARD_NUMSUB_SCRIPT });
+      this.#health.attach(pub, () => this.#bounded(pingEveryPrimary(pub), 'PING'));
       this.#unwatch = watchLoop();
       this.#health.attach(sub);
       return { pub, sub, clock: new RedisClock(pub) };
@@ -205,7 +212,7 @@ export class RedisPubSub implements PubSub {
   #release(topic: string): void {
     if (this.#local.listenerCount(topic) > 0 || !this.#channels.has(topic)) return;
     this.#channels.delete(topic);
-    void this.#connect().then(({ sub }) => sub.unsubscribe(this.#prefix + topic)).catch(() => undefined);
+    void this.#connect().then(({ sub }) => (this.#cluster ? sub.sunsubscribe(this.#prefix + topic) : sub.unsubscribe(this.#prefix + topic))).catch(() => undefined);
   }
 
   /**
@@ -258,15 +265,18 @@ export class RedisPubSub implements PubSub {
       if (expected) {
         // Right after a reconnect: wait for the instances subscribed before (bounded), else report failure.
         for (;;) {
-          const [, n] = (await pub.pubsub('NUMSUB', this.#prefix + topic)) as [string, number];
+          // PUBSUB SHARDNUMSUB answers for its own node only: a script keyed by the channel runs on its shard.
+          const n = this.#cluster ? await pub.keelShardNumsub(this.#prefix + topic) : ((await pub.pubsub('NUMSUB', this.#prefix + topic)) as [string, number])[1];
           if (Number(n) >= expected.count) break;
           if (Date.now() + 50 >= expected.until) throw new ReceiversMissing(topic, Number(n), expected.count);
           await new Promise((r) => setTimeout(r, 50));
         }
         budget = Math.max(deadline, Math.min(expected.until, Date.now() + PUBLISH_TIMEOUT_MS));
       }
-      const redisDeadline = budget - PUBLISH_DEADLINE_MARGIN_MS + (await clock.offset());
-      const n = Number(await pub.keelPublishBefore(this.#prefix + topic, `${TAG}${this.#origin}${trace} ${text}`, Math.floor(redisDeadline)));
+      const redisDeadline = Math.floor(budget - PUBLISH_DEADLINE_MARGIN_MS + (await clock.offset()));
+      const message = `${TAG}${this.#origin}${trace} ${text}`;
+      if (this.#cluster) return this.#spublishBefore(pub, topic, message, redisDeadline, budget);
+      const n = Number(await pub.keelPublishBefore(this.#prefix + topic, message, redisDeadline));
       if (n < 0) throw new NotPublished();
       this.#receivers.published(topic, n);
     })();
@@ -274,12 +284,34 @@ export class RedisPubSub implements PubSub {
     await raceStarvationAware(attempt, wait, () => new Error(`Redis did not take the event within ${wait} ms`), false);
   }
 
+  /**
+   * Cluster: SPUBLISH on the channel's shard. When the node serving the channel is not the one that took
+   * this topic's last event (a failover, a migrated slot), the subscriptions are moving with it: the
+   * script publishes only once as many subscribers as that event reached are there (issue 37: without
+   * this, 1 event answered 200 was missed per failover or migration); they get until `budget`, else the
+   * publish fails. While a slot migrates, the script (keyed by a channel no node holds as a key) is sent
+   * to the importing node (ASK), where the subscribers are not yet: publishes fail until the slot is
+   * handed over and they follow. After RESUBSCRIBE_WAIT_MS of that, the shard is taken as it is.
+   */
+  async #spublishBefore(pub: Client, topic: string, message: string, redisDeadline: number, budget: number): Promise<void> {
+    for (;;) {
+      // After RESUBSCRIBE_WAIT_MS of a moved shard without its subscribers, take it as it is (they left).
+      const last = this.#receivers.movedLongAgo(topic) ? undefined : this.#receivers.last(topic);
+      const [n, node, have] = ((await pub.keelPublishBefore(this.#prefix + topic, message, redisDeadline, last?.count ?? 0, last?.node ?? '')) as unknown[]).map((x, i) => (i === 1 ? String(x) : Number(x))) as [number, string, number];
+      if (n === -1) throw new NotPublished();
+      if (n >= 0) return this.#receivers.published(topic, n, node);
+      this.#receivers.moved(topic);
+      if (Date.now() + 50 >= budget - PUBLISH_DEADLINE_MARGIN_MS) throw new ReceiversMissing(topic, have, last?.count ?? 0);
+      await new Promise((r) => setTimeout(r, 50));
+    }
+  }
+
   subscribe(topic: string): AsyncIterableIterator<unknown> {
     checkTopic(topic);
     if (this.#closed) throw new Error('RedisPubSub is closed');
     const events = this.#local.subscribe(topic);
     if (!this.#channels.has(topic)) {
-      const subscribed = this.#connect().then(({ sub }) => sub.subscribe(this.#prefix + topic));
+      const subscribed = this.#connect().then(({ sub }) => (this.#cluster ? sub.ssubscribe(this.#prefix + topic) : sub.subscribe(this.#prefix + topic)));
       subscribed.catch((err: unknown) => this.#logger.warn({ err, topic }, 'pubsub: subscribe failed; events of other instances will not arrive'));
       this.#channels.set(topic, subscribed);
     }
@@ -305,7 +337,7 @@ export class RedisPubSub implements PubSub {
   async ping(): Promise<void> {
     if (this.#closed) throw new Error('RedisPubSub is closed');
     const { pub } = await this.#connect();
-    await this.#bounded(pub.ping(), 'PING');
+    await this.#bounded(pingEveryPrimary(pub), 'PING');
   }
 
   /** A command of the publishing connection, bounded by PUBLISH_TIMEOUT_MS (extended once if the loop was starved). */

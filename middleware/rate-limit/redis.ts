@@ -46,6 +46,12 @@ export interface RedisStoreOptions {
    * the store is given to createApp (`AppOptions.rateLimit.store`), else pino at info.
    */
   logger?: Logger;
+  /**
+   * The readiness probe (`ping()`). Default: one PING through `sendCommand`. On a Redis Cluster that
+   * reaches one node picked at random: give one that asks every primary, e.g. for an ioredis Cluster
+   * `() => Promise.all(cluster.nodes('master').map((node) => node.ping()))` (docs/scaling.md#redis-cluster).
+   */
+  ping?: () => Promise<unknown>;
 }
 
 /** The error a command that outlived `timeoutMs` rejects with. */
@@ -111,6 +117,7 @@ export class RedisStore implements RateLimitStore, WindowStore {
   readonly #prefix: string;
   readonly #health: StoreHealth;
   readonly #ownLogger: boolean;
+  readonly #ping: (() => Promise<unknown>) | undefined;
   /** Window length for the Store API, set by `init`. */
   windowMs = 0;
   /** Keys are shared with every instance on the same server (express-rate-limit's double-count check reads this). */
@@ -143,6 +150,8 @@ export class RedisStore implements RateLimitStore, WindowStore {
       throw err;
     });
     this.#prefix = options.prefix ?? DEFAULT_REDIS_PREFIX;
+    if (options.ping !== undefined && typeof options.ping !== 'function') throw new TypeError(`RedisStore ping must be a function returning a promise, got ${JSON.stringify(options.ping)}`);
+    this.#ping = options.ping && (timeoutMs === 0 ? options.ping : () => withTimeout(options.ping!(), 'PING', timeoutMs));
   }
 
   async take(key: string, policy: BucketPolicy): Promise<TakeResult> {
@@ -196,7 +205,7 @@ export class RedisStore implements RateLimitStore, WindowStore {
 
   /** One PING, bounded by `timeoutMs`: readiness (docs/operations.md) probes the store with it. */
   async ping(): Promise<void> {
-    await this.#send('PING');
+    await (this.#ping ? this.#ping() : this.#send('PING'));
   }
 
   /** Store API (and keel's): forget a client. */

@@ -12,6 +12,8 @@ import { Redis } from 'ioredis';
 import { freePort } from '../../harness/conformance/exec.js';
 
 export { freePort };
+// A Redis Cluster on loopback (issue 37) lives beside this file, to keep each helper short.
+export { NO_REDIS_CLUSTER, startRedisCluster, type ClusterNode, type RedisCluster, type StartRedisClusterOptions } from './redis-cluster.js';
 
 export const HAVE_REDIS = spawnSync('redis-server', ['--version']).status === 0;
 /** The `skip` option of a suite that needs redis-server. */
