@@ -74,6 +74,9 @@ export async function startRedisCluster(options: StartRedisClusterOptions = {}):
         '--port', String(port), '--cluster-port', String(bus), '--bind', '127.0.0.1',
         '--cluster-enabled', 'yes', '--cluster-config-file', join(dir, `nodes-${port}.conf`),
         '--cluster-node-timeout', String(options.nodeTimeoutMs ?? 1000),
+        // A replica may take over however long its link to the primary was down: on a busy machine a 1 s node timeout
+        // times the default validity factor (10) is easily passed, and the replica would never be promoted.
+        '--cluster-replica-validity-factor', '0',
         '--dir', dir, '--dbfilename', `dump-${port}.rdb`, '--save', '', '--appendonly', 'no',
       ], { stdio: 'ignore' });
       procs.push(proc);
@@ -128,13 +131,16 @@ export async function startRedisCluster(options: StartRedisClusterOptions = {}):
         const states = await Promise.all(nodes.filter((n) => n.alive).map(async (n) => {
           try {
             const info = String(await n.client.call('CLUSTER', 'INFO'));
-            return /cluster_state:ok/.test(info) && /cluster_slots_ok:16384/.test(info);
-          } catch {
-            return false;
+            return /cluster_state:ok/.test(info) && /cluster_slots_ok:16384/.test(info) ? '' : `${n.port}: ${/cluster_state:\w+/.exec(info)?.[0]} ${/cluster_slots_ok:\d+/.exec(info)?.[0]}`;
+          } catch (err) {
+            return `${n.port}: ${(err as Error).message}`;
           }
         }));
-        if (states.every(Boolean)) return;
-        if (Date.now() > until) throw new Error(`cluster not healthy within ${ms} ms`);
+        if (states.every((s) => s === '')) return;
+        if (Date.now() > until) {
+          const view = await nodes.find((n) => n.alive)?.client.call('CLUSTER', 'NODES').catch((err: Error) => err.message);
+          throw new Error(`cluster not healthy within ${ms} ms: ${states.filter(Boolean).join('; ')}\n${String(view)}`);
+        }
         await sleep(100);
       }
     },
