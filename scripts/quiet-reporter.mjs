@@ -38,11 +38,11 @@ const indent = (text, pad = '    ') => text.split('\n').map((l) => pad + l).join
 export default async function* quietReporter(source) {
   const titles = new Map(); // file → stack of names by nesting
   const fileMs = new Map(); // file → summed duration of its top-level tests
+  const filesSeen = new Set(); // files with a finished top-level test, for the progress line
   const stderr = new Map(); // file → lines written to stderr
   const failures = [];
   const skips = new Map(); // reason → count
   const summary = [];
-  let filesDone = 0;
   for await (const event of source) {
     const d = event.data ?? {};
     switch (event.type) {
@@ -71,10 +71,9 @@ export default async function* quietReporter(source) {
           skips.set(reason, (skips.get(reason) ?? 0) + 1);
         }
         // Progress counts a file at its first finished top-level test (node reports no event for a file as such).
-        if (d.nesting === 0 && d.file && !fileMs.has(`done:${d.file}`)) {
-          fileMs.set(`done:${d.file}`, 0);
-          filesDone++;
-          if (filesDone % PROGRESS_EVERY === 0) yield `… ${filesDone}${total ? ` of ${total}` : ''} files\n`;
+        if (d.nesting === 0 && d.file && !filesSeen.has(d.file)) {
+          filesSeen.add(d.file);
+          if (filesSeen.size % PROGRESS_EVERY === 0) yield `… ${filesSeen.size}${total ? ` of ${total}` : ''} files\n`;
         }
         if (event.type === 'test:fail' && ownFailure(d)) yield `✖ ${rel(d.file)}: ${title}\n`;
         break;
@@ -86,7 +85,7 @@ export default async function* quietReporter(source) {
     }
   }
 
-  const slow = [...fileMs].filter(([k]) => !k.startsWith('done:')).sort((a, b) => b[1] - a[1]).slice(0, SLOWEST);
+  const slow = [...fileMs].sort((a, b) => b[1] - a[1]).slice(0, SLOWEST);
   if (slow.length) {
     yield `\nSlowest files:\n`;
     for (const [file, ms] of slow) yield `  ${(ms / 1000).toFixed(1).padStart(6)} s  ${rel(file)}\n`;
