@@ -7,9 +7,8 @@ import type httpTypes from 'node:http';
 import { createRequire } from 'node:module';
 import finalhandler from 'finalhandler';
 import parseUrl from 'parseurl';
-import qs from 'qs';
 import { applyKeelSettings } from './keel-server.js';
-import type { AnyFn } from './utils.js';
+import { qs, type AnyFn } from './utils.js';
 
 // node:http through require(), as Express loads it: APM agents that hook require() (OpenTelemetry's
 // instrumentation-http registered with `node --require`, dd-trace, newrelic) patch http.Server when it is required;
@@ -45,13 +44,13 @@ export function appHandle(v4: boolean): AnyFn {
 }
 
 function defaultQuery4(req: any): unknown {
-  return qs.parse(parseUrl(req)!.query as string, { allowPrototypes: true });
+  return qs().parse(parseUrl(req)!.query as string, { allowPrototypes: true });
 }
 
 /** `express.query(options)` of Express 4: req.query parsed with qs (or with `options` when it is a function). */
 export function query4(options?: unknown): AnyFn {
   let opts: any = Object.assign({}, options);
-  let queryparse: AnyFn = qs.parse;
+  let queryparse: AnyFn = qs().parse;
   if (typeof options === 'function') {
     queryparse = options as AnyFn;
     opts = undefined;

@@ -15,9 +15,9 @@ import http from 'node:http';
 import { createRequire } from 'node:module';
 import type { IncomingMessage } from 'node:http';
 import { isIP } from 'node:net';
-import accepts from 'accepts';
-import typeis from 'type-is';
-import parseRange from 'range-parser';
+import type accepts from 'accepts';
+import type typeis from 'type-is';
+import type parseRange from 'range-parser';
 import parseurl from 'parseurl';
 import proxyaddr from 'proxy-addr';
 import depd from 'depd';
@@ -45,18 +45,37 @@ export type ExpressRequestLike = IncomingMessage & {
 const deprecate = depd('express');
 const require = createRequire(import.meta.url);
 
+/** The negotiation and range libraries a request prototype calls, each loaded on its first call. */
+interface RequestLibraries {
+  accepts(): typeof accepts;
+  typeis(): typeof typeis;
+  parseRange(): typeof parseRange;
+}
+
 /**
- * Express 4 ships older majors of three of these libraries whose answers differ, so Express 4 mode loads those
- * (lazily, so Express 5 apps never do): range-parser 1.2 reads a malformed range as unsatisfiable (-1) where 1.3
- * says invalid (-2); accepts 1.3 and type-is 1.6 resolve extensions with mime-types 2 (`js` is
- * application/javascript there, text/javascript in mime-types 3).
+ * Express 4 ships older majors of three of these libraries whose answers differ, so Express 4 mode uses those:
+ * range-parser 1.2 reads a malformed range as unsatisfiable (-1) where 1.3 says invalid (-2); accepts 1.3 and
+ * type-is 1.6 resolve extensions with mime-types 2 (`js` is application/javascript there, text/javascript in
+ * mime-types 3). Each is loaded on the first call that needs it, not with the engine: accepts and type-is bring a
+ * mime-db each (~10-30 ms of CPU to load), which an app whose requests never negotiate never pays, and an
+ * Express 5 app never loads Express 4's copies nor the reverse (`npm run bench:load`). The `require('…')` calls stay
+ * literal so that a bundler bundling an app follows them.
  */
-function libraries(major: ExpressMajor): { accepts: typeof accepts; typeis: typeof typeis; parseRange: typeof parseRange } {
-  if (major === 5) return { accepts, typeis, parseRange };
+function libraries(major: ExpressMajor): RequestLibraries {
+  let a: typeof accepts | undefined;
+  let t: typeof typeis | undefined;
+  let r: typeof parseRange | undefined;
+  if (major === 5) {
+    return {
+      accepts: () => (a ??= require('accepts') as typeof accepts),
+      typeis: () => (t ??= require('type-is') as typeof typeis),
+      parseRange: () => (r ??= require('range-parser') as typeof parseRange),
+    };
+  }
   return {
-    accepts: require('accepts-v1') as typeof accepts,
-    typeis: require('type-is-v1') as typeof typeis,
-    parseRange: require('range-parser-v1-2') as typeof parseRange,
+    accepts: () => (a ??= require('accepts-v1') as typeof accepts),
+    typeis: () => (t ??= require('type-is-v1') as typeof typeis),
+    parseRange: () => (r ??= require('range-parser-v1-2') as typeof parseRange),
   };
 }
 
@@ -74,7 +93,7 @@ type QueryCache = { url: string | undefined; search?: unknown; parser: unknown; 
  */
 export function createRequestPrototype(major: ExpressMajor): any {
   const req: any = Object.create(http.IncomingMessage.prototype);
-  const { accepts, typeis, parseRange: rangeParser } = libraries(major);
+  const lib = libraries(major);
 
   req.get = req.header = function header(this: ExpressRequestLike, name: string): string | string[] | undefined {
     if (!name) throw new TypeError('name argument is required to req.get');
@@ -86,28 +105,27 @@ export function createRequestPrototype(major: ExpressMajor): any {
   };
 
   req.accepts = function acceptsTypes(this: ExpressRequestLike, ...types: any[]) {
-    const accept = accepts(this);
-    return (accept.types as any)(...types);
+    return (lib.accepts()(this).types as any)(...types);
   };
   req.acceptsEncodings = function acceptsEncodings(this: ExpressRequestLike, ...encodings: any[]) {
-    return (accepts(this).encodings as any)(...encodings);
+    return (lib.accepts()(this).encodings as any)(...encodings);
   };
   req.acceptsCharsets = function acceptsCharsets(this: ExpressRequestLike, ...charsets: any[]) {
-    return (accepts(this).charsets as any)(...charsets);
+    return (lib.accepts()(this).charsets as any)(...charsets);
   };
   req.acceptsLanguages = function acceptsLanguages(this: ExpressRequestLike, ...languages: any[]) {
-    return (accepts(this).languages as any)(...languages);
+    return (lib.accepts()(this).languages as any)(...languages);
   };
 
   req.range = function range(this: ExpressRequestLike, size: number, options?: parseRange.Options) {
     const value = this.get('Range');
     if (!value) return;
-    return rangeParser(size, value as string, options);
+    return lib.parseRange()(size, value as string, options);
   };
 
   req.is = function is(this: ExpressRequestLike, ...args: any[]) {
     // an array, or the arguments flattened (none at all: the request's media type, as Express answers)
-    return typeis(this, Array.isArray(args[0]) ? args[0] : args);
+    return lib.typeis()(this, Array.isArray(args[0]) ? args[0] : args);
   };
 
   defineGetter(req, 'protocol', function protocol(this: ExpressRequestLike) {

@@ -13,18 +13,26 @@ import { createRequire } from 'node:module';
 import { basename, isAbsolute, resolve } from 'node:path';
 import onFinished from 'on-finished';
 import depd from 'depd';
-import send from 'send';
-import { create as createDisposition } from 'content-disposition';
+import type { create as createDisposition } from 'content-disposition';
 import type { ExpressMajor } from './request.js';
 
 const require = createRequire(import.meta.url);
 const deprecate = depd('express');
 
 type SendFn = (req: any, path: string, options: any) => any;
+type DispositionFn = (filename?: string) => string;
+let send1: SendFn | undefined;
 let send0: SendFn | undefined;
-let disposition0: ((filename?: string) => string) | undefined;
+let disposition2: typeof createDisposition | undefined;
+let disposition0: DispositionFn | undefined;
 
-/** Express 4's `send` (0.19), loaded on first use so Express 5 apps never load it. */
+// Each loaded on first use: an app that never sends a file or an attachment never loads them, and each entry loads
+// only its own major's (the require calls stay literal, for bundlers).
+/** Express 5's `send` (1.x). */
+function currentSend(): SendFn {
+  return (send1 ??= require('send') as SendFn);
+}
+/** Express 4's `send` (0.19). */
 function legacySend(): SendFn {
   return (send0 ??= require('send-v0') as SendFn);
 }
@@ -32,8 +40,8 @@ function legacySend(): SendFn {
 /** The Content-Disposition value Express `major` sets for an attachment named `filename` (RFC 6266). */
 export function contentDispositionFor(major: ExpressMajor, filename?: string): string {
   // content-disposition 0.5 (Express 4) always quotes and keeps ISO-8859-1 names; 2.x quotes only when needed
-  if (major === 4) return (disposition0 ??= require('content-disposition-v0') as (f?: string) => string)(filename);
-  return createDisposition(filename);
+  if (major === 4) return (disposition0 ??= require('content-disposition-v0') as DispositionFn)(filename);
+  return (disposition2 ??= (require('content-disposition') as { create: typeof createDisposition }).create)(filename);
 }
 
 /** Express 4's isAbsolute: also accepts Windows drive and UNC paths on any platform. */
@@ -66,7 +74,7 @@ export function installFileMethods(res: any, major: ExpressMajor): void {
     if (v5) {
       // the app's etag setting decides whether send sets an ETag
       opts.etag = this.app.enabled('etag');
-      file = send(req, pathname, opts);
+      file = currentSend()(req, pathname, opts);
     } else {
       file = legacySend()(req, pathname, opts);
     }

@@ -6,7 +6,7 @@
  */
 
 import { createRequire } from 'node:module';
-import mimeTypes from 'mime-types';
+import type mimeTypesLib from 'mime-types';
 import contentType from 'content-type';
 import type { ExpressMajor } from './request.js';
 
@@ -20,8 +20,16 @@ interface Mime1 {
   charsets: { lookup(mime: string, fallback?: string): string | undefined };
 }
 let mime1: Mime1 | undefined;
+/** serve-static 1's `mime` (its send 0.19's), which keel/express4 has loaded already for `express.static`: the
+ * first response does not load a second send and mime table, as Express 4's one send serves both. */
 function legacyMime(): Mime1 {
-  return (mime1 ??= require('send-v0').mime as Mime1);
+  return (mime1 ??= require('serve-static-v1').mime as Mime1);
+}
+
+let mimeTypes3: typeof mimeTypesLib | undefined;
+/** mime-types 3 (Express 5's table), loaded on first use: keel/express4 never loads it, nor its mime-db. */
+function mimeTypes(): typeof mimeTypesLib {
+  return (mimeTypes3 ??= require('mime-types') as typeof mimeTypesLib);
 }
 
 /**
@@ -57,13 +65,13 @@ export interface MediaTypes {
 export function mediaTypes(major: ExpressMajor): MediaTypes {
   if (major === 5) {
     return {
-      headerValue: cached((value) => mimeTypes.contentType(value)),
+      headerValue: cached((value) => mimeTypes().contentType(value)),
       forType: cached((type) =>
-        type.indexOf('/') === -1 ? mimeTypes.contentType(type) || 'application/octet-stream' : type) as (t: string) => string,
+        type.indexOf('/') === -1 ? mimeTypes().contentType(type) || 'application/octet-stream' : type) as (t: string) => string,
       normalizeType: (type) =>
         type.indexOf('/') !== -1
           ? acceptParams(type)
-          : { value: mimeTypes.lookup(type) || 'application/octet-stream', params: {} },
+          : { value: mimeTypes().lookup(type) || 'application/octet-stream', params: {} },
     };
   }
   return {

@@ -3,8 +3,9 @@
  * Ported from the `router` package's lib/layer.js and Express 4's lib/router/layer.js
  * (Copyright (c) 2009-2013 TJ Holowaychuk, 2013 Roman Shtylman, 2014-2015 Douglas Christopher Wilson; MIT).
  */
-import { match as match8 } from 'path-to-regexp';
-import pathToRegexp0 from 'path-to-regexp-v0';
+import { createRequire } from 'node:module';
+import type { match as match8 } from 'path-to-regexp';
+import type pathToRegexp0 from 'path-to-regexp-v0';
 import { asyncErrors, isPromise, type AnyFn } from '../utils.js';
 
 /** What a layer match gives the router: the decoded params, the matched part of the path and the param names. */
@@ -30,6 +31,12 @@ export interface LayerRoute {
   _methods(includeAll?: boolean): string[];
   _options(): string[];
 }
+
+const require = createRequire(import.meta.url);
+// Each major's path-to-regexp loaded by the first layer that needs it: keel/express never loads 0.1, keel/express4
+// never 8 (the require calls stay literal, for bundlers).
+let compile8: typeof match8 | undefined;
+let compile0: typeof pathToRegexp0 | undefined;
 
 type Matcher = (path: string) => { params: Record<string, any>; path: string } | false;
 
@@ -78,7 +85,7 @@ function regexpMatcher(re: RegExp): Matcher {
 
 function matcher5(path: any, opts: LayerOptions): Matcher {
   if (path instanceof RegExp) return regexpMatcher(path);
-  const fn = match8(opts.strict ? path : loosen(path), {
+  const fn = (compile8 ??= (require('path-to-regexp') as { match: typeof match8 }).match)(opts.strict ? path : loosen(path), {
     sensitive: opts.sensitive, end: opts.end, trailing: !opts.strict, decode: decodeParam,
   });
   return fn as unknown as Matcher;
@@ -117,7 +124,7 @@ export class Layer {
     this.v4 = v4;
     if (v4) {
       const keys: Array<{ name: string | number }> = [];
-      this.regexp = pathToRegexp0(path, keys as any, options);
+      this.regexp = (compile0 ??= require('path-to-regexp-v0') as typeof pathToRegexp0)(path, keys as any, options);
       this.keys = keys;
       this.keyNames = keys.map((k) => String(k.name));
       this.star = path === '*';
