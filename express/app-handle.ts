@@ -22,11 +22,21 @@ function errorLogger(app: any, v4: boolean): (err: any) => void {
   };
 }
 
+/**
+ * The final handler of a request no handler answered: finalhandler's, created only when the router gets there (most
+ * requests are answered before), so a request does not pay for its closures, options and error logger up front.
+ */
+function finalDone(app: any, req: any, res: any, v4: boolean): AnyFn {
+  return function finalDone(err?: unknown) {
+    return finalhandler(req, res, { env: app.get('env'), onerror: errorLogger(app, v4) })(err);
+  };
+}
+
 /** app.handle: the final handler, X-Powered-By, req/res linked and given the app's prototypes, then the router. */
 export function appHandle(v4: boolean): AnyFn {
   return function handle(this: any, req: any, res: any, callback?: AnyFn) {
     const router = v4 ? this._router : this.router;
-    const done = callback || finalhandler(req, res, { env: this.get('env'), onerror: errorLogger(this, v4) });
+    const done = callback || finalDone(this, req, res, v4);
     // Express 4 answers an app without routes or middleware with the final handler alone
     if (v4 && !router) { done(); return; }
     if (this.enabled('x-powered-by')) res.setHeader('X-Powered-By', 'Express');

@@ -183,13 +183,19 @@ export function createApplicationPrototype(major: 4 | 5, createRouter: AnyFn): R
   app.disable = function disable(this: any, setting: string) { return this.set(setting, false); };
 
   for (const method of methods) {
-    app[method] = function verb(this: any, path: any, ...handlers: unknown[]) {
-      if (method === 'get' && arguments.length === 1) return this.set(path);
+    app[method] = function verb(this: any, path: any) {
       const route = routerOf(this).route(path);
-      route[method](...handlers);
+      route[method](...Array.prototype.slice.call(arguments, 1));
       return this;
     };
   }
+  // app.get(setting) is read on every request (res.json reads four settings): no rest-parameter array per call
+  app.get = function get(this: any, path: any) {
+    if (arguments.length === 1) return this.set(path);
+    const route = routerOf(this).route(path);
+    route.get(...Array.prototype.slice.call(arguments, 1));
+    return this;
+  };
 
   app.all = function all(this: any, path: any, ...handlers: unknown[]) {
     const route = routerOf(this).route(path);

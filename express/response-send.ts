@@ -32,6 +32,15 @@ function entityTag(body: string | Buffer, len: number, weak: boolean): string {
   return weak ? 'W/' + tag : tag;
 }
 
+/**
+ * Express's `res.set('Content-Type', setCharset(type, 'utf-8'))`, without the second setHeader when the type says
+ * utf-8 already (res.json's, or any type set before): the header would get the value it has.
+ */
+function setUtf8(res: any, type: string): void {
+  const utf8 = withUtf8(type);
+  if (utf8 !== type) res.set('Content-Type', utf8);
+}
+
 const LINE_SEPARATORS = /[\u2028\u2029]/g;
 const JSONP_CALLBACK_FORBIDDEN = /[^[\]\w$.]/g;
 
@@ -63,14 +72,16 @@ export function installBodyMethods(res: any, major: ExpressMajor, media: MediaTy
       }
     }
 
+    // headers read by their lower-case names: node lower-cases the name on each call, and a lower-case literal
+    // comes back as is instead of as a new string
     switch (typeof chunk) {
       case 'string':
         if (v5) {
           encoding = 'utf8';
-          const type = this.get('Content-Type');
-          if (typeof type === 'string') this.set('Content-Type', withUtf8(type));
+          const type = this.getHeader('content-type');
+          if (typeof type === 'string') setUtf8(this, type);
           else this.type('html');
-        } else if (!this.get('Content-Type')) {
+        } else if (!this.getHeader('content-type')) {
           this.type('html');
         }
         break;
@@ -90,12 +101,12 @@ export function installBodyMethods(res: any, major: ExpressMajor, media: MediaTy
     // Express 4 writes every string (including the '' of a null body) in utf-8 and says so in Content-Type
     if (!v5 && typeof chunk === 'string') {
       encoding = 'utf8';
-      const type = this.get('Content-Type');
-      if (typeof type === 'string') this.set('Content-Type', withUtf8(type));
+      const type = this.getHeader('content-type');
+      if (typeof type === 'string') setUtf8(this, type);
     }
 
     const etagFn = this.app.get('etag fn');
-    const generateETag = !this.get('ETag') && typeof etagFn === 'function';
+    const generateETag = !this.getHeader('etag') && typeof etagFn === 'function';
 
     let len: number | undefined;
     // the engine's own weak/strong generators (the 'etag' setting's true/'weak'/'strong'): tag computed here from
@@ -105,7 +116,7 @@ export function installBodyMethods(res: any, major: ExpressMajor, media: MediaTy
     if (builtinETag) {
       const bytes: number = typeof chunk === 'string' ? Buffer.byteLength(chunk, 'utf8') : chunk.length;
       len = bytes;
-      if (!v5 || !this.get('Transfer-Encoding')) this.set('Content-Length', bytes);
+      if (!v5 || !this.getHeader('transfer-encoding')) this.set('Content-Length', bytes);
       this.set('ETag', entityTag(chunk, bytes, etagFn === weakETag));
     } else if (chunk !== undefined) {
       if (Buffer.isBuffer(chunk)) {
@@ -120,7 +131,7 @@ export function installBodyMethods(res: any, major: ExpressMajor, media: MediaTy
         len = chunk.length;
       }
       // Content-Length and Transfer-Encoding are exclusive (RFC 9112 §6.2); Express 4 always sets the length
-      if (!v5 || !this.get('Transfer-Encoding')) this.set('Content-Length', len);
+      if (!v5 || !this.getHeader('transfer-encoding')) this.set('Content-Length', len);
     }
 
     if (generateETag && !builtinETag && len !== undefined) {
@@ -167,7 +178,7 @@ export function installBodyMethods(res: any, major: ExpressMajor, media: MediaTy
     }
     const app = this.app;
     const body = stringify(val, app.get('json replacer'), app.get('json spaces'), app.get('json escape'));
-    if (!this.get('Content-Type')) this.set('Content-Type', 'application/json');
+    if (!this.getHeader('content-type')) this.set('Content-Type', 'application/json');
     return this.send(body);
   };
 

@@ -46,6 +46,7 @@ export function handle(router: RouterState, req: any, res: any, callback: AnyFn)
   let index = indexOf(router, stack);
   let idx = 0;
   let seg: string | undefined;
+  let segOf: string | undefined;
   let list: number[] = index.any;
   let pos = 0;
   const protohost = getProtohost(req.url) || '';
@@ -101,12 +102,16 @@ export function handle(router: RouterState, req: any, res: any, callback: AnyFn)
     const pathname = getPathname(req);
     if (pathname == null) { done(layerError); return; }
     path = pathname;
-    if (index.length !== stack.length) { index = indexOf(router, stack); seg = undefined; }
-    const s = firstSegment(path);
-    if (s !== seg) {
-      seg = s;
-      list = index.candidates(s);
-      pos = lowerBound(list, idx);
+    if (index.length !== stack.length) { index = indexOf(router, stack); seg = segOf = undefined; }
+    // the same path as the previous layer's (middleware that called next()): same segment, no new string
+    if (path !== segOf) {
+      segOf = path;
+      const s = firstSegment(path);
+      if (s !== seg) {
+        seg = s;
+        list = index.candidates(s);
+        pos = lowerBound(list, idx);
+      }
     }
 
     let match: LayerMatch | false = false;
