@@ -9,6 +9,7 @@ import { createApplicationPrototype } from './application.js';
 import { createRequestPrototype } from './request.js';
 import { checkPatchedExpress } from './patched-express.js';
 import { createResponsePrototype } from './response.js';
+import { createResponsePrototype4 } from './express4/response.js';
 import { createRouterClass, Route, Route4 } from './router/index.js';
 import type { AnyFn } from './utils.js';
 
@@ -35,7 +36,7 @@ export function createExpress(major: 4 | 5, libraries: MajorLibraries): any {
   const Router = createRouterClass(major);
   const proto = createApplicationPrototype(major, Router);
   const request = createRequestPrototype(major);
-  const response = createResponsePrototype(major);
+  const response = major === 4 ? createResponsePrototype4() : createResponsePrototype();
 
   function createApplication(): any {
     // a function declaration, not `const app = function app`: bundled (scripts/build.mjs), a function expression

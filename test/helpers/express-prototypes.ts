@@ -13,6 +13,7 @@ import request from 'supertest';
 import { EXPRESS_VERSIONS } from './express-versions.js';
 import { createRequestPrototype } from '../../express/request.js';
 import { createResponsePrototype } from '../../express/response.js';
+import { createResponsePrototype4 } from '../../express/express4/response.js';
 
 export interface Exchange {
   method?: 'get' | 'head' | 'post' | 'put' | 'delete' | 'options';
@@ -31,7 +32,7 @@ export interface Answer {
 export function expressWithKeelPrototypes(major: 4 | 5): () => any {
   const express = EXPRESS_VERSIONS.find((v) => v.major === major)!.express as any;
   const req = createRequestPrototype(major);
-  const res = createResponsePrototype(major);
+  const res = major === 4 ? createResponsePrototype4() : createResponsePrototype();
   return () => {
     const app = express();
     Object.setPrototypeOf(app.request, req);
