@@ -7,6 +7,7 @@ import { EventEmitter } from 'node:events';
 import { query4 } from './app-handle.js';
 import { createApplicationPrototype } from './application.js';
 import { createRequestPrototype } from './request.js';
+import { createRequestPrototype4 } from './express4/request.js';
 import { checkPatchedExpress } from './patched-express.js';
 import { createResponsePrototype } from './response.js';
 import { createResponsePrototype4 } from './express4/response.js';
@@ -35,7 +36,7 @@ export interface MajorLibraries {
 export function createExpress(major: 4 | 5, libraries: MajorLibraries): any {
   const Router = createRouterClass(major);
   const proto = createApplicationPrototype(major, Router);
-  const request = createRequestPrototype(major);
+  const request = major === 4 ? createRequestPrototype4() : createRequestPrototype();
   const response = major === 4 ? createResponsePrototype4() : createResponsePrototype();
 
   function createApplication(): any {

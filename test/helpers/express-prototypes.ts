@@ -12,6 +12,7 @@ import assert from 'node:assert/strict';
 import request from 'supertest';
 import { EXPRESS_VERSIONS } from './express-versions.js';
 import { createRequestPrototype } from '../../express/request.js';
+import { createRequestPrototype4 } from '../../express/express4/request.js';
 import { createResponsePrototype } from '../../express/response.js';
 import { createResponsePrototype4 } from '../../express/express4/response.js';
 
@@ -31,7 +32,7 @@ export interface Answer {
 /** An express() that builds apps whose request/response prototypes are keel's for `major`. */
 export function expressWithKeelPrototypes(major: 4 | 5): () => any {
   const express = EXPRESS_VERSIONS.find((v) => v.major === major)!.express as any;
-  const req = createRequestPrototype(major);
+  const req = major === 4 ? createRequestPrototype4() : createRequestPrototype();
   const res = major === 4 ? createResponsePrototype4() : createResponsePrototype();
   return () => {
     const app = express();
