@@ -1,17 +1,13 @@
 /**
- * `express()` and the `express` namespace (Router, json, static, request, response…) of one major, ported from
- * Express's lib/express.js, 5.x and 4.x (Copyright (c) 2009-2013 TJ Holowaychuk, 2013 Roman Shtylman, 2014-2015
- * Douglas Christopher Wilson; MIT).
+ * `express()` and the `express` namespace (Router, json, static, request, response…), ported from Express's
+ * lib/express.js 5.x (Copyright (c) 2009-2013 TJ Holowaychuk, 2013 Roman Shtylman, 2014-2015 Douglas Christopher
+ * Wilson; MIT). Express 5's parts by default; keel/express4 passes Express 4's (express4/create.ts).
  */
 import { EventEmitter } from 'node:events';
-import { query4 } from './app-handle.js';
 import { createApplicationPrototype } from './application.js';
 import { createRequestPrototype } from './request.js';
-import { createRequestPrototype4 } from './express4/request.js';
-import { checkPatchedExpress } from './patched-express.js';
 import { createResponsePrototype } from './response.js';
-import { createResponsePrototype4 } from './express4/response.js';
-import { createRouterClass, Route, Route4 } from './router/index.js';
+import { createRouterClass, Route } from './router/index.js';
 import type { AnyFn } from './utils.js';
 
 /** Copies own property descriptors not already on `dest` (what merge-descriptors does with redefine=false). */
@@ -32,12 +28,35 @@ export interface MajorLibraries {
   serveStatic: AnyFn;
 }
 
-/** The `express` function of one major, with its namespace. */
-export function createExpress(major: 4 | 5, libraries: MajorLibraries): any {
-  const Router = createRouterClass(major);
-  const proto = createApplicationPrototype(major, Router);
-  const request = major === 4 ? createRequestPrototype4() : createRequestPrototype();
-  const response = major === 4 ? createResponsePrototype4() : createResponsePrototype();
+/** What an `express` function is made of: its Router and Route classes and its three prototypes. */
+export interface EngineParts {
+  Router: AnyFn & { prototype: any };
+  Route: new (path: any) => unknown;
+  application: Record<string, any>;
+  request: any;
+  response: any;
+}
+
+/** Express 5's parts. */
+export function expressParts(): EngineParts {
+  const Router = createRouterClass(5);
+  return {
+    Router,
+    Route,
+    application: createApplicationPrototype(Router),
+    request: createRequestPrototype(),
+    response: createResponsePrototype(),
+  };
+}
+
+/**
+ * The `express` function made of `parts` (Express 5's by default), with its namespace.
+ *
+ * @example
+ * const express = createExpress({ bodyParser, serveStatic });
+ */
+export function createExpress(libraries: MajorLibraries, parts: EngineParts = expressParts()): any {
+  const { application: proto, request, response } = parts;
 
   function createApplication(): any {
     // a function declaration, not `const app = function app`: bundled (scripts/build.mjs), a function expression
@@ -50,8 +69,6 @@ export function createExpress(major: 4 | 5, libraries: MajorLibraries): any {
     app.request = Object.create(request, { app: { configurable: true, enumerable: true, writable: true, value: app } });
     app.response = Object.create(response, { app: { configurable: true, enumerable: true, writable: true, value: app } });
     (app as any).init();
-    // express-async-errors and the like patch Express 4's files, which keel/express4 does not use: say so
-    if (major === 4) checkPatchedExpress();
     return app;
   }
 
@@ -59,8 +76,8 @@ export function createExpress(major: 4 | 5, libraries: MajorLibraries): any {
   express.application = proto;
   express.request = request;
   express.response = response;
-  express.Route = major === 4 ? Route4 : Route;
-  express.Router = Router;
+  express.Route = parts.Route;
+  express.Router = parts.Router;
   // each major with the body-parser and serve-static its Express depends on
   const parsers = libraries.bodyParser;
   express.json = parsers.json;
@@ -68,21 +85,5 @@ export function createExpress(major: 4 | 5, libraries: MajorLibraries): any {
   express.static = libraries.serveStatic;
   express.text = parsers.text;
   express.urlencoded = parsers.urlencoded;
-  if (major === 4) {
-    express.query = query4;
-    for (const name of REMOVED_MIDDLEWARE) {
-      Object.defineProperty(express, name, {
-        configurable: true,
-        get() {
-          throw new Error('Most middleware (like ' + name + ') is no longer bundled with Express and must be installed separately. Please see https://github.com/senchalabs/connect#middleware.');
-        },
-      });
-    }
-  }
   return express;
 }
-
-/** Connect middleware Express 3 bundled: Express 4 throws a pointer to the separate packages when one is read. */
-const REMOVED_MIDDLEWARE = ['bodyParser', 'compress', 'cookieSession', 'session', 'logger', 'cookieParser', 'favicon',
-  'responseTime', 'errorHandler', 'timeout', 'methodOverride', 'vhost', 'csrf', 'directory', 'limit', 'multipart',
-  'staticCache'];

@@ -69,22 +69,6 @@ export function compileQueryParser(val: unknown): AnyFn | undefined {
   }
 }
 
-/** Express 4's 'extended' parser: qs with prototypes allowed and arrays up to 1000 indexes. */
-export function parseExtendedQueryString4(str: string): Record<string, unknown> {
-  return qs().parse(str, { allowPrototypes: true, arrayLimit: 1000 });
-}
-
-function newObject(): Record<string, unknown> {
-  return {};
-}
-
-/** Express 4's `query parser` compiler: false gives an empty object rather than no parser. */
-export function compileQueryParser4(val: unknown): AnyFn | undefined {
-  if (val === false) return newObject;
-  if (val === 'extended') return parseExtendedQueryString4;
-  return compileQueryParser(val);
-}
-
 /** The function for the `trust proxy` setting (boolean, hop count, comma list, array, or a function). */
 export function compileTrust(val: unknown): AnyFn {
   if (typeof val === 'function') return val as AnyFn;
