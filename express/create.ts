@@ -19,11 +19,11 @@ function mixin(dest: object, src: object): void {
 }
 
 /**
- * The body-parser and serve-static of one major (their defaults differ: Express 4's parsers set req.body = {} on
+ * The body-parser and serve-static of an Express (their defaults differ: Express 4's parsers set req.body = {} on
  * every request and default `extended: true`; serve-static 1 says charset=UTF-8). Each entry imports its own, so that
  * loading keel/express does not load Express 4's serve-static 1 and send 0.19, nor keel/express4 the 2.x ones.
  */
-export interface MajorLibraries {
+export interface EngineLibraries {
   bodyParser: { json: AnyFn; raw: AnyFn; text: AnyFn; urlencoded: AnyFn };
   serveStatic: AnyFn;
 }
@@ -39,7 +39,7 @@ export interface EngineParts {
 
 /** Express 5's parts. */
 export function expressParts(): EngineParts {
-  const Router = createRouterClass(5);
+  const Router = createRouterClass();
   return {
     Router,
     Route,
@@ -55,7 +55,7 @@ export function expressParts(): EngineParts {
  * @example
  * const express = createExpress({ bodyParser, serveStatic });
  */
-export function createExpress(libraries: MajorLibraries, parts: EngineParts = expressParts()): any {
+export function createExpress(libraries: EngineLibraries, parts: EngineParts = expressParts()): any {
   const { application: proto, request, response } = parts;
 
   function createApplication(): any {
@@ -78,7 +78,7 @@ export function createExpress(libraries: MajorLibraries, parts: EngineParts = ex
   express.response = response;
   express.Route = parts.Route;
   express.Router = parts.Router;
-  // each major with the body-parser and serve-static its Express depends on
+  // the body-parser and serve-static the Express of these parts depends on
   const parsers = libraries.bodyParser;
   express.json = parsers.json;
   express.raw = parsers.raw;

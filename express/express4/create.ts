@@ -4,8 +4,8 @@
  * Express's lib/express.js 4.x (Copyright (c) 2009-2013 TJ Holowaychuk, 2013 Roman Shtylman, 2014-2015 Douglas
  * Christopher Wilson; MIT).
  */
-import { createExpress, type MajorLibraries } from '../create.js';
-import { createRouterClass, Route4 } from '../router/index.js';
+import { createExpress, type EngineLibraries } from '../create.js';
+import { createRouterClass4, Route4 } from './router.js';
 import { createApplicationPrototype4, query4 } from './application.js';
 import { createRequestPrototype4 } from './request.js';
 import { createResponsePrototype4 } from './response.js';
@@ -21,8 +21,8 @@ const REMOVED_MIDDLEWARE = ['bodyParser', 'compress', 'cookieSession', 'session'
  * @example
  * const express = createExpress4({ bodyParser, serveStatic });
  */
-export function createExpress4(libraries: MajorLibraries): any {
-  const Router = createRouterClass(4);
+export function createExpress4(libraries: EngineLibraries): any {
+  const Router = createRouterClass4();
   const express = createExpress(libraries, {
     Router,
     Route: Route4,
