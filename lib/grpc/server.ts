@@ -18,6 +18,8 @@ import { GrpcStatus, encodeGrpcMessage } from './status.js';
 import { KeyedCounter } from '../client-budget.js';
 import { clientKeys, DEFAULT_IPV6_SUBNET } from '../../middleware/rate-limit/client-key.js';
 import type { GrpcTracing } from '../observability/grpc-spans.js';
+import { WorkRefusal, type AppWorkGate } from '../cost.js';
+import { admitCall, refuseCallForWork, type GrpcCharge } from './work.js';
 
 /** RFC 9113 §3.4: the client connection preface. */
 export const HTTP2_PREFACE = Buffer.from('PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n', 'latin1');
@@ -53,6 +55,8 @@ export interface GrpcServerOptions {
   tracing?: GrpcTracing;
   /** Where HTTP/2 connections refused by `max_h2_sessions` / `max_h2_sessions_per_client` are logged (warn, one line per second with counts). Default none. */
   logger?: Pick<Logger, 'warn'>;
+  /** The App's work limits (ServerConfig.work_limits): calls refused past their client's CPU budget, their work charged to it. */
+  work?: AppWorkGate;
   /** node:http options of the HTTP/1.1 server createDualServer makes (e.g. `connectionsCheckingInterval`). */
   httpOptions?: http.ServerOptions;
 }
@@ -67,6 +71,8 @@ export interface GrpcAttachment {
   readonly refused: Readonly<H2Refusals>;
   /** gRPC calls refused by max_calls_per_client since the server started. */
   readonly refusedCalls: () => number;
+  /** gRPC calls refused by the work limits (CPU budget, overload) since the server started. */
+  readonly refusedWork: () => number;
   /**
    * Graceful shutdown: health turns NOT_SERVING, new calls get UNAVAILABLE, every session gets GOAWAY and
    * may finish its calls (an idle one closes at once); sessions still open after `timeoutMs` are destroyed,
@@ -161,6 +167,8 @@ export function attachGrpc(server: http.Server, router: GrpcRouter, config: unkn
   const callsPerClient = cfg.max_calls_per_client === null ? undefined : new KeyedCounter(cfg.max_calls_per_client);
   const clientKey = clientKeys(DEFAULT_IPV6_SUBNET);
   let refusedCalls = 0;
+  const work = options.work;
+  let refusedWork = 0;
   http2Server.on('stream', (stream: ServerHttp2Stream, headers: IncomingHttpHeaders, flags: number, rawHeaders: unknown) => {
     if (isGrpcRequest(headers)) {
       if (callsPerClient) {
@@ -173,7 +181,18 @@ export function attachGrpc(server: http.Server, router: GrpcRouter, config: unkn
         }
         stream.once('close', () => callsPerClient.release(key));
       }
-      handleGrpcCall(stream, headers, router, settings);
+      let charge: GrpcCharge | undefined;
+      if (work) {
+        // The client's CPU budget (lib/cost.ts): refused before the message is read or decoded.
+        try {
+          charge = admitCall(work, stream, headers);
+        } catch (err) {
+          if (!(err instanceof WorkRefusal)) throw err;
+          refusedWork++;
+          return refuseCallForWork(stream, err);
+        }
+      }
+      handleGrpcCall(stream, headers, router, settings, charge);
     }
     else if (compat && !shuttingDown) compat.call(http2Server, stream, headers, flags, rawHeaders);
     else reject505(stream);
@@ -237,6 +256,7 @@ export function attachGrpc(server: http.Server, router: GrpcRouter, config: unkn
     sessions: sessions.open,
     refused: sessions.refused,
     refusedCalls: () => refusedCalls,
+    refusedWork: () => refusedWork,
     async shutdown(timeoutMs = 30_000): Promise<void> {
       shuttingDown = true;
       router.health?.shutdown();
