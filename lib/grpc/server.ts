@@ -15,8 +15,7 @@ import { HEALTH_SERVICE } from './health.js';
 import type { GrpcRouter } from './router.js';
 import { H2Sessions, type H2Refusals } from './sessions.js';
 import { GrpcStatus, encodeGrpcMessage } from './status.js';
-import { KeyedCounter } from '../client-budget.js';
-import { clientKeys, DEFAULT_IPV6_SUBNET } from '../../middleware/rate-limit/client-key.js';
+import { ClientCalls } from './client-calls.js';
 import type { GrpcTracing } from '../observability/grpc-spans.js';
 import { WorkRefusal, type AppWorkGate } from '../cost.js';
 import { admitCall, refuseCallForWork, type GrpcCharge } from './work.js';
@@ -71,6 +70,8 @@ export interface GrpcAttachment {
   readonly refused: Readonly<H2Refusals>;
   /** gRPC calls refused by max_calls_per_client since the server started. */
   readonly refusedCalls: () => number;
+  /** HTTP/2 sessions opened while their client was at max_calls_per_client (SETTINGS_MAX_CONCURRENT_STREAMS 0 until a call ended). */
+  readonly heldSessions: () => number;
   /** gRPC calls refused by the work limits (CPU budget, overload) since the server started. */
   readonly refusedWork: () => number;
   /**
@@ -164,23 +165,16 @@ export function attachGrpc(server: http.Server, router: GrpcRouter, config: unkn
     compat = http2Server.listeners('stream')[0] as (...args: unknown[]) => void;
     http2Server.removeAllListeners('stream');
   }
-  const callsPerClient = cfg.max_calls_per_client === null ? undefined : new KeyedCounter(cfg.max_calls_per_client);
-  const clientKey = clientKeys(DEFAULT_IPV6_SUBNET);
-  let refusedCalls = 0;
+  // max_calls_per_client across the client's sessions (lib/grpc/client-calls.ts).
+  const callsPerClient = cfg.max_calls_per_client === null ? undefined : new ClientCalls(cfg.max_calls_per_client, cfg.max_concurrent_streams);
+  if (callsPerClient) http2Server.on('session', (session: Http2Session) => callsPerClient.onSession(session));
   const work = options.work;
   let refusedWork = 0;
   http2Server.on('stream', (stream: ServerHttp2Stream, headers: IncomingHttpHeaders, flags: number, rawHeaders: unknown) => {
     if (isGrpcRequest(headers)) {
-      if (callsPerClient) {
-        // Across all the client's sessions (max_concurrent_streams bounds one): refused before anything
-        // else runs, with one static Trailers-Only answer, so a refused burst costs little (issue 35).
-        const key = clientKey(stream.session?.socket?.remoteAddress ?? 'unknown');
-        if (!callsPerClient.acquire(key)) {
-          refusedCalls++;
-          return refuseCall(stream);
-        }
-        stream.once('close', () => callsPerClient.release(key));
-      }
+      // Across all the client's sessions (max_concurrent_streams bounds one): refused before anything
+      // else runs, with one static Trailers-Only answer, so a refused burst costs little (issue 35).
+      if (callsPerClient && !callsPerClient.admit(stream)) return refuseCall(stream);
       let charge: GrpcCharge | undefined;
       if (work) {
         // The client's CPU budget (lib/cost.ts): refused before the message is read or decoded.
@@ -255,7 +249,8 @@ export function attachGrpc(server: http.Server, router: GrpcRouter, config: unkn
     http2Server,
     sessions: sessions.open,
     refused: sessions.refused,
-    refusedCalls: () => refusedCalls,
+    refusedCalls: () => callsPerClient?.refused ?? 0,
+    heldSessions: () => callsPerClient?.held ?? 0,
     refusedWork: () => refusedWork,
     async shutdown(timeoutMs = 30_000): Promise<void> {
       shuttingDown = true;
