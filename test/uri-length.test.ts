@@ -1,19 +1,15 @@
 /**
  * The request-target limit: ServerConfig.max_uri_length (default 8192 characters) and a route's own
  * max_uri_length. A longer target is a 414 problem (RFC 9110 §15.5.15) before routing, the query, the
- * body or any middleware; past node's header-section limit (16 KiB, start line included) node's parser
- * answers 431 first. HTTP/1.1 targets, HTTP/2 `:path` (h2c) and WebSocket handshakes alike.
+ * body or any middleware. Huge targets, h2c `:path` and WebSocket handshakes: test/hostile/long-targets.test.ts.
  */
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import http, { type IncomingMessage, type ServerResponse } from 'node:http';
-import http2 from 'node:http2';
 import { connect, type AddressInfo } from 'node:net';
 import { App, createApp, type ServerHandle } from '../lib/index.js';
 import { AppError, ConfigError } from '../lib/errors.js';
 import { DEFAULT_MAX_URI_LENGTH, ServerConfig } from '../lib/records/server.js';
-import '../lib/grpc/index.js';
-import { GREETER_PROTO } from '../lib/grpc/testkit.js';
 
 interface Answer {
   status: number;
@@ -132,16 +128,6 @@ describe('when ServerConfig.max_uri_length is left at its default', () => {
     assert.equal((await get(server.port, target(8192, '/items?q=%E2%82%AC'))).status, 200);
     assertUriTooLong(await get(server.port, target(8193, '/items?q=%E2%82%AC')), 8193, 8192);
   });
-
-  it('should leave a 60 KB target to node\'s header-section limit: 431, the parser stops before a request exists', async () => {
-    const a = await get(server.port, target(60_000));
-    assert.equal(a.status, 431);
-    assert.equal(JSON.parse(a.body).type, 'https://keel.dev/errors/request-header-fields-too-large');
-  });
-
-  it('should answer 414 for a target between the limit and node\'s header-section limit', async () => {
-    assertUriTooLong(await get(server.port, target(16_000)), 16_000, 8192);
-  });
 });
 
 describe('when ServerConfig.max_uri_length is set', () => {
@@ -213,80 +199,6 @@ describe('when a route sets its own max_uri_length', () => {
 
   it('should lift the limit on a route that sets null', async () => {
     assert.equal((await get(server.port, target(12_000, '/any?q='))).status, 200);
-  });
-});
-
-describe('when the target comes over h2c (`:path`)', () => {
-  let app: App;
-  let server: ServerHandle;
-  before(async () => {
-    app = new App({ host: '127.0.0.1', port: 0, max_uri_length: 64, grpc: {} });
-    app.get('/items', () => ({ ok: true }));
-    app.grpc(GREETER_PROTO, 'keel.examples.v1.Greeter', { SayHello: ({ name }: { name: string }) => ({ message: `Hello, ${name}` }), async *SayHelloMany() {} });
-    server = await app.listen({ handleSignals: false });
-  });
-  after(() => server.close());
-
-  function h2get(path: string): Promise<{ status: number; type: string; body: string }> {
-    return new Promise((resolve, reject) => {
-      const session = http2.connect(server.url);
-      session.on('error', reject);
-      const req = session.request({ ':path': path });
-      let status = 0;
-      let type = '';
-      let body = '';
-      req.setEncoding('utf8');
-      req.setTimeout(10_000, () => req.close(http2.constants.NGHTTP2_CANCEL));
-      req.on('response', (h) => ((status = Number(h[':status'])), (type = String(h['content-type']))));
-      req.on('data', (c: string) => (body += c));
-      req.on('close', () => (session.close(), status ? resolve({ status, type, body }) : reject(new Error('no answer'))));
-      req.end();
-    });
-  }
-
-  it('should serve a :path of exactly the limit', async () => {
-    const a = await h2get(target(64));
-    assert.equal(a.status, 200);
-    assert.deepEqual(JSON.parse(a.body), { ok: true });
-  });
-
-  it('should answer a :path one character over the limit with the 414 problem', async () => {
-    const a = await h2get(target(65));
-    assert.equal(a.status, 414);
-    assert.equal(a.type, 'application/problem+json');
-    assert.equal(JSON.parse(a.body).detail, 'Request target of 65 characters exceeds the limit of 64 characters');
-  });
-
-  it('should answer a 60 KB :path with the 414 problem too (within node\'s HTTP/2 header-list limit)', async () => {
-    const a = await h2get(target(60_000));
-    assert.equal(a.status, 414);
-    assert.equal(JSON.parse(a.body).detail, 'Request target of 60000 characters exceeds the limit of 64 characters');
-  });
-});
-
-describe('when a WebSocket handshake has a long target', () => {
-  let server: ServerHandle;
-  let upgrades = 0;
-  before(async () => {
-    const app = createApp({ port: 0, max_uri_length: 64 });
-    app.upgrade('/ws', (_req, socket) => {
-      upgrades++;
-      socket.end('HTTP/1.1 418 I\'m a teapot\r\nConnection: close\r\nContent-Length: 0\r\n\r\n');
-    });
-    server = await app.listen({ handleSignals: false });
-  });
-  after(() => server.close());
-
-  const handshake = (t: string) => exchange(server.port, `GET ${t} HTTP/1.1\r\nHost: x\r\nConnection: Upgrade\r\nUpgrade: websocket\r\nSec-WebSocket-Version: 13\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\n\r\n`);
-
-  it('should refuse it with the 414 problem before the upgrade handler runs', async () => {
-    assertUriTooLong(await handshake(target(65, '/ws?q=')), 65, 64);
-    assert.equal(upgrades, 0);
-  });
-
-  it('should hand a target within the limit to the upgrade handler', async () => {
-    assert.equal((await handshake(target(64, '/ws?q='))).status, 418);
-    assert.equal(upgrades, 1);
   });
 });
 
