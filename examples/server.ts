@@ -49,6 +49,8 @@ export function buildExampleApp(overrides: { port?: number; rate_limit?: { per_s
       port: overrides.port ?? Number(process.env.PORT ?? 8000),
       enable_request_id: true,
       max_body_size: 1024 * 1024,
+      // A request target (path and query) longer than this is a 414 problem before routing (the default).
+      max_uri_length: 8192,
       request_timeout: 10,
       compression: { min_size: 512 },
       rate_limit: overrides.rate_limit !== undefined ? overrides.rate_limit : { per_second: 50, burst: 100 },
