@@ -45,7 +45,12 @@ async function start(workLimits: Record<string, unknown>, spinMs = SPIN_MS): Pro
       spin(spinMs);
       return { message: `Hello, ${name}` };
     },
-    async *SayHelloMany() {},
+    async *SayHelloMany({ name, count }: { name: string; count: number }) {
+      for (let i = 0; i < count; i++) {
+        spin(spinMs);
+        yield { message: `Hello, ${name} ${i}` };
+      }
+    },
   });
   const server = await app.listen({ handleSignals: false });
   return { app, server };
@@ -58,13 +63,16 @@ function batch(server: ServerHandle, from: string, method: string, n: number): P
 
 interface RpcRefusal { jsonrpc: string; id: unknown; error: { code: number; message: string; data: { reason: string; retry_after: number } } }
 
-interface CallResult { status: string; message?: string; pushback?: string }
+interface CallResult { status: string; message?: string; pushback?: string; bytes: number }
+
+/** SayHelloMany { name: "a", count: 8 }, framed. */
+const MANY = Buffer.from([0, 0, 0, 0, 5, 0x0a, 0x01, 0x61, 0x10, 0x08]);
 
 /** One unary SayHello over raw HTTP/2 with `x-forwarded-for: from`; the status it ended with. */
-function call(session: http2.ClientHttp2Session, from: string): Promise<CallResult> {
+function call(session: http2.ClientHttp2Session, from: string, method = 'SayHello', message = MESSAGE): Promise<CallResult> {
   return new Promise((resolve) => {
-    const stream = session.request({ ':method': 'POST', ':path': '/keel.examples.v1.Greeter/SayHello', 'content-type': 'application/grpc', te: 'trailers', 'x-forwarded-for': from });
-    const out: CallResult = { status: 'none' };
+    const stream = session.request({ ':method': 'POST', ':path': `/keel.examples.v1.Greeter/${method}`, 'content-type': 'application/grpc', te: 'trailers', 'x-forwarded-for': from });
+    const out: CallResult = { status: 'none', bytes: 0 };
     const take = (h: http2.IncomingHttpHeaders) => {
       if (h['grpc-status'] !== undefined) out.status = String(h['grpc-status']);
       if (h['grpc-message'] !== undefined) out.message = decodeURIComponent(String(h['grpc-message']));
@@ -73,9 +81,9 @@ function call(session: http2.ClientHttp2Session, from: string): Promise<CallResu
     stream.on('response', take);
     stream.on('trailers', take);
     stream.on('error', (e: NodeJS.ErrnoException) => (out.status = `error ${e.code}`));
-    stream.on('data', () => {});
+    stream.on('data', (c: Buffer) => (out.bytes += c.length));
     stream.on('close', () => resolve(out));
-    stream.end(MESSAGE);
+    stream.end(message);
   });
 }
 
@@ -163,6 +171,31 @@ describe('when one client makes expensive gRPC calls under the request rate', ()
         s.end(Buffer.from([0, 0, 0, 0, 0]));
       });
       assert.equal(health, '0', 'health checks are neither refused nor charged');
+    } finally {
+      session.close();
+    }
+  });
+});
+
+describe('when one client\'s server-streaming calls produce expensive messages', () => {
+  let server: ServerHandle;
+  before(async () => {
+    ({ server } = await start({ cpu_ms_burst: 20, cpu_ms_per_second: 1, max_event_loop_delay_ms: 0 }));
+  });
+  after(() => server.close());
+
+  it('should charge each message the generator produces, so the next call is refused after one stream of 8 × 5 ms', async () => {
+    const session = http2.connect(server.url);
+    session.on('error', () => {});
+    try {
+      // The handler itself returns at once (a generator): what costs is each message it yields.
+      const first = await call(session, ATTACKER, 'SayHelloMany', MANY);
+      assert.equal(first.status, '0');
+      assert.ok(first.bytes > 8 * 10, `8 messages streamed, ${first.bytes} bytes`);
+      const second = await call(session, ATTACKER, 'SayHelloMany', MANY);
+      assert.equal(second.status, '8', 'the stream\'s 40 ms were charged');
+      assert.equal(second.bytes, 0);
+      assert.equal((await call(session, NEIGHBOUR, 'SayHelloMany', MANY)).status, '0');
     } finally {
       session.close();
     }
