@@ -66,7 +66,7 @@ export function buildExampleApp(overrides: { port?: number; rate_limit?: { per_s
       openapi: { enabled: true, title: 'keel example', version: '1.0.0', description: 'The routes of the keel example server.' },
       asyncapi: { enabled: true, spec: JSON.parse(readFileSync(join(here, 'asyncapi.json'), 'utf8')) },
       jsonrpc: { endpoint_path: '/rpc', max_batch_size: 20 },
-      // Expensive work (AsyncAPI parse / validate, GraphQL operations, JSON-RPC requests, gRPC calls) is paid for
+      // Expensive work (AsyncAPI parse / validate, GraphQL operations, JSON-RPC batches, gRPC calls) is paid for
       // by its measured time: per client 250 ms of CPU per second (5 s at once), then 429 (JSON-RPC: -32005; gRPC:
       // RESOURCE_EXHAUSTED); a server-wide queue for AsyncAPI and GraphQL that leaves half the event loop to
       // everything else; 503 while the loop is late (the defaults; docs/workers-and-limits.md, "Work limits").

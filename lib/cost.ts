@@ -1,6 +1,6 @@
 /**
  * Limits weighted by cost (issue 35 items 2 and 3): expensive work (AsyncAPI parse / validate, GraphQL
- * operations over HTTP and WebSocket, JSON-RPC requests, gRPC calls) is paid for by the time it takes, not by the request.
+ * operations over HTTP and WebSocket, JSON-RPC batches, gRPC calls) is paid for by the time it takes, not by the request.
  *
  * The request rate limit counts requests, so a client under it could still buy unbounded CPU: 45
  * AsyncAPI documents a second at ~70 ms each (under 50/s) took 3 s of CPU per second and held
@@ -22,7 +22,7 @@
  *    last window passes its threshold, new expensive work is refused with 503 + Retry-After, when expensive
  *    work is what keeps it late (some running or queued, or SHED_CHARGED_SHARE of the window charged).
  *
- * JSON-RPC requests and gRPC calls use the same budget (admitted the same way, refused in their own
+ * JSON-RPC batches and gRPC calls use the same budget (admitted the same way, refused in their own
  * protocol's words) but not the queue: a gRPC stream lives as long as its client wants and a JSON-RPC
  * method may wait on a database, so neither may hold one of `max_concurrent` slots. They charge the
  * slices of work keel runs for them, each timed as it runs: parsing, decoding, a handler's synchronous
@@ -50,7 +50,7 @@ export { CpuLedger, DEFAULT_LEDGER_MAX_KEYS } from './cpu-ledger.js';
 export const WORK_UNAVAILABLE_RETRY_AFTER_SECONDS = 1;
 /**
  * On a late loop, new expensive work is shed when some is running or queued, or when the work charged over
- * the last two sample windows took at least this share of one window (0.25): JSON-RPC requests and gRPC calls
+ * the last two sample windows took at least this share of one window (0.25): JSON-RPC batches and gRPC calls
  * are not queued, so what they cost is how the gate knows they are what makes the loop late.
  */
 export const SHED_CHARGED_SHARE = 0.25;

@@ -54,7 +54,7 @@ export interface JsonRpcHandlerOptions {
   /** `__proto__` / `constructor.prototype` keys in the body. Default: refused with -32600 (the App passes its ServerConfig's). */
   jsonPoisoning?: JsonPoisoning;
   /**
-   * The App's work limits (lib/cost.ts): what each request costs is charged to its client's CPU budget.
+   * The App's work limits (lib/cost.ts): what each batch costs is charged to its client's CPU budget.
    * Admission (the refusal before the body is read) is `jsonRpcAdmission(work)`, mounted before this handler.
    */
   work?: AppWorkGate;
@@ -156,8 +156,8 @@ export function jsonRpcHandler(options: JsonRpcHandlerOptions): RawHandler {
   // Synchronous methods are answered in the same tick, with no promise: only async handlers and an
   // unread body wait.
   const respond = (req: KeelRequest, res: ServerResponse, raw: Buffer): void | Promise<void> => {
-    // Work limits on: the parse, the calls' synchronous parts and the serialised answer are charged to the client.
-    const meter = meterOf(options.work, req);
+    // Work limits on, a batch: the parse, the calls' synchronous parts and the serialised answer are charged to the client.
+    const meter = meterOf(options.work, req, raw);
     const t0 = meter ? performance.now() : 0;
     try {
       // Nesting past MAX_JSON_DEPTH is the same 400 problem as for a JSON body, before any parse.
@@ -223,7 +223,7 @@ export function jsonRpcMounts(host: ProtocolHost & WorkGateHost & { routes?(): r
   if (!config) return [];
   const openapi = host.config.openapi;
   const registry = rpcRegistryOf(host);
-  // ServerConfig.work_limits (lib/cost.ts): each request charged to its client's CPU budget, refused past it.
+  // ServerConfig.work_limits (lib/cost.ts): each batch charged to its client's CPU budget, requests refused past it.
   const work = workGateOf(host);
   const handler = jsonRpcHandler({
     registry,

@@ -1,7 +1,9 @@
 /**
- * JSON-RPC requests under the App's work limits (lib/cost.ts, issue 35 item 2): a client past its CPU budget
- * or a server shedding expensive work is refused before the body is read, and what a request costs (parsing,
- * params validation, the methods' synchronous parts, serialising the answer) is charged to its client.
+ * JSON-RPC under the App's work limits (lib/cost.ts, issue 35 item 2): a client past its CPU budget or a
+ * server shedding expensive work is refused before the body is read, and what a batch costs (parsing, params
+ * validation, the methods' synchronous parts, serialising the answer) is charged to its client. A single call
+ * is charged nothing, as a route's handler is not: one request of bounded size under the request rate. A
+ * batch is up to max_batch_size calls in one request, which the request rate cannot see.
  * Not queued: a method may wait on a database, and must not hold one of the gate's few slots meanwhile.
  */
 import type { ServerResponse } from 'node:http';
@@ -44,9 +46,18 @@ export function jsonRpcAdmission(work: AppWorkGate): Middleware {
 /** Charges the time since `since` (performance.now()) to the request's client; undefined without a gate. */
 export type JsonRpcMeter = (since: number) => void;
 
-/** The meter of one request. */
-export function meterOf(work: AppWorkGate | undefined, req: KeelRequest): JsonRpcMeter | undefined {
-  if (!work) return undefined;
+/** JSON's insignificant whitespace (RFC 8259 §2) and a UTF-8 byte order mark, skipped to find the first token. */
+const SKIPPED = new Set([0x20, 0x09, 0x0a, 0x0d, 0xef, 0xbb, 0xbf]);
+
+/** True when the body's first token is `[`: a batch (JSON-RPC §6). */
+export function isBatchBody(raw: Buffer): boolean {
+  for (let i = 0; i < raw.length; i++) if (!SKIPPED.has(raw[i]!)) return raw[i] === 0x5b;
+  return false;
+}
+
+/** The meter of one request: undefined without a gate, or for a single call (see above). */
+export function meterOf(work: AppWorkGate | undefined, req: KeelRequest, raw: Buffer): JsonRpcMeter | undefined {
+  if (!work || !isBatchBody(raw)) return undefined;
   const key = work.keyOf(req);
   return (since) => work.gate.charge(key, performance.now() - since);
 }

@@ -2,9 +2,9 @@
  * Hostile replays (issue 35 item 2) for the protocols whose work is not queued: JSON-RPC batches and gRPC
  * calls. A client staying under the request rate (50/s) with expensive batches or calls was never refused:
  * the rate limit counts requests, not the CPU they take. Now their work is charged to the same per-client CPU
- * budget as AsyncAPI and GraphQL, and the client is refused once it is spent, in its protocol's words
- * (JSON-RPC: 429 and an error object -32005; gRPC: RESOURCE_EXHAUSTED with grpc-retry-pushback-ms), while
- * another client is still served; a late event loop sheds them (503 / -32002, UNAVAILABLE).
+ * budget as AsyncAPI and GraphQL (a single JSON-RPC call is not: like a route, the request rate bounds it),
+ * and the client is refused once it is spent, in its protocol's words (JSON-RPC: 429 and an error object
+ * -32005; gRPC: RESOURCE_EXHAUSTED with grpc-retry-pushback-ms), while another client is still served; a late event loop sheds them (503 / -32002, UNAVAILABLE).
  *
  * CI size: budgets of 20 ms, methods that spin 5 ms. What is asserted is counted, never timed.
  */
@@ -121,6 +121,20 @@ describe('when one client sends expensive JSON-RPC batches under the request rat
     assert.equal(other.status, 200);
     assert.deepEqual(((await other.json()) as Array<{ result: unknown }>).map((r) => r.result), ['burnt', 'burnt']);
     assert.equal((await fetch(`${server.url}/health`, { headers: { 'X-Forwarded-For': ATTACKER } })).status, 200);
+  });
+
+  it('should not charge single calls (bounded by the request rate, as routes are), only batches', async () => {
+    const from = '198.51.100.9';
+    for (let i = 0; i < 10; i++) {
+      const res = await fetch(`${server.url}/rpc`, { method: 'POST', headers: { 'Content-Type': 'application/json', 'X-Forwarded-For': from }, body: JSON.stringify({ jsonrpc: '2.0', method: 'burn', id: i }) });
+      assert.equal(res.status, 200, `single call ${i}: 10 × 5 ms, past the 20 ms budget had they been charged`);
+      await res.arrayBuffer();
+    }
+    // Whitespace before the batch's '[' does not hide it.
+    const first = await fetch(`${server.url}/rpc`, { method: 'POST', headers: { 'Content-Type': 'application/json', 'X-Forwarded-For': from }, body: ` \n[${Array.from({ length: 10 }, (_, i) => JSON.stringify({ jsonrpc: '2.0', method: 'burn', id: i })).join(',')}]` });
+    assert.equal(first.status, 200);
+    await first.arrayBuffer();
+    assert.equal((await batch(server, from, 'ping', 1)).status, 429);
   });
 
   it('should refuse the same client\'s gRPC calls from the same budget (RESOURCE_EXHAUSTED, pushback) before its handler runs', async () => {
