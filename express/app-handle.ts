@@ -34,14 +34,20 @@ function asIs(err: any): any {
   return err;
 }
 
+/**
+ * The app prototype a server class's instances inherit (on the class's prototype): one property load tells
+ * linkRequest that a request needs no prototype change, where Object.getPrototypeOf is a runtime call.
+ */
+const kAppProto = Symbol('keel.appPrototype');
+
 /** The start of app.handle: X-Powered-By, req/res linked and given the app's prototypes, res.locals. */
 export function linkRequest(app: any, req: any, res: any): void {
   if (app.enabled('x-powered-by')) res.setHeader('X-Powered-By', 'Express');
   req.res = res;
   res.req = req;
   // requests from app.listen() are created with these prototypes already (see serverClasses)
-  if (!hasProto(req, app.request)) Object.setPrototypeOf(req, app.request);
-  if (!hasProto(res, app.response)) Object.setPrototypeOf(res, app.response);
+  if (req[kAppProto] !== app.request && Object.getPrototypeOf(req) !== app.request) Object.setPrototypeOf(req, app.request);
+  if (res[kAppProto] !== app.response && Object.getPrototypeOf(res) !== app.response) Object.setPrototypeOf(res, app.response);
   if (!res.locals) res.locals = Object.create(null);
 }
 
@@ -65,13 +71,9 @@ export function serverClasses(app: any): { IncomingMessage: typeof http.Incoming
   class Response extends http.ServerResponse {}
   Object.setPrototypeOf(Request.prototype, app.request);
   Object.setPrototypeOf(Response.prototype, app.response);
+  Object.defineProperty(Request.prototype, kAppProto, { value: app.request });
+  Object.defineProperty(Response.prototype, kAppProto, { value: app.response });
   return { IncomingMessage: Request, ServerResponse: Response as unknown as typeof http.ServerResponse };
-}
-
-/** Whether `obj` already inherits `proto` directly or through one server-class prototype. */
-function hasProto(obj: object, proto: object): boolean {
-  const p = Object.getPrototypeOf(obj);
-  return p === proto || Object.getPrototypeOf(p) === proto;
 }
 
 /** A node http.Server for the app, with keel's server settings applied (keel-server.ts). */

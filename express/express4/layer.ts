@@ -35,7 +35,7 @@ export class Layer4 extends Layer {
   // decodeURIComponent would return unchanged, so the answers are the same.
   override match(path: string): LayerMatch | false {
     if (this.slash) return super.match(path);
-    if (this.star) return { params: { 0: decodeParam(path) }, path, keys: this.keyNames, pattern: this.rawPath };
+    if (this.star) return { params: { 0: decodeParam(path) }, path, keys: this.keyNames };
     const m = this.regexp.exec(path);
     if (!m) return false;
     const params: Record<string, any> = {};
@@ -45,7 +45,7 @@ export class Layer4 extends Layer {
       const val = decodeParam(m[i]);
       if (val !== undefined || !hasOwn.call(params, prop)) params[prop] = val;
     }
-    return { params, path: m[0], keys: this.keyNames, pattern: this.rawPath };
+    return { params, path: m[0], keys: this.keyNames };
   }
 
   /** Express 4 catches synchronous errors only, unless the app enables 'async errors' (express-async-errors). */

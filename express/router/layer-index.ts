@@ -24,11 +24,16 @@ export class LayerIndex {
   private readonly exact = new Map<string, number[]>();
   private readonly folded = new Map<string, number[]>();
   private readonly cache = new Map<string, number[]>();
+  /** The last segment asked for and its list: an app's requests mostly share their first segment ('api'), and
+   * comparing two short strings costs less than hashing a new one for the map. */
+  private lastSeg: string | undefined = undefined;
+  private lastList: number[];
 
   /** `literal`: the first segments that may be bucketed (the router's rules say which). */
   constructor(stack: Layer[], literal: RegExp) {
     this.stack = stack;
     this.length = stack.length;
+    this.lastList = this.any;
     for (let i = 0; i < stack.length; i++) {
       const layer = stack[i]!;
       const path = layer.rawPath;
@@ -45,6 +50,14 @@ export class LayerIndex {
 
   /** The stack positions of the layers that may match a path whose first segment is `seg`, ascending. */
   candidates(seg: string): number[] {
+    if (seg === this.lastSeg) return this.lastList;
+    const list = this.lookup(seg);
+    this.lastSeg = seg;
+    this.lastList = list;
+    return list;
+  }
+
+  private lookup(seg: string): number[] {
     const cached = this.cache.get(seg);
     if (cached) return cached;
     const a = this.exact.get(seg);

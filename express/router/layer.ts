@@ -8,13 +8,15 @@ import { createRequire } from 'node:module';
 import type { match as match8 } from 'path-to-regexp';
 import { isPromise, type AnyFn } from '../utils.js';
 
-/** What a layer match gives the router: the decoded params, the matched part of the path and the param names. */
+/**
+ * What a layer match gives the router: the decoded params and the matched part of the path (path-to-regexp's own
+ * match result, not a copy), and the param names when the layer knows them in its own order (Express 4's regexp
+ * keys); without them the router takes the params' own keys, as Express 5.
+ */
 export interface LayerMatch {
   params: Record<string, any>;
   path: string;
-  keys: readonly string[];
-  /** The registered path that matched (one element of an array path). */
-  pattern: any;
+  keys?: readonly string[];
 }
 
 /** Options of one layer (the router's case sensitivity and strictness, and whether the whole path must match). */
@@ -40,7 +42,6 @@ export type Matcher = (path: string) => { params: Record<string, any>; path: str
 
 const TRAILING_SLASH_REGEXP = /\/+$/;
 const MATCHING_GROUP_REGEXP = /\((?:\?<(.*?)>)?(?!\?)/g;
-export const EMPTY: readonly string[] = Object.freeze([]);
 function noop() {}
 
 /** A param decoded as the router does: a malformed escape is a 400 naming the param. */
@@ -104,6 +105,8 @@ export class Layer {
   /** Whether the path matched case-sensitively (the router's setting when the layer was added). */
   sensitive: boolean;
   protected matchers: Matcher[] | undefined;
+  private arityOf: AnyFn | undefined = undefined;
+  private arityValue = 0;
 
   constructor(path: any, options: LayerOptions, fn: AnyFn) {
     this.handle = fn;
@@ -122,16 +125,25 @@ export class Layer {
 
   /** The match of a pathname, or false; throws a 400 when a param cannot be decoded. */
   match(path: string): LayerMatch | false {
-    if (this.slash) return { params: {}, path: '', keys: EMPTY, pattern: this.rawPath };
+    if (this.slash) return { params: {}, path: '' };
     const matchers = this.matchers!;
     for (let i = 0; i < matchers.length; i++) {
       const m = matchers[i]!(path);
-      if (m) {
-        const pattern = Array.isArray(this.rawPath) ? this.rawPath[i] : this.rawPath;
-        return { params: m.params, path: m.path, keys: Object.keys(m.params), pattern };
-      }
+      if (m) return m;
     }
     return false;
+  }
+
+  /**
+   * The handler's arity, read again only when `handle` was replaced (instrumentations wrap it): a function's
+   * `length` is a getter call, and every layer a request passes reads it.
+   */
+  protected arity(fn: AnyFn): number {
+    if (fn !== this.arityOf) {
+      this.arityOf = fn;
+      this.arityValue = fn.length;
+    }
+    return this.arityValue;
   }
 
   /** Whether a rejected promise a handler returned goes to next(err): always, in Express 5. */
@@ -142,7 +154,7 @@ export class Layer {
   /** Runs the handler as a request handler (arity ≤ 3); a rejected promise goes to next(err). */
   handleRequest(req: any, res: any, next: AnyFn): void {
     const fn = this.handle;
-    if (fn.length > 3) { next(); return; }
+    if (this.arity(fn) > 3) { next(); return; }
     try {
       const ret = fn(req, res, next);
       if (ret !== undefined && isPromise(ret) && this.forwardsRejection(req)) {
@@ -156,7 +168,7 @@ export class Layer {
   /** Runs the handler as an error handler (arity 4 only). */
   handleError(error: unknown, req: any, res: any, next: AnyFn): void {
     const fn = this.handle;
-    if (fn.length !== 4) { next(error); return; }
+    if (this.arity(fn) !== 4) { next(error); return; }
     try {
       const ret = fn(error, req, res, next);
       if (ret !== undefined && isPromise(ret) && this.forwardsRejection(req)) {

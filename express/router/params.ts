@@ -4,77 +4,126 @@
  * Wilson; MIT).
  */
 import { isPromise, type AnyFn } from '../utils.js';
+import type { LayerMatch } from './layer.js';
 
-interface ParamCalled { error: any; match: any; value: any }
+/** A param callback's outcome for one value, kept for the rest of the pass. */
+export interface ParamCalled { error: any; match: any; value: any }
 function noop() {}
+const hasOwn = Object.prototype.hasOwnProperty;
 
-/**
- * Runs the param callbacks of `keys` in order, each at most once per value per request (`called` is shared by the
- * layers of one router pass), then `done(err?)`.
- */
-export function processParams(
-  params: Record<string, AnyFn[]>, keys: readonly string[], called: Record<string, ParamCalled>,
-  req: any, res: any, done: AnyFn, forwardsRejection: (req: any) => boolean,
-): void {
-  // most matched layers have no param, or none with a callback: answered without building the walk's closures
-  let any = false;
-  for (let k = 0; k < keys.length; k++) {
-    if (params[keys[k]!]) { any = true; break; }
-  }
-  if (!any) { done(); return; }
-  walkParams(params, keys, called, req, res, done, forwardsRejection);
+/** The pass a walk belongs to: its request and response, and where the walk ends. */
+export interface ParamPass {
+  readonly req: any;
+  readonly res: any;
+  afterParams(err?: any): void;
 }
 
-function walkParams(
-  params: Record<string, AnyFn[]>, keys: readonly string[], called: Record<string, ParamCalled>,
-  req: any, res: any, done: AnyFn, forwardsRejection: (req: any) => boolean,
-): void {
-  let i = 0;
-  let paramIndex = 0;
-  let key: string;
-  let paramVal: any;
-  let paramCallbacks: AnyFn[] | undefined;
-  let paramCalled: ParamCalled | undefined;
+/**
+ * The names of a matched layer's params to walk, in order, when one of them has a callback in `callbacks`, else
+ * undefined (most matched layers: no walk at all). The layer gives its names (Express 4's regexp keys); else they
+ * are Express 5's `Object.keys(match.params)`, where a walk only ever acts on names with callbacks: the one such
+ * name alone, or all of them in the params' order when several have callbacks. Looked up from the callbacks' side:
+ * the router's few names (a plain object) against the params (path-to-regexp's null-prototype dictionary, whose
+ * key listing is slow).
+ */
+export function paramKeys(callbacks: Record<string, AnyFn[]>, match: LayerMatch): readonly string[] | undefined {
+  const keys = match.keys;
+  if (keys !== undefined) {
+    for (let k = 0; k < keys.length; k++) if (callbacks[keys[k]!]) return keys;
+    return undefined;
+  }
+  const params = match.params;
+  let found: string | undefined;
+  for (const name in callbacks) {
+    if (params[name] === undefined || !callbacks[name] || !hasOwn.call(params, name)) continue;
+    if (found !== undefined) return Object.keys(params);
+    found = name;
+  }
+  return found === undefined ? undefined : [found];
+}
 
-  function param(err?: any): void {
-    if (err) { done(err); return; }
-    if (i >= keys.length) { done(); return; }
-    paramIndex = 0;
-    key = keys[i++]!;
-    paramVal = req.params[key];
-    paramCallbacks = params[key];
-    paramCalled = called[key];
-    if (paramVal === undefined || !paramCallbacks) { param(); return; }
+/**
+ * Runs the param callbacks of `keys` in order, each at most once per value per pass (`called` is shared by the
+ * layers of one router pass), then `pass.afterParams(err?)`.
+ */
+export function walkParams(
+  callbacks: Record<string, AnyFn[]>, keys: readonly string[], called: Record<string, ParamCalled>,
+  pass: ParamPass, forwardsRejection: (req: any) => boolean,
+): void {
+  new ParamWalk(callbacks, keys, called, pass, forwardsRejection).param();
+}
+
+/** One walk's state; Express's `param` and `paramCallback` closures as methods (one function allocated per walk). */
+class ParamWalk {
+  readonly callbacks: Record<string, AnyFn[]>;
+  readonly keys: readonly string[];
+  readonly called: Record<string, ParamCalled>;
+  readonly pass: ParamPass;
+  readonly forwardsRejection: (req: any) => boolean;
+  /** The `next` a param callback gets. */
+  readonly paramCallback: (err?: any) => void;
+  i = 0;
+  paramIndex = 0;
+  key = '';
+  paramVal: any = undefined;
+  paramCallbacks: AnyFn[] | undefined = undefined;
+  paramCalled: ParamCalled | undefined = undefined;
+
+  constructor(
+    callbacks: Record<string, AnyFn[]>, keys: readonly string[], called: Record<string, ParamCalled>,
+    pass: ParamPass, forwardsRejection: (req: any) => boolean,
+  ) {
+    this.callbacks = callbacks;
+    this.keys = keys;
+    this.called = called;
+    this.pass = pass;
+    this.forwardsRejection = forwardsRejection;
+    const paramCallback = (err?: any): void => this.callback(err);
+    this.paramCallback = paramCallback;
+  }
+
+  /** The next param with callbacks, or the end of the walk. */
+  param(err?: any): void {
+    const pass = this.pass;
+    if (err) { pass.afterParams(err); return; }
+    if (this.i >= this.keys.length) { pass.afterParams(); return; }
+    const params = pass.req.params;
+    this.paramIndex = 0;
+    const key = (this.key = this.keys[this.i++]!);
+    const paramVal = (this.paramVal = params[key]);
+    this.paramCallbacks = this.callbacks[key];
+    let paramCalled = (this.paramCalled = this.called[key]);
+    if (paramVal === undefined || !this.paramCallbacks) { this.param(); return; }
     // called before with the same value, or an error: reuse the outcome
     if (paramCalled && (paramCalled.match === paramVal || (paramCalled.error && paramCalled.error !== 'route'))) {
-      req.params[key] = paramCalled.value;
-      param(paramCalled.error);
+      params[key] = paramCalled.value;
+      this.param(paramCalled.error);
       return;
     }
-    called[key] = paramCalled = { error: null, match: paramVal, value: paramVal };
-    paramCallback();
+    this.called[key] = this.paramCalled = paramCalled = { error: null, match: paramVal, value: paramVal };
+    this.callback();
   }
 
-  function paramCallback(err?: any): void {
-    const fn = paramCallbacks![paramIndex++];
-    paramCalled!.value = req.params[key];
+  /** The next callback of the current param (Express's paramCallback). */
+  callback(err?: any): void {
+    const fn = this.paramCallbacks![this.paramIndex++];
+    const req = this.pass.req;
+    this.paramCalled!.value = req.params[this.key];
     if (err) {
-      paramCalled!.error = err;
-      param(err);
+      this.paramCalled!.error = err;
+      this.param(err);
       return;
     }
-    if (!fn) { param(); return; }
+    if (!fn) { this.param(); return; }
     try {
-      const ret = fn(req, res, paramCallback, paramVal, key);
-      if (ret !== undefined && isPromise(ret) && forwardsRejection(req)) {
-        ret.then(noop, (e: unknown) => paramCallback(e || new Error('Rejected promise')));
+      const ret = fn(req, this.pass.res, this.paramCallback, this.paramVal, this.key);
+      if (ret !== undefined && isPromise(ret) && this.forwardsRejection(req)) {
+        ret.then(noop, (e: unknown) => this.paramCallback(e || new Error('Rejected promise')));
       }
     } catch (e) {
-      paramCallback(e);
+      this.paramCallback(e);
     }
   }
-
-  param();
 }
 
 /** The params of a layer merged over its parent router's (mergeParams), numeric captures appended after the parent's. */
