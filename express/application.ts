@@ -12,13 +12,22 @@ import { compileETag, compileQueryParser, compileTrust, flattenArgs, methods, ty
 /** Marks settings whose 'trust proxy' is the default, so a mounted app inherits its parent's. */
 const trustProxyDefaultSymbol = '@@symbol:trust_proxy_default';
 
+/** How app.use, app.route, app.param and the verbs find an app's router. */
+export type RouterOf = (app: any) => any;
+
+/** Express 5's: `app.router`, created on first read. */
+function appRouter(app: any): any {
+  return app.router;
+}
+
 /**
- * The application prototype of Express 5 (`express.application`), whose apps route with `createRouter`'s routers.
+ * The application prototype of Express 5 (`express.application`), whose apps route with `createRouter`'s routers,
+ * found by `routerOf` (Express 4's overlay passes its own).
  *
  * @example
  * const application = createApplicationPrototype(express.Router);
  */
-export function createApplicationPrototype(createRouter: AnyFn): Record<string, any> {
+export function createApplicationPrototype(createRouter: AnyFn, routerOf: RouterOf = appRouter): Record<string, any> {
   const app: Record<string, any> = {};
   app.init = function init(this: any) {
     this.cache = Object.create(null);
@@ -42,7 +51,7 @@ export function createApplicationPrototype(createRouter: AnyFn): Record<string, 
   };
   app.defaultConfiguration = defaultConfiguration;
   app.handle = appHandle();
-  installRouting(app);
+  installRouting(app, routerOf);
   installSettings(app);
   app.render = render;
   app.listen = appListen();
@@ -82,7 +91,7 @@ function defaultConfiguration(this: any) {
 }
 
 /** app.use (middleware and mounted apps), app.route, app.param, app.engine, app.all and one method per verb. */
-function installRouting(app: Record<string, any>): void {
+function installRouting(app: Record<string, any>, routerOf: RouterOf): void {
   app.use = function use(this: any, fn: unknown) {
     let offset = 0;
     let path: any = '/';
@@ -225,14 +234,4 @@ function render(this: any, name: string, options?: any, callback?: AnyFn) {
   } catch (err) {
     done(err);
   }
-}
-
-/** The app's router, created on first use: Express 5's `app.router`, or what an app's `lazyrouter()` (Express 4's
- * API, which its overlay adds) creates. */
-function routerOf(app: any): any {
-  if (app.lazyrouter) {
-    app.lazyrouter();
-    return app._router;
-  }
-  return app.router;
 }

@@ -2,7 +2,7 @@
  * Request freshness (RFC 9110 §13.1.1, §13.1.3, §15.4.5), ported from the `fresh` package
  * (jshttp/fresh, MIT License, Copyright(c) 2012 TJ Holowaychuk, 2016-2017 Douglas Christopher Wilson).
  *
- * Ported rather than depended on because Express 4 and 5 ship different majors of `fresh` that disagree on one
+ * Ported rather than depended on because Express 4 and 5 ship different releases of `fresh` that disagree on one
  * point: fresh ≥ 1 (Express 5) lets If-None-Match take precedence over If-Modified-Since, as RFC 9110 §13.1.3
  * requires, while fresh 0.5 (Express 4) requires both to match. One function with a flag gives each engine
  * exactly its own answer, and avoids building the `{ etag, 'last-modified' }` object on the hot path.

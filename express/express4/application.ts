@@ -37,7 +37,7 @@ export function compileQueryParser4(val: unknown): AnyFn | undefined {
  * const application = createApplicationPrototype4(express.Router);
  */
 export function createApplicationPrototype4(createRouter: AnyFn): Record<string, any> {
-  const app = createApplicationPrototype(createRouter);
+  const app = createApplicationPrototype(createRouter, lazyRouter);
   const defaultConfiguration = app.defaultConfiguration;
   app.init = function init(this: any) {
     this.cache = {};
@@ -76,6 +76,12 @@ export function createApplicationPrototype4(createRouter: AnyFn): Record<string,
     return serve(this).listen(...args);
   };
   return app;
+}
+
+/** Express 4's router of an app: `app._router`, created by `app.lazyrouter()` (which apps may override). */
+function lazyRouter(app: any): any {
+  app.lazyrouter();
+  return app._router;
 }
 
 /** Express 4 reads own settings up the mount chain only (never Object.prototype's). */
