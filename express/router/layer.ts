@@ -81,12 +81,24 @@ function regexpMatcher(re: RegExp): Matcher {
   };
 }
 
+/** A path with nothing path-to-regexp 8 reads as syntax (params, wildcards, groups, escapes): a literal. */
+const LITERAL_PATH = /^[^:*{}()[\]?+!\\]*$/;
+
 function matcher5(path: any, opts: LayerOptions): Matcher {
   if (path instanceof RegExp) return regexpMatcher(path);
-  const fn = (compile8 ??= (require('path-to-regexp') as { match: typeof match8 }).match)(opts.strict ? path : loosen(path), {
+  const pattern = opts.strict ? path : loosen(path);
+  const fn = (compile8 ??= (require('path-to-regexp') as { match: typeof match8 }).match)(pattern, {
     sensitive: opts.sensitive, end: opts.end, trailing: !opts.strict, decode: decodeParam,
-  });
-  return fn as unknown as Matcher;
+  }) as unknown as Matcher;
+  if (!opts.end || typeof pattern !== 'string' || !LITERAL_PATH.test(pattern)) return fn;
+  // a route's literal path ('/users'): its regexp matches the path itself, plus one trailing '/' unless strict, and
+  // case folding keeps the length, so any other length is a miss without running the regexp (a router's routes
+  // mostly miss: '/users' is tried for '/users/42')
+  const min = pattern.length;
+  const max = opts.strict ? min : min + 1;
+  return function matchLiteral(p) {
+    return p.length < min || p.length > max ? false : fn(p);
+  };
 }
 
 export class Layer {
