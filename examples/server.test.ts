@@ -41,6 +41,13 @@ describe('when the example server runs (npm start)', () => {
     assert.equal(again.headers.get('content-type'), 'application/problem+json');
   });
 
+  it('should refuse a request target over max_uri_length with a 414 problem before routing', async () => {
+    const res = await fetch(`${base}/items?limit=${'9'.repeat(8192)}`);
+    assert.equal(res.status, 414);
+    assert.equal(res.headers.get('content-type'), 'application/problem+json');
+    assert.equal(((await res.json()) as { limit: number }).limit, 8192);
+  });
+
   it('should create an item and reject a malformed body', async () => {
     const ok = await fetch(`${base}/items`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"name":"Buoy","price":9.5}' });
     assert.equal(ok.status, 201);

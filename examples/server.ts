@@ -49,6 +49,8 @@ export function buildExampleApp(overrides: { port?: number; rate_limit?: { per_s
       port: overrides.port ?? Number(process.env.PORT ?? 8000),
       enable_request_id: true,
       max_body_size: 1024 * 1024,
+      // A request target (path and query) longer than this is a 414 problem before routing (the default).
+      max_uri_length: 8192,
       request_timeout: 10,
       compression: { min_size: 512 },
       rate_limit: overrides.rate_limit !== undefined ? overrides.rate_limit : { per_second: 50, burst: 100 },
@@ -64,9 +66,10 @@ export function buildExampleApp(overrides: { port?: number; rate_limit?: { per_s
       openapi: { enabled: true, title: 'keel example', version: '1.0.0', description: 'The routes of the keel example server.' },
       asyncapi: { enabled: true, spec: JSON.parse(readFileSync(join(here, 'asyncapi.json'), 'utf8')) },
       jsonrpc: { endpoint_path: '/rpc', max_batch_size: 20 },
-      // Expensive work (AsyncAPI parse / validate, GraphQL operations) is paid for by its measured time: per
-      // client 250 ms of CPU per second (5 s at once), then 429; a server-wide queue that leaves half the event
-      // loop to everything else; 503 while the loop is late (the defaults; docs/workers-and-limits.md, "Work limits").
+      // Expensive work (AsyncAPI parse / validate, GraphQL operations, JSON-RPC batches, gRPC calls) is paid for
+      // by its measured time: per client 250 ms of CPU per second (5 s at once), then 429 (JSON-RPC: -32005; gRPC:
+      // RESOURCE_EXHAUSTED); a server-wide queue for AsyncAPI and GraphQL that leaves half the event loop to
+      // everything else; 503 while the loop is late (the defaults; docs/workers-and-limits.md, "Work limits").
       work_limits: { cpu_ms_per_second: 250, cpu_ms_burst: 5000 },
       // Operations (docs/operations.md): GET /ready (503 problem while Redis or the job executor is down)
       // and Prometheus metrics at GET /metrics (prom-client); both before the rate limit and auth.

@@ -1,65 +1,57 @@
 /**
- * How an app answers a request (app.handle) and listens (app.listen), for Express 5 and Express 4. Ported from
- * Express's lib/application.js and Express 4's lib/middleware/init.js and query.js (Copyright (c) 2009-2013 TJ
- * Holowaychuk, 2013 Roman Shtylman, 2014-2015 Douglas Christopher Wilson; MIT).
+ * How an Express 5 app answers a request (app.handle) and listens (app.listen). Ported from Express's
+ * lib/application.js (Copyright (c) 2009-2013 TJ Holowaychuk, 2013 Roman Shtylman, 2014-2015 Douglas Christopher
+ * Wilson; MIT). Express 4's are its overlay's (express4/application.ts), which shares linkRequest() and serve().
  */
 import type httpTypes from 'node:http';
 import { createRequire } from 'node:module';
 import finalhandler from 'finalhandler';
 import parseUrl from 'parseurl';
-import qs from 'qs';
 import { applyKeelSettings } from './keel-server.js';
-import type { AnyFn } from './utils.js';
+import { qs, type AnyFn } from './utils.js';
 
 // node:http through require(), as Express loads it: APM agents that hook require() (OpenTelemetry's
 // instrumentation-http registered with `node --require`, dd-trace, newrelic) patch http.Server when it is required;
 // an ES import alone is invisible to them, and the app's HTTP SERVER spans would be missing.
 const http = createRequire(import.meta.url)('node:http') as typeof httpTypes;
 
-/** The final handler's error log: nothing under NODE_ENV=test, as Express. */
-function errorLogger(app: any, v4: boolean): (err: any) => void {
-  return function logerror(err: any) {
-    if (app.get('env') !== 'test') console.error(v4 ? err.stack || err.toString() : err);
+/**
+ * The final handler of a request no handler answered: finalhandler's, created only when the router gets there (most
+ * requests are answered before), so a request does not pay for its closures and options up front. Its error log
+ * prints `logged(err)`, nothing under NODE_ENV=test, as Express.
+ */
+export function finalDone(app: any, req: any, res: any, logged: (err: any) => unknown): AnyFn {
+  return function done(err?: unknown) {
+    const onerror = (e: any) => {
+      if (app.get('env') !== 'test') console.error(logged(e));
+    };
+    return finalhandler(req, res, { env: app.get('env'), onerror })(err);
   };
 }
 
-/** app.handle: the final handler, X-Powered-By, req/res linked and given the app's prototypes, then the router. */
-export function appHandle(v4: boolean): AnyFn {
+/** What Express 5's final handler logs of an error: the error itself. */
+function asIs(err: any): any {
+  return err;
+}
+
+/** The start of app.handle: X-Powered-By, req/res linked and given the app's prototypes, res.locals. */
+export function linkRequest(app: any, req: any, res: any): void {
+  if (app.enabled('x-powered-by')) res.setHeader('X-Powered-By', 'Express');
+  req.res = res;
+  res.req = req;
+  // requests from app.listen() are created with these prototypes already (see serverClasses)
+  if (!hasProto(req, app.request)) Object.setPrototypeOf(req, app.request);
+  if (!hasProto(res, app.response)) Object.setPrototypeOf(res, app.response);
+  if (!res.locals) res.locals = Object.create(null);
+}
+
+/** app.handle: the final handler, the request linked to the app, then the router. */
+export function appHandle(): AnyFn {
   return function handle(this: any, req: any, res: any, callback?: AnyFn) {
-    const router = v4 ? this._router : this.router;
-    const done = callback || finalhandler(req, res, { env: this.get('env'), onerror: errorLogger(this, v4) });
-    // Express 4 answers an app without routes or middleware with the final handler alone
-    if (v4 && !router) { done(); return; }
-    if (this.enabled('x-powered-by')) res.setHeader('X-Powered-By', 'Express');
-    req.res = res;
-    res.req = req;
-    // requests from app.listen() are created with these prototypes already (see serverClasses)
-    if (!hasProto(req, this.request)) Object.setPrototypeOf(req, this.request);
-    if (!hasProto(res, this.response)) Object.setPrototypeOf(res, this.response);
-    if (!res.locals) res.locals = Object.create(null);
-    // Express 4's query middleware is not a layer here: the request prototype parses req.query on first read. With
-    // no 'query parser fn' at all (settings deleted), that middleware fell back to qs, which only the app can know.
-    if (v4 && typeof this.get('query parser fn') !== 'function') req.query = defaultQuery4(req);
+    const router = this.router;
+    const done = callback || finalDone(this, req, res, asIs);
+    linkRequest(this, req, res);
     router.handle(req, res, done);
-  };
-}
-
-function defaultQuery4(req: any): unknown {
-  return qs.parse(parseUrl(req)!.query as string, { allowPrototypes: true });
-}
-
-/** `express.query(options)` of Express 4: req.query parsed with qs (or with `options` when it is a function). */
-export function query4(options?: unknown): AnyFn {
-  let opts: any = Object.assign({}, options);
-  let queryparse: AnyFn = qs.parse;
-  if (typeof options === 'function') {
-    queryparse = options as AnyFn;
-    opts = undefined;
-  }
-  if (opts !== undefined && opts.allowPrototypes === undefined) opts.allowPrototypes = true;
-  return function query(req: any, _res: any, next: AnyFn) {
-    if (!req.query) req.query = queryparse(parseUrl(req)!.query, opts);
-    next();
   };
 }
 
@@ -82,12 +74,18 @@ function hasProto(obj: object, proto: object): boolean {
   return p === proto || Object.getPrototypeOf(p) === proto;
 }
 
-/** app.listen(...): a node http.Server for the app, listening; Express 5 also reports a listen error to the callback. */
-export function appListen(v4: boolean): AnyFn {
+/** A node http.Server for the app, with keel's server settings applied (keel-server.ts). */
+export function serve(app: any): httpTypes.Server {
+  const server = http.createServer(serverClasses(app), app);
+  applyKeelSettings(app, server);
+  return server;
+}
+
+/** app.listen(...): a node http.Server for the app, listening; a listen error is reported to the callback too. */
+export function appListen(): AnyFn {
   return function listen(this: any, ...args: any[]) {
-    const server = http.createServer(serverClasses(this), this);
-    applyKeelSettings(this, server);
-    if (!v4 && typeof args[args.length - 1] === 'function') {
+    const server = serve(this);
+    if (typeof args[args.length - 1] === 'function') {
       const cb = args[args.length - 1] as AnyFn;
       let called = false;
       const done = args[args.length - 1] = function onceListening(this: unknown, ...a: unknown[]) {

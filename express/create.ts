@@ -1,15 +1,13 @@
 /**
- * `express()` and the `express` namespace (Router, json, static, request, response…) of one major, ported from
- * Express's lib/express.js, 5.x and 4.x (Copyright (c) 2009-2013 TJ Holowaychuk, 2013 Roman Shtylman, 2014-2015
- * Douglas Christopher Wilson; MIT).
+ * `express()` and the `express` namespace (Router, json, static, request, response…), ported from Express's
+ * lib/express.js 5.x (Copyright (c) 2009-2013 TJ Holowaychuk, 2013 Roman Shtylman, 2014-2015 Douglas Christopher
+ * Wilson; MIT). Express 5's parts by default; keel/express4 passes Express 4's (express4/create.ts).
  */
 import { EventEmitter } from 'node:events';
-import { query4 } from './app-handle.js';
 import { createApplicationPrototype } from './application.js';
 import { createRequestPrototype } from './request.js';
-import { checkPatchedExpress } from './patched-express.js';
 import { createResponsePrototype } from './response.js';
-import { createRouterClass, Route, Route4 } from './router/index.js';
+import { createRouterClass, Route } from './router/index.js';
 import type { AnyFn } from './utils.js';
 
 /** Copies own property descriptors not already on `dest` (what merge-descriptors does with redefine=false). */
@@ -21,21 +19,44 @@ function mixin(dest: object, src: object): void {
 }
 
 /**
- * The body-parser and serve-static of one major (their defaults differ: Express 4's parsers set req.body = {} on
+ * The body-parser and serve-static of an Express (their defaults differ: Express 4's parsers set req.body = {} on
  * every request and default `extended: true`; serve-static 1 says charset=UTF-8). Each entry imports its own, so that
  * loading keel/express does not load Express 4's serve-static 1 and send 0.19, nor keel/express4 the 2.x ones.
  */
-export interface MajorLibraries {
+export interface EngineLibraries {
   bodyParser: { json: AnyFn; raw: AnyFn; text: AnyFn; urlencoded: AnyFn };
   serveStatic: AnyFn;
 }
 
-/** The `express` function of one major, with its namespace. */
-export function createExpress(major: 4 | 5, libraries: MajorLibraries): any {
-  const Router = createRouterClass(major);
-  const proto = createApplicationPrototype(major, Router);
-  const request = createRequestPrototype(major);
-  const response = createResponsePrototype(major);
+/** What an `express` function is made of: its Router and Route classes and its three prototypes. */
+export interface EngineParts {
+  Router: AnyFn & { prototype: any };
+  Route: new (path: any) => unknown;
+  application: Record<string, any>;
+  request: any;
+  response: any;
+}
+
+/** Express 5's parts. */
+export function expressParts(): EngineParts {
+  const Router = createRouterClass();
+  return {
+    Router,
+    Route,
+    application: createApplicationPrototype(Router),
+    request: createRequestPrototype(),
+    response: createResponsePrototype(),
+  };
+}
+
+/**
+ * The `express` function made of `parts` (Express 5's by default), with its namespace.
+ *
+ * @example
+ * const express = createExpress({ bodyParser, serveStatic });
+ */
+export function createExpress(libraries: EngineLibraries, parts: EngineParts = expressParts()): any {
+  const { application: proto, request, response } = parts;
 
   function createApplication(): any {
     // a function declaration, not `const app = function app`: bundled (scripts/build.mjs), a function expression
@@ -48,8 +69,6 @@ export function createExpress(major: 4 | 5, libraries: MajorLibraries): any {
     app.request = Object.create(request, { app: { configurable: true, enumerable: true, writable: true, value: app } });
     app.response = Object.create(response, { app: { configurable: true, enumerable: true, writable: true, value: app } });
     (app as any).init();
-    // express-async-errors and the like patch Express 4's files, which keel/express4 does not use: say so
-    if (major === 4) checkPatchedExpress();
     return app;
   }
 
@@ -57,30 +76,14 @@ export function createExpress(major: 4 | 5, libraries: MajorLibraries): any {
   express.application = proto;
   express.request = request;
   express.response = response;
-  express.Route = major === 4 ? Route4 : Route;
-  express.Router = Router;
-  // each major with the body-parser and serve-static its Express depends on
+  express.Route = parts.Route;
+  express.Router = parts.Router;
+  // the body-parser and serve-static the Express of these parts depends on
   const parsers = libraries.bodyParser;
   express.json = parsers.json;
   express.raw = parsers.raw;
   express.static = libraries.serveStatic;
   express.text = parsers.text;
   express.urlencoded = parsers.urlencoded;
-  if (major === 4) {
-    express.query = query4;
-    for (const name of REMOVED_MIDDLEWARE) {
-      Object.defineProperty(express, name, {
-        configurable: true,
-        get() {
-          throw new Error('Most middleware (like ' + name + ') is no longer bundled with Express and must be installed separately. Please see https://github.com/senchalabs/connect#middleware.');
-        },
-      });
-    }
-  }
   return express;
 }
-
-/** Connect middleware Express 3 bundled: Express 4 throws a pointer to the separate packages when one is read. */
-const REMOVED_MIDDLEWARE = ['bodyParser', 'compress', 'cookieSession', 'session', 'logger', 'cookieParser', 'favicon',
-  'responseTime', 'errorHandler', 'timeout', 'methodOverride', 'vhost', 'csrf', 'directory', 'limit', 'multipart',
-  'staticCache'];

@@ -71,6 +71,25 @@ describe('when keel/express and keel/express4 are loaded by name', { skip: built
       assert.equal(r.stdout.trim(), `function /dist/express/${name === 'keel/express' ? 'index' : 'express4'}.cjs`);
     });
 
+    it(`should load only its own major's libraries and one mime table per kind when ${name} starts an app (load time, npm run bench:load)`, () => {
+      // what an app's start-up loads: the entry, express(), a route, the parsers and express.static
+      const out = run(`const express = require('${name}'); const app = express();
+        app.use(express.json(), express.urlencoded({ extended: false }), express.static(__dirname));
+        app.get('/x/:id', (req, res) => res.send(req.params.id));
+        const pkgs = new Set(Object.keys(require.cache).filter((f) => f.includes('/node_modules/'))
+          .map((f) => f.slice(f.lastIndexOf('/node_modules/') + 14).split('/').slice(0, f.includes('/node_modules/@') ? 2 : 1).join('/')
+            + (f.startsWith(${JSON.stringify(join(root, 'node_modules'))} + '/') && f.lastIndexOf('/node_modules/') === ${join(root, 'node_modules').length - 13} ? '' : ' (nested)')));
+        const dbs = Object.keys(require.cache).filter((f) => f.endsWith('/mime-db/db.json'));
+        console.log(JSON.stringify({ pkgs: [...pkgs].sort(), dbs: dbs.length }));`, 'commonjs');
+      const { pkgs, dbs } = JSON.parse(out) as { pkgs: string[]; dbs: number };
+      // the other major's packages: Express 4's are installed under -v0/-v1 aliases, Express 5's under their own names
+      const foreign = name === 'keel/express'
+        ? pkgs.filter((p) => /-v\d/.test(p))
+        : pkgs.filter((p) => ['accepts', 'type-is', 'send', 'mime-types', 'mime-db', 'path-to-regexp', 'content-disposition', 'serve-static', 'body-parser'].includes(p));
+      assert.deepEqual(foreign, []);
+      assert.equal(dbs, 1);
+    });
+
     it(`should keep Express's function names in the bundle of ${name} (tools read layer.name: 'router', 'handle')`, () => {
       const out = run(`const express = require('${name}'); const app = express(); const router = express.Router();
         app.use(router); app.get('/r', (req, res) => res.end()); console.log(app.name, router.name, (app._router ?? app.router).stack.map((l) => l.name).join(','));`, 'commonjs');

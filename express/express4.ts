@@ -10,7 +10,7 @@
  */
 import bodyParser from 'body-parser-v1';
 import serveStatic from 'serve-static-v1';
-import { createExpress } from './create.js';
+import { createExpress4 } from './express4/create.js';
 
-const express = createExpress(4, { bodyParser, serveStatic });
+const express = createExpress4({ bodyParser, serveStatic });
 export default express;

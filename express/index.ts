@@ -12,5 +12,5 @@ import bodyParser from 'body-parser';
 import serveStatic from 'serve-static';
 import { createExpress } from './create.js';
 
-const express = createExpress(5, { bodyParser, serveStatic });
+const express = createExpress({ bodyParser, serveStatic });
 export default express;

@@ -1,30 +1,26 @@
 /*!
- * keel/express request prototype: Express's `request` object for Express 5 and Express 4.
+ * keel/express request prototype: Express 5's `request` object. Express 4's differences (its negotiation
+ * libraries, `req.host`, freshness, an assignable `req.query`, `req.param()`) are its overlay,
+ * express4/request.ts, which builds on this prototype.
  *
- * Ported from express (lib/request.js of express 5.x and 4.x), MIT License,
+ * Ported from express (lib/request.js of express 5.x), MIT License,
  * Copyright(c) 2009-2013 TJ Holowaychuk, Copyright(c) 2013 Roman Shtylman,
- * Copyright(c) 2014-2015 Douglas Christopher Wilson. One implementation; the differences between the majors are
- * branches on `major`, decided once when the prototype is built, never per request.
+ * Copyright(c) 2014-2015 Douglas Christopher Wilson.
  *
  * What it relies on is exactly what Express's own file relies on: `this.app.get(setting)` for 'trust proxy fn',
- * 'query parser fn' and 'subdomain offset', `this.res` for freshness, and `this.params/body/query` for Express 4's
- * `req.param()`.
+ * 'query parser fn' and 'subdomain offset', and `this.res` for freshness.
  */
 
 import http from 'node:http';
 import { createRequire } from 'node:module';
 import type { IncomingMessage } from 'node:http';
 import { isIP } from 'node:net';
-import accepts from 'accepts';
-import typeis from 'type-is';
-import parseRange from 'range-parser';
+import type accepts from 'accepts';
+import type typeis from 'type-is';
+import type parseRange from 'range-parser';
 import parseurl from 'parseurl';
 import proxyaddr from 'proxy-addr';
-import depd from 'depd';
 import { isFresh } from './request-fresh.js';
-
-/** Which Express API a prototype implements. */
-export type ExpressMajor = 4 | 5;
 
 /** What the request prototype needs from the application it is attached to (Express's `app.get(setting)`). */
 export interface ExpressAppSettings {
@@ -42,40 +38,72 @@ export type ExpressRequestLike = IncomingMessage & {
   [key: symbol]: any;
 };
 
-const deprecate = depd('express');
 const require = createRequire(import.meta.url);
 
+/** The negotiation and range libraries a request prototype calls, each loaded on its first call. */
+export interface RequestLibraries {
+  accepts(): typeof accepts;
+  typeis(): typeof typeis;
+  parseRange(): typeof parseRange;
+}
+
 /**
- * Express 4 ships older majors of three of these libraries whose answers differ, so Express 4 mode loads those
- * (lazily, so Express 5 apps never do): range-parser 1.2 reads a malformed range as unsatisfiable (-1) where 1.3
- * says invalid (-2); accepts 1.3 and type-is 1.6 resolve extensions with mime-types 2 (`js` is
- * application/javascript there, text/javascript in mime-types 3).
+ * Express 5's: accepts 2, type-is 2 and range-parser 1.3. Each is loaded on the first call that needs it, not with
+ * the engine: accepts and type-is bring a mime-db each (~10-30 ms of CPU to load), which an app whose requests never
+ * negotiate never pays, and keel/express4 never loads them (`npm run bench:load`). The `require('…')` calls stay
+ * literal so that a bundler bundling an app follows them.
  */
-function libraries(major: ExpressMajor): { accepts: typeof accepts; typeis: typeof typeis; parseRange: typeof parseRange } {
-  if (major === 5) return { accepts, typeis, parseRange };
+function libraries(): RequestLibraries {
+  let a: typeof accepts | undefined;
+  let t: typeof typeis | undefined;
+  let r: typeof parseRange | undefined;
   return {
-    accepts: require('accepts-v1') as typeof accepts,
-    typeis: require('type-is-v1') as typeof typeis,
-    parseRange: require('range-parser-v1-2') as typeof parseRange,
+    accepts: () => (a ??= require('accepts') as typeof accepts),
+    typeis: () => (t ??= require('type-is') as typeof typeis),
+    parseRange: () => (r ??= require('range-parser') as typeof parseRange),
   };
 }
 
 /** Per-request cache of the parsed query: the url and parser it was parsed with, and the result. */
-const QUERY = Symbol('keel.express.query');
+export const QUERY = Symbol('keel.express.query');
 
 type QueryCache = { url: string | undefined; search?: unknown; parser: unknown; value: unknown };
 
 /**
- * Builds a fresh Express `request` prototype for `major` (its chain includes `http.IncomingMessage.prototype`).
+ * Builds a fresh Express 5 `request` prototype (its chain includes `http.IncomingMessage.prototype`), negotiating
+ * with `lib` (Express 5's libraries by default).
  *
  * @example
- * const request = createRequestPrototype(5);
+ * const request = createRequestPrototype();
  * app.request = Object.create(request, { app: { value: app, writable: true, configurable: true, enumerable: true } });
  */
-export function createRequestPrototype(major: ExpressMajor): any {
+export function createRequestPrototype(lib: RequestLibraries = libraries()): any {
   const req: any = Object.create(http.IncomingMessage.prototype);
-  const { accepts, typeis, parseRange: rangeParser } = libraries(major);
+  installHeaders(req, lib);
+  installProxyGetters(req);
+  installHost(req);
+  defineGetter(req, 'fresh', function fresh(this: ExpressRequestLike) {
+    // GET, HEAD and QUERY for weak freshness validation only
+    const method = this.method;
+    return (method === 'GET' || method === 'HEAD' || method === 'QUERY') && isFreshResponse(this, true);
+  });
+  defineGetter(req, 'stale', function stale(this: any) {
+    return !this.fresh;
+  });
+  // Express 5 parses `req.query` from the url on access. The result is kept per request for as long as the url
+  // and the parser are the same, so a handler reading `req.query.x` ten times parses once.
+  Object.defineProperty(req, 'query', {
+    configurable: true,
+    enumerable: true,
+    get: function query(this: ExpressRequestLike) {
+      return parsedQuery(this);
+    },
+  });
+  return req;
+}
 
+/** req.get/header, content negotiation (accepts*), req.range, req.is, req.xhr and req.path. */
+function installHeaders(req: any, lib: RequestLibraries): void {
   req.get = req.header = function header(this: ExpressRequestLike, name: string): string | string[] | undefined {
     if (!name) throw new TypeError('name argument is required to req.get');
     if (typeof name !== 'string') throw new TypeError('name must be a string to req.get');
@@ -86,30 +114,41 @@ export function createRequestPrototype(major: ExpressMajor): any {
   };
 
   req.accepts = function acceptsTypes(this: ExpressRequestLike, ...types: any[]) {
-    const accept = accepts(this);
-    return (accept.types as any)(...types);
+    return (lib.accepts()(this).types as any)(...types);
   };
   req.acceptsEncodings = function acceptsEncodings(this: ExpressRequestLike, ...encodings: any[]) {
-    return (accepts(this).encodings as any)(...encodings);
+    return (lib.accepts()(this).encodings as any)(...encodings);
   };
   req.acceptsCharsets = function acceptsCharsets(this: ExpressRequestLike, ...charsets: any[]) {
-    return (accepts(this).charsets as any)(...charsets);
+    return (lib.accepts()(this).charsets as any)(...charsets);
   };
   req.acceptsLanguages = function acceptsLanguages(this: ExpressRequestLike, ...languages: any[]) {
-    return (accepts(this).languages as any)(...languages);
+    return (lib.accepts()(this).languages as any)(...languages);
   };
 
   req.range = function range(this: ExpressRequestLike, size: number, options?: parseRange.Options) {
     const value = this.get('Range');
     if (!value) return;
-    return rangeParser(size, value as string, options);
+    return lib.parseRange()(size, value as string, options);
   };
 
   req.is = function is(this: ExpressRequestLike, ...args: any[]) {
     // an array, or the arguments flattened (none at all: the request's media type, as Express answers)
-    return typeis(this, Array.isArray(args[0]) ? args[0] : args);
+    return lib.typeis()(this, Array.isArray(args[0]) ? args[0] : args);
   };
 
+  defineGetter(req, 'xhr', function xhr(this: ExpressRequestLike) {
+    const val = (this.get('X-Requested-With') as string) || '';
+    return val.toLowerCase() === 'xmlhttprequest';
+  });
+
+  defineGetter(req, 'path', function path(this: ExpressRequestLike) {
+    return parseurl(this)?.pathname;
+  });
+}
+
+/** req.protocol, req.secure, req.ip and req.ips: the socket's, or the forwarded ones the 'trust proxy' setting trusts. */
+function installProxyGetters(req: any): void {
   defineGetter(req, 'protocol', function protocol(this: ExpressRequestLike) {
     const proto = (this.socket as any).encrypted ? 'https' : 'http';
     const trust = this.app.get('trust proxy fn');
@@ -134,7 +173,14 @@ export function createRequestPrototype(major: ExpressMajor): any {
     addrs.reverse().pop();
     return addrs;
   });
+}
 
+/** req.host (the forwarded-or-Host value), req.hostname and req.subdomains. */
+function installHost(req: any): void {
+  defineGetter(req, 'host', forwardedHost);
+  defineGetter(req, 'hostname', function hostname(this: any) {
+    return hostnameOf(this.host);
+  });
   defineGetter(req, 'subdomains', function subdomains(this: any) {
     const hostname: string | undefined = this.hostname;
     if (!hostname) return [];
@@ -142,102 +188,49 @@ export function createRequestPrototype(major: ExpressMajor): any {
     const parts = !isIP(hostname) ? hostname.split('.').reverse() : [hostname];
     return parts.slice(offset);
   });
-
-  defineGetter(req, 'path', function path(this: ExpressRequestLike) {
-    return parseurl(this)?.pathname;
-  });
-
-  // The forwarded-or-Host value; Express 5 exposes it as `req.host`, Express 4 only uses it for `req.hostname`.
-  function forwardedHost(this: ExpressRequestLike): string | undefined {
-    const trust = this.app.get('trust proxy fn');
-    let val = this.get('X-Forwarded-Host') as string | undefined;
-    if (!val || !trust(this.socket.remoteAddress, 0)) {
-      val = this.get('Host') as string | undefined;
-    } else if (val.indexOf(',') !== -1) {
-      // X-Forwarded-Host is normally a single value; take the first of a list.
-      val = val.substring(0, val.indexOf(',')).trimEnd();
-    }
-    return val || undefined;
-  }
-
-  function hostname(this: ExpressRequestLike): string | undefined {
-    const host = major === 5 ? (this as any).host : forwardedHost.call(this);
-    if (!host) return;
-    // IPv6 literal (RFC 3986 §3.2.2): the port colon comes after the closing bracket
-    const offset = host[0] === '[' ? host.indexOf(']') + 1 : 0;
-    const index = host.indexOf(':', offset);
-    return index !== -1 ? host.substring(0, index) : host;
-  }
-  defineGetter(req, 'hostname', hostname);
-
-  if (major === 5) {
-    defineGetter(req, 'host', forwardedHost);
-  } else {
-    defineGetter(req, 'host', deprecate.function(function host(this: any) {
-      return this.hostname;
-    }, 'req.host: Use req.hostname instead'));
-  }
-
-  const noneMatchWins = major === 5;
-  defineGetter(req, 'fresh', function fresh(this: ExpressRequestLike) {
-    const method = this.method;
-    const res = this.res;
-    const status = res.statusCode;
-    // GET, HEAD (and, in Express 5, QUERY) for weak freshness validation only
-    if (method !== 'GET' && method !== 'HEAD' && !(major === 5 && method === 'QUERY')) return false;
-    // 2xx or 304 (RFC 9110 §13.1.3)
-    if ((status >= 200 && status < 300) || status === 304) {
-      const headers = this.headers;
-      // an unconditional request (the usual case) is never fresh: decided before reading the response's validators
-      if (!headers['if-none-match'] && !headers['if-modified-since']) return false;
-      return isFresh(headers, res.get('ETag'), res.get('Last-Modified'), noneMatchWins);
-    }
-    return false;
-  });
-
-  defineGetter(req, 'stale', function stale(this: any) {
-    return !this.fresh;
-  });
-
-  defineGetter(req, 'xhr', function xhr(this: ExpressRequestLike) {
-    const val = (this.get('X-Requested-With') as string) || '';
-    return val.toLowerCase() === 'xmlhttprequest';
-  });
-
-  if (major === 5) {
-    // Express 5 parses `req.query` from the url on access. The result is kept per request for as long as the url
-    // and the parser are the same, so a handler reading `req.query.x` ten times parses once.
-    Object.defineProperty(req, 'query', {
-      configurable: true,
-      enumerable: true,
-      get: function query(this: ExpressRequestLike) {
-        return parsedQuery(this);
-      },
-    });
-  } else {
-    // Express 4 assigns `req.query` once, in its query middleware (`if (!req.query) req.query = parse(...)`). Here
-    // it is parsed on first read and assignable, so that middleware (or an app) can still set it.
-    Object.defineProperty(req, 'query', {
-      configurable: true,
-      enumerable: true,
-      get: function query(this: ExpressRequestLike) {
-        const cache: QueryCache | undefined = this[QUERY];
-        if (cache !== undefined && cache.parser === ASSIGNED) return cache.value;
-        return parsedQuery(this);
-      },
-      set: function setQuery(this: ExpressRequestLike, value: unknown) {
-        this[QUERY] = { url: undefined, parser: ASSIGNED, value };
-      },
-    });
-    installExpress4Extras(req);
-  }
-
-  return req;
 }
 
-const ASSIGNED = Symbol('assigned');
+/** The X-Forwarded-Host value when the proxy is trusted, else Host (undefined when empty). */
+export function forwardedHost(this: ExpressRequestLike): string | undefined {
+  const trust = this.app.get('trust proxy fn');
+  let val = this.get('X-Forwarded-Host') as string | undefined;
+  if (!val || !trust(this.socket.remoteAddress, 0)) {
+    val = this.get('Host') as string | undefined;
+  } else if (val.indexOf(',') !== -1) {
+    // X-Forwarded-Host is normally a single value; take the first of a list.
+    val = val.substring(0, val.indexOf(',')).trimEnd();
+  }
+  return val || undefined;
+}
 
-function parsedQuery(req: ExpressRequestLike): unknown {
+/** A host value without its port. */
+export function hostnameOf(host: string | undefined): string | undefined {
+  if (!host) return;
+  // IPv6 literal (RFC 3986 §3.2.2): the port colon comes after the closing bracket
+  const offset = host[0] === '[' ? host.indexOf(']') + 1 : 0;
+  const index = host.indexOf(':', offset);
+  return index !== -1 ? host.substring(0, index) : host;
+}
+
+/**
+ * Whether the response under way is fresh for this (GET or HEAD) request: 2xx or 304 (RFC 9110 §13.1.3) and the
+ * request's validators match. `noneMatchWins` is Express 5's rule (If-None-Match decides alone); false gives
+ * Express 4's (both must match).
+ */
+export function isFreshResponse(req: ExpressRequestLike, noneMatchWins: boolean): boolean {
+  const res = req.res;
+  const status = res.statusCode;
+  if ((status >= 200 && status < 300) || status === 304) {
+    const headers = req.headers;
+    // an unconditional request (the usual case) is never fresh: decided before reading the response's validators
+    if (!headers['if-none-match'] && !headers['if-modified-since']) return false;
+    return isFresh(headers, res.get('ETag'), res.get('Last-Modified'), noneMatchWins);
+  }
+  return false;
+}
+
+/** The request's query, parsed with the app's 'query parser fn' (cached per url and parser). */
+export function parsedQuery(req: ExpressRequestLike): unknown {
   const parser = req.app.get('query parser fn');
   // parsing disabled: an empty object without a prototype, as Express gives
   if (!parser) return Object.create(null);
@@ -255,24 +248,6 @@ function parsedQuery(req: ExpressRequestLike): unknown {
   return value;
 }
 
-/** Express 4's deprecated request API: `req.param()` and the singular `accepts*` aliases. */
-function installExpress4Extras(req: any): void {
-  req.acceptsEncoding = deprecate.function(req.acceptsEncodings, 'req.acceptsEncoding: Use acceptsEncodings instead');
-  req.acceptsCharset = deprecate.function(req.acceptsCharsets, 'req.acceptsCharset: Use acceptsCharsets instead');
-  req.acceptsLanguage = deprecate.function(req.acceptsLanguages, 'req.acceptsLanguage: Use acceptsLanguages instead');
-
-  req.param = function param(this: ExpressRequestLike, name: string, defaultValue?: unknown) {
-    const params = this.params || {};
-    const body = this.body || {};
-    const query = this.query || {};
-    deprecate('req.param(' + (arguments.length === 1 ? 'name' : 'name, default') + '): Use req.params, req.body, or req.query instead');
-    if (params[name] != null && Object.prototype.hasOwnProperty.call(params, name)) return params[name];
-    if (body[name] != null) return body[name];
-    if (query[name] != null) return query[name];
-    return defaultValue;
-  };
-}
-
-function defineGetter(obj: object, name: string, getter: (this: any) => unknown): void {
+export function defineGetter(obj: object, name: string, getter: (this: any) => unknown): void {
   Object.defineProperty(obj, name, { configurable: true, enumerable: true, get: getter });
 }

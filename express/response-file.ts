@@ -1,56 +1,39 @@
 /*!
- * File transfer of keel/express's response prototype (`res.sendFile`, `res.download`, Express 4's `res.sendfile`)
- * and Content-Disposition per Express major.
+ * File transfer of keel/express's response prototype (`res.sendFile`, `res.download`) and Content-Disposition, as
+ * Express 5 does them with send 1 and content-disposition 2. Express 4's (send 0.19, whose defaults differ: dotfiles,
+ * hidden, mime table) are its overlay's, express4/response-file.ts, which shares pipeFile() and downloadOptions().
  *
- * Ported from express (lib/response.js of express 5.x and 4.x), MIT License,
+ * Ported from express (lib/response.js of express 5.x), MIT License,
  * Copyright(c) 2009-2013 TJ Holowaychuk, Copyright(c) 2014-2015 Douglas Christopher Wilson.
- *
- * Each major streams with the `send` major it ships (send 1 for Express 5, send 0.19 for Express 4), because
- * their defaults differ (dotfiles, hidden, mime table) and apps depend on them.
  */
 
 import { createRequire } from 'node:module';
 import { basename, isAbsolute, resolve } from 'node:path';
 import onFinished from 'on-finished';
-import depd from 'depd';
-import send from 'send';
-import { create as createDisposition } from 'content-disposition';
-import type { ExpressMajor } from './request.js';
+import type { create as createDisposition } from 'content-disposition';
 
 const require = createRequire(import.meta.url);
-const deprecate = depd('express');
 
 type SendFn = (req: any, path: string, options: any) => any;
-let send0: SendFn | undefined;
-let disposition0: ((filename?: string) => string) | undefined;
+let send1: SendFn | undefined;
+let disposition2: typeof createDisposition | undefined;
 
-/** Express 4's `send` (0.19), loaded on first use so Express 5 apps never load it. */
-function legacySend(): SendFn {
-  return (send0 ??= require('send-v0') as SendFn);
+// Each loaded on first use: an app that never sends a file or an attachment never loads them, and keel/express4 never
+// loads Express 5's (the require calls stay literal, for bundlers).
+/** Express 5's `send` (1.x). */
+function currentSend(): SendFn {
+  return (send1 ??= require('send') as SendFn);
 }
 
-/** The Content-Disposition value Express `major` sets for an attachment named `filename` (RFC 6266). */
-export function contentDispositionFor(major: ExpressMajor, filename?: string): string {
-  // content-disposition 0.5 (Express 4) always quotes and keeps ISO-8859-1 names; 2.x quotes only when needed
-  if (major === 4) return (disposition0 ??= require('content-disposition-v0') as (f?: string) => string)(filename);
-  return createDisposition(filename);
+/** The Content-Disposition value Express 5 sets for an attachment named `filename` (RFC 6266): content-disposition 2
+ * quotes only when needed. */
+export function contentDisposition(filename?: string): string {
+  return (disposition2 ??= (require('content-disposition') as { create: typeof createDisposition }).create)(filename);
 }
 
-/** Express 4's isAbsolute: also accepts Windows drive and UNC paths on any platform. */
-function isAbsolute4(path: string): boolean {
-  if (path[0] === '/') return true;
-  if (path[1] === ':' && (path[2] === '\\' || path[2] === '/')) return true;
-  if (path.substring(0, 2) === '\\\\') return true;
-  return false;
-}
-
-export function installFileMethods(res: any, major: ExpressMajor): void {
-  const v5 = major === 5;
-
+export function installFileMethods(res: any): void {
   res.sendFile = function sendFile(this: any, path: string, options?: any, callback?: any) {
     let done = callback;
-    const req = this.req;
-    const next = req.next;
     let opts = options || {};
     if (!path) throw new TypeError('path argument is required to res.sendFile');
     if (typeof path !== 'string') throw new TypeError('path must be a string to res.sendFile');
@@ -58,81 +41,66 @@ export function installFileMethods(res: any, major: ExpressMajor): void {
       done = options;
       opts = {};
     }
-    if (!opts.root && !(v5 ? isAbsolute(path) : isAbsolute4(path))) {
-      throw new TypeError('path must be absolute or specify root to res.sendFile');
-    }
-    const pathname = encodeURI(path);
-    let file;
-    if (v5) {
-      // the app's etag setting decides whether send sets an ETag
-      opts.etag = this.app.enabled('etag');
-      file = send(req, pathname, opts);
-    } else {
-      file = legacySend()(req, pathname, opts);
-    }
-    pipeFile(this, file, opts, (err: any) => {
-      if (done) return done(err);
-      if (err && err.code === 'EISDIR') return next();
-      // next() all but write errors
-      if (err && err.code !== 'ECONNABORTED' && err.syscall !== 'write') next(err);
-    });
+    if (!opts.root && !isAbsolute(path)) throw new TypeError('path must be absolute or specify root to res.sendFile');
+    // the app's etag setting decides whether send sets an ETag
+    opts.etag = this.app.enabled('etag');
+    const file = currentSend()(this.req, encodeURI(path), opts);
+    pipeFile(this, file, opts, fileDone(this.req.next, done));
   };
 
   res.download = function download(this: any, path: string, filename?: any, options?: any, callback?: any) {
-    let done = callback;
-    let name = filename;
-    let opts = options || null;
-    if (typeof filename === 'function') {
-      done = filename;
-      name = null;
-      opts = null;
-    } else if (typeof options === 'function') {
-      done = options;
-      opts = null;
-    }
-    // optional filename, options in its place
-    if (typeof filename === 'object' && (typeof options === 'function' || options === undefined)) {
-      name = null;
-      opts = filename;
-    }
-    const headers: Record<string, unknown> = {
-      'Content-Disposition': v5
-        ? contentDispositionFor(major, basename(name || path))
-        : contentDispositionFor(major, name || path),
-    };
-    if (opts && opts.headers) {
-      for (const key of Object.keys(opts.headers)) {
-        if (key.toLowerCase() !== 'content-disposition') headers[key] = opts.headers[key];
-      }
-    }
-    opts = Object.create(opts);
-    opts.headers = headers;
-    const fullPath = !opts.root ? resolve(path) : path;
-    return this.sendFile(fullPath, opts, done);
+    const { name, opts, done } = downloadArguments(filename, options, callback);
+    const full = downloadOptions(opts, contentDisposition(basename(name || path)));
+    return this.sendFile(!full.root ? resolve(path) : path, full, done);
   };
+}
 
-  if (!v5) {
-    res.sendfile = deprecate.function(function sendfile(this: any, path: string, options?: any, callback?: any) {
-      let done = callback;
-      const req = this.req;
-      const next = req.next;
-      let opts = options || {};
-      if (typeof options === 'function') {
-        done = options;
-        opts = {};
-      }
-      const file = legacySend()(req, path, opts);
-      pipeFile(this, file, opts, (err: any) => {
-        if (done) return done(err);
-        if (err && err.code === 'EISDIR') return next();
-        if (err && err.code !== 'ECONNABORTED' && err.syscall !== 'write') next(err);
-      });
-    }, 'res.sendfile: Use res.sendFile instead');
+/** What a file transfer calls when done: the callback given, else next() for a directory and next(err) for errors
+ * other than write errors and client aborts. */
+export function fileDone(next: any, done: any): (err?: any) => void {
+  return (err?: any) => {
+    if (done) return done(err);
+    if (err && err.code === 'EISDIR') return next();
+    if (err && err.code !== 'ECONNABORTED' && err.syscall !== 'write') next(err);
+  };
+}
+
+/** res.download's optional arguments: `(path, filename?, options?, callback?)` with any of the three left out. */
+export function downloadArguments(filename: any, options: any, callback: any): { name: any; opts: any; done: any } {
+  let done = callback;
+  let name = filename;
+  let opts = options || null;
+  if (typeof filename === 'function') {
+    done = filename;
+    name = null;
+    opts = null;
+  } else if (typeof options === 'function') {
+    done = options;
+    opts = null;
   }
+  // optional filename, options in its place
+  if (typeof filename === 'object' && (typeof options === 'function' || options === undefined)) {
+    name = null;
+    opts = filename;
+  }
+  return { name, opts, done };
+}
+
+/** The sendFile options of a download: the caller's, with Content-Disposition set and any of theirs dropped. */
+export function downloadOptions(options: any, disposition: string): any {
+  const headers: Record<string, unknown> = { 'Content-Disposition': disposition };
+  if (options && options.headers) {
+    for (const key of Object.keys(options.headers)) {
+      if (key.toLowerCase() !== 'content-disposition') headers[key] = options.headers[key];
+    }
+  }
+  const opts = Object.create(options);
+  opts.headers = headers;
+  return opts;
 }
 
 /** Pipes a `send` stream to `res`, calling `callback` once: on end, error, directory, or client abort. */
-function pipeFile(res: any, file: any, options: any, callback: (err?: any) => void): void {
+export function pipeFile(res: any, file: any, options: any, callback: (err?: any) => void): void {
   let done = false;
   let streaming: boolean | undefined;
 

@@ -1,27 +1,21 @@
 /*!
- * Helpers of keel/express's response prototype: media types per Express major, charset handling and JSON.
+ * Helpers of keel/express's response prototype: Express 5's media types, charset handling and JSON (Express 4's
+ * media types are its overlay's, express4/media.ts).
  *
- * Ported from express (lib/utils.js and lib/response.js of express 5.x and 4.x), MIT License,
+ * Ported from express (lib/utils.js and lib/response.js of express 5.x), MIT License,
  * Copyright(c) 2009-2013 TJ Holowaychuk, Copyright(c) 2014-2015 Douglas Christopher Wilson.
  */
 
 import { createRequire } from 'node:module';
-import mimeTypes from 'mime-types';
+import type mimeTypesLib from 'mime-types';
 import contentType from 'content-type';
-import type { ExpressMajor } from './request.js';
 
 const require = createRequire(import.meta.url);
 
-/** Express 4 resolves extensions and charsets with `mime` 1 (through `send` 0.19), whose table differs from
- * mime-types 3 (e.g. `js` is application/javascript there, text/javascript here): the same table gives Express 4
- * apps the same headers. */
-interface Mime1 {
-  lookup(path: string, fallback?: string): string;
-  charsets: { lookup(mime: string, fallback?: string): string | undefined };
-}
-let mime1: Mime1 | undefined;
-function legacyMime(): Mime1 {
-  return (mime1 ??= require('send-v0').mime as Mime1);
+let mimeTypes3: typeof mimeTypesLib | undefined;
+/** mime-types 3 (Express 5's table), loaded on first use: keel/express4 never loads it, nor its mime-db. */
+function mimeTypes(): typeof mimeTypesLib {
+  return (mimeTypes3 ??= require('mime-types') as typeof mimeTypesLib);
 }
 
 /**
@@ -30,7 +24,7 @@ function legacyMime(): Mime1 {
  * bound is computed each time rather than cached, so a stream of distinct values cannot grow memory.
  */
 const CACHE_LIMIT = 256;
-function cached(fn: (value: string) => string | false): (value: string) => string | false {
+export function cached(fn: (value: string) => string | false): (value: string) => string | false {
   const cache = new Map<string, string | false>();
   return (value: string) => {
     let out = cache.get(value);
@@ -42,9 +36,7 @@ function cached(fn: (value: string) => string | false): (value: string) => strin
   };
 }
 
-const CHARSET = /;\s*charset\s*=/;
-
-/** The media-type rules of one Express major. */
+/** The media-type rules of a response prototype (Express 5's here, Express 4's in its overlay). */
 export interface MediaTypes {
   /** What `res.set('Content-Type', value)` stores (a charset added when the type has a default one). */
   headerValue(value: string): string | false;
@@ -54,27 +46,16 @@ export interface MediaTypes {
   normalizeType(type: string): { value: string; quality?: number; params: Record<string, string> };
 }
 
-export function mediaTypes(major: ExpressMajor): MediaTypes {
-  if (major === 5) {
-    return {
-      headerValue: cached((value) => mimeTypes.contentType(value)),
-      forType: cached((type) =>
-        type.indexOf('/') === -1 ? mimeTypes.contentType(type) || 'application/octet-stream' : type) as (t: string) => string,
-      normalizeType: (type) =>
-        type.indexOf('/') !== -1
-          ? acceptParams(type)
-          : { value: mimeTypes.lookup(type) || 'application/octet-stream', params: {} },
-    };
-  }
+/** Express 5's media types: mime-types 3 (loaded on first use). A new table, with its own caches, per prototype. */
+export function mediaTypes(): MediaTypes {
   return {
-    headerValue: cached((value) => {
-      if (CHARSET.test(value)) return value;
-      const charset = legacyMime().charsets.lookup(value.split(';')[0]!);
-      return charset ? value + '; charset=' + charset.toLowerCase() : value;
-    }),
-    forType: cached((type) => (type.indexOf('/') === -1 ? legacyMime().lookup(type) : type)) as (t: string) => string,
+    headerValue: cached((value) => mimeTypes().contentType(value)),
+    forType: cached((type) =>
+      type.indexOf('/') === -1 ? mimeTypes().contentType(type) || 'application/octet-stream' : type) as (t: string) => string,
     normalizeType: (type) =>
-      type.indexOf('/') !== -1 ? acceptParams(type) : { value: legacyMime().lookup(type), params: {} },
+      type.indexOf('/') !== -1
+        ? acceptParams(type)
+        : { value: mimeTypes().lookup(type) || 'application/octet-stream', params: {} },
   };
 }
 
@@ -86,7 +67,7 @@ export const withUtf8 = cached((type: string) => {
 }) as (type: string) => string;
 
 /** Parses `type/subtype;q=0.5;a=b` into value, quality and params, as Express's private `acceptParams`. */
-function acceptParams(str: string): { value: string; quality: number; params: Record<string, string> } {
+export function acceptParams(str: string): { value: string; quality: number; params: Record<string, string> } {
   const length = str.length;
   const semicolon = str.indexOf(';');
   let index = semicolon === -1 ? length : semicolon;

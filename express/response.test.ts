@@ -4,6 +4,7 @@ import assert from 'node:assert/strict';
 import http from 'node:http';
 import { fileURLToPath } from 'node:url';
 import { createResponsePrototype } from './response.js';
+import { createResponsePrototype4 } from './express4/response.js';
 import { assertSameAsExpress, exchange, type Exchange } from '../test/helpers/express-prototypes.js';
 
 const THIS_FILE = fileURLToPath(import.meta.url);
@@ -179,14 +180,14 @@ describe('response prototype: when Express 4 and 5 differ', () => {
   });
 });
 
-describe('createResponsePrototype: when called', () => {
+describe('createResponsePrototype and createResponsePrototype4: when called', () => {
   it('should return a fresh object each time, inheriting from http.ServerResponse.prototype', () => {
-    const a = createResponsePrototype(4);
-    const b = createResponsePrototype(4);
+    const a = createResponsePrototype4();
+    const b = createResponsePrototype4();
     assert.notEqual(a, b);
     assert.ok(http.ServerResponse.prototype.isPrototypeOf(a));
     assert.equal(typeof a.sendfile, 'function');
-    assert.equal(typeof createResponsePrototype(5).sendfile, 'undefined');
+    assert.equal(typeof createResponsePrototype().sendfile, 'undefined');
   });
 });
 

@@ -3,10 +3,19 @@
  * (Copyright (c) 2009-2014 TJ Holowaychuk, 2013 Roman Shtylman, 2014-2015 Douglas Christopher Wilson; MIT).
  */
 import { METHODS } from 'node:http';
+import { createRequire } from 'node:module';
 import querystring from 'node:querystring';
 import etag from 'etag';
 import proxyaddr from 'proxy-addr';
-import qs from 'qs';
+import type qsTypes from 'qs';
+
+const require = createRequire(import.meta.url);
+let qsLib: typeof qsTypes | undefined;
+/** `qs`, loaded by the first extended parse (it costs ~40 ms of CPU to load): an app on Express 5's default
+ * 'simple' parser never loads it through the engine. The require call stays literal, for bundlers. */
+export function qs(): typeof qsTypes {
+  return (qsLib ??= require('qs') as typeof qsTypes);
+}
 
 /** Every method node's HTTP parser knows, lower-cased: one app/router/route function each, as in Express. */
 export const methods: readonly string[] = METHODS.map((m) => m.toLowerCase());
@@ -41,7 +50,7 @@ export function compileETag(val: unknown): AnyFn | undefined {
 
 /** `qs` with prototypes allowed: what Express's 'extended' parser has always done. */
 export function parseExtendedQueryString(str: string): Record<string, unknown> {
-  return qs.parse(str, { allowPrototypes: true });
+  return qs().parse(str, { allowPrototypes: true });
 }
 
 /** The function for the `query parser` setting (true/'simple', 'extended', false, or a function). */
@@ -58,22 +67,6 @@ export function compileQueryParser(val: unknown): AnyFn | undefined {
     default:
       throw new TypeError('unknown value for query parser function: ' + String(val));
   }
-}
-
-/** Express 4's 'extended' parser: qs with prototypes allowed and arrays up to 1000 indexes. */
-export function parseExtendedQueryString4(str: string): Record<string, unknown> {
-  return qs.parse(str, { allowPrototypes: true, arrayLimit: 1000 });
-}
-
-function newObject(): Record<string, unknown> {
-  return {};
-}
-
-/** Express 4's `query parser` compiler: false gives an empty object rather than no parser. */
-export function compileQueryParser4(val: unknown): AnyFn | undefined {
-  if (val === false) return newObject;
-  if (val === 'extended') return parseExtendedQueryString4;
-  return compileQueryParser(val);
 }
 
 /** The function for the `trust proxy` setting (boolean, hop count, comma list, array, or a function). */

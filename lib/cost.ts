@@ -1,6 +1,6 @@
 /**
  * Limits weighted by cost (issue 35 items 2 and 3): expensive work (AsyncAPI parse / validate, GraphQL
- * operations over HTTP and WebSocket) is paid for by the time it takes, not by the request.
+ * operations over HTTP and WebSocket, JSON-RPC batches, gRPC calls) is paid for by the time it takes, not by the request.
  *
  * The request rate limit counts requests, so a client under it could still buy unbounded CPU: 45
  * AsyncAPI documents a second at ~70 ms each (under 50/s) took 3 s of CPU per second and held
@@ -19,7 +19,15 @@
  *    (`/health`, cheap routes, new connections, which take several turns to become requests) are
  *    served between two expensive ones instead of behind all of them.
  * 3. **Overload shedding** (lib/overload.ts): while the event loop's mean delay or utilisation over the
- *    last window passes its threshold, new expensive work is refused with 503 + Retry-After.
+ *    last window passes its threshold, new expensive work is refused with 503 + Retry-After, when expensive
+ *    work is what keeps it late (some running or queued, or SHED_CHARGED_SHARE of the window charged).
+ *
+ * JSON-RPC batches and gRPC calls use the same budget (admitted the same way, refused in their own
+ * protocol's words) but not the queue: a gRPC stream lives as long as its client wants and a JSON-RPC
+ * method may wait on a database, so neither may hold one of `max_concurrent` slots. They charge the
+ * slices of work keel runs for them, each timed as it runs: parsing, decoding, a handler's synchronous
+ * part (all of a sync handler; an async one up to its first await), each streamed message produced,
+ * encoding and serialising the answer. What an async handler does after an await is not charged.
  *
  * What is measured: for work that completes synchronously, its wall time, which is the event-loop time
  * it took from everyone else. For work that goes async, the lesser of its wall time and the process
@@ -40,6 +48,12 @@ export { CpuLedger, DEFAULT_LEDGER_MAX_KEYS } from './cpu-ledger.js';
 
 /** Retry-After (seconds) of a 503 for a full queue or an overloaded loop: one sample window is rarely longer. */
 export const WORK_UNAVAILABLE_RETRY_AFTER_SECONDS = 1;
+/**
+ * On a late loop, new expensive work is shed when some is running or queued, or when the work charged over
+ * the last two sample windows took at least this share of one window (0.25): JSON-RPC batches and gRPC calls
+ * are not queued, so what they cost is how the gate knows they are what makes the loop late.
+ */
+export const SHED_CHARGED_SHARE = 0.25;
 
 /** Why expensive work was refused: 429 (the client's budget) or 503 (queue full, overloaded). */
 export class WorkRefusal extends HttpError {
@@ -86,6 +100,10 @@ export class WorkGate {
   #pumpScheduled = false;
   /** No operation starts before this instant (performance.now()): the rest of the loop's time (max_loop_share). */
   #resumeAt = 0;
+  /** Work charged in the current window of sample_interval_ms, in the one before, and when the current began. */
+  #charged = 0;
+  #chargedBefore = 0;
+  #windowAt = 0;
   /** Refusals so far, by reason (tests and metrics). */
   readonly refused = { cpu_ms_per_second: 0, max_queued: 0, overloaded: 0 };
 
@@ -120,7 +138,7 @@ export class WorkGate {
     const load = this.monitor.sample;
     // Shed only while expensive work is already running or waiting: what piles up behind a late loop.
     // A lone request on a loop made late by something else is not refused for it.
-    if (load.overloaded && this.#running + this.#queue.length > 0) {
+    if (load.overloaded && (this.#running + this.#queue.length > 0 || this.#recentlyCharged(0) >= SHED_CHARGED_SHARE * this.config.sample_interval_ms)) {
       this.refused.overloaded++;
       throw new WorkRefusal('overloaded', `The server is overloaded (event-loop delay ${Math.round(load.delayMs)} ms, utilisation ${load.utilization.toFixed(2)}); retry in ${WORK_UNAVAILABLE_RETRY_AFTER_SECONDS} s`,
         WORK_UNAVAILABLE_RETRY_AFTER_SECONDS, { event_loop_delay_ms: Math.round(load.delayMs), event_loop_utilization: Math.round(load.utilization * 100) / 100 });
@@ -173,6 +191,14 @@ export class WorkGate {
     });
   }
 
+  /**
+   * Charge `ms` of work that ran outside the queue to `key` (JSON-RPC calls, gRPC calls: lib/jsonrpc,
+   * lib/grpc measure the slices they run themselves). It counts toward the loop's share as queued work does.
+   */
+  charge(key: string, ms: number): void {
+    this.#charge(key, ms);
+  }
+
   /** Stop sampling the event loop (App shutdown). */
   close(): void {
     this.monitor.stop();
@@ -199,7 +225,21 @@ export class WorkGate {
     return Promise.resolve(result).finally(settle);
   }
 
+  /** Milliseconds charged in this window and the one before (windows of sample_interval_ms), after adding `ms`. */
+  #recentlyCharged(ms: number): number {
+    const now = performance.now();
+    const w = this.config.sample_interval_ms;
+    if (now - this.#windowAt >= w) {
+      this.#chargedBefore = now - this.#windowAt >= 2 * w ? 0 : this.#charged;
+      this.#charged = 0;
+      this.#windowAt = now;
+    }
+    this.#charged += ms;
+    return this.#charged + this.#chargedBefore;
+  }
+
   #charge(key: string, ms: number): void {
+    this.#recentlyCharged(ms);
     this.#ledger?.charge(key, ms);
     // The loop's share: the next start waits ms × (1 − share) / share, so everyone else gets that time.
     const share = this.config.max_loop_share;

@@ -28,6 +28,8 @@ export type { KeelRouter };
 interface Store {
   handler: RouteHandler;
   pattern: string;
+  /** Longest request target this route serves (its max_uri_length, else the server's; Infinity = none). */
+  maxUri: number;
 }
 
 export interface RouterParts {
@@ -60,15 +62,24 @@ function mountHandler(app: App, mount: Mount): RouteHandler {
 
 
 
+/** RFC 9110 §15.5.15: the request target is longer than the server (or the route) reads. */
+function uriTooLong(length: number, limit: number): HttpError {
+  return new HttpError(414, `Request target of ${length} characters exceeds the limit of ${limit} characters`, { extensions: { limit } });
+}
+
 export function buildRouter(app: App, parts: RouterParts): KeelRouter {
   const fmw = FindMyWay({ ignoreTrailingSlash: false, caseSensitive: true, maxParamLength: 2048 });
   const methods = new Set<string>();
+  // ServerConfig.max_uri_length (null: Infinity, so the checks below never fire and cost one comparison).
+  const serverUri = app.config.max_uri_length ?? Infinity;
+  // Before routing, a target is refused only past every limit: a route may raise its own above the server's.
+  let uriGate = serverUri;
 
   // `label` is the pattern as registered (`/users/{id}`), which logs and traces show as req.routePattern.
-  const add = (method: string, pattern: string, handler: RouteHandler, label = pattern) => {
+  const add = (method: string, pattern: string, handler: RouteHandler, label = pattern, maxUri = serverUri) => {
     methods.add(method);
     try {
-      fmw.on(method as HTTPMethod, pattern, () => undefined, { handler, pattern: label } satisfies Store);
+      fmw.on(method as HTTPMethod, pattern, () => undefined, { handler, pattern: label, maxUri } satisfies Store);
     } catch (err) {
       throw new AppError('Route', `Cannot register ${method} ${pattern}: ${(err as Error).message}`, { cause: err });
     }
@@ -91,11 +102,13 @@ export function buildRouter(app: App, parts: RouterParts): KeelRouter {
     });
     const [chain, traceable] = spanned(route.handler.staticResponse?.() ? [] : routeFeatures(app, route, parts.uses), core, route.path);
     const handler = withMiddleware(chain, traceable);
-    for (const m of route.methods) add(m, route.compiled.pattern, handler, route.path);
+    const maxUri = route.maxUriLength === undefined ? serverUri : (route.maxUriLength ?? Infinity);
+    uriGate = Math.max(uriGate, maxUri);
+    for (const m of route.methods) add(m, route.compiled.pattern, handler, route.path, maxUri);
     const preflight = preflightFeatures(app, route);
     if (preflight && !parts.routes.some((r) => r.methods.includes('OPTIONS') && r.compiled.pattern === route.compiled.pattern) && !fmw.hasRoute('OPTIONS', route.compiled.pattern)) {
       // Not a preflight after all (no Access-Control-Request-Method): OPTIONS is not served here.
-      add('OPTIONS', route.compiled.pattern, withMiddleware(preflight, (req, res) => miss(req, res, req.url?.split('?', 1)[0] ?? '/')), route.path);
+      add('OPTIONS', route.compiled.pattern, withMiddleware(preflight, (req, res) => miss(req, res, req.url?.split('?', 1)[0] ?? '/')), route.path, maxUri);
     }
   }
   for (const mount of parts.mounts) {
@@ -181,6 +194,8 @@ export function buildRouter(app: App, parts: RouterParts): KeelRouter {
    */
   function notFound(req: KeelRequest, res: ServerResponse, path: string, next?: NextFunction): void {
     if (!next) {
+      const length = req.url?.length ?? 0;
+      if (length > serverUri) return sendProblem(res, uriTooLong(length, serverUri));
       if (fallback) return runFallback(req, res, path);
       return miss(req, res, path);
     }
@@ -192,6 +207,9 @@ export function buildRouter(app: App, parts: RouterParts): KeelRouter {
 
   const router = function keelRouter(req: KeelRequest, res: ServerResponse, next?: NextFunction): void {
     const url = req.url ?? '/';
+    // One comparison before routing, the query or the body (HTTP/1.1 target or HTTP/2 `:path` alike).
+    // Embedded in Express (`next`), a request keel does not answer goes on untouched: only routes check.
+    if (url.length > uriGate && !next) return sendProblem(res, uriTooLong(url.length, uriGate));
     const q = url.indexOf('?');
     const path = q < 0 ? url : url.slice(0, q);
     const search = q < 0 ? '' : url.slice(q + 1);
@@ -200,6 +218,7 @@ export function buildRouter(app: App, parts: RouterParts): KeelRouter {
     if (!found && req.method === 'HEAD') found = fmw.find('GET', path);
     if (found) {
       const store = found.store as Store;
+      if (url.length > store.maxUri) return sendProblem(res, uriTooLong(url.length, store.maxUri));
       (req as KeelRequest & { routePattern?: string }).routePattern = store.pattern;
       store.handler(req, res, found.params, search);
       return;
@@ -209,7 +228,9 @@ export function buildRouter(app: App, parts: RouterParts): KeelRouter {
 
   const upgrades = app.upgrades();
   router.handleUpgrade = function handleUpgrade(req, socket, head) {
-    const path = (req.url ?? '/').split('?', 1)[0]!;
+    const url = req.url ?? '/';
+    if (url.length > serverUri) return sendSocketProblem(socket, uriTooLong(url.length, serverUri));
+    const path = url.split('?', 1)[0]!;
     const h = upgrades.get(path);
     if (!h) return sendSocketProblem(socket, new HttpError(404, `No WebSocket route for ${path}`));
     try {

@@ -58,6 +58,8 @@ export const ERROR_CODES = Object.freeze({
   KEEL_NOT_ACCEPTABLE: code(406, 'request', 'Not Acceptable', 'not-acceptable'),
   KEEL_REQUEST_TIMEOUT: code(408, 'request', 'Request Timeout', 'request-timeout'),
   KEEL_PAYLOAD_TOO_LARGE: code(413, 'request', 'Payload Too Large', 'payload-too-large'),
+  // A request target longer than ServerConfig.max_uri_length or the route's (RFC 9110 §15.5.15).
+  KEEL_URI_TOO_LONG: code(414, 'request', 'URI Too Long', 'uri-too-long'),
   KEEL_UNSUPPORTED_MEDIA_TYPE: code(415, 'request', 'Unsupported Media Type', 'unsupported-media-type'),
   KEEL_UNSUPPORTED_CONTENT_ENCODING: code(415, 'request', 'Unsupported Content Encoding', 'unsupported-content-encoding'),
   KEEL_RANGE_NOT_SATISFIABLE: code(416, 'request', 'Range Not Satisfiable', 'range-not-satisfiable'),
@@ -307,7 +309,7 @@ export function problemType(code: ErrorCode): string {
 
 const STATUS_CODE: Record<number, ErrorCode> = {
   400: 'KEEL_BAD_REQUEST', 401: 'KEEL_UNAUTHORIZED', 403: 'KEEL_FORBIDDEN', 404: 'KEEL_NOT_FOUND',
-  405: 'KEEL_METHOD_NOT_ALLOWED', 406: 'KEEL_NOT_ACCEPTABLE', 408: 'KEEL_REQUEST_TIMEOUT', 413: 'KEEL_PAYLOAD_TOO_LARGE',
+  405: 'KEEL_METHOD_NOT_ALLOWED', 406: 'KEEL_NOT_ACCEPTABLE', 408: 'KEEL_REQUEST_TIMEOUT', 413: 'KEEL_PAYLOAD_TOO_LARGE', 414: 'KEEL_URI_TOO_LONG',
   415: 'KEEL_UNSUPPORTED_MEDIA_TYPE', 416: 'KEEL_RANGE_NOT_SATISFIABLE', 422: 'KEEL_VALIDATION_FAILED',
   429: 'KEEL_RATE_LIMITED', 500: 'KEEL_INTERNAL', 503: 'KEEL_SERVICE_UNAVAILABLE',
 };

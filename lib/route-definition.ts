@@ -73,6 +73,11 @@ export interface RouteOptionsInput {
   rate_limit?: RateLimitConfigInput | null;
   /** Per-route body cap (bytes; null = unlimited); overrides ServerConfig.max_body_size. */
   max_body_size?: number | null;
+  /**
+   * Per-route request-target cap (characters of path and query; null = none); overrides
+   * ServerConfig.max_uri_length, higher or lower. A longer target is a 414 problem before the route's middleware.
+   */
+  max_uri_length?: number | null;
   /** Per-route timeout (seconds; null = none); overrides ServerConfig.request_timeout. */
   request_timeout?: number | null;
   /** JSON bodies with a `__proto__` key: 'error' (400), 'remove', 'ignore'; overrides ServerConfig.on_proto_poisoning. */
@@ -111,6 +116,7 @@ const RouteRecord = defineRecord<Record<string, unknown>>('Route', {
   compression: { type: t.json() },
   rate_limit: { type: t.json() },
   max_body_size: { type: t.integer(0), nullable: true },
+  max_uri_length: { type: t.integer(1), nullable: true },
   request_timeout: { type: t.integer(1), nullable: true },
   on_proto_poisoning: { type: t.string({ enum: POISONING_ACTIONS }) },
   on_constructor_poisoning: { type: t.string({ enum: POISONING_ACTIONS }) },
@@ -143,6 +149,7 @@ export interface RouteDefinition {
   rateLimit: Readonly<RateLimitConfig> | null;
   /** undefined: inherit the server's value. */
   maxBodySize: number | null | undefined;
+  maxUriLength: number | null | undefined;
   requestTimeout: number | null | undefined;
   onProtoPoisoning: PoisoningAction | undefined;
   onConstructorPoisoning: PoisoningAction | undefined;
@@ -249,6 +256,7 @@ export function parseRouteDefinition(input: RouteDefinitionInput): RouteDefiniti
       // The record fills an absent nullable key with null, which here would mean "unlimited" /
       // "no timeout": only a key the route actually gives overrides the server's value.
       maxBodySize: given(input, 'max_body_size') ? (r.max_body_size as number | null) : undefined,
+      maxUriLength: given(input, 'max_uri_length') ? (r.max_uri_length as number | null) : undefined,
       requestTimeout: given(input, 'request_timeout') ? (r.request_timeout as number | null) : undefined,
       onProtoPoisoning: (r.on_proto_poisoning as PoisoningAction | undefined) ?? undefined,
       onConstructorPoisoning: (r.on_constructor_poisoning as PoisoningAction | undefined) ?? undefined,

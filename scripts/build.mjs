@@ -55,7 +55,10 @@ for (const entry of ['index', 'express4']) {
     // follows. Any other import.meta.url becomes this file's URL (or the working directory's, bundled into ESM).
     plugins: [ownRequire],
     define: { 'import.meta.url': '__keel_import_meta_url' },
-    banner: { js: "const __keel_import_meta_url = require('node:url').pathToFileURL(typeof __filename === 'string' ? __filename : process.cwd() + '/').href;" },
+    // "use strict" first: the banner comes before esbuild's own directive, which then is no directive at all, and the
+    // functions esbuild hoists to the top level would run in sloppy mode, unlike the ES modules they come from (sloppy
+    // `arguments` objects alias the parameters, which V8 can seldom optimise away).
+    banner: { js: "'use strict';\nconst __keel_import_meta_url = require('node:url').pathToFileURL(typeof __filename === 'string' ? __filename : process.cwd() + '/').href;" },
     legalComments: 'inline',
     logLevel: 'warning',
   });

@@ -53,6 +53,8 @@ describe('when the error table is read', () => {
     assert.equal(ERROR_CODES.KEEL_VALIDATION_FAILED.status, 422);
     assert.equal(ERROR_CODES.KEEL_MALFORMED_JSON.status, 400);
     assert.equal(ERROR_CODES.KEEL_PAYLOAD_TOO_LARGE.status, 413);
+    assert.equal(ERROR_CODES.KEEL_URI_TOO_LONG.status, 414);
+    assert.equal(problemType('KEEL_URI_TOO_LONG'), 'https://keel.dev/errors/uri-too-long');
     assert.equal(ERROR_CODES.KEEL_UNSUPPORTED_MEDIA_TYPE.status, 415);
     assert.equal(ERROR_CODES.KEEL_METHOD_NOT_ALLOWED.status, 405);
     assert.equal(ERROR_CODES.KEEL_NOT_FOUND.status, 404);
@@ -165,6 +167,7 @@ describe('when an HttpError is built', () => {
   it('should map statuses to codes', () => {
     assert.equal(codeForStatus(400), 'KEEL_BAD_REQUEST');
     assert.equal(codeForStatus(422), 'KEEL_VALIDATION_FAILED');
+    assert.equal(codeForStatus(414), 'KEEL_URI_TOO_LONG');
     assert.equal(codeForStatus(500), 'KEEL_INTERNAL');
     assert.equal(codeForStatus(504), 'KEEL_HANDLER_ERROR');
     assert.equal(statusTitle(404), 'Not Found');

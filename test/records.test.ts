@@ -40,6 +40,7 @@ describe('when records are parsed from an empty object', () => {
       workers: 1,
       enable_request_id: false,
       max_body_size: 10485760,
+      max_uri_length: 8192, // keel's own (RFC 9110 §15.5.15's 414), not in the specification
       on_proto_poisoning: 'error',
       on_constructor_poisoning: 'error',
       request_timeout: null,

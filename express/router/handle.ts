@@ -10,7 +10,6 @@ import type { Layer, LayerMatch } from './layer.js';
 import { firstSegment, LayerIndex, lowerBound } from './layer-index.js';
 import { mergeParams, processParams } from './params.js';
 import type { RouterState } from './types.js';
-import { optionsResponder } from './options.js';
 import { traceLayer, traceOf } from '../tracing.js';
 
 function getPathname(req: any): string | null | undefined {
@@ -34,18 +33,18 @@ function getProtohost(url: unknown): string | undefined {
 export function indexOf(router: RouterState, stack: Layer[]): LayerIndex {
   const current = router._index;
   if (current && current.stack === stack && current.length === stack.length) return current;
-  const built = new LayerIndex(stack, router.v4);
+  const built = new LayerIndex(stack, router.rules.literal);
   if (router.stack === stack) router._index = built;
   return built;
 }
 
 export function handle(router: RouterState, req: any, res: any, callback: AnyFn): void {
-  const v4 = router.v4;
-  const async = !v4;
+  const rules = router.rules;
   const stack = router.stack;
   let index = indexOf(router, stack);
   let idx = 0;
   let seg: string | undefined;
+  let segOf: string | undefined;
   let list: number[] = index.any;
   let pos = 0;
   const protohost = getProtohost(req.url) || '';
@@ -74,7 +73,7 @@ export function handle(router: RouterState, req: any, res: any, callback: AnyFn)
   req.next = next;
   if (req.method === 'OPTIONS') {
     methods = [];
-    done = optionsResponder(done, res, methods, v4);
+    done = rules.optionsAnswer(done, res, methods);
   }
   req.baseUrl = parentUrl;
   req.originalUrl = req.originalUrl || req.url;
@@ -83,11 +82,7 @@ export function handle(router: RouterState, req: any, res: any, callback: AnyFn)
   function next(err?: any): void {
     layerError = err === 'route' ? null : err;
     if (slashAdded) {
-      if (v4) req.url = req.url.slice(1);
-      else {
-        const pathIsRoot = req.url === '/' || req.url.startsWith('/?');
-        if (pathIsRoot || (removed.endsWith('/') && req.url[0] === '/')) req.url = req.url.slice(1);
-      }
+      if (rules.unslash(req.url, removed)) req.url = req.url.slice(1);
       slashAdded = false;
     }
     if (removed.length !== 0) {
@@ -101,12 +96,16 @@ export function handle(router: RouterState, req: any, res: any, callback: AnyFn)
     const pathname = getPathname(req);
     if (pathname == null) { done(layerError); return; }
     path = pathname;
-    if (index.length !== stack.length) { index = indexOf(router, stack); seg = undefined; }
-    const s = firstSegment(path);
-    if (s !== seg) {
-      seg = s;
-      list = index.candidates(s);
-      pos = lowerBound(list, idx);
+    if (index.length !== stack.length) { index = indexOf(router, stack); seg = segOf = undefined; }
+    // the same path as the previous layer's (middleware that called next()): same segment, no new string
+    if (path !== segOf) {
+      segOf = path;
+      const s = firstSegment(path);
+      if (s !== seg) {
+        seg = s;
+        list = index.candidates(s);
+        pos = lowerBound(list, idx);
+      }
     }
 
     let match: LayerMatch | false = false;
@@ -127,18 +126,15 @@ export function handle(router: RouterState, req: any, res: any, callback: AnyFn)
       if (layerError) { match = false; continue; }
       const method = req.method;
       const hasMethod = route._handlesMethod(method);
-      if (!hasMethod && method === 'OPTIONS' && methods) {
-        const add = v4 ? route._options() : route._methods();
-        if (v4) { for (const m of add) if (methods.indexOf(m) === -1) methods.push(m); } else methods.push(...add);
-      }
+      if (!hasMethod && method === 'OPTIONS' && methods) rules.allow(methods, route);
       if (!hasMethod && method !== 'HEAD') match = false;
     }
     if (!match) { idx = stack.length; done(layerError); return; }
     if (route) req.route = route;
     req.params = router.mergeParams ? mergeParams(match.params, parentParams) : match.params;
     layerPath = match.path;
-    if (v4) layer.path = layerPath;
-    processParams(router.params, match.keys, paramcalled, req, res, afterParams, async);
+    rules.matched(layer, layerPath);
+    processParams(router.params, match.keys, paramcalled, req, res, afterParams, rules.forwardsRejection);
   }
 
   function afterParams(err?: any): void {
@@ -154,7 +150,7 @@ export function handle(router: RouterState, req: any, res: any, callback: AnyFn)
     if (layerPath.length !== 0) {
       if (layerPath !== path.slice(0, layerPath.length)) { next(layerError); return; }
       const c = path[layerPath.length];
-      if (c && c !== '/' && (!v4 || c !== '.')) { next(layerError); return; }
+      if (!rules.endsMountPath(c)) { next(layerError); return; }
       removed = layerPath;
       req.url = protohost + req.url.slice(protohost.length + removed.length);
       if (!protohost && req.url[0] !== '/') {

@@ -1,15 +1,17 @@
 /**
- * `express.Router()`: Express 5's router (the `router` package) and Express 4's (lib/router), ported from them
- * (Copyright (c) 2009-2013 TJ Holowaychuk, 2013 Roman Shtylman, 2014-2015 Douglas Christopher Wilson; MIT).
- * A router is a `(req, res, next)` function whose prototype holds use/route/param/handle and one function per method.
+ * `express.Router()`: Express 5's router (the `router` package), ported from it (Copyright (c) 2009-2013 TJ
+ * Holowaychuk, 2013 Roman Shtylman, 2014-2015 Douglas Christopher Wilson; MIT). A router is a `(req, res, next)`
+ * function whose prototype holds use/route/param/handle and one function per method. Express 4's router is its
+ * overlay's, express4/router.ts, built from the same pieces.
  */
 import { methods, flattenArgs, type AnyFn } from '../utils.js';
 import { handle as handleRequest } from './handle.js';
-import { Layer } from './layer.js';
-import { Route, Route4 } from './route.js';
-import type { RouterState } from './types.js';
+import { Layer, type LayerOptions } from './layer.js';
+import { Route } from './route.js';
+import { ROUTER_RULES } from './rules.js';
+import type { RouterRules, RouterState } from './types.js';
 
-export { Route, Route4 };
+export { Route };
 
 /** Options of `express.Router()`. */
 export interface RouterOptions {
@@ -31,52 +33,54 @@ export interface Router extends RouterState {
   [method: string]: any;
 }
 
-const objectRegExp = /^\[object (\S+)\]$/;
-function gettype(obj: unknown): string {
-  const type = typeof obj;
-  if (type !== 'object') return type;
-  return Object.prototype.toString.call(obj).replace(objectRegExp, '$1');
+/** The kinds of layer and route a router builds, and the messages its use() throws. */
+export interface RouterKinds {
+  Layer: new (path: any, options: LayerOptions, fn: AnyFn) => Layer;
+  Route: new (path: any) => Route;
+  /** use() with no function, and with something else than a function. */
+  noHandler: string;
+  notAFunction(fn: unknown): string;
 }
 
-/** The router prototype and constructor of one major. */
-export function createRouterClass(major: 4 | 5): AnyFn & { prototype: any } {
-  const v4 = major === 4;
-  const RouteClass = v4 ? Route4 : Route;
+/**
+ * A router instance inheriting `proto`: a function inheriting Function.prototype (call/apply, which wrappers such
+ * as OpenTelemetry's use), with Express's router fields.
+ */
+export function newRouter(proto: object, options?: RouterOptions): Router {
+  const opts = options || {};
+  // `instance`, not `router`: bundled (scripts/build.mjs), a function expression whose name shadows an outer
+  // binding (here a `router` const) is renamed (router2), and tools read `layer.name === 'router'`
+  const instance = function router(req: any, res: any, next: AnyFn) {
+    (instance as Router).handle(req, res, next);
+  } as Router;
+  Object.setPrototypeOf(instance, proto);
+  instance.caseSensitive = opts.caseSensitive;
+  instance.mergeParams = opts.mergeParams;
+  instance.params = {};
+  instance.strict = opts.strict;
+  instance.stack = [];
+  return instance;
+}
 
+/** Express 5's router constructor: routers inherit `Router.prototype`, itself a function. */
+export function createRouterClass(): AnyFn & { prototype: any } {
+  const proto: any = function routerPrototype() {};
   function Router(this: unknown, options?: RouterOptions): Router {
-    const opts = options || {};
-    // `instance`, not `router`: bundled (scripts/build.mjs), a function expression whose name shadows an outer
-    // binding (here a `router` const) is renamed (router2), and tools read `layer.name === 'router'`
-    const instance = function router(req: any, res: any, next: AnyFn) {
-      (instance as Router).handle(req, res, next);
-    } as Router;
-    Object.setPrototypeOf(instance, proto);
-    instance.caseSensitive = opts.caseSensitive;
-    instance.mergeParams = opts.mergeParams;
-    instance.params = {};
-    if (v4) (instance as any)._params = [];
-    instance.strict = opts.strict;
-    instance.stack = [];
-    return instance;
+    return newRouter(proto, options);
   }
-  // Routers are functions inheriting Function.prototype (call/apply, which wrappers such as OpenTelemetry's use).
-  // Express 5's inherit `Router.prototype`, itself a function. Express 4's inherit the Router function itself, so
-  // its statics are the routers' methods: packages that extend routers (express-ws's `express.Router.ws`) or wrap
-  // their methods (@opentelemetry/instrumentation-express wraps `express.Router.route` and `.use`) do it there.
-  const proto: any = v4 ? Router : function routerPrototype() {};
-  if (!v4) {
-    Router.prototype = proto;
-    // Express 5's `express.Router.Route` (the router package's static), so `req.route instanceof express.Router.Route`
-    (Router as any).Route = RouteClass;
-  }
-  Object.defineProperty(proto, 'v4', { value: v4 });
-
+  Router.prototype = proto;
+  // Express 5's `express.Router.Route` (the router package's static), so `req.route instanceof express.Router.Route`
+  (Router as any).Route = Route;
+  installRouterMethods(proto, ROUTER_RULES, {
+    Layer, Route,
+    noHandler: 'argument handler is required',
+    notAFunction: () => 'argument handler must be a function',
+  });
   proto.handle = function routerHandle(this: Router, req: any, res: any, callback: AnyFn) {
-    if (!callback && !v4) throw new TypeError('argument callback is required');
+    if (!callback) throw new TypeError('argument callback is required');
     handleRequest(this, req, res, callback);
   };
-
-  proto.param = v4 ? param4 : function param(this: Router, name: unknown, fn: unknown) {
+  proto.param = function param(this: Router, name: unknown, fn: unknown) {
     if (!name) throw new TypeError('argument name is required');
     if (typeof name !== 'string') throw new TypeError('argument name must be a string');
     if (!fn) throw new TypeError('argument fn is required');
@@ -84,7 +88,13 @@ export function createRouterClass(major: 4 | 5): AnyFn & { prototype: any } {
     (this.params[name] ??= []).push(fn as AnyFn);
     return this;
   };
+  proto.listRoutes = listRoutes;
+  return Router as any;
+}
 
+/** use(), route() and one method per verb (and all) on a router prototype, building `kinds`' layers and routes. */
+export function installRouterMethods(proto: any, rules: RouterRules, kinds: RouterKinds): void {
+  Object.defineProperty(proto, 'rules', { value: rules });
   proto.use = function use(this: Router, handler: unknown) {
     let offset = 0;
     let path: any = '/';
@@ -97,16 +107,10 @@ export function createRouterClass(major: 4 | 5): AnyFn & { prototype: any } {
       }
     }
     const callbacks = flattenArgs(arguments, offset);
-    if (callbacks.length === 0) {
-      throw new TypeError(v4 ? 'Router.use() requires a middleware function' : 'argument handler is required');
-    }
+    if (callbacks.length === 0) throw new TypeError(kinds.noHandler);
     for (const fn of callbacks) {
-      if (typeof fn !== 'function') {
-        throw new TypeError(v4
-          ? 'Router.use() requires a middleware function but got a ' + gettype(fn)
-          : 'argument handler must be a function');
-      }
-      const layer = new Layer(path, { sensitive: this.caseSensitive, strict: false, end: false }, fn as AnyFn, v4);
+      if (typeof fn !== 'function') throw new TypeError(kinds.notAFunction(fn));
+      const layer = new kinds.Layer(path, { sensitive: this.caseSensitive, strict: false, end: false }, fn as AnyFn);
       layer.route = undefined;
       if (offset === 1) layer.pathArgument = path;
       this.stack.push(layer);
@@ -115,33 +119,16 @@ export function createRouterClass(major: 4 | 5): AnyFn & { prototype: any } {
   };
 
   proto.route = function route(this: Router, path: any) {
-    const r = new RouteClass(path);
+    const r = new kinds.Route(path);
     // a method, named 'handle' as Express 5's (tools such as instrumentation-express read layer.name === 'handle'):
     // a property key is never renamed by the bundler (scripts/build.mjs), a nested `function handle` would be
     const { handle } = { handle(req: any, res: any, next: AnyFn) { r.dispatch(req, res, next); } };
-    const layer = new Layer(path, { sensitive: this.caseSensitive, strict: this.strict, end: true }, handle, v4);
+    const layer = new kinds.Layer(path, { sensitive: this.caseSensitive, strict: this.strict, end: true }, handle);
     layer.route = r;
     layer.pathArgument = path;
     this.stack.push(layer);
     return r;
   };
-
-  if (!v4) {
-    /** Each registered route path with its methods, and each mounted router (router 2.3's introspection). */
-    proto.listRoutes = function listRoutes(this: Router) {
-      const routes: Array<{ path: any; methods: string[] | undefined; router: any }> = [];
-      for (const layer of this.stack) {
-        const r = layer.route as Route | undefined;
-        const router = !r && Array.isArray((layer.handle as any).stack) ? layer.handle : undefined;
-        if (!r && !router) continue;
-        const list = r ? r._methods(true) : undefined;
-        if (Array.isArray(layer.rawPath)) {
-          for (const path of layer.rawPath) routes.push({ path, methods: list && list.slice(), router });
-        } else routes.push({ path: layer.rawPath, methods: list, router });
-      }
-      return routes;
-    };
-  }
 
   for (const method of [...methods, 'all']) {
     proto[method] = function verb(this: Router, path: any, ...args: unknown[]) {
@@ -150,21 +137,19 @@ export function createRouterClass(major: 4 | 5): AnyFn & { prototype: any } {
       return this;
     };
   }
-  return Router as any;
 }
 
-/** Express 4's router.param: `router.param(fn)` customizers, a leading ':' tolerated. */
-function param4(this: Router & { _params: AnyFn[] }, name: any, fn: any) {
-  if (typeof name === 'function') {
-    this._params.push(name);
-    return;
+/** Each registered route path with its methods, and each mounted router (router 2.3's introspection). */
+function listRoutes(this: Router) {
+  const routes: Array<{ path: any; methods: string[] | undefined; router: any }> = [];
+  for (const layer of this.stack) {
+    const r = layer.route as Route | undefined;
+    const router = !r && Array.isArray((layer.handle as any).stack) ? layer.handle : undefined;
+    if (!r && !router) continue;
+    const list = r ? r._methods(true) : undefined;
+    if (Array.isArray(layer.rawPath)) {
+      for (const path of layer.rawPath) routes.push({ path, methods: list && list.slice(), router });
+    } else routes.push({ path: layer.rawPath, methods: list, router });
   }
-  if (name[0] === ':') name = name.slice(1);
-  for (const custom of this._params) {
-    const ret = custom(name, fn);
-    if (ret) fn = ret;
-  }
-  if (typeof fn !== 'function') throw new Error('invalid param() call for ' + name + ', got ' + fn);
-  (this.params[name] = this.params[name] || []).push(fn);
-  return this;
+  return routes;
 }

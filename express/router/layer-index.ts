@@ -8,9 +8,6 @@ import type { Layer } from './layer.js';
 
 /** At most this many distinct first segments get a cached candidate list (others are merged on each request). */
 const MAX_CACHED_SEGMENTS = 1000;
-const LITERAL_5 = /^[A-Za-z0-9_~.-]+$/;
-// path-to-regexp 0.1 gives '.' a meaning before a param (':a.:b'), so only plainer segments are indexed there.
-const LITERAL_4 = /^[A-Za-z0-9_~-]+$/;
 
 /** The first segment of a pathname ('' for '/' or '//x'). */
 export function firstSegment(path: string): string {
@@ -28,10 +25,10 @@ export class LayerIndex {
   private readonly folded = new Map<string, number[]>();
   private readonly cache = new Map<string, number[]>();
 
-  constructor(stack: Layer[], v4: boolean) {
+  /** `literal`: the first segments that may be bucketed (the router's rules say which). */
+  constructor(stack: Layer[], literal: RegExp) {
     this.stack = stack;
     this.length = stack.length;
-    const literal = v4 ? LITERAL_4 : LITERAL_5;
     for (let i = 0; i < stack.length; i++) {
       const layer = stack[i]!;
       const path = layer.rawPath;

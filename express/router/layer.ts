@@ -1,11 +1,12 @@
 /**
- * A router layer: one path pattern and one handler, matched with path-to-regexp 8 (Express 5) or 0.1 (Express 4).
- * Ported from the `router` package's lib/layer.js and Express 4's lib/router/layer.js
- * (Copyright (c) 2009-2013 TJ Holowaychuk, 2013 Roman Shtylman, 2014-2015 Douglas Christopher Wilson; MIT).
+ * A router layer: one path pattern and one handler, matched with path-to-regexp 8 (Express 5). Express 4's layer
+ * (path-to-regexp 0.1, synchronous errors only) is its overlay's subclass, express4/layer.ts. Ported from the
+ * `router` package's lib/layer.js (Copyright (c) 2009-2013 TJ Holowaychuk, 2013 Roman Shtylman, 2014-2015 Douglas
+ * Christopher Wilson; MIT).
  */
-import { match as match8 } from 'path-to-regexp';
-import pathToRegexp0 from 'path-to-regexp-v0';
-import { asyncErrors, isPromise, type AnyFn } from '../utils.js';
+import { createRequire } from 'node:module';
+import type { match as match8 } from 'path-to-regexp';
+import { isPromise, type AnyFn } from '../utils.js';
 
 /** What a layer match gives the router: the decoded params, the matched part of the path and the param names. */
 export interface LayerMatch {
@@ -28,15 +29,18 @@ export interface LayerRoute {
   dispatch(req: any, res: any, done: AnyFn): void;
   _handlesMethod(method: unknown): boolean;
   _methods(includeAll?: boolean): string[];
-  _options(): string[];
 }
 
-type Matcher = (path: string) => { params: Record<string, any>; path: string } | false;
+const require = createRequire(import.meta.url);
+// path-to-regexp 8 loaded by the first layer: keel/express4 never loads it (the require call stays literal, for
+// bundlers)
+let compile8: typeof match8 | undefined;
+
+export type Matcher = (path: string) => { params: Record<string, any>; path: string } | false;
 
 const TRAILING_SLASH_REGEXP = /\/+$/;
 const MATCHING_GROUP_REGEXP = /\((?:\?<(.*?)>)?(?!\?)/g;
-const hasOwn = Object.prototype.hasOwnProperty;
-const EMPTY: readonly string[] = Object.freeze([]);
+export const EMPTY: readonly string[] = Object.freeze([]);
 function noop() {}
 
 /** A param decoded as the router does: a malformed escape is a 400 naming the param. */
@@ -78,7 +82,7 @@ function regexpMatcher(re: RegExp): Matcher {
 
 function matcher5(path: any, opts: LayerOptions): Matcher {
   if (path instanceof RegExp) return regexpMatcher(path);
-  const fn = match8(opts.strict ? path : loosen(path), {
+  const fn = (compile8 ??= (require('path-to-regexp') as { match: typeof match8 }).match)(opts.strict ? path : loosen(path), {
     sensitive: opts.sensitive, end: opts.end, trailing: !opts.strict, decode: decodeParam,
   });
   return fn as unknown as Matcher;
@@ -95,43 +99,30 @@ export class Layer {
   method: string | undefined = undefined;
   /** The path given to router.use()/route() (undefined for `use(fn)`), as tracing names layers by it. */
   pathArgument: unknown = undefined;
-  /** Express 4 only: the part of the path the layer last matched (Express 4's `layer.path`), set by the router. */
+  /** Express 4's `layer.path`: the part of the path the layer last matched (its router sets it). */
   path: string | undefined = undefined;
-  /** Express 4 only: path-to-regexp 0.1's regexp and keys, which some tools read. */
-  regexp: RegExp | undefined;
-  keys: Array<{ name: string | number }> | undefined;
   /** Whether the path matched case-sensitively (the router's setting when the layer was added). */
   sensitive: boolean;
-  /** Express 4 layer: sync errors only (a returned promise is not awaited). */
-  readonly v4: boolean;
-  private star = false;
-  private matchers: Matcher[] | undefined;
-  private keyNames: readonly string[] = EMPTY;
+  protected matchers: Matcher[] | undefined;
 
-  constructor(path: any, options: LayerOptions, fn: AnyFn, v4 = false) {
+  constructor(path: any, options: LayerOptions, fn: AnyFn) {
     this.handle = fn;
     this.name = fn.name || '<anonymous>';
-    this.rawPath = Array.isArray(path) && !v4 ? path.flat(Infinity) : path;
     this.slash = path === '/' && options.end === false;
     this.sensitive = !!options.sensitive;
-    this.v4 = v4;
-    if (v4) {
-      const keys: Array<{ name: string | number }> = [];
-      this.regexp = pathToRegexp0(path, keys as any, options);
-      this.keys = keys;
-      this.keyNames = keys.map((k) => String(k.name));
-      this.star = path === '*';
-    } else {
-      this.matchers = Array.isArray(this.rawPath)
-        ? this.rawPath.map((p: any) => matcher5(p, options))
-        : [matcher5(path, options)];
-    }
+    this.rawPath = this.compile(path, options);
+  }
+
+  /** Compiles the path's matchers; returns the path as rawPath keeps it (nested arrays flattened). */
+  protected compile(path: any, options: LayerOptions): any {
+    const rawPath = Array.isArray(path) ? path.flat(Infinity) : path;
+    this.matchers = Array.isArray(rawPath) ? rawPath.map((p: any) => matcher5(p, options)) : [matcher5(path, options)];
+    return rawPath;
   }
 
   /** The match of a pathname, or false; throws a 400 when a param cannot be decoded. */
   match(path: string): LayerMatch | false {
     if (this.slash) return { params: {}, path: '', keys: EMPTY, pattern: this.rawPath };
-    if (this.regexp) return this.match4(path);
     const matchers = this.matchers!;
     for (let i = 0; i < matchers.length; i++) {
       const m = matchers[i]!(path);
@@ -143,32 +134,18 @@ export class Layer {
     return false;
   }
 
-  // Express 4's decode_param decodes every non-empty param; decodeParam skips those without '%', which
-  // decodeURIComponent would return unchanged, so the answers are the same.
-  private match4(path: string): LayerMatch | false {
-    if (this.star) return { params: { 0: decodeParam(path) }, path, keys: this.keyNames, pattern: this.rawPath };
-    const m = this.regexp!.exec(path);
-    if (!m) return false;
-    const params: Record<string, any> = {};
-    const keys = this.keys!;
-    for (let i = 1; i < m.length; i++) {
-      const prop = keys[i - 1]!.name;
-      const val = decodeParam(m[i]);
-      if (val !== undefined || !hasOwn.call(params, prop)) params[prop] = val;
-    }
-    return { params, path: m[0], keys: this.keyNames, pattern: this.rawPath };
+  /** Whether a rejected promise a handler returned goes to next(err): always, in Express 5. */
+  forwardsRejection(_req: any): boolean {
+    return true;
   }
 
-  /**
-   * Runs the handler as a request handler (arity ≤ 3); Express 5 sends a rejected promise to next(err), and so does
-   * Express 4 when the app enables 'async errors'.
-   */
+  /** Runs the handler as a request handler (arity ≤ 3); a rejected promise goes to next(err). */
   handleRequest(req: any, res: any, next: AnyFn): void {
     const fn = this.handle;
     if (fn.length > 3) { next(); return; }
     try {
       const ret = fn(req, res, next);
-      if (ret !== undefined && isPromise(ret) && (!this.v4 || asyncErrors(req))) {
+      if (ret !== undefined && isPromise(ret) && this.forwardsRejection(req)) {
         ret.then(noop, (error: unknown) => next(error || new Error('Rejected promise')));
       }
     } catch (err) {
@@ -182,7 +159,7 @@ export class Layer {
     if (fn.length !== 4) { next(error); return; }
     try {
       const ret = fn(error, req, res, next);
-      if (ret !== undefined && isPromise(ret) && (!this.v4 || asyncErrors(req))) {
+      if (ret !== undefined && isPromise(ret) && this.forwardsRejection(req)) {
         ret.then(noop, (err: unknown) => next(err || new Error('Rejected promise')));
       }
     } catch (err) {

@@ -3,7 +3,7 @@
  * lib/router/index.js (Copyright (c) 2009-2013 TJ Holowaychuk, 2013 Roman Shtylman, 2014-2015 Douglas Christopher
  * Wilson; MIT).
  */
-import { asyncErrors, isPromise, type AnyFn } from '../utils.js';
+import { isPromise, type AnyFn } from '../utils.js';
 
 interface ParamCalled { error: any; match: any; value: any }
 function noop() {}
@@ -14,7 +14,7 @@ function noop() {}
  */
 export function processParams(
   params: Record<string, AnyFn[]>, keys: readonly string[], called: Record<string, ParamCalled>,
-  req: any, res: any, done: AnyFn, async: boolean,
+  req: any, res: any, done: AnyFn, forwardsRejection: (req: any) => boolean,
 ): void {
   // most matched layers have no param, or none with a callback: answered without building the walk's closures
   let any = false;
@@ -22,12 +22,12 @@ export function processParams(
     if (params[keys[k]!]) { any = true; break; }
   }
   if (!any) { done(); return; }
-  walkParams(params, keys, called, req, res, done, async);
+  walkParams(params, keys, called, req, res, done, forwardsRejection);
 }
 
 function walkParams(
   params: Record<string, AnyFn[]>, keys: readonly string[], called: Record<string, ParamCalled>,
-  req: any, res: any, done: AnyFn, async: boolean,
+  req: any, res: any, done: AnyFn, forwardsRejection: (req: any) => boolean,
 ): void {
   let i = 0;
   let paramIndex = 0;
@@ -66,7 +66,7 @@ function walkParams(
     if (!fn) { param(); return; }
     try {
       const ret = fn(req, res, paramCallback, paramVal, key);
-      if (ret !== undefined && isPromise(ret) && (async || asyncErrors(req))) {
+      if (ret !== undefined && isPromise(ret) && forwardsRejection(req)) {
         ret.then(noop, (e: unknown) => paramCallback(e || new Error('Rejected promise')));
       }
     } catch (e) {

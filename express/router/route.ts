@@ -1,7 +1,7 @@
 /**
- * A route: the handlers of one path, per method. Ported from the `router` package's lib/route.js and Express 4's
- * lib/router/route.js (Copyright (c) 2009-2013 TJ Holowaychuk, 2013 Roman Shtylman, 2014-2015 Douglas Christopher
- * Wilson; MIT).
+ * A route: the handlers of one path, per method. Ported from the `router` package's lib/route.js (Copyright (c)
+ * 2009-2013 TJ Holowaychuk, 2013 Roman Shtylman, 2014-2015 Douglas Christopher Wilson; MIT). Express 4's Route is
+ * its overlay's subclass, express4/route.ts.
  */
 import { methods, flattenArgs, type AnyFn } from '../utils.js';
 import { Layer } from './layer.js';
@@ -22,12 +22,10 @@ export class Route {
   path: any;
   stack: Layer[] = [];
   methods: Record<string, boolean>;
-  /** Express 4 routes (sync errors only, Express 4's messages and method lists). */
-  declare readonly v4: boolean;
 
   constructor(path: any) {
     this.path = path;
-    this.methods = this.v4 ? {} : Object.create(null);
+    this.methods = Object.create(null);
   }
 
   /** Whether this route answers `method` (HEAD falls back to GET). */
@@ -48,19 +46,6 @@ export class Route {
     }
     if (this.methods.get && !this.methods.head) list.push('HEAD');
     return list;
-  }
-
-  /** Express 4's name for the method list, `_all` included as Express 4 lists it. */
-  _options(): string[] {
-    const list = Object.keys(this.methods);
-    if (this.methods.get && !this.methods.head) list.push('head');
-    for (let i = 0; i < list.length; i++) list[i] = list[i]!.toUpperCase();
-    return list;
-  }
-
-  /** Express 4's name for _handlesMethod. */
-  _handles_method(method: unknown): boolean {
-    return this._handlesMethod(method);
   }
 
   /** Runs the handlers for req.method in order; `next('route')` leaves the route, `next('router')` the router. */
@@ -96,21 +81,21 @@ export class Route {
     return this.add(undefined, 'all', args);
   }
 
-  private add(method: string | undefined, name: string, args: unknown[]): this {
+  protected add(method: string | undefined, _name: string, args: unknown[]): this {
     const callbacks = flattenArgs(args, 0);
-    if (callbacks.length === 0 && !this.v4) throw new TypeError('argument handler is required');
+    if (callbacks.length === 0) throw new TypeError('argument handler is required');
     for (const fn of callbacks) {
-      if (typeof fn !== 'function') {
-        if (!this.v4) throw new TypeError('argument handler must be a function');
-        const msg = 'Route.' + name + '() requires a callback function but got a ' + toString.call(fn);
-        throw method === undefined ? new TypeError(msg) : new Error(msg);
-      }
-      const layer = new Layer('/', {}, fn as AnyFn, this.v4);
-      layer.method = method;
-      this.methods[method === undefined ? '_all' : method] = true;
-      this.stack.push(layer);
+      if (typeof fn !== 'function') throw new TypeError('argument handler must be a function');
+      this.push(method, new Layer('/', {}, fn as AnyFn));
     }
     return this;
+  }
+
+  /** Adds a method's layer (undefined: every method). */
+  protected push(method: string | undefined, layer: Layer): void {
+    layer.method = method;
+    this.methods[method === undefined ? '_all' : method] = true;
+    this.stack.push(layer);
   }
 
   static {
@@ -122,11 +107,3 @@ export class Route {
   }
 }
 
-/** Express 4's Route: the same dispatch, with Express 4's sync-only errors and messages. */
-export class Route4 extends Route {
-  declare readonly v4: boolean;
-  static {
-    Object.defineProperty(Route4.prototype, 'v4', { value: true });
-  }
-}
-Object.defineProperty(Route.prototype, 'v4', { value: false, writable: true });

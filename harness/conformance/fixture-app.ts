@@ -103,6 +103,7 @@ export function routeFor(c: ConformanceCase): Record<string, unknown> {
   if (mw.rate_limit !== undefined) def.rate_limit = omit(mw.rate_limit, ['warmup_requests', 'warmup_expect_status', 'sleep_ms_between']);
   const bodyLimit = (mw.body_limit as Json | undefined)?.max_bytes ?? h.max_body_size;
   if (bodyLimit !== undefined) def.max_body_size = bodyLimit;
+  if (h.max_uri_length !== undefined) def.max_uri_length = h.max_uri_length;
   const timeout = (mw.request_timeout as Json | undefined)?.seconds;
   if (timeout !== undefined) def.request_timeout = timeout;
   return def;

@@ -1,5 +1,6 @@
 /** Helpers of the BullMQ executor (lib/background/bullmq.ts): stall logging, bounded waits. */
 import type { Logger } from 'pino';
+import { PROBE_INTERVAL_MS } from '../store-health.js';
 import { DEFAULT_BULLMQ_LOCK_DURATION_MS, DEFAULT_BULLMQ_MAX_STALLED_COUNT, type BullMqBackgroundOptions } from './bullmq-options.js';
 
 /** Whether `p` settles within `ms` (it keeps running either way). */
@@ -10,6 +11,34 @@ export async function settlesWithin(p: Promise<unknown>, ms: number): Promise<bo
   const result = await Promise.race([done, late]);
   clearTimeout(timer);
   return result;
+}
+
+/**
+ * The drain's wait (at most `ms`, the drain timeout) for a worker to close once its running jobs are
+ * done: 'closed'; 'redis-away' as soon as no job runs (`idle`) and Redis does not answer (`away`):
+ * BullMQ's close() would wait for a reconnection and nothing is left to hand back (issue 36: the exit
+ * waited for it); 'timeout' when jobs still run at the deadline.
+ */
+export async function workerEnded(closing: Promise<unknown>, idle: () => Promise<void>, away: () => Promise<boolean>, ms: number): Promise<'closed' | 'redis-away' | 'timeout'> {
+  let over = false;
+  const closed = closing.then(() => 'closed' as const, () => 'closed' as const);
+  const idleAndAway = (async () => {
+    await idle();
+    while (!over) {
+      if (await away()) return 'redis-away' as const;
+      // Redis answers: close() is finishing; look again unless it has.
+      await new Promise((r) => setTimeout(r, PROBE_INTERVAL_MS).unref());
+    }
+    return 'timeout' as const;
+  })();
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<'timeout'>((r) => (timer = setTimeout(() => r('timeout'), ms)));
+  try {
+    return await Promise.race([closed, idleAndAway, late]);
+  } finally {
+    over = true;
+    clearTimeout(timer);
+  }
 }
 
 /**

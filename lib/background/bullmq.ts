@@ -36,7 +36,7 @@ import {
   DEFAULT_BULLMQ_CLUSTER_PREFIX, DEFAULT_BULLMQ_STALLED_INTERVAL_MS, JOB_ID_PATTERN, type BullMqBackgroundOptions,
 } from './bullmq-options.js';
 import { JobFates } from './fate.js';
-import { logStall, settlesWithin } from './bullmq-support.js';
+import { logStall, settlesWithin, workerEnded } from './bullmq-support.js';
 import { errorText, StoreHealth, type StoreStatus } from '../store-health.js';
 import { raceStarvationAware, starved, watchLoop } from '../loop-stall.js';
 import type { JobTracing, TraceCarrier } from '../observability/job-spans.js';
@@ -131,6 +131,7 @@ class BullMqExecutor implements BackgroundRunner {
   readonly #m: Modules;
   readonly #connections: any[] = [];
   #queue: any;
+  #producer: any;
   #worker: any;
   #local: BackgroundExecutor | undefined;
   #state: BackgroundStats['state'] = 'created';
@@ -188,7 +189,7 @@ class BullMqExecutor implements BackgroundRunner {
     // Producer: while Redis is down a command fails after one reconnection attempt (or ENQUEUE_TIMEOUT_MS),
     // so enqueue answers soon instead of holding the request. (Not enableOfflineQueue: false: BullMQ's
     // own start-up INFO would fail before the connection is up, and the queue with it.)
-    const producer = this.#connect({ maxRetriesPerRequest: 1, commandTimeout: ENQUEUE_TIMEOUT_MS });
+    const producer = (this.#producer = this.#connect({ maxRetriesPerRequest: 1, commandTimeout: ENQUEUE_TIMEOUT_MS }));
     this.#health.attach(producer, () => pingEveryPrimary(producer));
     this.#fates = new JobFates(producer, `${prefix}:${name}:keel-fate:`, this.#logger);
     // Once Redis answers again, verdicts that could not be sent go first (lib/background/fate.ts).
@@ -366,8 +367,11 @@ class BullMqExecutor implements BackgroundRunner {
           await job.moveToWait(token);
           this.#handedBack.push(metadata);
         } catch (moveErr) {
-          this.#abandoned.push(metadata);
-          this.#logger.warn({ err: moveErr, task: job.name, request_id: metadata.request_id }, 'background job could not be handed back; abandoned');
+          // Not when the drain already counted it, giving up on the worker (Redis away).
+          if (!this.#abandoned.includes(metadata)) {
+            this.#abandoned.push(metadata);
+            this.#logger.warn({ err: moveErr, task: job.name, request_id: metadata.request_id }, 'background job could not be handed back; abandoned');
+          }
         }
         throw new this.#m.bullmq.WaitingError();
       }
@@ -435,27 +439,42 @@ class BullMqExecutor implements BackgroundRunner {
     this.#state = 'draining';
     this.beginShutdown();
     const local = this.#local?.shutdown();
-    const closed = await settlesWithin(this.#workerClosed!, this.config.drain_timeout_secs * 1000);
-    if (!closed && this.#worker) {
+    const ended = await workerEnded(this.#workerClosed!, () => this.idle(), () => this.#redisAway(), this.config.drain_timeout_secs * 1000);
+    // Whether Redis answers now: a hand-back, and the queue's own close, are Redis commands.
+    let away = ended === 'redis-away';
+    if (ended !== 'closed' && this.#worker) {
       // Their signal fires; #process moves each back to waiting for another instance.
-      this.#worker.cancelAllJobs(HANDED_BACK);
-      // Bounded as well: with Redis unreachable, BullMQ's close() waits for a reconnection that may never come.
-      if (!(await settlesWithin(this.#workerClosed!, HAND_BACK_GRACE_MS))) {
-        for (const { metadata } of this.#active) if (!this.#handedBack.includes(metadata)) this.#abandoned.push(metadata);
-        this.#logger.warn({ running: this.#active.size }, 'background worker did not close (Redis unreachable?); giving up on it');
+      if (this.#active.size) this.#worker.cancelAllJobs(HANDED_BACK);
+      // With Redis away no hand-back can happen, and BullMQ's close() waits for a reconnection that may
+      // never come: waiting HAND_BACK_GRACE_MS for it would hold the exit past the drain timeout (issue 36).
+      away ||= await this.#redisAway();
+      if (away || !(await settlesWithin(this.#workerClosed!, HAND_BACK_GRACE_MS))) {
+        for (const { metadata } of this.#active) if (!this.#handedBack.includes(metadata) && !this.#abandoned.includes(metadata)) this.#abandoned.push(metadata);
+        this.#logger.warn({ running: this.#active.size, redis: away ? 'away' : 'answering' }, 'background worker did not close (Redis unreachable?); giving up on it');
         void this.#worker.close(true).catch(() => undefined);
       }
     }
     this.#state = 'stopped';
     this.#health.close();
     this.#unwatch?.();
-    await settlesWithin(Promise.allSettled([this.#queue?.close()]), HAND_BACK_GRACE_MS);
+    if (!away) await settlesWithin(Promise.allSettled([this.#queue?.close()]), HAND_BACK_GRACE_MS);
     for (const c of this.#connections) c.disconnect();
     const localReport = await local;
     const abandoned = [...this.#abandoned, ...(localReport?.abandoned ?? [])];
     if (this.#handedBack.length) this.#logger.warn({ handed_back: this.#handedBack }, 'background jobs handed back to the queue at shutdown');
     if (abandoned.length) this.#logger.warn({ abandoned }, 'background jobs abandoned at shutdown');
     return { completed: this.#succeeded + this.#failed - settledBefore + (localReport?.completed ?? 0), abandoned, handedBack: [...this.#handedBack] };
+  }
+
+  /** Whether Redis is away: known down, or no answer to a PING within ENQUEUE_TIMEOUT_MS (extended once if this process was starved). */
+  async #redisAway(): Promise<boolean> {
+    if (!this.#health.available || !this.#producer) return true;
+    try {
+      await raceStarvationAware(pingEveryPrimary(this.#producer), ENQUEUE_TIMEOUT_MS, () => new Error(`Redis did not answer a PING within ${ENQUEUE_TIMEOUT_MS} ms`));
+      return false;
+    } catch {
+      return true;
+    }
   }
 
 }

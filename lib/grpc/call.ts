@@ -4,6 +4,7 @@
  * status in trailers (or in a Trailers-Only response when nothing was sent yet).
  */
 import { randomUUID } from 'node:crypto';
+import { performance } from 'node:perf_hooks';
 import { constants as h2, type IncomingHttpHeaders, type OutgoingHttpHeaders, type ServerHttp2Stream } from 'node:http2';
 import { GrpcError, GrpcStatus, encodeGrpcMessage, statusFromError, type GrpcMetadataInit, type GrpcStatusObject } from './status.js';
 import { compressMessage, frameMessage, isGrpcEncoding, parseGrpcTimeout, GRPC_ENCODINGS, type GrpcEncoding } from './framing.js';
@@ -11,6 +12,7 @@ import { RequestReader, type ReadFailure } from './reader.js';
 import { incomingMetadata, outgoingHeaders } from './metadata.js';
 import type { GrpcCallContext, GrpcIncomingMetadata, GrpcMethod, GrpcRouter } from './router.js';
 import type { GrpcCallSpan, GrpcTracing } from '../observability/grpc-spans.js';
+import type { GrpcCharge } from './work.js';
 
 /** Response messages smaller than this are sent uncompressed even when the client accepts gzip (as compression.min_size). */
 export const GRPC_COMPRESS_MIN_BYTES = 1024;
@@ -80,6 +82,8 @@ class ServerCall {
     private readonly headers: IncomingHttpHeaders,
     private readonly s: GrpcCallSettings,
     private readonly span?: GrpcCallSpan,
+    /** The work limits' charge (lib/grpc/work.ts): each slice of work below is timed and charged to the client. */
+    private readonly charge?: GrpcCharge,
   ) {
     stream.on('error', () => {
       // Stream errors (RST from the client, session teardown) end in 'close', handled below.
@@ -197,10 +201,13 @@ class ServerCall {
   private async send(method: GrpcMethod, message: unknown, streaming: boolean): Promise<void> {
     if (this.finished) throw this.abort.signal.reason ?? new GrpcError(GrpcStatus.CANCELLED, 'Call ended');
     let data: Buffer;
+    const t0 = this.charge ? performance.now() : 0;
     try {
       data = method.encode(message ?? {});
     } catch {
       throw new GrpcError(GrpcStatus.INTERNAL, 'Response message could not be encoded');
+    } finally {
+      this.charge?.(performance.now() - t0);
     }
     // Never a truncated write: an oversize message fails the call instead (spec: max_message_size, both directions).
     if (data.length > this.s.maxMessageSize) {
@@ -236,7 +243,38 @@ class ServerCall {
     if (!out || (typeof (out as AsyncIterable<unknown>)[Symbol.asyncIterator] !== 'function' && typeof (out as Iterable<unknown>)[Symbol.iterator] !== 'function')) {
       throw new TypeError(`Streaming handler of ${method.path} must return an (async) iterable`);
     }
-    for await (const message of out as AsyncIterable<unknown>) await this.send(method, message, true);
+    if (!this.charge) {
+      for await (const message of out as AsyncIterable<unknown>) await this.send(method, message, true);
+      return;
+    }
+    // Charged: each next() is timed, the synchronous part of producing a message (a generator's body up
+    // to its next await or yield). Otherwise what for await does: values awaited, return() on early exit.
+    const iterable = out as AsyncIterable<unknown> & Iterable<unknown>;
+    const it: Iterator<unknown> | AsyncIterator<unknown> = typeof iterable[Symbol.asyncIterator] === 'function' ? iterable[Symbol.asyncIterator]() : iterable[Symbol.iterator]();
+    let done = false;
+    try {
+      for (;;) {
+        const step = this.timed(() => it.next());
+        const r = await step;
+        if (r.done) {
+          done = true;
+          return;
+        }
+        await this.send(method, await r.value, true);
+      }
+    } finally {
+      if (!done) await it.return?.();
+    }
+  }
+
+  /** `fn()`, its time charged to the client. */
+  private timed<T>(fn: () => T): T {
+    const t0 = performance.now();
+    try {
+      return fn();
+    } finally {
+      this.charge?.(performance.now() - t0);
+    }
   }
 
   async run(router: GrpcRouter): Promise<void> {
@@ -280,9 +318,10 @@ class ServerCall {
       if (this.finished) return;
     }
 
+    const decode = this.charge ? (b: Buffer) => this.timed(() => method.decode(b)) : method.decode;
     const reader = (this.reader = new RequestReader(
       this.stream,
-      method.decode,
+      decode,
       requestEncoding === 'identity' ? undefined : (requestEncoding as GrpcEncoding),
       this.s.maxMessageSize,
       (f: ReadFailure) => this.finish({ code: f.code, message: f.message }, f.httpStatus),
@@ -290,7 +329,9 @@ class ServerCall {
     ));
     if (this.finished) reader.discard();
     const ctx = this.context(method, metadata, deadline, requestId, auth);
-    const handler = method.handler as (input: unknown, call: GrpcCallContext) => unknown;
+    const own = method.handler as (input: unknown, call: GrpcCallContext) => unknown;
+    // Charged: the handler's synchronous part (all of a sync one; an async one up to its first await).
+    const handler = this.charge ? (input: unknown, call: GrpcCallContext) => this.timed(() => own(input, call)) : own;
     switch (method.kind) {
       case 'unary':
         await this.send(method, await handler(await reader.single(), ctx), false);
@@ -319,11 +360,11 @@ class ServerCall {
   }
 }
 
-/** Serve one gRPC call on `stream`; never throws (every failure becomes a status). */
-export function handleGrpcCall(stream: ServerHttp2Stream, headers: IncomingHttpHeaders, router: GrpcRouter, settings: GrpcCallSettings): void {
+/** Serve one gRPC call on `stream`; never throws (every failure becomes a status). `charge`: the work limits' (lib/grpc/work.ts). */
+export function handleGrpcCall(stream: ServerHttp2Stream, headers: IncomingHttpHeaders, router: GrpcRouter, settings: GrpcCallSettings, charge?: GrpcCharge): void {
   const path = String(headers[h2.HTTP2_HEADER_PATH] ?? '');
   const span = settings.tracing?.start(path, headers, stream);
-  const call = new ServerCall(stream, headers, settings, span);
+  const call = new ServerCall(stream, headers, settings, span, charge);
   const run = () => void call.run(router).catch((err: unknown) => call.fail(err, path));
   if (span) span.run(run);
   else run();

@@ -14,6 +14,7 @@ import { guardFromMiddleware } from './guard.js';
 import { createGrpcRouter, type GrpcProtoSource, type GrpcRouter, type GrpcServiceHandlers, type GrpcServiceOptions } from './router.js';
 import { createDualServer, type GrpcAttachment } from './server.js';
 import { grpcTracing } from '../observability/grpc-spans.js';
+import { workGateOf } from '../cost.js';
 
 /** Key of keel's gRPC state in `app.extensions`. */
 export const GRPC_EXTENSION = 'grpc';
@@ -54,6 +55,8 @@ export function installGrpc(app: App): void {
     requestId: c.enable_request_id,
     // Spans on: a SERVER span per call (lib/observability/grpc-spans.ts).
     tracing: grpcTracing(c.opentelemetry),
+    // ServerConfig.work_limits: each call's work charged to its client's CPU budget (lib/cost.ts).
+    work: workGateOf(app),
     // HTTP/2 connections refused by max_h2_sessions / max_h2_sessions_per_client: one throttled warn line.
     logger: app.logger,
     // A call whose client went away (stream cancelled, connection reset) is not a handler failure.

@@ -15,9 +15,10 @@ import { HEALTH_SERVICE } from './health.js';
 import type { GrpcRouter } from './router.js';
 import { H2Sessions, type H2Refusals } from './sessions.js';
 import { GrpcStatus, encodeGrpcMessage } from './status.js';
-import { KeyedCounter } from '../client-budget.js';
-import { clientKeys, DEFAULT_IPV6_SUBNET } from '../../middleware/rate-limit/client-key.js';
+import { ClientCalls } from './client-calls.js';
 import type { GrpcTracing } from '../observability/grpc-spans.js';
+import { WorkRefusal, type AppWorkGate } from '../cost.js';
+import { admitCall, refuseCallForWork, type GrpcCharge } from './work.js';
 
 /** RFC 9113 §3.4: the client connection preface. */
 export const HTTP2_PREFACE = Buffer.from('PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n', 'latin1');
@@ -53,6 +54,8 @@ export interface GrpcServerOptions {
   tracing?: GrpcTracing;
   /** Where HTTP/2 connections refused by `max_h2_sessions` / `max_h2_sessions_per_client` are logged (warn, one line per second with counts). Default none. */
   logger?: Pick<Logger, 'warn'>;
+  /** The App's work limits (ServerConfig.work_limits): calls refused past their client's CPU budget, their work charged to it. */
+  work?: AppWorkGate;
   /** node:http options of the HTTP/1.1 server createDualServer makes (e.g. `connectionsCheckingInterval`). */
   httpOptions?: http.ServerOptions;
 }
@@ -67,6 +70,10 @@ export interface GrpcAttachment {
   readonly refused: Readonly<H2Refusals>;
   /** gRPC calls refused by max_calls_per_client since the server started. */
   readonly refusedCalls: () => number;
+  /** HTTP/2 sessions opened while their client was at max_calls_per_client (SETTINGS_MAX_CONCURRENT_STREAMS 0 until a call ended). */
+  readonly heldSessions: () => number;
+  /** gRPC calls refused by the work limits (CPU budget, overload) since the server started. */
+  readonly refusedWork: () => number;
   /**
    * Graceful shutdown: health turns NOT_SERVING, new calls get UNAVAILABLE, every session gets GOAWAY and
    * may finish its calls (an idle one closes at once); sessions still open after `timeoutMs` are destroyed,
@@ -158,22 +165,28 @@ export function attachGrpc(server: http.Server, router: GrpcRouter, config: unkn
     compat = http2Server.listeners('stream')[0] as (...args: unknown[]) => void;
     http2Server.removeAllListeners('stream');
   }
-  const callsPerClient = cfg.max_calls_per_client === null ? undefined : new KeyedCounter(cfg.max_calls_per_client);
-  const clientKey = clientKeys(DEFAULT_IPV6_SUBNET);
-  let refusedCalls = 0;
+  // max_calls_per_client across the client's sessions (lib/grpc/client-calls.ts).
+  const callsPerClient = cfg.max_calls_per_client === null ? undefined : new ClientCalls(cfg.max_calls_per_client, cfg.max_concurrent_streams);
+  if (callsPerClient) http2Server.on('session', (session: Http2Session) => callsPerClient.onSession(session));
+  const work = options.work;
+  let refusedWork = 0;
   http2Server.on('stream', (stream: ServerHttp2Stream, headers: IncomingHttpHeaders, flags: number, rawHeaders: unknown) => {
     if (isGrpcRequest(headers)) {
-      if (callsPerClient) {
-        // Across all the client's sessions (max_concurrent_streams bounds one): refused before anything
-        // else runs, with one static Trailers-Only answer, so a refused burst costs little (issue 35).
-        const key = clientKey(stream.session?.socket?.remoteAddress ?? 'unknown');
-        if (!callsPerClient.acquire(key)) {
-          refusedCalls++;
-          return refuseCall(stream);
+      // Across all the client's sessions (max_concurrent_streams bounds one): refused before anything
+      // else runs, with one static Trailers-Only answer, so a refused burst costs little (issue 35).
+      if (callsPerClient && !callsPerClient.admit(stream)) return refuseCall(stream);
+      let charge: GrpcCharge | undefined;
+      if (work) {
+        // The client's CPU budget (lib/cost.ts): refused before the message is read or decoded.
+        try {
+          charge = admitCall(work, stream, headers);
+        } catch (err) {
+          if (!(err instanceof WorkRefusal)) throw err;
+          refusedWork++;
+          return refuseCallForWork(stream, err);
         }
-        stream.once('close', () => callsPerClient.release(key));
       }
-      handleGrpcCall(stream, headers, router, settings);
+      handleGrpcCall(stream, headers, router, settings, charge);
     }
     else if (compat && !shuttingDown) compat.call(http2Server, stream, headers, flags, rawHeaders);
     else reject505(stream);
@@ -236,7 +249,9 @@ export function attachGrpc(server: http.Server, router: GrpcRouter, config: unkn
     http2Server,
     sessions: sessions.open,
     refused: sessions.refused,
-    refusedCalls: () => refusedCalls,
+    refusedCalls: () => callsPerClient?.refused ?? 0,
+    heldSessions: () => callsPerClient?.held ?? 0,
+    refusedWork: () => refusedWork,
     async shutdown(timeoutMs = 30_000): Promise<void> {
       shuttingDown = true;
       router.health?.shutdown();

@@ -129,3 +129,13 @@ export function invalidParamsData(issues: readonly ParamIssue[]): { field: strin
   const first = issues[0] ?? { field: '', reason: 'Invalid params', keyword: 'schema' };
   return { field: first.field, reason: first.reason, errors: issues };
 }
+
+/**
+ * keel's own server errors (§5.1 leaves -32000..-32099 to implementations; the codes and messages are the
+ * ones EIP-1474 gave them, which many JSON-RPC clients already know): a client past its CPU budget
+ * (HTTP 429), a server shedding expensive work (HTTP 503). Sent with `Retry-After` (lib/jsonrpc/work.ts).
+ */
+export const JSON_RPC_SERVER_ERRORS = Object.freeze({
+  LIMIT_EXCEEDED: { code: -32005, message: 'Limit exceeded' },
+  RESOURCE_UNAVAILABLE: { code: -32002, message: 'Resource unavailable' },
+} as const);

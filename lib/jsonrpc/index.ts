@@ -7,6 +7,7 @@
  * Content-Type) are RFC 9457 problem details. See docs/api-descriptions.md.
  */
 import type { ServerResponse } from 'node:http';
+import { performance } from 'node:perf_hooks';
 import { readRawBody } from '../body.js';
 import { jsonPoisoningOf, type JsonPoisoning } from '../json-parse.js';
 import { HttpError } from '../errors.js';
@@ -24,11 +25,14 @@ import { jsonRpcOpenApi } from './openapi.js';
 import { JsonRpcRegistry, type JsonRpcMethodInfoInput, type RpcHandler } from './registry.js';
 import { registerRouteMethods } from './routes.js';
 import type { RouteDefinition } from '../route-definition.js';
+import { workGateOf, type AppWorkGate, type WorkGateHost } from '../cost.js';
+import { jsonRpcAdmission, meterOf } from './work.js';
 
 export * from './errors.js';
 export * from './registry.js';
 export { dispatch, dispatchOne, envelopeProblem, type DispatchOptions, type JsonRpcResponse, type JsonRpcSuccess, type JsonRpcFailure } from './dispatch.js';
 export { registerRouteMethods, ROUTE_ERROR_CODE } from './routes.js';
+export { jsonRpcAdmission, sendJsonRpcRefusal } from './work.js';
 export { DEFAULT_JSONRPC_MAX_RESPONSE_BYTES } from '../records/protocol.js';
 export { jsonRpcOpenApi, JSONRPC_OPENAPI_TAG, JSONRPC_OPERATION_ID } from './openapi.js';
 export { openRpcDocument, OPENRPC_VERSION, DEFAULT_OPENRPC_TITLE, DEFAULT_OPENRPC_VERSION, type OpenRpcInfo } from './openrpc.js';
@@ -49,6 +53,11 @@ export interface JsonRpcHandlerOptions {
   onHandlerError?: (err: unknown, method: string) => void;
   /** `__proto__` / `constructor.prototype` keys in the body. Default: refused with -32600 (the App passes its ServerConfig's). */
   jsonPoisoning?: JsonPoisoning;
+  /**
+   * The App's work limits (lib/cost.ts): what each batch costs is charged to its client's CPU budget.
+   * Admission (the refusal before the body is read) is `jsonRpcAdmission(work)`, mounted before this handler.
+   */
+  work?: AppWorkGate;
 }
 
 function defaultHandlerErrorReporter(err: unknown, method: string): void {
@@ -147,13 +156,26 @@ export function jsonRpcHandler(options: JsonRpcHandlerOptions): RawHandler {
   // Synchronous methods are answered in the same tick, with no promise: only async handlers and an
   // unread body wait.
   const respond = (req: KeelRequest, res: ServerResponse, raw: Buffer): void | Promise<void> => {
+    // Work limits on, a batch: the parse, the calls' synchronous parts and the serialised answer are charged to the client.
+    const meter = meterOf(options.work, req, raw);
+    const t0 = meter ? performance.now() : 0;
     try {
       // Nesting past MAX_JSON_DEPTH is the same 400 problem as for a JSON body, before any parse.
       refuseDeepJson(raw);
       const response = run(registry, raw, dispatchOptions, req);
-      if (!(response instanceof Promise)) return send(res, response);
-      return response.then((r) => send(res, r)).catch((err: unknown) => sendProblem(res, err));
+      if (!(response instanceof Promise)) {
+        send(res, response);
+        meter?.(t0);
+        return;
+      }
+      meter?.(t0);
+      return response.then((r) => {
+        const t1 = meter ? performance.now() : 0;
+        send(res, r);
+        meter?.(t1);
+      }).catch((err: unknown) => sendProblem(res, err));
     } catch (err) {
+      meter?.(t0);
       return sendProblem(res, err);
     }
   };
@@ -192,7 +214,7 @@ export function registerRpc(app: object, info: JsonRpcMethodInfoInput | string, 
  * JsonRpcConfig's defaults: calling `app.rpc()` (or giving a route `jsonrpc` metadata) is the intent
  * to serve them. Routes with `jsonrpc` metadata are registered here (lib/jsonrpc/routes.ts).
  */
-export function jsonRpcMounts(host: ProtocolHost & { routes?(): readonly RouteDefinition[] }): MountSpec[] {
+export function jsonRpcMounts(host: ProtocolHost & WorkGateHost & { routes?(): readonly RouteDefinition[] }): MountSpec[] {
   if (host.config.jsonrpc?.enabled === false) return [];
   const routes = host.routes?.() ?? [];
   if (routes.some((r) => r.jsonrpc)) registerRouteMethods(rpcRegistryOf(host), routes);
@@ -201,18 +223,21 @@ export function jsonRpcMounts(host: ProtocolHost & { routes?(): readonly RouteDe
   if (!config) return [];
   const openapi = host.config.openapi;
   const registry = rpcRegistryOf(host);
+  // ServerConfig.work_limits (lib/cost.ts): each batch charged to its client's CPU budget, requests refused past it.
+  const work = workGateOf(host);
   const handler = jsonRpcHandler({
     registry,
     config,
     maxBodySize: host.config.max_body_size,
     jsonPoisoning: jsonPoisoningOf(host.config),
     discovery: { title: openapi?.title, version: openapi?.version, description: openapi?.description },
+    work,
   });
   // Described for the OpenAPI document (read when it is first served, so every method is in).
-  return [{ method: 'POST', path: config.endpoint_path, handler, readBody: true, openapi: () => jsonRpcOpenApi(registry, config) }];
+  return [{ method: 'POST', path: config.endpoint_path, handler, readBody: true, middleware: work ? [jsonRpcAdmission(work)] : undefined, openapi: () => jsonRpcOpenApi(registry, config) }];
 }
 
 /** Installer for lib/builtins.ts. */
-export function installJsonRpc(host: ProtocolHost): void {
+export function installJsonRpc(host: ProtocolHost & WorkGateHost): void {
   mountAll(host, jsonRpcMounts(host));
 }

@@ -18,7 +18,8 @@ import type { KeelRequest, NextFunction } from '../request.js';
 import type { KeelRouter } from '../plugin.js';
 import type { ServerConfig } from '../records/server.js';
 import { problemFor, sendProblem } from '../problem.js';
-import { AppMetrics, METRICS_PACKAGES, UNMATCHED_ROUTE } from './metrics.js';
+import { AppMetrics, METRICS_PACKAGES } from './metrics.js';
+import { routeOf, UNMATCHED_ROUTE, type RoutedRequest } from './observe.js';
 import { answerReadiness, dependencyChecks, Readiness, type ReadinessHost } from './readiness.js';
 import { RequestTracer, TRACING_PACKAGES } from './tracing.js';
 
@@ -48,14 +49,7 @@ export function checkObservabilityPackages(config: Readonly<ServerConfig>): void
   }
 }
 
-type TracedRequest = KeelRequest & { routePattern?: string; route?: { path?: unknown }; baseUrl?: string };
-
-/** The route pattern that answered (keel's, or a merged Express router's), never the raw URL. */
-function routeOf(req: TracedRequest): string | null {
-  if (typeof req.routePattern === 'string') return req.routePattern;
-  if (req.route && typeof req.route.path === 'string') return `${req.baseUrl ?? ''}${req.route.path}`;
-  return null;
-}
+type TracedRequest = KeelRequest & RoutedRequest;
 
 /** A handler of one operations path (readiness or metrics). */
 type Endpoint = (req: KeelRequest, res: ServerResponse) => void;

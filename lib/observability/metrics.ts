@@ -10,7 +10,7 @@
 import { lazyRequire } from '../lazy-require.js';
 import { DEFAULT_REDIS_COMMAND_TIMEOUT_MS } from '../redis-policy.js';
 import type { MetricsConfig } from '../records/observability.js';
-import { queueOf, setObserverSink, observe } from './observe.js';
+import { queueOf, setObserverSink, observe, UNMATCHED_ROUTE } from './observe.js';
 import { clusterScrape, joinClusterMetrics } from './cluster.js';
 import type { Readiness } from './readiness.js';
 
@@ -21,8 +21,7 @@ const loadProm = lazyRequire<Prom>('prom-client');
 /** Packages metrics need (optional peer dependencies of keel). */
 export const METRICS_PACKAGES: readonly string[] = ['prom-client@15'];
 
-/** The `route` label of a request no route matched (a 404): one value, whatever the URL. */
-export const UNMATCHED_ROUTE = '(unmatched)';
+export { UNMATCHED_ROUTE };
 
 /** States of `keel_background_jobs` read from BullMQ at scrape time. */
 const QUEUE_STATES = ['waiting', 'active', 'delayed', 'prioritized', 'paused', 'failed', 'completed'] as const;
@@ -38,13 +37,13 @@ function processRegistry(prom: Prom, defaults: boolean): ProcessMetrics {
   if (!processMetrics) {
     const registry = new prom.Registry();
     const counter = (name: string, help: string, labelNames: string[]) => new prom.Counter({ name, help, labelNames, registers: [registry] });
-    const rateLimit = counter('keel_rate_limit_decisions_total', 'Rate-limit decisions: allowed, limited (429), store_error_passed (fail open), store_error_refused (503)', ['decision']);
+    const rateLimit = counter('keel_rate_limit_decisions_total', 'Rate-limit decisions by route pattern: allowed, limited (429), store_error_passed (fail open), store_error_refused (503)', ['route', 'decision']);
     const storeErrors = counter('keel_store_errors_total', 'Failed store commands, by store (rate_limit, background, pubsub) and kind (timeout, error)', ['store', 'kind']);
-    const events = counter('keel_events_total', 'Events: published, delivered (to a local subscriber), dropped (a subscriber too far behind), publish_failed', ['outcome']);
+    const events = counter('keel_events_total', 'Events: published (to every instance), local_only (Redis away: this instance only), refused (Redis away, fail closed), delivered (to a local subscriber), dropped (a subscriber too far behind)', ['outcome']);
     const reconnects = counter('keel_redis_reconnects_total', 'Reconnection attempts of the Redis clients keel created, by client', ['client']);
     const stalled = counter('keel_background_jobs_stalled_total', 'BullMQ jobs found stalled (their worker died or blocked the event loop) and moved back', ['queue']);
     setObserverSink({
-      rateLimit: (decision) => rateLimit.inc({ decision }),
+      rateLimit: (decision, route) => rateLimit.inc({ route, decision }),
       storeError: (store, kind) => storeErrors.inc({ store, kind }),
       event: (outcome, n) => events.inc({ outcome }, n),
       reconnect: (client) => reconnects.inc({ client }),

@@ -12,12 +12,41 @@
 export type RateLimitDecision = 'allowed' | 'limited' | 'store_error_passed' | 'store_error_refused';
 /** Which store failed. */
 export type StoreName = 'rate_limit' | 'background' | 'pubsub';
-/** What happened to an event. */
-export type EventOutcome = 'published' | 'delivered' | 'dropped' | 'publish_failed';
+/**
+ * What happened to an event: `published` (Redis took it: every instance gets it), `local_only` (Redis
+ * away and `passOnStoreError`: this instance's subscribers only), `refused` (Redis away and fail closed:
+ * publish() rejected), `delivered` (handed to one local subscriber), `dropped` (a subscriber too far behind).
+ */
+export type EventOutcome = 'published' | 'local_only' | 'refused' | 'delivered' | 'dropped';
+
+/** The `route` label of a request no route matched (a 404), or of one whose route is never known: one value, whatever the URL. */
+export const UNMATCHED_ROUTE = '(unmatched)';
+
+/** A request as far as its route label looks at it: keel's pattern, or Express's matched route. */
+export interface RoutedRequest {
+  routePattern?: string;
+  route?: { path?: unknown };
+  baseUrl?: string;
+}
+
+/**
+ * The route pattern that answered (keel's, or an Express router's), never the raw URL; null while none
+ * matched. The one definition of the `route` label (keel_http_requests_total, keel_rate_limit_decisions_total).
+ */
+export function routeOf(req: RoutedRequest): string | null {
+  if (typeof req.routePattern === 'string') return req.routePattern;
+  if (req.route && typeof req.route.path === 'string') return `${req.baseUrl ?? ''}${req.route.path}`;
+  return null;
+}
+
+/** The response of a rate-limited request, as far as the count looks at it. */
+interface ClosingResponse {
+  once?(event: 'close', listener: () => void): unknown;
+}
 
 /** Where the calls go once metrics are on (lib/observability/metrics.ts). */
 export interface ObserverSink {
-  rateLimit(decision: RateLimitDecision): void;
+  rateLimit(decision: RateLimitDecision, route: string): void;
   storeError(store: StoreName, kind: 'timeout' | 'error'): void;
   event(outcome: EventOutcome, n: number): void;
   reconnect(client: string): void;
@@ -59,9 +88,18 @@ function kindOf(err: unknown): 'timeout' | 'error' {
  * observe.storeError('pubsub', err); // counted as keel_store_errors_total{store="pubsub",kind="timeout"|"error"}
  */
 export const observe = {
-  /** One rate-limit decision. */
-  rateLimit(decision: RateLimitDecision): void {
-    sink?.rateLimit(decision);
+  /**
+   * One rate-limit decision for `req`, labelled with its route (routeOf). A limiter that runs before any
+   * route matched (server-wide in front of merged Express routers, or `app.use()` in Express) counts when
+   * the response closes, by the route that answered then, as keel_http_requests_total does; `(unmatched)`
+   * when none did. Nothing is looked at while metrics are off.
+   */
+  rateLimit(decision: RateLimitDecision, request: object, res: ClosingResponse): void {
+    if (!sink) return;
+    const req = request as RoutedRequest;
+    const route = routeOf(req);
+    if (route !== null || typeof res.once !== 'function') return sink.rateLimit(decision, route ?? UNMATCHED_ROUTE);
+    res.once('close', () => sink?.rateLimit(decision, routeOf(req) ?? UNMATCHED_ROUTE));
   },
   /** A store command failed or timed out. */
   storeError(store: StoreName, err: unknown): void {

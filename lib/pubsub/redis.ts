@@ -246,9 +246,10 @@ export class RedisPubSub implements PubSub {
       if (this.#health.available && !(err instanceof ReceiversMissing)) this.#health.commandFailed(err);
       observe.storeError('pubsub', err);
       if (this.#options.passOnStoreError === false) {
-        observe.event('publish_failed');
+        observe.event('refused');
         throw new PubSubUnavailableError(topic, err);
       }
+      observe.event('local_only');
       this.#health.count('pubsub: redis unavailable; events delivered to this instance only (passOnStoreError)', { topic, reason: errorText(err) });
     }
     this.#local.publish(topic, JSON.parse(text));

@@ -16,6 +16,12 @@ export const DEFAULT_HOST = '127.0.0.1';
 export const DEFAULT_PORT = 8000;
 /** Default request-body cap: 10 MiB. */
 export const DEFAULT_MAX_BODY_SIZE = 10_485_760;
+/**
+ * Default longest request target (path and query), characters: 8192. RFC 9112 §3 asks for request lines
+ * of at least 8000 octets; a longer target is a 414 problem (RFC 9110 §15.5.15) before routing. Below
+ * node's header-section limit (16 KiB, start line included), which answers 431 first past it.
+ */
+export const DEFAULT_MAX_URI_LENGTH = 8192;
 /** Default graceful-shutdown timeout, seconds. */
 export const DEFAULT_SHUTDOWN_TIMEOUT = 30;
 /**
@@ -232,6 +238,7 @@ export interface ServerConfig {
   workers: number;
   enable_request_id: boolean;
   max_body_size: number | null;
+  max_uri_length: number | null;
   on_proto_poisoning: PoisoningAction;
   on_constructor_poisoning: PoisoningAction;
   request_timeout: number | null;
@@ -276,6 +283,7 @@ export const ServerConfig = defineRecord<ServerConfig>()('ServerConfig', {
   workers: { type: t.integer(1, 1024), default: 1, doc: 'Processes (node:cluster) when > 1' },
   enable_request_id: { type: t.boolean(), default: false, doc: 'Generate and propagate X-Request-ID' },
   max_body_size: { type: t.integer(0), nullable: true, default: DEFAULT_MAX_BODY_SIZE, doc: 'Maximum request body, bytes; null = unlimited' },
+  max_uri_length: { type: t.integer(1), nullable: true, default: DEFAULT_MAX_URI_LENGTH, doc: 'Longest request target (path and query), characters; a longer one is a 414 problem before routing; null = only node\'s header-section limit (431)' },
   on_proto_poisoning: { type: t.string({ enum: POISONING_ACTIONS }), default: DEFAULT_ON_PROTO_POISONING, doc: 'JSON bodies (routes, JSON-RPC, GraphQL) with a "__proto__" key: error (400), remove or ignore' },
   on_constructor_poisoning: { type: t.string({ enum: POISONING_ACTIONS }), default: DEFAULT_ON_CONSTRUCTOR_POISONING, doc: 'JSON bodies with a "constructor": {"prototype": …} key: error (400), remove or ignore' },
   request_timeout: { type: t.integer(1), nullable: true, doc: 'Request timeout, seconds; null = none' },

@@ -56,7 +56,7 @@ export interface WorkLimitsConfig {
 }
 
 export const WorkLimitsConfig = defineRecord<WorkLimitsConfig>()('WorkLimitsConfig', {
-  cpu_ms_per_second: { type: t.number(0), nullable: true, default: DEFAULT_WORK_CPU_MS_PER_SECOND, doc: 'Per client: milliseconds of event-loop time per second expensive work (AsyncAPI parse / validate, GraphQL operations) may use, refilled continuously; null = no per-client budget' },
+  cpu_ms_per_second: { type: t.number(0), nullable: true, default: DEFAULT_WORK_CPU_MS_PER_SECOND, doc: 'Per client: milliseconds of event-loop time per second expensive work (AsyncAPI parse / validate, GraphQL operations, JSON-RPC batches, gRPC calls) may use, refilled continuously; null = no per-client budget' },
   cpu_ms_burst: { type: t.integer(1), default: DEFAULT_WORK_CPU_MS_BURST, doc: 'Per client: milliseconds of that time usable at once (bucket size); past it, 429 with Retry-After' },
   max_concurrent: { type: t.integer(1), default: DEFAULT_WORK_MAX_CONCURRENT, doc: 'Server-wide: expensive operations running at once; others wait in the queue, one started per turn of the event loop' },
   max_queued: { type: t.integer(0), default: DEFAULT_WORK_MAX_QUEUED, doc: 'Server-wide: expensive operations waiting for a slot; past it, 503 with Retry-After' },

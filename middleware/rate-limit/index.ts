@@ -207,7 +207,7 @@ function limiter(config: Readonly<RateLimitConfig>, extensions: RateLimitExtensi
       res.setHeader('RateLimit-Policy', policyHeader);
       res.setHeader('RateLimit', state);
     }
-    observe.rateLimit(result.allowed ? 'allowed' : 'limited');
+    observe.rateLimit(result.allowed ? 'allowed' : 'limited', req, res);
     if (result.allowed) return next();
     const retryAfter = Math.max(1, Math.ceil(Math.round(result.retryAfterMs) / 1000));
     const headers: Record<string, string> = reject.mode === 'respond'
@@ -219,7 +219,7 @@ function limiter(config: Readonly<RateLimitConfig>, extensions: RateLimitExtensi
 
   function storeFailed(req: KeelRequest, res: ServerResponse, next: NextFunction, err: unknown): void {
     observe.storeError('rate_limit', err);
-    observe.rateLimit(passOnStoreError ? 'store_error_passed' : 'store_error_refused');
+    observe.rateLimit(passOnStoreError ? 'store_error_passed' : 'store_error_refused', req, res);
     if (passOnStoreError) return next();
     reject.refuse(req, res, next, unavailable, STORE_UNAVAILABLE_HEADERS);
   }

@@ -112,7 +112,7 @@ export function windowLimiter(config: WindowConfig, reject: Rejecter, addressOf:
       counted = await store.increment(key);
     } catch (err) {
       observe.storeError('rate_limit', err);
-      observe.rateLimit(config.passOnStoreError ? 'store_error_passed' : 'store_error_refused');
+      observe.rateLimit(config.passOnStoreError ? 'store_error_passed' : 'store_error_refused', req, res);
       if (config.passOnStoreError) {
         logger.error(err, 'express-rate-limit: error from store, allowing request without rate-limiting.');
         return next();
@@ -154,7 +154,7 @@ export function windowLimiter(config: WindowConfig, reject: Rejecter, addressOf:
       if (errored) void errored.then(takeBack).catch(onError);
     }
 
-    observe.rateLimit(totalHits > max ? 'limited' : 'allowed');
+    observe.rateLimit(totalHits > max ? 'limited' : 'allowed', req, res);
     if (totalHits > max) {
       if (config.legacyHeaders || config.standardHeaders) setRetryAfterHeader(res, info, windowMs);
       return refuse(req, res, next, info);

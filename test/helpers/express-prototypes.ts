@@ -12,7 +12,9 @@ import assert from 'node:assert/strict';
 import request from 'supertest';
 import { EXPRESS_VERSIONS } from './express-versions.js';
 import { createRequestPrototype } from '../../express/request.js';
+import { createRequestPrototype4 } from '../../express/express4/request.js';
 import { createResponsePrototype } from '../../express/response.js';
+import { createResponsePrototype4 } from '../../express/express4/response.js';
 
 export interface Exchange {
   method?: 'get' | 'head' | 'post' | 'put' | 'delete' | 'options';
@@ -30,8 +32,8 @@ export interface Answer {
 /** An express() that builds apps whose request/response prototypes are keel's for `major`. */
 export function expressWithKeelPrototypes(major: 4 | 5): () => any {
   const express = EXPRESS_VERSIONS.find((v) => v.major === major)!.express as any;
-  const req = createRequestPrototype(major);
-  const res = createResponsePrototype(major);
+  const req = major === 4 ? createRequestPrototype4() : createRequestPrototype();
+  const res = major === 4 ? createResponsePrototype4() : createResponsePrototype();
   return () => {
     const app = express();
     Object.setPrototypeOf(app.request, req);

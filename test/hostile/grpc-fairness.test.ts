@@ -1,11 +1,14 @@
 /**
  * Issue 35 item 5: one client spreading gRPC calls over many h2c sessions. max_concurrent_streams bounds one
  * session; 100 sessions × 100 calls from one address (refused RESOURCE_EXHAUSTED by the rate limit, each after
- * the guard ran) stalled `/health` 2.1–6.1 s. CI size: a few sessions against a small max_calls_per_client.
+ * the guard ran) stalled `/health` 2.1–6.1 s. CI size: a few sessions against a small max_calls_per_client;
+ * a session opened while its client is at the limit (held: nghttp2 refuses its streams before node makes
+ * them); 2,000 calls on one session within the limits (GOAWAY INTERNAL_ERROR was reported after ~400).
  */
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import http2 from 'node:http2';
+import * as grpc from '@grpc/grpc-js';
 import { App } from '../../lib/app.js';
 import '../../lib/grpc/index.js';
 import type { GrpcAttachment } from '../../lib/grpc/index.js';
@@ -28,7 +31,8 @@ function call(session: http2.ClientHttp2Session): Promise<CallResult> {
     };
     stream.on('response', take);
     stream.on('trailers', take);
-    stream.on('error', (e: NodeJS.ErrnoException) => (out.status = `error ${e.code}`));
+    // A stream nghttp2 refused (RST_STREAM REFUSED_STREAM, 7): 'refused'.
+    stream.on('error', (e: NodeJS.ErrnoException) => (out.status = stream.rstCode === http2.constants.NGHTTP2_REFUSED_STREAM ? 'refused' : `error ${e.code}`));
     stream.on('data', () => {});
     stream.on('close', () => resolve(out));
     stream.end(MESSAGE);
@@ -62,6 +66,8 @@ describe('when one client spreads gRPC calls over many h2c sessions (max_calls_p
       s.on('goaway', (code) => goaways.push(code));
     }
     try {
+      // Every session open before the first call (a session opened while its client is at the limit is held: below).
+      await Promise.all(sessions.map((s) => new Promise((r) => s.once('remoteSettings', r))));
       // 5 sessions × 40 calls (each session within its own max_concurrent_streams of 100).
       const calls = sessions.flatMap((s) => Array.from({ length: 40 }, () => call(s)));
       const deadline = Date.now() + SAFETY_MS;
@@ -83,6 +89,117 @@ describe('when one client spreads gRPC calls over many h2c sessions (max_calls_p
     } finally {
       release();
       for (const s of sessions) s.close();
+      await handle.close();
+    }
+  });
+});
+
+describe('when a client already at max_calls_per_client opens another h2c session and bursts on it', () => {
+  it('should have nghttp2 refuse that burst (SETTINGS_MAX_CONCURRENT_STREAMS 0) without a stream reaching keel, and serve the session once a call ends', async () => {
+    let running = 0;
+    let ran = 0;
+    let release!: () => void;
+    const held = new Promise<void>((r) => (release = r));
+    const app = new App({ host: '127.0.0.1', port: 0, grpc: { max_calls_per_client: 20 } });
+    app.grpc(GREETER_PROTO, 'keel.examples.v1.Greeter', {
+      async SayHello({ name }: { name: string }) {
+        ran++;
+        running++;
+        await held;
+        running--;
+        return { message: `Hello, ${name}` };
+      },
+      async *SayHelloMany() {},
+    });
+    const handle = await app.listen({ handleSignals: false });
+    const grpc = (handle.server as Server & { grpc: GrpcAttachment }).grpc;
+    const first = http2.connect(handle.url);
+    const goaways: number[] = [];
+    first.on('error', () => {});
+    first.on('goaway', (code) => goaways.push(code));
+    let second: http2.ClientHttp2Session | undefined;
+    try {
+      const admitted = Array.from({ length: 20 }, () => call(first));
+      const deadline = Date.now() + SAFETY_MS;
+      while (running < 20 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
+      assert.equal(running, 20, 'the client is at its limit');
+      // The burst goes out with the preface, before the client could read the server's SETTINGS.
+      second = http2.connect(handle.url);
+      second.on('error', () => {});
+      second.on('goaway', (code) => goaways.push(code));
+      const burst = Array.from({ length: 60 }, () => call(second!));
+      while (grpc.heldSessions() < 1 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
+      assert.equal(grpc.heldSessions(), 1);
+      // Bounded wait for the burst's fate on the server: whatever nghttp2 refused never became a stream.
+      await new Promise((r) => setTimeout(r, 200));
+      assert.equal(ran, 20, 'no call of the held session reached its handler');
+      assert.equal(grpc.refusedCalls(), 0, 'nor keel\'s own refusal: nghttp2 refused them');
+      release();
+      const results = [...(await Promise.all(admitted)), ...(await Promise.all(burst))];
+      const statuses = new Set(results.slice(20).map((r) => r.status));
+      assert.deepEqual(results.slice(0, 20).map((r) => r.status), Array(20).fill('0'));
+      // Refused by nghttp2 (sent before the SETTINGS arrived), or queued by the client and served (or refused
+      // by the limit) once the session was given its streams back.
+      for (const s of statuses) assert.ok(['refused', '0', '8'].includes(s), `unexpected ${s}: ${[...statuses].join(',')}`);
+      assert.equal((await call(second)).status, '0', 'the held session serves calls again');
+      assert.deepEqual(goaways, [], 'no session was closed');
+    } finally {
+      release();
+      first.close();
+      second?.close();
+      await handle.close();
+    }
+  });
+});
+
+describe('when a client keeps calling within its limits on one session for thousands of streams', () => {
+  it('should serve every call and never end the session (no GOAWAY, no INTERNAL_ERROR), from node\'s http2 client and from grpc-js', async () => {
+    const app = new App({ host: '127.0.0.1', port: 0, grpc: {} });
+    app.grpc(GREETER_PROTO, 'keel.examples.v1.Greeter', {
+      async SayHello({ name }: { name: string }) {
+        await new Promise((r) => setImmediate(r));
+        return { message: `Hello, ${name}` };
+      },
+      async *SayHelloMany() {},
+    });
+    const handle = await app.listen({ handleSignals: false });
+    const session = http2.connect(handle.url);
+    const goaways: number[] = [];
+    session.on('error', () => {});
+    session.on('goaway', (code) => goaways.push(code));
+    const client = new grpc.Client(`127.0.0.1:${handle.port}`, grpc.credentials.createInsecure());
+    try {
+      // Issue 35 reported GOAWAY INTERNAL_ERROR after ~400 streams of a session: 2,000 here, 100 in flight
+      // (max_concurrent_streams and max_calls_per_client), each stream id used once.
+      let started = 0;
+      const statuses = new Map<string, number>();
+      await Promise.all(Array.from({ length: 100 }, async () => {
+        while (started < 2000) {
+          started++;
+          const { status } = await call(session);
+          statuses.set(status, (statuses.get(status) ?? 0) + 1);
+        }
+      }));
+      assert.deepEqual(Object.fromEntries(statuses), { 0: 2000 });
+      assert.deepEqual(goaways, []);
+      let done = 0;
+      const failures: string[] = [];
+      await Promise.all(Array.from({ length: 100 }, async () => {
+        while (done + failures.length < 2000) {
+          await new Promise<void>((resolve) => {
+            client.makeUnaryRequest('/keel.examples.v1.Greeter/SayHello', (x: Buffer) => x, (x: Buffer) => x, Buffer.from([0x0a, 0x01, 0x61]), (err) => {
+              if (err) failures.push(`${err.code} ${err.details}`);
+              else done++;
+              resolve();
+            });
+          });
+        }
+      }));
+      assert.deepEqual(failures.slice(0, 5), []);
+      assert.ok(done >= 2000);
+    } finally {
+      client.close();
+      session.close();
       await handle.close();
     }
   });

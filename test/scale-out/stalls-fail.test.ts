@@ -1,7 +1,8 @@
 /**
  * Issue 36, item 2: a worker killed (SIGKILL) twice during one job. With maxStalledCount 1, BullMQ
  * marks the job to fail after its second stall and the next worker fails it without running it: keel
- * logs one error line for it, and the failed counter (keel_background_jobs_processed_total) counts it.
+ * logs one error line for it, the failed counter (keel_background_jobs_processed_total) counts it, and
+ * the stall it found is counted (keel_background_jobs_stalled_total).
  */
 import { describe, it, before, after } from 'node:test';
 import assert from 'node:assert/strict';
@@ -70,5 +71,7 @@ describe('when a worker is killed (SIGKILL) twice during one job', { skip: NO_RE
     assert.equal(backgroundOf(rescuer)!.stats().failed, 1);
     const metrics = await request(router).get('/metrics');
     assert.match(metrics.text, /keel_background_jobs_processed_total\{outcome="failed"\} 1\n/);
+    // W2 found the first stall (its own process); this instance the second, which failed the job.
+    assert.match(metrics.text, /keel_background_jobs_stalled_total\{queue="keel-background"\} 1\n/);
   });
 });

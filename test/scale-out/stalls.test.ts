@@ -1,11 +1,13 @@
 /**
  * A worker killed during a job (kill -9): the job's lock expires, another instance's stall check moves
  * it back to waiting and logs the stall with the job id and attempt, and the job runs again there
- * (at least once, docs/scaling.md "When a worker dies").
+ * (at least once, docs/scaling.md "When a worker dies"). The stall is counted
+ * (keel_background_jobs_stalled_total) though the job is retried, not failed (issue 36).
  */
 import { describe, it, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { setTimeout as sleep } from 'node:timers/promises';
+import request from 'supertest';
 import { bullmqBackground, createApp } from '../../lib/index.js';
 import { backgroundOf } from '../../lib/background/index.js';
 import { NO_REDIS, startRedis, type RedisServer } from '../helpers/redis-server.js';
@@ -32,7 +34,7 @@ describe('when a worker is killed (SIGKILL) while it runs a job', { skip: NO_RED
     const { logger, next } = captureLogs();
     void (async () => { for (;;) logs.push(await next()); })();
     const reran: { id: string | undefined; attempt: number }[] = [];
-    const build = (runs: boolean) => createApp({ background_tasks: { enabled: true, drain_timeout_secs: 1 } }, (a) => {
+    const build = (runs: boolean) => createApp({ metrics: { default_metrics: false }, background_tasks: { enabled: true, drain_timeout_secs: 1 } }, (a) => {
       a.job('slow', (_p, ctx) => void reran.push({ id: ctx.id, attempt: ctx.attempt }));
       a.job('record', () => undefined);
     }, { logger, background: bullmqBackground({ connection: redis.url, worker: runs, lockDuration: 1000, stalledInterval: 1000 }) });
@@ -47,7 +49,7 @@ describe('when a worker is killed (SIGKILL) while it runs a job', { skip: NO_RED
 
     // Another instance with a worker: its stall check finds the job once the dead worker's lock expires.
     const rescuer = build(true);
-    (await rescuer.ready()).intoRouter();
+    const router = (await rescuer.ready()).intoRouter();
     closers.unshift(() => backgroundOf(rescuer)!.shutdown());
     for (let i = 0; i < 600 && reran.length === 0; i++) await sleep(50);
     assert.deepEqual(reran, [{ id: 'killed-once', attempt: 1 }]);
@@ -57,5 +59,11 @@ describe('when a worker is killed (SIGKILL) while it runs a job', { skip: NO_RED
     assert.equal(stall.task, 'slow');
     assert.equal(stall.attempt, 1);
     assert.equal(stall.level, 40);
+    // Counted as a stall, and the run that followed as a success: nothing failed.
+    for (let i = 0; i < 100 && backgroundOf(rescuer)!.stats().succeeded === 0; i++) await sleep(50);
+    const metrics = (await request(router).get('/metrics')).text;
+    assert.match(metrics, /keel_background_jobs_stalled_total\{queue="keel-background"\} 1\n/);
+    assert.match(metrics, /keel_background_jobs_processed_total\{outcome="succeeded"\} 1\n/);
+    assert.match(metrics, /keel_background_jobs_processed_total\{outcome="failed"\} 0\n/);
   });
 });

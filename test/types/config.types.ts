@@ -70,6 +70,7 @@ expectType<Equal<CompressionConfigInput, { gzip?: boolean; brotli?: boolean; min
 expectType<Equal<NonNullable<JwtConfigInput['algorithm']>, 'HS256' | 'HS384' | 'HS512' | 'RS256' | 'RS384' | 'RS512' | 'PS256' | 'PS384' | 'PS512' | 'ES256' | 'ES384' | 'ES512' | 'EdDSA'>>(true);
 expectType<Equal<ServerConfigInput['max_body_size'], number | null | undefined>>(true);
 expectType<Equal<ServerConfigInput['maxBodySize'], number | null | undefined>>(true);
+expectType<Equal<ServerConfigInput['max_uri_length'], number | null | undefined>>(true);
 const sf: StaticFilesConfigInput = { directory: 'd', routePrefix: '/p' };
 void sf;
 

@@ -132,7 +132,7 @@ createApp({}, (app) => {
   app.get('/t', () => null, { jwt_auht: { secret: 'x' } });
   // @ts-expect-error wrong type inside a per-route record
   app.post('/t', () => null, { body: user, authorization: { required_roles: 'admin' } });
-  app.get('/t2', () => null, { cors: { allowed_origins: ['https://a.example'] }, rate_limit: { per_second: 1 }, max_body_size: 1024 });
+  app.get('/t2', () => null, { cors: { allowed_origins: ['https://a.example'] }, rate_limit: { per_second: 1 }, max_body_size: 1024, max_uri_length: 2048 });
 
   // ---------------------------------------------------------------- untyped handlers still work
   const plain = (d: RequestData) => ({ path: d.path, q: d.query });
