@@ -102,7 +102,7 @@ try {
   await observed.close();
   await redis.stop();
 }
-// RedisPubSub's subscriber would keep reconnecting to the stopped redis-server: the run is over.
+// The run is over: exit rather than wait for a library's timers (BullMQ, ioredis) to let go.
 process.exit(0);
 
 function page(title: string, panels: unknown[], start: number, end: number, uplotJs: string, uplotCss: string): string {

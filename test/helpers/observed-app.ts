@@ -26,6 +26,7 @@ export interface ObservedAppOptions {
 export async function startObservedApp(redisUrl: string, options: ObservedAppOptions): Promise<ObservedApp> {
   const slowMs = options.slowMs ?? 50;
   const redis = new Redis(redisUrl, { maxRetriesPerRequest: 1, enableOfflineQueue: false });
+  const pubsub = new RedisPubSub({ connection: redisUrl, prefix: `${options.queue}:ps:` });
   redis.on('error', () => {}); // outages are part of the runs; keel counts them
   const app = createApp(
     { port: 0, host: '127.0.0.1', metrics: {}, readiness: {}, background_tasks: { enabled: true, drain_timeout_secs: 2 }, shutdown_timeout: 2 },
@@ -54,7 +55,7 @@ export async function startObservedApp(redisUrl: string, options: ObservedAppOpt
     {
       rateLimit: { store: new RedisStore({ prefix: `${options.queue}:rl:`, sendCommand: (command, ...args) => redis.call(command!, ...args) as Promise<unknown> }) },
       background: bullmqBackground({ connection: redisUrl, queueName: options.queue }),
-      pubsub: new RedisPubSub({ connection: redisUrl, prefix: `${options.queue}:ps:` }),
+      pubsub,
     },
   );
   let handle: ServerHandle;
@@ -62,6 +63,7 @@ export async function startObservedApp(redisUrl: string, options: ObservedAppOpt
     handle = await app.listen({ handleSignals: false });
   } catch (err) {
     redis.disconnect();
+    await pubsub.close();
     throw err;
   }
   // A local subscriber: published events come back from Redis and are delivered to it.
@@ -96,6 +98,8 @@ export async function startObservedApp(redisUrl: string, options: ObservedAppOpt
     async close() {
       await events.return?.();
       await handle.close();
+      // The App does not own the pub/sub it was given: its connections are ours to close.
+      await pubsub.close();
       redis.disconnect();
     },
   };
