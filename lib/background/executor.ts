@@ -7,11 +7,11 @@
  * `drain_timeout_secs` and reports what it had to abandon.
  */
 import { pino, type Logger } from 'pino';
-import { ConfigError, HttpError } from '../errors.js';
+import { ConfigError, HttpError } from '../http/errors.js';
 import { BackgroundJobMetadata, BackgroundTaskConfig } from '../records/protocol.js';
 import { acquireRejectionGuard, jobContext, releaseRejectionGuard, type JobContext } from './context.js';
 import { checkPayload, JobRegistry } from './jobs.js';
-import type { StoreStatus } from '../store-health.js';
+import type { StoreStatus } from '../ops/store-health.js';
 import type { JobTracing, TraceCarrier } from '../observability/job-spans.js';
 
 /** Work to run after the response. `signal` aborts when shutdown gives up on the job (drain timeout). */

@@ -15,7 +15,7 @@
  */
 import { constants as h2, type Http2Session } from 'node:http2';
 import type { Logger } from 'pino';
-import { isOverClientBudget } from '../client-budget.js';
+import { isOverClientBudget } from '../server/client-budget.js';
 
 /** After GOAWAY, how long a session may take to flush and close before it is destroyed, ms: 1000. */
 export const H2_CLOSE_GRACE_MS = 1_000;
@@ -36,7 +36,7 @@ export interface H2SessionPolicy {
 }
 
 type RefusalReason = 'max_h2_sessions' | 'max_h2_sessions_per_client';
-/** Refusals by cap; `max_connections_per_client` is the App's budget across protocols (lib/client-budget.ts). */
+/** Refusals by cap; `max_connections_per_client` is the App's budget across protocols (lib/server/client-budget.ts). */
 export type H2Refusals = Record<RefusalReason | 'max_connections_per_client', number>;
 
 /** The open HTTP/2 sessions of one server and the rules they live by. */

@@ -11,7 +11,7 @@ import { createApp } from '../../lib/index.js';
 import { backgroundOf, bullmqBackground } from '../../lib/background/index.js';
 import { RedisPubSub } from '../../lib/pubsub/index.js';
 import { RedisStore, RedisCommandTimeoutError } from '../../middleware/rate-limit/index.js';
-import { loopStalledSince, watchLoop } from '../../lib/loop-stall.js';
+import { loopStalledSince, watchLoop } from '../../lib/ops/loop-stall.js';
 import { NO_REDIS, startRedis, type RedisServer } from '../helpers/redis-server.js';
 
 /** Block the event loop for `ms` (a CPU stall: nothing else in this process runs meanwhile). */
