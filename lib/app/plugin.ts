@@ -7,7 +7,7 @@
  * protocol module statically: the App loads the ones it uses with `import()` in `app.ready()`
  * (lib/app/builtins.ts). Types only: this file loads nothing.
  */
-import type { RequestListener, Server, ServerOptions, ServerResponse } from 'node:http';
+import type { ServerResponse } from 'node:http';
 import type { Duplex } from 'node:stream';
 import type { Logger } from 'pino';
 import type { HookRegistry } from './hooks.js';
@@ -18,6 +18,7 @@ import type { RouteDefinition } from './route-definition.js';
 import type { SecurityHeadersOptions } from '../../middleware/security-headers/index.js';
 import type { RateLimitExtensions } from '../../middleware/rate-limit/index.js';
 import type { PubSub } from '../pubsub/memory.js';
+import type { ServerFactory, ServerHandle } from '../server/server.js';
 
 /** A node-level handler behind the server-level middleware (used by protocol modules). */
 export type RawHandler = (req: KeelRequest, res: ServerResponse) => void | Promise<void>;
@@ -77,22 +78,8 @@ export interface Mount {
 
 export type UpgradeHandler = (req: KeelRequest, socket: Duplex, head: Buffer) => void;
 
-/** Creates the listening server for a request listener (gRPC swaps in a dual HTTP/1.1 + h2c server). */
-/**
- * Creates the listening server for a request listener (gRPC swaps in a dual HTTP/1.1 + h2c server);
- * `options` carries node:http server options the factory passes to `http.createServer`.
- */
-export type ServerFactory = (listener: RequestListener, options: ServerOptions) => Server;
-
-export interface ServerHandle {
-  readonly server: Server;
-  readonly host: string;
-  readonly port: number;
-  /** `http://host:port` */
-  readonly url: string;
-  /** Graceful shutdown; resolves when every connection is closed. Idempotent. */
-  close(): Promise<void>;
-}
+/** How the server layer creates and hands out the listening server (lib/server/server.ts). */
+export type { ServerFactory, ServerHandle };
 
 export type KeelRouter = ((req: KeelRequest, res: ServerResponse, next?: NextFunction) => void) & {
   /** Route an HTTP upgrade (WebSocket) to its handler, or refuse it with 404. */

@@ -12,7 +12,8 @@ import cluster from 'node:cluster';
 import http, { type RequestListener, type Server } from 'node:http';
 import net, { type AddressInfo, type Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
-import type { AppCore as App, ServerFactory, ServerHandle } from '../app/plugin.js';
+import type { Logger } from 'pino';
+import type { ServerConfig } from '../records/server.js';
 import { boundSlowReader, boundUnreadBody, ConnectionLimits, type ConnectionLimitsInput } from './connections.js';
 import { AppError, ERROR_CODES, type ErrorCode } from '../http/errors.js';
 import { problemFor, PROBLEM_CONTENT_TYPE } from '../http/problem.js';
@@ -20,7 +21,42 @@ import { writeSocketResponse } from '../http/socket-problem.js';
 import { serveClusterMetrics } from '../observability/cluster.js';
 import { clientBudgetOf, countConnections, isOverClientBudget, OVER_BUDGET_GRACE_MS } from './client-budget.js';
 
-export type { ServerFactory, ServerHandle };
+/**
+ * Creates the listening server for a request listener (gRPC swaps in a dual HTTP/1.1 + h2c server);
+ * `options` carries node:http server options the factory passes to `http.createServer`.
+ */
+export type ServerFactory = (listener: RequestListener, options: http.ServerOptions) => Server;
+
+export interface ServerHandle {
+  readonly server: Server;
+  readonly host: string;
+  readonly port: number;
+  /** `http://host:port` */
+  readonly url: string;
+  /** Graceful shutdown; resolves when every connection is closed. Idempotent. */
+  close(): Promise<void>;
+}
+
+/**
+ * The App as `listen()` serves it. Declared here, so the server layer imports nothing of the App's
+ * (docs/architecture.md, "Layers"); the App (lib/app/app.ts) has all of it.
+ */
+export interface ServedApp {
+  readonly config: Readonly<ServerConfig>;
+  readonly logger: Logger;
+  /** Per-App state (the client budget across connections is kept here). */
+  readonly extensions: Map<string, unknown>;
+  ready(): Promise<unknown>;
+  intoRouter(): RequestListener & { handleUpgrade(req: http.IncomingMessage, socket: Duplex, head: Buffer): void };
+  readonly serverFactory: ServerFactory | undefined;
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any -- the App passes itself
+  readonly startHooks: readonly ((handle: ServerHandle, app: any) => void | Promise<void>)[];
+  readonly shutdownHooks: readonly (() => void | Promise<void>)[];
+  readonly preShutdownHooks: readonly (() => void | Promise<void>)[];
+  /** The mounts, for the pages the start-up line lists (`MountOptions.page`). */
+  mounts(): readonly { readonly path: string; readonly options: { readonly page?: string } }[];
+}
+type App = ServedApp;
 
 export interface ListenOptions {
   /** Override ServerConfig.port (0 = any free port). */
