@@ -3,9 +3,10 @@
  * They are part of serving the open internet, not failures of the server, so keel never logs them at
  * warn/error with a stack: one debug line, and under a storm (a GraphQL subscription client that
  * hangs up while 1,000 `next` frames are queued wrote 2,658 stack traces, issue 26) at most one line
- * per interval with a count, like the background queue's refusals (lib/background/executor.ts).
+ * per interval with a count (ThrottledLog, as for the background queue's refusals).
  */
 import type { Logger } from 'pino';
+import { ThrottledLog } from './throttled-log.js';
 
 /** Network errors logged at most once per this many ms, with a count: 1000. */
 export const DEFAULT_NETWORK_ERROR_LOG_INTERVAL_MS = 1000;
@@ -38,10 +39,9 @@ export function isExpectedNetworkError(err: unknown): boolean {
  */
 export class NetworkErrorLog {
   readonly #logger: Pick<Logger, 'debug'>;
-  readonly #intervalMs: number;
   readonly #line: ThrottledLine;
-  #counts = new Map<string, number>();
-  #timer: NodeJS.Timeout | undefined;
+  /** Keyed by where and code; one interval for all of them (a storm of mixed codes is one storm). */
+  readonly #log: ThrottledLog<string>;
 
   /**
    * `line` turns the same throttling to other events that can come in storms (a client over its
@@ -49,40 +49,21 @@ export class NetworkErrorLog {
    */
   constructor(logger: Pick<Logger, 'debug'>, intervalMs = DEFAULT_NETWORK_ERROR_LOG_INTERVAL_MS, line: ThrottledLine = LOST_LINE) {
     this.#logger = logger;
-    this.#intervalMs = intervalMs;
     this.#line = line;
+    this.#log = new ThrottledLog<string>({
+      intervalMs,
+      first: (key) => this.#write(key, 1),
+      interval: (counts, ms) => { for (const [key, { count }] of counts) this.#write(key, count, ms); },
+    });
   }
 
   /** Record one expected error. */
   note(where: string, err: unknown): void {
-    const code = codeOf(err);
-    const key = `${where}\u0000${code}`;
-    if (this.#timer) {
-      this.#counts.set(key, (this.#counts.get(key) ?? 0) + 1);
-      return;
-    }
-    this.#write(where, code, 1);
-    this.#schedule();
+    this.#log.note(`${where}\u0000${codeOf(err)}`, undefined);
   }
 
-  #schedule(): void {
-    this.#timer = setTimeout(() => this.#flush(), this.#intervalMs);
-    this.#timer.unref();
-  }
-
-  #flush(): void {
-    const counts = this.#counts;
-    this.#counts = new Map();
-    this.#timer = undefined;
-    if (counts.size === 0) return;
-    for (const [key, count] of counts) {
-      const [where, code] = key.split('\u0000') as [string, string];
-      this.#write(where, code, count, this.#intervalMs);
-    }
-    this.#schedule();
-  }
-
-  #write(where: string, code: string, count: number, intervalMs?: number): void {
+  #write(key: string, count: number, intervalMs?: number): void {
+    const [where, code] = key.split('\u0000') as [string, string];
     try {
       const { level, message, fields } = this.#line;
       (this.#logger as Pick<Logger, 'debug' | 'warn'>)[level]({ where, code, count, ...(intervalMs ? { interval_ms: intervalMs } : {}), ...fields }, message);

@@ -6,6 +6,7 @@
  * seen, work fails at once instead of waiting out the command timeout again, until Redis answers.
  */
 import type { Logger } from 'pino';
+import { ThrottledLog } from './throttled-log.js';
 
 /** 'up': every connection answers; 'down': commands time out or fail (a hung or refusing Redis); 'reconnecting': a connection closed, or is not connected yet, and ioredis is (re)connecting. */
 export type StoreState = 'up' | 'down' | 'reconnecting';
@@ -34,7 +35,6 @@ export function errorText(err: unknown): string {
 export class StoreHealth {
   #logger: Logger;
   readonly #component: string;
-  readonly #intervalMs: number;
   /** Per client: 'connecting' until its first 'ready', then 'up' / 'reconnecting'. */
   readonly #clients = new Map<Client, 'connecting' | 'up' | 'reconnecting'>();
   #hung = false;
@@ -44,8 +44,8 @@ export class StoreHealth {
   #downSince = 0;
   #probe: (() => Promise<unknown>) | undefined;
   #probeTimer: NodeJS.Timeout | undefined;
-  #counts = new Map<string, { n: number; fields: Record<string, unknown> }>();
-  #countTimer: NodeJS.Timeout | undefined;
+  /** Expected failures by message: each message's first at once, then a line per interval (ThrottledLog). */
+  readonly #counts: ThrottledLog<string, Record<string, unknown>>;
   #listeners: ((state: StoreState, previous: StoreState, reconnected: boolean) => void)[] = [];
   #closed = false;
   #everUp = false;
@@ -56,7 +56,12 @@ export class StoreHealth {
   constructor(logger: Logger, component: string, intervalMs = DEFAULT_STORE_LOG_INTERVAL_MS) {
     this.#logger = logger;
     this.#component = component;
-    this.#intervalMs = intervalMs;
+    this.#counts = new ThrottledLog({
+      intervalMs,
+      perKey: true,
+      first: (message, fields) => this.#warn({ ...fields, count: 1 }, message),
+      interval: (counts, ms) => { for (const [message, { count, context }] of counts) this.#warn({ ...context, count, interval_ms: ms }, message); },
+    });
   }
 
   /** Log through `logger` from now on (the App hands its logger to a store made without one). */
@@ -146,33 +151,7 @@ export class StoreHealth {
    * is logged at once, the rest as one line per interval with `count`.
    */
   count(message: string, fields: Record<string, unknown> = {}): void {
-    const entry = this.#counts.get(message);
-    if (entry) {
-      entry.n++;
-      entry.fields = fields;
-      return;
-    }
-    this.#counts.set(message, { n: 0, fields });
-    this.#warn({ ...fields, count: 1 }, message);
-    if (!this.#countTimer) this.#scheduleFlush();
-  }
-
-  #scheduleFlush(): void {
-    this.#countTimer = setTimeout(() => {
-      this.#countTimer = undefined;
-      let any = false;
-      for (const [message, entry] of this.#counts) {
-        if (entry.n === 0) {
-          this.#counts.delete(message);
-          continue;
-        }
-        any = true;
-        this.#warn({ ...entry.fields, count: entry.n, interval_ms: this.#intervalMs }, message);
-        entry.n = 0;
-      }
-      if (any) this.#scheduleFlush();
-    }, this.#intervalMs);
-    this.#countTimer.unref();
+    this.#counts.note(message, fields);
   }
 
   #warn(fields: Record<string, unknown>, message: string): void {
@@ -233,6 +212,6 @@ export class StoreHealth {
   close(): void {
     this.#closed = true;
     clearTimeout(this.#probeTimer);
-    clearTimeout(this.#countTimer);
+    this.#counts.close();
   }
 }
