@@ -4,7 +4,7 @@
  * the shared port; GrpcConfig from the `KEEL_H2C_GRPC` environment variable (JSON, default `{}`).
  * Prints one `ready` JSON line; SIGTERM shuts it down gracefully (shutdown_timeout 30 s).
  */
-import { createApp } from '../lib/app.js';
+import { createApp } from '../lib/app/app.js';
 import '../lib/grpc/index.js';
 import { GREETER_PROTO_PATH, greeterHandlers } from '../examples/grpc/server.js';
 

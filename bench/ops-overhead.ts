@@ -9,7 +9,7 @@
  * `instrumentRouter` as `app.intoRouter()` builds it, for: all off (the router itself: nothing added),
  * metrics + readiness on, spans on with no OTel SDK (the API's no-op tracer), spans on with an SDK
  * (BasicTracerProvider, batch processor, an exporter that drops the batch); and, for spans, a route of
- * one middleware and a handler wrapped in their INTERNAL spans as lib/dispatch.ts wraps them, against
+ * one middleware and a handler wrapped in their INTERNAL spans as lib/app/dispatch.ts wraps them, against
  * the same route unwrapped (what the INTERNAL spans add). Each round runs every
  * variant in a new random order; the table gives CPU ns per request, median of rounds, minus the bare
  * stub's. The SDK variant registers the global tracer provider, so it runs last, after the others.
@@ -21,9 +21,9 @@ import { parseArgs } from 'node:util';
 import { pino } from 'pino';
 import { createApp } from '../lib/index.js';
 import { instrumentRouter } from '../lib/observability/index.js';
-import type { KeelRouter } from '../lib/plugin.js';
+import type { KeelRouter } from '../lib/app/plugin.js';
 import { traceHandler, traceMiddleware } from '../lib/observability/internal-spans.js';
-import type { Middleware } from '../lib/request.js';
+import type { Middleware } from '../lib/http/request.js';
 
 const { values: args } = parseArgs({ options: { rounds: { type: 'string' }, requests: { type: 'string' } } });
 const ROUNDS = Number(args.rounds ?? 15);
@@ -39,7 +39,7 @@ const stub = Object.assign(function keelRouter(req: { routePattern?: string }, r
 }, { handleUpgrade() {} }) as unknown as KeelRouter;
 
 /**
- * The stub as the router runs a route when spans are on (lib/dispatch.ts): one middleware and the
+ * The stub as the router runs a route when spans are on (lib/app/dispatch.ts): one middleware and the
  * handler, each in its INTERNAL span; with spans off the same two calls run unwrapped.
  */
 const answer = (req: { routePattern?: string }, res: EventEmitter & { statusCode: number; writableFinished: boolean }) => {

@@ -10,25 +10,19 @@
  * queries at once. Before the budgets: 43 s and RSS 124 MB → 1.03 GB with a 193 MB answer; a 191 MiB
  * answer and +880 MB; a 1 GB heap out of memory in 7 s.
  */
-import { spawn } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { aliasQueryBody, fanOutDocument, fanOutSchemas } from '../test/helpers/budget-attacks.js';
+import { spawnFixture } from '../test/helpers/spawn-fixture.js';
 
 const script = fileURLToPath(new URL('../examples/server.ts', import.meta.url));
-const child = spawn(process.execPath, ['--import', 'tsx', script], {
-  env: { ...process.env, PORT: '0', HOST: '127.0.0.1', NODE_ENV: 'production', KEEL_LOG_LEVEL: 'silent' },
-  stdio: ['ignore', 'pipe', 'inherit'],
+const server = await spawnFixture(script, {
+  env: { PORT: '0', HOST: '127.0.0.1', NODE_ENV: 'production', KEEL_LOG_LEVEL: 'silent' },
+  stderr: 'inherit',
+  ready: /keel example server on (http:\/\/\S+)/,
 });
-const base = await new Promise<string>((resolve, reject) => {
-  let out = '';
-  child.stdout!.on('data', (c: Buffer) => {
-    out += c.toString();
-    const m = /keel example server on (http:\/\/\S+)/.exec(out);
-    if (m) resolve(m[1]!);
-  });
-  child.once('exit', (code) => reject(new Error(`example server exited (${code})`)));
-});
+const { child } = server;
+const base = server.ready[1]!;
 
 /** The child's resident and peak resident memory, MB. */
 function memory(): { rss: number; peak: number } {
@@ -73,5 +67,5 @@ try {
   const big = aliasQueryBody(490, 1024 * 1024);
   await replay('GraphQL 490 aliases, 2 × 1 MiB at once', [{ path: '/graphql', body: big }, { path: '/graphql', body: big }]);
 } finally {
-  child.kill('SIGKILL');
+  await server.kill();
 }

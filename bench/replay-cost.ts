@@ -16,30 +16,23 @@
  * Before (issue 35, main 030dee2): 22–31 s to answer 360–450 documents, `/health` p99 13.8–15.5 s;
  * graphql-ws `RangeError: Invalid string length`, RSS 216 → 698–827 MB, a 4.1 s stall.
  */
-import { fork, spawn } from 'node:child_process';
+import { fork } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { loadavg } from 'node:os';
 import { fileURLToPath } from 'node:url';
 import WebSocket from 'ws';
 import { aliasQueryBody, nearBudgetDocument } from '../test/helpers/budget-attacks.js';
+import { spawnFixture } from '../test/helpers/spawn-fixture.js';
 
 const script = process.argv[2] ?? fileURLToPath(new URL('../examples/server.ts', import.meta.url));
-const child = spawn(process.execPath, [...(process.env.BENCH_SERVER_ARGS?.split(' ').filter(Boolean) ?? []), '--import', 'tsx', script], {
+const server = await spawnFixture(script, {
+  nodeArgs: process.env.BENCH_SERVER_ARGS?.split(' ').filter(Boolean) ?? [],
   cwd: fileURLToPath(new URL('..', `file://${script}`)),
-  env: { ...process.env, PORT: '0', HOST: '127.0.0.1', NODE_ENV: 'production', KEEL_LOG_LEVEL: 'silent' },
-  stdio: ['ignore', 'pipe', 'pipe'],
+  env: { PORT: '0', HOST: '127.0.0.1', NODE_ENV: 'production', KEEL_LOG_LEVEL: 'silent' },
+  ready: /keel example server on (http:\/\/\S+)/,
 });
-let stderr = '';
-child.stderr!.on('data', (c: Buffer) => { stderr += c.toString(); });
-const base = await new Promise<string>((resolve, reject) => {
-  let out = '';
-  child.stdout!.on('data', (c: Buffer) => {
-    out += c.toString();
-    const m = /keel example server on (http:\/\/\S+)/.exec(out);
-    if (m) resolve(m[1]!);
-  });
-  child.once('exit', (code) => reject(new Error(`example server exited (${code}): ${stderr.slice(0, 500)}`)));
-});
+const { child } = server;
+const base = server.ready[1]!;
 
 function memory(): { rss: number; peak: number } {
   const status = readFileSync(`/proc/${child.pid}/status`, 'utf8');
@@ -157,12 +150,9 @@ try {
   await graphqlFlood();
   await new Promise((r) => setTimeout(r, 3000));
   await storedTitles();
-  console.log(`load average ${loadavg().map((l) => l.toFixed(1)).join(' ')}; RangeError on the server's stderr: ${/RangeError/.test(stderr) ? 'yes' : 'no'}`);
+  console.log(`load average ${loadavg().map((l) => l.toFixed(1)).join(' ')}; RangeError on the server's stderr: ${/RangeError/.test(server.output()) ? 'yes' : 'no'}`);
 } finally {
   probe.send('exit');
   // SIGTERM first: a graceful exit writes the server's --cpu-prof profile (BENCH_SERVER_ARGS).
-  child.kill('SIGTERM');
-  const killer = setTimeout(() => child.kill('SIGKILL'), 10_000);
-  await new Promise((r) => child.once('exit', r));
-  clearTimeout(killer);
+  await server.stop(10_000);
 }

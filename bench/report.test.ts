@@ -139,7 +139,7 @@ describe('when a profiled run misses a target', () => {
     assert.match(md, /less on: Fastify internals −10\.0 µs, serialisation −3\.0 µs\./);
     assert.match(md, /\| stage \| keel \| Fastify 5 \| Δ vs Fastify 5 \|\n\|---\|---:\|---:\|---:\|\n\| keel pipeline \| 35\.0 \| 0\.0 \| \+35\.0 \|/);
     assert.match(md, /\| \*\*main thread, profiled\*\* \| 89\.0 \| 58\.0 \| \+31\.0 \|/);
-    assert.match(md, /keel's heaviest functions there \(µs\/request\): keel pipeline: `run` lib\/pipeline\.js:41 30\.0, `Readable\.on` node:internal\/streams\/readable:1101 5\.0; middleware\/cors/);
+    assert.match(md, /keel's heaviest functions there \(µs\/request\): keel pipeline: `run` lib\/app\/pipeline\.js:41 30\.0, `Readable\.on` node:internal\/streams\/readable:1101 5\.0; middleware\/cors/);
     assert.match(md, /Start-up \(once per process, not per request\): keel 2\.0 ms, Fastify 5 0\.8 ms\./);
   });
   it('should leave the section out when every target is met', () => {

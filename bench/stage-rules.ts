@@ -3,12 +3,12 @@
  *
  * A sample's self time belongs to the frame on top of the stack, but that frame is often generic
  * (a stream method, an event emit, a native helper): its cost was caused by whoever called it. So
- * rules are *strong* (the frame says what the work is: `lib/validation.js`, `node:_http_server`,
+ * rules are *strong* (the frame says what the work is: `lib/http/validation.js`, `node:_http_server`,
  * `writev`) or *weak* (generic code); a sample goes to the strong rule nearest the top of its stack,
- * else to the nearest weak one. `Readable.on` called by lib/body is body reading; the same call
+ * else to the nearest weak one. `Readable.on` called by lib/http/body is body reading; the same call
  * from Fastify's content-type parser is Fastify's.
  *
- * Locations are normalised first (stages.ts): `lib/content.js`, `middleware/cors/index.js`,
+ * Locations are normalised first (stages.ts): `lib/http/content.js`, `middleware/cors/index.js`,
  * `node_modules/fastify/lib/reply.js`, `node:_http_server`, '' for native code. Keel's sources
  * match both as .ts (under --tsx) and as the compiled .js the servers run by default.
  */
@@ -85,12 +85,12 @@ export const STAGE_RULES: readonly StageRule[] = [
   { url: /^node:/, stage: RUNTIME, weak: true },
 
   // keel: lib/ and one stage per middleware folder.
-  { url: /^lib\/respond\./, name: /^writeContent$/, stage: SERIAL }, // its self time is JSON.stringify
-  { url: /^lib\/(pipeline|chain|request-data|respond|hooks|handler|request|errors|problem|features|builtins)\./, stage: PIPELINE },
-  { url: /^lib\/(dispatch|router|route-definition)\./, stage: ROUTING },
-  { url: /^lib\/(validation|validation-errors|coerce)\./, stage: VALIDATION },
-  { url: /^lib\/(body|content|multipart)\./, stage: BODY },
-  { url: /^lib\/query\./, stage: QUERY },
+  { url: /^lib\/app\/respond\./, name: /^writeContent$/, stage: SERIAL }, // its self time is JSON.stringify
+  { url: /^lib\/(?:app\/(?:pipeline|chain|request-data|respond|hooks|handler|features|builtins)|http\/(?:request|errors|problem))\./, stage: PIPELINE },
+  { url: /^lib\/app\/(dispatch|router|route-definition)\./, stage: ROUTING },
+  { url: /^lib\/http\/(validation|validation-errors|coerce)\./, stage: VALIDATION },
+  { url: /^lib\/http\/(body|content|multipart)\./, stage: BODY },
+  { url: /^lib\/http\/query\./, stage: QUERY },
   { url: /^lib\/jsonrpc\//, stage: JSONRPC },
   { url: /^lib\/graphql\//, stage: GRAPHQL },
   { url: /^lib\//, stage: 'keel (other lib/*)' },
@@ -104,7 +104,7 @@ export const STAGE_RULES: readonly StageRule[] = [
   { url: /^node_modules\/(ajv|ajv-formats|fast-uri|@fastify\/ajv-compiler)\//, stage: VALIDATION },
   { url: /^node_modules\/(busboy|@fastify\/busboy|streamsearch|secure-json-parse|@fastify\/formbody|@fastify\/multipart|multer|body-parser|raw-body|content-type|fast-content-type-parse|iconv-lite|type-is|media-typer)\//, stage: BODY },
   // A urlencoded body goes through the same query-string parsers as a URL: it is body parsing then.
-  { url: /^node_modules\/(fast-querystring|qs|fast-decode-uri-component)\//, within: /^(node_modules\/(@fastify\/formbody|body-parser)\/|lib\/(body|content)\.)/, stage: BODY },
+  { url: /^node_modules\/(fast-querystring|qs|fast-decode-uri-component)\//, within: /^(node_modules\/(@fastify\/formbody|body-parser)\/|lib\/http\/(body|content)\.)/, stage: BODY },
   { url: /^node_modules\/(fast-querystring|qs|parseurl|fast-decode-uri-component)\//, stage: QUERY },
   { url: /^node_modules\/(fast-json-stringify|@fastify\/fast-json-stringify-compiler|fast-safe-stringify)\//, stage: SERIAL },
   { url: /^node_modules\/fastify\/lib\/reply\./, name: /^serialize$/, stage: SERIAL }, // JSON.stringify

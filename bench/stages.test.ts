@@ -11,7 +11,7 @@ const frame = (name: string, url = ''): Frame => ({ name, url, line: 1 });
 
 describe('when a frame url is normalised', () => {
   it('should treat the compiled benchmark build as keel source, not a dependency', () => {
-    assert.equal(normaliseUrl('file:///srv/app/node_modules/.cache/keel-bench/lib/pipeline.js', '/srv/app'), 'lib/pipeline.js');
+    assert.equal(normaliseUrl('file:///srv/app/node_modules/.cache/keel-bench/lib/app/pipeline.js', '/srv/app'), 'lib/app/pipeline.js');
   });
   it('should make keel sources run under tsx relative to the repository', () => {
     assert.equal(normaliseUrl('file:///srv/app/middleware/cors/index.ts', '/srv/app'), 'middleware/cors/index.ts');
@@ -33,13 +33,13 @@ describe('when a stack is classified', () => {
     ['HTTP parsing/writing', [frame('parserOnHeadersComplete', 'node:_http_common')]],
     ['GC', [frame('(garbage collector)')]],
     ['V8 (program)', [frame('(program)')]],
-    ['validation', [frame('validate12'), frame('validateRequest', 'lib/validation.js')]],
-    ['validation', [frame('RegExp: ^[A-Z]{2}$'), frame('validate3'), frame('run', 'lib/pipeline.js')]],
-    ['body reading/parsing', [frame('parseJson', 'lib/content.js')]],
+    ['validation', [frame('validate12'), frame('validateRequest', 'lib/http/validation.js')]],
+    ['validation', [frame('RegExp: ^[A-Z]{2}$'), frame('validate3'), frame('run', 'lib/app/pipeline.js')]],
+    ['body reading/parsing', [frame('parseJson', 'lib/http/content.js')]],
     ['body reading/parsing', [frame('_parse', 'node_modules/secure-json-parse/index.js')]],
-    ['serialisation', [frame('writeContent', 'lib/respond.js')]],
+    ['serialisation', [frame('writeContent', 'lib/app/respond.js')]],
     ['serialisation', [frame('serialize', 'node_modules/fastify/lib/reply.js')]],
-    ['keel pipeline', [frame('endWith', 'lib/respond.ts')]],
+    ['keel pipeline', [frame('endWith', 'lib/app/respond.ts')]],
     ['routing', [frame('find', 'node_modules/find-my-way/index.js')]],
     ['middleware/rate-limit', [frame('consume', 'middleware/rate-limit/store.js')]],
     ['middleware/compression', [frame('compress', 'node_modules/@fastify/compress/index.js')]],
@@ -60,7 +60,7 @@ describe('when a stack is classified', () => {
     it(`should put ${stack[0]!.name} ${stack[0]!.url || '(native)'} in ${stage}`, () => assert.equal(classifyStack(stack), stage));
   }
   it('should charge generic node code to the nearest caller that says what the work is', () => {
-    const stack = [frame('set length'), frame('Readable.on', 'node:internal/streams/readable'), frame('readRawBody', 'lib/body.js'), frame('parserOnIncoming', 'node:_http_server')];
+    const stack = [frame('set length'), frame('Readable.on', 'node:internal/streams/readable'), frame('readRawBody', 'lib/http/body.js'), frame('parserOnIncoming', 'node:_http_server')];
     assert.equal(classifyStack(stack), 'body reading/parsing');
   });
   it('should fall back to the nearest generic JS frame, then to a native one, then to other JS', () => {
@@ -95,7 +95,7 @@ describe('when a profile is attributed', () => {
     assert.equal(Object.keys(st.perRequest).includes('idle'), false);
   });
   it('should list the heaviest functions with their stage and location', () => {
-    assert.deepEqual(st.top[0], { stage: 'keel pipeline', fn: 'run', where: 'lib/pipeline.js:41', us: 30 });
+    assert.deepEqual(st.top[0], { stage: 'keel pipeline', fn: 'run', where: 'lib/app/pipeline.js:41', us: 30 });
     assert.equal(st.top.find((t) => t.fn === 'corsHandler')?.stage, 'middleware/cors');
   });
 });

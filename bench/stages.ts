@@ -22,7 +22,7 @@ export interface CpuProfile {
 export interface TopFunction {
   stage: string;
   fn: string;
-  /** Normalised location, `lib/content.js:12` (line 1-based), empty for native code. */
+  /** Normalised location, `lib/http/content.js:12` (line 1-based), empty for native code. */
   where: string;
   us: number;
 }
@@ -48,7 +48,7 @@ export interface PeerStages {
 const repoRoot = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 
 /**
- * A frame's URL as a short, machine-independent location: `lib/content.js`, `middleware/cors/index.ts`,
+ * A frame's URL as a short, machine-independent location: `lib/http/content.js`, `middleware/cors/index.ts`,
  * `node_modules/fastify/lib/reply.js`, `node:_http_server`, or '' for native code. The compiled
  * benchmark build lives under node_modules/.cache/keel-bench, and it is keel's code, not a dependency.
  */

@@ -10,8 +10,8 @@
  */
 import type http from 'node:http';
 import net from 'node:net';
-import { boundUnreadBody, ConnectionLimits, type ConnectionLimitsInput } from '../lib/connections.js';
-import { ConfigError } from '../lib/errors.js';
+import { boundUnreadBody, ConnectionLimits, type ConnectionLimitsInput } from '../lib/server/connections.js';
+import { ConfigError } from '../lib/http/errors.js';
 
 /** How long graceful shutdown waits for in-flight requests before closing connections, ms: 10000. */
 export const DEFAULT_EXPRESS_SHUTDOWN_TIMEOUT_MS = 10_000;
@@ -62,7 +62,7 @@ function shutdown(server: http.Server, timeoutMs: number, idleGraceMs: number): 
   // answers from now on (and those not started yet) tell keep-alive clients not to reuse the connection
   server.prependListener('request', (_req, res: http.ServerResponse) => { res.shouldKeepAlive = false; });
   // Not http.Server#close(): it also destroys idle keep-alive connections at once, and a request may already be on
-  // the wire to one of them (lib/server.ts does the same).
+  // the wire to one of them (lib/server/server.ts does the same).
   const closed = new Promise<void>((resolve) => net.Server.prototype.close.call(server, () => resolve()));
   const sweep = setInterval(() => server.closeIdleConnections(), Math.max(idleGraceMs, 10));
   let timer: NodeJS.Timeout | undefined;

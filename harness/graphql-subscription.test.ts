@@ -5,7 +5,7 @@ import type { AddressInfo } from 'node:net';
 import { GraphQLInt, GraphQLNonNull, GraphQLObjectType, GraphQLSchema, GraphQLString } from 'graphql';
 import { useServer } from 'graphql-ws/use/ws';
 import { WebSocketServer } from 'ws';
-import { App } from '../lib/app.js';
+import { App } from '../lib/app/app.js';
 import { graphqlSubscriptionSnapshot, GRAPHQL_TRANSPORT_WS } from './graphql-subscription.js';
 
 const schema = new GraphQLSchema({

@@ -8,8 +8,8 @@
  */
 import { randomUUID } from 'node:crypto';
 import type WsSocket from 'ws';
-import { lazyRequire } from '../lib/lazy-require.js';
-import { missingPackages, missingPackagesError } from '../lib/packages.js';
+import { lazyRequire } from '../lib/http/lazy-require.js';
+import { missingPackages, missingPackagesError } from '../lib/ops/packages.js';
 import type { GraphQlSubscriptionSnapshot } from '../lib/records/graphql.js';
 
 /** The WebSocket subprotocol of graphql-ws. */

@@ -4,7 +4,7 @@ import { createServer, get, type IncomingMessage, type Server } from 'node:http'
 import { createServer as createNetServer, type AddressInfo, type Server as NetServer } from 'node:net';
 import { brotliCompressSync, deflateRawSync, deflateSync, gzipSync } from 'node:zlib';
 import request from 'supertest';
-import { SnapshotError } from '../lib/errors.js';
+import { SnapshotError } from '../lib/http/errors.js';
 import { snapshotFromParts, snapshotResponse } from './snapshot.js';
 
 const TEXT = 'hello, snapshot — ünïcödé\n'.repeat(20);

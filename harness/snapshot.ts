@@ -5,7 +5,7 @@
  */
 import type { IncomingMessage } from 'node:http';
 import { brotliDecompressSync, gunzipSync, inflateRawSync, inflateSync } from 'node:zlib';
-import { SnapshotError } from '../lib/errors.js';
+import { SnapshotError } from '../lib/http/errors.js';
 
 /** A response, decoded: lower-case header names, `set-cookie` always a list, body without content codings. */
 export interface ResponseSnapshot {

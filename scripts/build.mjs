@@ -24,7 +24,7 @@ if (r.status !== 0) process.exit(r.status ?? 1);
 //   require() give one instance (no dual-package hazard);
 // - one file instead of ~30 ES modules loads about as fast as express itself (`npm run bench:load`).
 // The lib/ code inlined here (errors, connection limits, records) keeps no state an App shares, and keel's error
-// classes answer `instanceof` for an error built by either copy (lib/errors.ts).
+// classes answer `instanceof` for an error built by either copy (lib/http/errors.ts).
 // No keepNames: it would wrap every closure the router creates per request in a __name() call; no minification, so
 // function names stay as written (only top-level names two modules share get a suffix).
 const { build } = await import('esbuild');

@@ -1,5 +1,5 @@
 /**
- * The error table (lib/errors.ts): every code complete, every error class mapped into it, and the
+ * The error table (lib/http/errors.ts): every code complete, every error class mapped into it, and the
  * configuration family kept apart from the request family.
  */
 import { describe, it } from 'node:test';
@@ -8,7 +8,7 @@ import {
   ERROR_CODES, PROBLEM_TYPE_BASE, KeelError, ConfigError, AppError, SchemaError, SnapshotError, GraphQlError, HttpError,
   APP_ERROR_KINDS, SCHEMA_ERROR_KINDS, SNAPSHOT_ERROR_KINDS, GRAPHQL_ERROR_KINDS, problemType, codeForStatus, statusTitle,
   type ErrorCode,
-} from '../lib/errors.js';
+} from '../lib/http/errors.js';
 
 const codes = Object.entries(ERROR_CODES) as [ErrorCode, (typeof ERROR_CODES)[ErrorCode] & { slug?: string }][];
 

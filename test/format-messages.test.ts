@@ -5,7 +5,7 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import request from 'supertest';
-import { App } from '../lib/app.js';
+import { App } from '../lib/app/app.js';
 
 /** Each format with a value that breaks it and the words the message must carry. */
 const CASES: [format: string, bad: unknown, words: RegExp][] = [

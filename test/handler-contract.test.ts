@@ -6,11 +6,11 @@ import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { Readable } from 'node:stream';
 import request from 'supertest';
-import { App } from '../lib/app.js';
+import { App } from '../lib/app/app.js';
 import {
   intoHandler, handlerResultFromResponse, response, KeelResponse, HandlerResult, type Handler, type RequestData,
-} from '../lib/handler.js';
-import type { KeelRequest } from '../lib/request.js';
+} from '../lib/app/handler.js';
+import type { KeelRequest } from '../lib/http/request.js';
 
 type WithKeel = KeelRequest & { keel?: RequestData };
 

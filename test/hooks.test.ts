@@ -5,10 +5,10 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import request from 'supertest';
-import { App } from '../lib/app.js';
-import { AppError, HttpError } from '../lib/errors.js';
-import { response } from '../lib/handler.js';
-import { HOOK_PHASES, type HookContext, type HookPhase } from '../lib/hooks.js';
+import { App } from '../lib/app/app.js';
+import { AppError, HttpError } from '../lib/http/errors.js';
+import { response } from '../lib/app/handler.js';
+import { HOOK_PHASES, type HookContext, type HookPhase } from '../lib/app/hooks.js';
 import type { LifecycleHooksConfigInput } from '../lib/records/route.js';
 
 /** An app whose hooks and handler append to `log` (reset per request through on_request). */

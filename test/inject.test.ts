@@ -6,8 +6,8 @@ import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { Readable } from 'node:stream';
 import { gunzipSync } from 'node:zlib';
-import { App, createApp } from '../lib/app.js';
-import { response } from '../lib/handler.js';
+import { App, createApp } from '../lib/app/app.js';
+import { response } from '../lib/app/handler.js';
 import type { InjectOptions, InjectResponse } from '../lib/index.js';
 
 const note = {

@@ -7,8 +7,8 @@ import { before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import request from 'supertest';
 import { pino } from 'pino';
-import { App } from '../lib/app.js';
-import { ConfigError } from '../lib/errors.js';
+import { App } from '../lib/app/app.js';
+import { ConfigError } from '../lib/http/errors.js';
 import { ServerConfig } from '../lib/records/server.js';
 
 const silent = { logger: pino({ level: 'silent' }) };

@@ -1,12 +1,12 @@
-// Protocol modules are loaded by app.ready() with import() (lib/builtins.ts): the same under tsx
+// Protocol modules are loaded by app.ready() with import() (lib/app/builtins.ts): the same under tsx
 // (these tests) and compiled (test/package-exports.test.ts), with no module to import first.
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { App, AppError, createApp } from '../lib/index.js';
-import { loadedProtocol, PROTOCOLS } from '../lib/builtins.js';
-import { missingPackages, missingPackagesError, packageName, PLAYGROUND_PACKAGES, wrongMajorPackages } from '../lib/packages.js';
-import type { ProtocolName } from '../lib/plugin.js';
+import { loadedProtocol, PROTOCOLS } from '../lib/app/builtins.js';
+import { missingPackages, missingPackagesError, packageName, PLAYGROUND_PACKAGES, wrongMajorPackages } from '../lib/ops/packages.js';
+import type { ProtocolName } from '../lib/app/plugin.js';
 import { BULLMQ_PACKAGES } from '../lib/background/bullmq.js';
 import { METRICS_PACKAGES } from '../lib/observability/metrics.js';
 import { TRACING_PACKAGES } from '../lib/observability/tracing.js';

@@ -11,8 +11,8 @@ import { join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { pino } from 'pino';
 import { App } from '../lib/index.js';
-import { ConfigError } from '../lib/errors.js';
-import { LOG_LEVELS, logLevelFromEnv } from '../lib/log-level.js';
+import { ConfigError } from '../lib/http/errors.js';
+import { LOG_LEVELS, logLevelFromEnv } from '../lib/ops/log-level.js';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
 

@@ -83,7 +83,7 @@ describe('when a compiled app uses no protocol module', { skip: built ? false : 
     const out = runCompiled(`
       import { createRequire } from 'node:module';
       const { createApp } = await import('keel');
-      const { loadedProtocol } = await import('./dist/lib/builtins.js');
+      const { loadedProtocol } = await import('./dist/lib/app/builtins.js');
       const app = createApp({ port: 0 }, (app) => app.get('/hello', () => ({ hello: 'world' })));
       await app.ready();
       app.intoRouter();
@@ -94,7 +94,7 @@ describe('when a compiled app uses no protocol module', { skip: built ? false : 
     assert.match(out, /^REGISTRY \[\]$/m);
     const lines = out.split('\n');
     const loaded = lines.filter((l) => l.startsWith('RESOLVED ') || l.startsWith('REQUIRED ')).map((l) => l.slice(l.indexOf(' ') + 1));
-    assert.ok(loaded.some((file) => file.endsWith('/dist/lib/app.js')), 'the trace sees keel itself');
+    assert.ok(loaded.some((file) => file.endsWith('/dist/lib/app/app.js')), 'the trace sees keel itself');
     assert.ok(loaded.some((file) => file.includes('/node_modules/pino/')), 'the CommonJS cache sees keel\'s libraries');
     const protocol = /\/dist\/lib\/(graphql|grpc|ws|jsonrpc|openapi|asyncapi)\/|\/node_modules\/(graphql|graphql-http|graphql-ws|ws|@grpc|protobufjs|swagger-ui-express|redoc-express|prom-client|@opentelemetry)\//;
     assert.deepEqual(loaded.filter((file) => protocol.test(file)), []);

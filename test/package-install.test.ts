@@ -84,10 +84,11 @@ describe('when keel is installed from its tarball with express', { skip: built ?
 
   const project = () => join(dir, 'app');
 
-  it('should pack the build, the schemas, the docs, README and LICENSE, and no tests, test helpers or source maps', () => {
+  it('should pack the build, the schemas, the docs, the operator assets, README and LICENSE, and no tests, test helpers or source maps', () => {
     assert.ok(files.includes('LICENSE') && files.includes('README.md') && files.includes('dist/lib/index.js') && files.includes('dist/lib/index.d.ts'));
     assert.ok(files.includes('docs/configuration.md'), 'the README links docs/: they ship');
-    assert.deepEqual(files.filter((f) => !/^(dist\/(lib|middleware|harness|express)\/|schemas\/|docs\/[^/]+\.md$|package\.json$|README\.md$|LICENSE$)/.test(f)), []);
+    assert.ok(files.includes('operations/grafana-dashboard.json') && files.includes('operations/prometheus-alerts.yml'), 'docs/operations.md links them: they ship');
+    assert.deepEqual(files.filter((f) => !/^(dist\/(lib|middleware|harness|express)\/|schemas\/|docs\/[^/]+\.md$|docs\/img\/[^/]+\.png$|operations\/[^/]+\.(json|yml)$|package\.json$|README\.md$|LICENSE$)/.test(f)), []);
     assert.deepEqual(files.filter((f) => /\.test\.|testkit|h2raw|testdata|\.map$|\.tsbuildinfo$/.test(f)), []);
   });
 

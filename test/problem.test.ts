@@ -6,10 +6,10 @@ import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import http from 'node:http';
 import request from 'supertest';
-import { App } from '../lib/app.js';
-import { HttpError, GraphQlError, ConfigError } from '../lib/errors.js';
-import { handlerError } from '../lib/handler.js';
-import { problem, problemFor, toProblem, sendProblem, PROBLEM_CONTENT_TYPE } from '../lib/problem.js';
+import { App } from '../lib/app/app.js';
+import { HttpError, GraphQlError, ConfigError } from '../lib/http/errors.js';
+import { handlerError } from '../lib/app/handler.js';
+import { problem, problemFor, toProblem, sendProblem, PROBLEM_CONTENT_TYPE } from '../lib/http/problem.js';
 
 const SECRET = 'connection string postgres://admin:hunter2@db.internal/prod';
 

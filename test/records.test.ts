@@ -4,7 +4,7 @@
  */
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { ConfigError } from '../lib/errors.js';
+import { ConfigError } from '../lib/http/errors.js';
 import {
   ServerConfig, CompressionConfig, RateLimitConfig, JwtConfig, ApiKeyConfig, StaticFilesConfig,
   AsyncApiConfig, OpenApiConfig, ContactInfo, LicenseInfo, ServerInfo, JsonRpcConfig, JsonRpcMethodInfo,

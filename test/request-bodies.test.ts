@@ -7,10 +7,10 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import request from 'supertest';
-import { App } from '../lib/app.js';
-import { MAX_JSON_DEPTH } from '../lib/content.js';
-import { EMAIL_PATTERN } from '../lib/validation.js';
-import type { ValidationIssue } from '../lib/validation.js';
+import { App } from '../lib/app/app.js';
+import { MAX_JSON_DEPTH } from '../lib/http/content.js';
+import { EMAIL_PATTERN } from '../lib/http/validation.js';
+import type { ValidationIssue } from '../lib/http/validation.js';
 
 type Issue = ValidationIssue;
 

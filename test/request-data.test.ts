@@ -1,13 +1,13 @@
 /**
- * The RequestData handlers receive is built lazily (lib/request-data.ts): these tests pin what a
+ * The RequestData handlers receive is built lazily (lib/app/request-data.ts): these tests pin what a
  * handler and a hook can rely on — values on first read, writable fields, JSON, the wants_* flags —
  * on both the synchronous path (no hooks, no body) and the general one.
  */
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import request from 'supertest';
-import { App } from '../lib/app.js';
-import { intoHandler, type RequestData } from '../lib/handler.js';
+import { App } from '../lib/app/app.js';
+import { intoHandler, type RequestData } from '../lib/app/handler.js';
 
 describe('when a handler reads the request data of a GET without hooks', () => {
   const app = new App({ port: 0 });

@@ -7,12 +7,12 @@ import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import qs from 'qs';
 import request from 'supertest';
-import { App } from '../lib/app.js';
+import { App } from '../lib/app/app.js';
 import {
   FORM_ARRAY_LIMIT, FORM_DEPTH_LIMIT, FORM_PARAMETER_LIMIT, JSON_SCAN_FIRST_BYTES, MAX_JSON_DEPTH, jsonDepthExceeds, parseBody, parseUrlEncoded, valueDepthExceeds,
-} from '../lib/content.js';
-import { HttpError } from '../lib/errors.js';
-import { parseQuery } from '../lib/query.js';
+} from '../lib/http/content.js';
+import { HttpError } from '../lib/http/errors.js';
+import { parseQuery } from '../lib/http/query.js';
 
 function viaUrlSearchParams(search: string): Record<string, unknown> {
   const out: Record<string, string | string[]> = {};

@@ -11,7 +11,7 @@ import { Writable } from 'node:stream';
 import { Validator } from '@seriousme/openapi-schema-validator';
 import { pino } from 'pino';
 import { createApp, handlerError, response, type App } from '../lib/index.js';
-import { AppError } from '../lib/errors.js';
+import { AppError } from '../lib/http/errors.js';
 
 type Json = Record<string, any>;
 const note = { type: 'object', required: ['id', 'title'], properties: { id: { type: 'integer' }, title: { type: 'string' } } } as const;

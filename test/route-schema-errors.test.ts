@@ -7,7 +7,7 @@ import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import request from 'supertest';
 import { createApp, type App } from '../lib/index.js';
-import { AppError } from '../lib/errors.js';
+import { AppError } from '../lib/http/errors.js';
 
 /** The AppError a registration throws (fails the test when it throws none). */
 function registrationError(register: (app: App) => void): AppError {

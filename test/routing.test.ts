@@ -5,9 +5,9 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import request from 'supertest';
-import { App } from '../lib/app.js';
-import { AppError } from '../lib/errors.js';
-import { compilePattern, openApiPath } from '../lib/router.js';
+import { App } from '../lib/app/app.js';
+import { AppError } from '../lib/http/errors.js';
+import { compilePattern, openApiPath } from '../lib/app/router.js';
 
 describe('when routes use path patterns', () => {
   const app = new App({ port: 0 });

@@ -9,8 +9,8 @@ import { spawn } from 'node:child_process';
 import http from 'node:http';
 import { fileURLToPath } from 'node:url';
 import { once } from 'node:events';
-import { App } from '../lib/app.js';
-import { AppError } from '../lib/errors.js';
+import { App } from '../lib/app/app.js';
+import { AppError } from '../lib/http/errors.js';
 import { freePort } from '../harness/conformance/exec.js';
 
 interface Reply {

@@ -4,9 +4,9 @@
  */
 import { describe, it, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { App } from '../lib/app.js';
-import { UploadFile } from '../lib/multipart.js';
-import type { ServerHandle } from '../lib/server.js';
+import { App } from '../lib/app/app.js';
+import { UploadFile } from '../lib/http/multipart.js';
+import type { ServerHandle } from '../lib/server/server.js';
 
 const INVALID_UTF8 = Buffer.from([0x66, 0x6f, 0xff, 0xfe, 0x6f]);
 

@@ -8,7 +8,7 @@ import assert from 'node:assert/strict';
 import http, { type IncomingMessage, type ServerResponse } from 'node:http';
 import { connect, type AddressInfo } from 'node:net';
 import { App, createApp, type ServerHandle } from '../lib/index.js';
-import { AppError, ConfigError } from '../lib/errors.js';
+import { AppError, ConfigError } from '../lib/http/errors.js';
 import { DEFAULT_MAX_URI_LENGTH, ServerConfig } from '../lib/records/server.js';
 
 interface Answer {

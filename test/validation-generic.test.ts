@@ -5,8 +5,8 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import request from 'supertest';
-import { App } from '../lib/app.js';
-import type { ValidationIssue } from '../lib/validation.js';
+import { App } from '../lib/app/app.js';
+import type { ValidationIssue } from '../lib/http/validation.js';
 
 const generic = { error_style: 'generic' } as const;
 const app = new App({ port: 0 });

@@ -6,8 +6,8 @@ import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import http from 'node:http';
 import request from 'supertest';
-import { App } from '../lib/app.js';
-import type { ValidationIssue } from '../lib/validation.js';
+import { App } from '../lib/app/app.js';
+import type { ValidationIssue } from '../lib/http/validation.js';
 
 type Issue = ValidationIssue;
 

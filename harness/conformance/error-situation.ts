@@ -16,7 +16,7 @@
  */
 import { Ajv } from 'ajv';
 import addFormatsModule from 'ajv-formats';
-import { PATH_PARAM_TYPES } from '../../lib/router.js';
+import { PATH_PARAM_TYPES } from '../../lib/app/router.js';
 import { buildRequest } from './client.js';
 import type { ConformanceCase } from './types.js';
 

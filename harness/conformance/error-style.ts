@@ -12,7 +12,7 @@
  *
  * Every constraint error item on a parameter of the shared corpus follows this. The reference's own
  * source (spikard-core `validation/error_mapper.rs`) only has the second wording; keel has both
- * (a parameter's `error_style`, lib/validation-generic.ts), and its fixture app chooses by this rule.
+ * (a parameter's `error_style`, lib/http/validation-generic.ts), and its fixture app chooses by this rule.
  */
 type Entry = Record<string, unknown>;
 

@@ -4,9 +4,9 @@
  * runner decides *that* it short-circuits, in which phase and in which order.
  */
 import { randomUUID } from 'node:crypto';
-import type { App } from '../../lib/app.js';
-import { response } from '../../lib/handler.js';
-import type { Hook, HookPhase } from '../../lib/hooks.js';
+import type { App } from '../../lib/app/app.js';
+import { response } from '../../lib/app/handler.js';
+import type { Hook, HookPhase } from '../../lib/app/hooks.js';
 import type { CaseHandler } from './types.js';
 
 /** Bearer tokens the fixture app's authenticator accepts. */

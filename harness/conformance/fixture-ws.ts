@@ -12,7 +12,7 @@
  *   pong, handshake, close) is keel/ws's own code. The handler counts keel's lifecycle calls for the
  *   runner to observe (`connect_count`, `message_count`, `disconnect_count`).
  */
-import type { App } from '../../lib/app.js';
+import type { App } from '../../lib/app/app.js';
 import { defineRecord, t } from '../../lib/records/define.js';
 import { jsonWebSocket, type JsonWebSocketLogger, type JsonWebSocketOptions } from '../../lib/ws/json.js';
 import type { CaseHandler, WebSocketCase } from './types.js';

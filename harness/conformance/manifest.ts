@@ -15,7 +15,7 @@
  *   answer the framework owns: a server is told what a handler is, not what it must reply when
  *   validation, authentication, CORS or a limit refuses the request.
  */
-import { PATH_PARAM_TYPES } from '../../lib/router.js';
+import { PATH_PARAM_TYPES } from '../../lib/app/router.js';
 import { CASE_HEADER, wireFor } from './runner.js';
 import { handlerAnswer, type HandlerAnswer } from './handler-answer.js';
 import { isRunnable, isRunnableWebSocket, type ConformanceCase, type LoadedCase } from './types.js';

@@ -11,8 +11,8 @@
  * exactly, `payload_base64` byte for byte; a step without any only checks the frame type.
  */
 import type WsSocket from 'ws';
-import { lazyRequire } from '../../lib/lazy-require.js';
-import { missingPackages, missingPackagesError } from '../../lib/packages.js';
+import { lazyRequire } from '../../lib/http/lazy-require.js';
+import { missingPackages, missingPackagesError } from '../../lib/ops/packages.js';
 import { jsonText } from './client.js';
 import { diffJson, type Mismatch } from './compare.js';
 import type { WebSocketCaseMessage, WebSocketCaseSession } from './types.js';

@@ -4,7 +4,7 @@ import { readFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import request from 'supertest';
-import { ConfigError } from '../errors.js';
+import { ConfigError } from '../http/errors.js';
 import type { MountSpec } from '../openapi/host.js';
 import { AsyncApiDocumentError, asyncApiMounts, parseAsyncApi, PayloadValidator, type AsyncApiHandlersOptions } from './index.js';
 

@@ -7,21 +7,21 @@
  * neither JSON nor YAML, 413 over max_body_size, 422 a request or document keel cannot read. See docs/api-descriptions.md.
  */
 import type { ServerResponse } from 'node:http';
-import { readRawBody } from '../body.js';
-import { DEFAULT_JSON_POISONING, jsonPoisoningOf, parseJsonText, type JsonPoisoning } from '../json-parse.js';
-import { ConfigError, HttpError } from '../errors.js';
-import { problemFor, sendProblem } from '../problem.js';
-import { MAX_JSON_DEPTH, parseMediaType, refuseDeepJson, tooDeep, valueDepthExceeds } from '../content.js';
+import { readRawBody } from '../http/body.js';
+import { DEFAULT_JSON_POISONING, jsonPoisoningOf, parseJsonText, type JsonPoisoning } from '../http/json-parse.js';
+import { ConfigError, HttpError } from '../http/errors.js';
+import { problemFor, sendProblem } from '../http/problem.js';
+import { MAX_JSON_DEPTH, parseMediaType, refuseDeepJson, tooDeep, valueDepthExceeds } from '../http/content.js';
 import { AsyncApiConfig, ParseRequest, ValidateRequest } from '../records/protocol.js';
 import { DEFAULT_MAX_BODY_SIZE } from '../records/server.js';
-import type { KeelRequest } from '../request.js';
+import type { KeelRequest } from '../http/request.js';
 import { mountAll, type MountSpec, type ProtocolHost, type RawHandler } from '../openapi/host.js';
 import { isJsonContentType } from '../jsonrpc/index.js';
 import { analyseAsyncApi, parseAsyncApi } from './parse.js';
 import { AsyncApiDocumentError, refTokens } from './resolve.js';
 import { AsyncApiBudgetError, ExpansionBudget } from './budget.js';
 import { PayloadValidator } from './validate.js';
-import { runWork, workAdmission, workGateOf, type AppWorkGate, type WorkGateHost } from '../cost.js';
+import { runWork, workAdmission, workGateOf, type AppWorkGate, type WorkGateHost } from '../server/cost.js';
 
 export { analyseAsyncApi, parseAsyncApi, type AsyncApiModel, type ModelChannel, type ModelMessage } from './parse.js';
 export { AsyncApiDocumentError, follow, lookup, MAX_RESOLVED_NODES } from './resolve.js';
@@ -48,7 +48,7 @@ export interface AsyncApiHandlersOptions {
   /** Documents whose compiled validators are cached. Default 32. */
   validatorCacheSize?: number;
   /**
-   * The App's gate of expensive work (lib/cost.ts): parse and validate are admitted, queued and charged
+   * The App's gate of expensive work (lib/server/cost.ts): parse and validate are admitted, queued and charged
    * to the client's CPU budget. Default none (an App passes its own unless `work_limits` is null).
    */
   gate?: AppWorkGate;
@@ -241,7 +241,7 @@ export function asyncApiMounts(options: AsyncApiHandlersOptions = {}): MountSpec
   const validator = new PayloadValidator({ cacheSize: options.validatorCacheSize });
   // One budget per request, shared by every $ref expansion of that request (issue 26 item 2).
   const budget = (): ExpansionBudget => new ExpansionBudget(config.max_expanded_nodes, config.max_response_bytes);
-  // Issue 35 item 2: the work is paid for by its measured time (lib/cost.ts), refused before the body is read.
+  // Issue 35 item 2: the work is paid for by its measured time (lib/server/cost.ts), refused before the body is read.
   const gate = options.gate;
   const admission = gate ? [workAdmission(gate)] : undefined;
 
@@ -285,7 +285,7 @@ export function asyncApiMounts(options: AsyncApiHandlersOptions = {}): MountSpec
   ];
 }
 
-/** Installer for lib/builtins.ts: mounts nothing when `asyncapi` is null or disabled. */
+/** Installer for lib/app/builtins.ts: mounts nothing when `asyncapi` is null or disabled. */
 export function installAsyncApi(host: ProtocolHost & WorkGateHost): void {
   const enabled = host.config.asyncapi?.enabled === true;
   mountAll(host, asyncApiMounts({ config: host.config.asyncapi, maxBodySize: host.config.max_body_size, jsonPoisoning: jsonPoisoningOf(host.config), gate: enabled ? workGateOf(host) : undefined }));

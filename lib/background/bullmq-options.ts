@@ -2,8 +2,8 @@
  * Options of `bullmqBackground()` (lib/background/bullmq.ts): their defaults as named constants, and
  * the check that refuses a bad one when the factory runs.
  */
-import { AppError } from '../errors.js';
-import { connectionProblem, isClusterConnection, type RedisConnection } from '../redis-connection.js';
+import { AppError } from '../http/errors.js';
+import { connectionProblem, isClusterConnection, type RedisConnection } from '../ops/redis-connection.js';
 
 /** Default BullMQ queue name: 'keel-background'. */
 export const DEFAULT_BULLMQ_QUEUE = 'keel-background';

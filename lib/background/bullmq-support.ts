@@ -1,6 +1,6 @@
 /** Helpers of the BullMQ executor (lib/background/bullmq.ts): stall logging, bounded waits. */
 import type { Logger } from 'pino';
-import { PROBE_INTERVAL_MS } from '../store-health.js';
+import { PROBE_INTERVAL_MS } from '../ops/store-health.js';
 import { DEFAULT_BULLMQ_LOCK_DURATION_MS, DEFAULT_BULLMQ_MAX_STALLED_COUNT, type BullMqBackgroundOptions } from './bullmq-options.js';
 
 /** Whether `p` settles within `ms` (it keeps running either way). */

@@ -4,7 +4,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { pino } from 'pino';
 import request from 'supertest';
 import { Queue } from 'bullmq';
-import { AppError } from '../errors.js';
+import { AppError } from '../http/errors.js';
 import { createApp, response, type App } from '../index.js';
 import { backgroundOf, bullmqBackground, UnknownJobError } from './index.js';
 import { NO_REDIS, startRedis, type RedisServer } from '../../test/helpers/redis-server.js';

@@ -19,10 +19,10 @@
 import { randomUUID } from 'node:crypto';
 import { performance } from 'node:perf_hooks';
 import type { Logger } from 'pino';
-import { AppError, HttpError } from '../errors.js';
-import { missingPackages, missingPackagesError } from '../packages.js';
-import { DEFAULT_REDIS_COMMAND_TIMEOUT_MS } from '../redis-policy.js';
-import { createRedisClient, isClusterConnection, pingEveryPrimary } from '../redis-connection.js';
+import { AppError, HttpError } from '../http/errors.js';
+import { missingPackages, missingPackagesError } from '../ops/packages.js';
+import { DEFAULT_REDIS_COMMAND_TIMEOUT_MS } from '../ops/redis-policy.js';
+import { createRedisClient, isClusterConnection, pingEveryPrimary } from '../ops/redis-connection.js';
 import { BackgroundJobMetadata, type BackgroundTaskConfig } from '../records/protocol.js';
 import {
   BackgroundExecutor, BackgroundExecutorClosedError, BackgroundQueueFullError,
@@ -37,8 +37,8 @@ import {
 } from './bullmq-options.js';
 import { JobFates } from './fate.js';
 import { logStall, settlesWithin, workerEnded } from './bullmq-support.js';
-import { errorText, StoreHealth, type StoreStatus } from '../store-health.js';
-import { raceStarvationAware, starved, watchLoop } from '../loop-stall.js';
+import { errorText, StoreHealth, type StoreStatus } from '../ops/store-health.js';
+import { raceStarvationAware, starved, watchLoop } from '../ops/loop-stall.js';
 import type { JobTracing, TraceCarrier } from '../observability/job-spans.js';
 
 export * from './bullmq-options.js';
@@ -147,7 +147,7 @@ class BullMqExecutor implements BackgroundRunner {
   #shutdown: Promise<ShutdownReport> | undefined;
   #workerClosed: Promise<unknown> | undefined;
   readonly #health: StoreHealth;
-  /** Stops this executor's use of the event-loop stall sampler (lib/loop-stall.ts). */
+  /** Stops this executor's use of the event-loop stall sampler (lib/ops/loop-stall.ts). */
   #unwatch: (() => void) | undefined;
   #fates!: JobFates;
   readonly #tracing: JobTracing | undefined;
@@ -262,7 +262,7 @@ class BullMqExecutor implements BackgroundRunner {
           sent ||= attempt.sent;
           attempt.expired = true;
           // Timed out because this process was starved, not Redis: try once more. Safe: the same job id
-          // makes a second add of a job the first one stored a no-op (lib/loop-stall.ts).
+          // makes a second add of a job the first one stored a no-op (lib/ops/loop-stall.ts).
           if (tries > 0 || err instanceof BackgroundQueueFullError || !starved(started, ENQUEUE_TIMEOUT_MS)) throw err;
           this.#logger.debug({ task: name, reason: errorText(err) }, 'background enqueue timed out while the event loop was stalled; retrying once');
           attempt = { expired: false, sent: false, trace };

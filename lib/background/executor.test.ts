@@ -3,8 +3,8 @@ import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import { pino } from 'pino';
 import { BackgroundExecutor, BackgroundExecutorClosedError, BackgroundQueueFullError, type BackgroundTaskConfigInput } from './index.js';
-import { ConfigError } from '../errors.js';
-import { toProblem } from '../problem.js';
+import { ConfigError } from '../http/errors.js';
+import { toProblem } from '../http/problem.js';
 import { captureLogs } from '../../test/helpers/log-capture.js';
 
 const capture = () => captureLogs();

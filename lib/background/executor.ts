@@ -7,11 +7,12 @@
  * `drain_timeout_secs` and reports what it had to abandon.
  */
 import { pino, type Logger } from 'pino';
-import { ConfigError, HttpError } from '../errors.js';
+import { ConfigError, HttpError } from '../http/errors.js';
 import { BackgroundJobMetadata, BackgroundTaskConfig } from '../records/protocol.js';
 import { acquireRejectionGuard, jobContext, releaseRejectionGuard, type JobContext } from './context.js';
 import { checkPayload, JobRegistry } from './jobs.js';
-import type { StoreStatus } from '../store-health.js';
+import type { StoreStatus } from '../ops/store-health.js';
+import { ThrottledLog } from '../ops/throttled-log.js';
 import type { JobTracing, TraceCarrier } from '../observability/job-spans.js';
 
 /** Work to run after the response. `signal` aborts when shutdown gives up on the job (drain timeout). */
@@ -166,10 +167,8 @@ export class BackgroundExecutor implements BackgroundRunner {
   #rejected = 0;
   #abandoned = 0;
   #shutdown: Promise<ShutdownReport> | undefined;
-  readonly #refusalLogIntervalMs: number;
-  /** Refusals since the last log line, by reason; flushed by #refusalTimer. */
-  #refusals = { queue_full: 0, shut_down: 0 };
-  #refusalTimer: NodeJS.Timeout | undefined;
+  /** Refusals by reason: the first at once, then a line per interval with the counts since the last. */
+  readonly #refusals: ThrottledLog<'queue_full' | 'shut_down', BackgroundJobMetadata>;
 
   constructor(config: BackgroundTaskConfigInput | Readonly<BackgroundTaskConfig> = {}, options: BackgroundExecutorOptions = {}) {
     this.config = BackgroundTaskConfig.parse(config, 'BackgroundTaskConfig');
@@ -180,7 +179,11 @@ export class BackgroundExecutor implements BackgroundRunner {
         record: 'BackgroundExecutorOptions', path: 'refusalLogIntervalMs', key: 'refusalLogIntervalMs', value: interval,
       });
     }
-    this.#refusalLogIntervalMs = interval;
+    this.#refusals = new ThrottledLog({
+      intervalMs: interval,
+      first: (reason, meta) => this.#logRefusals({ [reason]: 1 }, { task: meta.name, request_id: meta.request_id }),
+      interval: (counts, ms) => this.#logRefusals({ queue_full: counts.get('queue_full')?.count ?? 0, shut_down: counts.get('shut_down')?.count ?? 0 }, { interval_ms: ms }),
+    });
     this.#jobs = options.jobs;
     this.#tracing = options.tracing;
   }
@@ -307,25 +310,7 @@ export class BackgroundExecutor implements BackgroundRunner {
    */
   #refused(reason: 'queue_full' | 'shut_down', meta: BackgroundJobMetadata): void {
     this.#rejected++;
-    if (this.#refusalTimer) {
-      this.#refusals[reason]++;
-      return;
-    }
-    this.#logRefusals({ [reason]: 1 }, { task: meta.name, request_id: meta.request_id });
-    this.#refusalTimer = setTimeout(() => this.#flushRefusals(), this.#refusalLogIntervalMs);
-    this.#refusalTimer.unref();
-  }
-
-  #flushRefusals(): void {
-    const counts = this.#refusals;
-    this.#refusals = { queue_full: 0, shut_down: 0 };
-    if (counts.queue_full + counts.shut_down === 0) {
-      this.#refusalTimer = undefined;
-      return;
-    }
-    this.#logRefusals(counts, { interval_ms: this.#refusalLogIntervalMs });
-    this.#refusalTimer = setTimeout(() => this.#flushRefusals(), this.#refusalLogIntervalMs);
-    this.#refusalTimer.unref();
+    this.#refusals.note(reason, meta);
   }
 
   #logRefusals(counts: { queue_full?: number; shut_down?: number }, extra: Record<string, unknown>): void {

@@ -13,7 +13,7 @@
  * when its verdict is refused, and logs an error with the job id: never silent.
  */
 import type { Logger } from 'pino';
-import { errorText } from '../store-health.js';
+import { errorText } from '../ops/store-health.js';
 
 /** How long a verdict ('refused', 'local') is kept: 7 days, longer than a job waits in a sane queue. */
 export const FATE_VERDICT_TTL_MS = 7 * 24 * 3600 * 1000;

@@ -3,13 +3,13 @@
  * with an id runs, a caller's jobId adds one job however often it is enqueued, and Redis outages are
  * logged once per change of state with refusals counted, not one stack per job.
  */
-import { describe, it, before, after } from 'node:test';
+import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Queue } from 'bullmq';
 import { createApp, type App } from '../index.js';
 import { backgroundOf, bullmqBackground, BackgroundStoreError, type BackgroundRunner } from './index.js';
-import { NO_REDIS, startRedis, type RedisServer } from '../../test/helpers/redis-server.js';
+import { NO_REDIS, useRedis } from '../../test/helpers/redis-server.js';
 import { captureLogs, type LogRecord } from '../../test/helpers/log-capture.js';
 
 // A generous bound, far above the 500 ms enqueue timeout: proof an enqueue did not wait for Redis to
@@ -29,16 +29,7 @@ async function until(what: string, check: () => boolean | Promise<boolean>, ms =
 }
 
 describe('the BullMQ executor, honest about what it stored', { skip: NO_REDIS }, () => {
-  let redis: RedisServer;
-  const closers: (() => Promise<unknown>)[] = [];
-  before(async () => {
-    redis = await startRedis();
-  });
-  after(async () => {
-    redis?.resume();
-    for (const c of closers) await c().catch(() => undefined);
-    await redis?.stop();
-  }, { timeout: 60_000 }); // a hang in teardown fails the file instead of holding the run
+  const redis = useRedis();
 
   async function start(options: Record<string, unknown> = {}): Promise<{ app: App; bg: BackgroundRunner; ran: string[]; queue: Queue; logs: LogRecord[] }> {
     const queueName = `honest${++queueNo}`;
@@ -52,7 +43,7 @@ describe('the BullMQ executor, honest about what it stored', { skip: NO_REDIS },
     (await app.ready()).intoRouter();
     const bg = backgroundOf(app)!;
     const queue = new Queue(queueName, { connection: { host: '127.0.0.1', port: redis.port }, prefix: 'keel:bull' });
-    closers.push(() => bg.shutdown(), () => queue.close());
+    redis.closeAtEnd(() => queue.close(), () => bg.shutdown()); // closed last first: the executor, then the queue
     return { app, bg, ran, queue, logs };
   }
 

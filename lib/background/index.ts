@@ -27,4 +27,4 @@ export {
   type BullMqBackgroundOptions, type BackgroundBackend,
 } from './bullmq.js';
 export { FATE_VERDICT_TTL_MS, FATE_CLAIM_TTL_MS, MAX_PENDING_VERDICTS } from './fate.js';
-export { DEFAULT_STORE_LOG_INTERVAL_MS, PROBE_INTERVAL_MS, type StoreState, type StoreStatus } from '../store-health.js';
+export { DEFAULT_STORE_LOG_INTERVAL_MS, PROBE_INTERVAL_MS, type StoreState, type StoreStatus } from '../ops/store-health.js';

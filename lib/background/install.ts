@@ -3,7 +3,7 @@
  * the router is built (spec), reachable by handlers as `data.background`, drained on shutdown. Which
  * executor: `AppOptions.background` (in process by default, BullMQ for several instances).
  */
-import type { ProtocolHost as App } from '../plugin.js';
+import type { ProtocolHost as App } from '../app/plugin.js';
 import { BackgroundExecutor, type BackgroundRunner } from './executor.js';
 import type { BackgroundBackend } from './bullmq.js';
 import { JobRegistry } from './jobs.js';

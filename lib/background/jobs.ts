@@ -7,7 +7,7 @@
  * registry. Every instance therefore registers the same names at start-up; the in-process executor
  * accepts named jobs too, so switching executors is configuration, not code (docs/scaling.md).
  */
-import { AppError } from '../errors.js';
+import { AppError } from '../http/errors.js';
 import type { BackgroundJobMetadata } from '../records/protocol.js';
 
 /** What a named job receives besides its payload. */

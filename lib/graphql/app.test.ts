@@ -1,10 +1,10 @@
 import { describe, it, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import request from 'supertest';
-import { App } from '../app.js';
-import { AppError, ConfigError } from '../errors.js';
+import { App } from '../app/app.js';
+import { AppError, ConfigError } from '../http/errors.js';
 import { GraphQlRouteConfig } from '../records/graphql.js';
-import type { ServerHandle } from '../server.js';
+import type { ServerHandle } from '../server/server.js';
 import { graphqlSubscriptionSnapshot } from '../../harness/graphql-subscription.js';
 import { PLAYGROUND_CSP } from './playground.js';
 

@@ -6,8 +6,8 @@
 import { describe, it, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { serverAudits, type AuditResult } from 'graphql-http';
-import { App } from '../app.js';
-import type { ServerHandle } from '../server.js';
+import { App } from '../app/app.js';
+import type { ServerHandle } from '../server/server.js';
 
 let handle: ServerHandle;
 const url = () => `${handle.url}/graphql`;

@@ -9,8 +9,8 @@ import { describe, it, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import type { Browser, Page } from 'playwright-core';
 import { CHROMIUM_SKIP, TEST_OUTPUT, launchChromium, watchPage } from '../../test/helpers/browser.js';
-import { App } from '../app.js';
-import type { ServerHandle } from '../server.js';
+import { App } from '../app/app.js';
+import type { ServerHandle } from '../server/server.js';
 
 const OUT = TEST_OUTPUT;
 

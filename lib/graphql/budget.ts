@@ -7,7 +7,7 @@
  *    a 191 MiB answer (+880 MB of memory). Here every argument costs its JSON size wherever the field
  *    is selected (a string argument echoed back costs its length), every alias counts, and a list
  *    field's element costs are multiplied by its `first` / `limit` argument as for complexity.
- * 2. After execution, on the result itself: counted up to the limit (lib/json-size.ts), never
+ * 2. After execution, on the result itself: counted up to the limit (lib/http/json-size.ts), never
  *    serialised whole to find it too large, then the serialized bytes checked exactly. What resolvers
  *    return (a list without a page size, a long text) is only known here.
  *
@@ -22,7 +22,7 @@ import {
   type SelectionSetNode, type ValidationContext, type ValidationRule, type ValueNode,
 } from 'graphql';
 import { fieldType, FragmentMemo, MAX_MEASURE, multiplier } from './limits.js';
-import { jsonSize, NOT_SERIALISABLE } from '../json-size.js';
+import { jsonSize, NOT_SERIALISABLE } from '../http/json-size.js';
 
 export { DEFAULT_GRAPHQL_MAX_RESPONSE_BYTES } from '../records/graphql.js';
 

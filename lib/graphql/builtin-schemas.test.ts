@@ -1,7 +1,7 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { graphql, subscribe, parse, type ExecutionResult } from 'graphql';
-import { AppError } from '../errors.js';
+import { AppError } from '../http/errors.js';
 import { builtinSchema, MAX_COUNTDOWN, SCHEMA_TYPES } from './builtin-schemas.js';
 
 describe('when building the built-in schemas', () => {

@@ -4,7 +4,7 @@
  * books, so two routes never share state. Documented in docs/graphql.md.
  */
 import { GraphQLError, buildSchema, type GraphQLFieldResolver, type GraphQLSchema } from 'graphql';
-import { AppError } from '../errors.js';
+import { AppError } from '../http/errors.js';
 import { MemoryPubSub, type PubSub } from './pubsub.js';
 
 /** The accepted `schema_type` names. */

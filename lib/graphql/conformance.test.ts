@@ -18,8 +18,8 @@ import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { join, relative } from 'node:path';
 import { TypeInfo, parse, visit, visitWithTypeInfo, getNamedType, buildASTSchema, type GraphQLSchema } from 'graphql';
-import { App } from '../app.js';
-import type { ServerHandle } from '../server.js';
+import { App } from '../app/app.js';
+import type { ServerHandle } from '../server/server.js';
 import { graphqlSubscriptionSnapshot } from '../../harness/graphql-subscription.js';
 
 const CORPUS = fileURLToPath(new URL('../../../shared/conformance/testing_data/graphql', import.meta.url));

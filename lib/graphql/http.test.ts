@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import { createServer } from 'node:http';
 import request from 'supertest';
 import { buildSchema, GraphQLError } from 'graphql';
-import { GraphQlError } from '../errors.js';
+import { GraphQlError } from '../http/errors.js';
 import { builtinSchema } from './builtin-schemas.js';
 import { createGraphqlHttpHandler, type GraphqlHttpOptions } from './http.js';
 

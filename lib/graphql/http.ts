@@ -17,17 +17,17 @@
 import type { ServerResponse } from 'node:http';
 import { createHandler, type OperationContext } from 'graphql-http';
 import { execute, getOperationAST, GraphQLError, type ExecutionArgs, type ExecutionResult, type GraphQLSchema } from 'graphql';
-import { readRawBody } from '../body.js';
-import { GraphQlError, HttpError, KeelError } from '../errors.js';
-import { problemFor, sendProblem } from '../problem.js';
-import { isJsonType, parseMediaType, refuseDeepJson } from '../content.js';
-import { DEFAULT_JSON_POISONING, parseJsonText, type JsonPoisoning } from '../json-parse.js';
-import type { KeelRequest } from '../request.js';
+import { readRawBody } from '../http/body.js';
+import { GraphQlError, HttpError, KeelError } from '../http/errors.js';
+import { problemFor, sendProblem } from '../http/problem.js';
+import { isJsonType, parseMediaType, refuseDeepJson } from '../http/content.js';
+import { DEFAULT_JSON_POISONING, parseJsonText, type JsonPoisoning } from '../http/json-parse.js';
+import type { KeelRequest } from '../http/request.js';
 import { DocumentCache, isRejected, type DocumentCacheOptions } from './documents.js';
 import type { GraphqlLimits } from './limits.js';
 import { DEFAULT_GRAPHQL_MAX_RESPONSE_BYTES, responseTooLarge, resultExceeds } from './budget.js';
 import { withoutSuggestions } from './suggestions.js';
-import { runWork, type AppWorkGate } from '../cost.js';
+import { runWork, type AppWorkGate } from '../server/cost.js';
 import { traceOperation } from '../observability/operation-spans.js';
 import { requestTraceOf } from '../observability/spans.js';
 
@@ -49,7 +49,7 @@ export interface GraphqlHttpOptions {
   /** `__proto__` / `constructor.prototype` keys in a JSON body. Default: refused with a 400 problem (the App passes its ServerConfig's). */
   jsonPoisoning?: JsonPoisoning;
   /**
-   * The gate of expensive work (lib/cost.ts): a request is admitted before its body is read (429 / 503
+   * The gate of expensive work (lib/server/cost.ts): a request is admitted before its body is read (429 / 503
    * problem with Retry-After otherwise), its operation queued and its measured time charged to the client.
    * Default none.
    */
@@ -179,7 +179,7 @@ export function createGraphqlHttpHandler(schema: GraphQLSchema, options: Graphql
       if (req.method !== 'POST') refuseDeepQuery(req.url);
       if (req.method === 'POST') body = requestBody((await readRawBody(req, maxBodySize)).toString('utf8'), req.headers['content-type'], poisoning);
       const executed: Executed = { result: undefined };
-      // Parse, validation and execution: queued, measured and charged to the client (lib/cost.ts).
+      // Parse, validation and execution: queued, measured and charged to the client (lib/server/cost.ts).
       const handled = await runWork(gate, req, res, () => handle({
         method: req.method ?? 'GET', url: req.url ?? '/', headers: req.headers, body, raw: req, context: executed,
       }));

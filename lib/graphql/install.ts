@@ -1,17 +1,17 @@
 /**
- * GraphQL as an App protocol (lib/plugin.ts): the routes of `app.registerGraphqlRoute()` /
+ * GraphQL as an App protocol (lib/app/plugin.ts): the routes of `app.registerGraphqlRoute()` /
  * `registerGraphqlSdlRoute()`, with subscriptions behind the App's server guard (keel/ws). Loaded by
- * `app.ready()` (lib/builtins.ts).
+ * `app.ready()` (lib/app/builtins.ts).
  */
-import { clientBudgetOf } from '../client-budget.js';
-import { missingPackages, missingPackagesError, packageName, PLAYGROUND_PACKAGES, wrongMajorPackages } from '../packages.js';
-import type { ProtocolPlugin } from '../plugin.js';
-import { jsonPoisoningOf } from '../json-parse.js';
-import { AppError } from '../errors.js';
+import { clientBudgetOf } from '../server/client-budget.js';
+import { missingPackages, missingPackagesError, packageName, PLAYGROUND_PACKAGES, wrongMajorPackages } from '../ops/packages.js';
+import type { ProtocolPlugin } from '../app/plugin.js';
+import { jsonPoisoningOf } from '../http/json-parse.js';
+import { AppError } from '../http/errors.js';
 import { middlewareGuard, type UpgradeGuard } from '../ws/guard.js';
 import { serverGuardOf } from '../ws/install.js';
 import { fairnessOfConfig } from '../ws/fairness.js';
-import { workGateOf } from '../cost.js';
+import { workGateOf } from '../server/cost.js';
 import { graphqlRoute, graphqlSdlRoute, installGraphqlRoute, routeOptions, type GraphqlRoute } from './route.js';
 
 type RouteArgs = Parameters<typeof routeOptions>[0];

@@ -1,10 +1,10 @@
 /**
- * A GraphQL route as OpenAPI operations (MountOptions.openapi, lib/plugin.ts): `POST` with the
+ * A GraphQL route as OpenAPI operations (MountOptions.openapi, lib/app/plugin.ts): `POST` with the
  * GraphQL-over-HTTP request body (`query`, `operationName`, `variables`, `extensions`) and `GET` with
  * the same as query parameters, both answering a GraphQL response (`data`, `errors`) by the status
  * table of docs/graphql.md. keel/openapi reads this without importing keel/graphql.
  */
-import type { MountOpenApi } from '../plugin.js';
+import type { MountOpenApi } from '../app/plugin.js';
 
 type Json = Record<string, unknown>;
 

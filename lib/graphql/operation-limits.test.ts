@@ -8,9 +8,9 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { pino } from 'pino';
 import WebSocket from 'ws';
-import { App } from '../app.js';
-import { HttpError } from '../errors.js';
-import type { ServerHandle } from '../server.js';
+import { App } from '../app/app.js';
+import { HttpError } from '../http/errors.js';
+import type { ServerHandle } from '../server/server.js';
 import { graphqlRoute, type GraphqlRoute } from './route.js';
 
 type Frame = { type: string; id?: string; payload?: unknown };

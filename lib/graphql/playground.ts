@@ -7,7 +7,7 @@ import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import type { ServerResponse } from 'node:http';
 import { dirname, join } from 'node:path';
-import type { KeelRequest } from '../request.js';
+import type { KeelRequest } from '../http/request.js';
 
 /**
  * CSP for the GraphQL path when the playground is on: everything from this origin only. GraphiQL sets

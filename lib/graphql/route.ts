@@ -3,24 +3,24 @@
  * and one upgrade handler (graphql-transport-ws) on the same path. `installGraphqlRoute` puts both on
  * an App through its extension points (`mount`, `upgrade`, `preShutdown`; docs/architecture.md).
  */
-import type { ClientBudget } from '../client-budget.js';
+import type { ClientBudget } from '../server/client-budget.js';
 import type { ServerResponse } from 'node:http';
-import type { JsonPoisoning } from '../json-parse.js';
+import type { JsonPoisoning } from '../http/json-parse.js';
 import type { Duplex } from 'node:stream';
 import type { GraphQLSchema } from 'graphql';
-import { AppError } from '../errors.js';
-import { problemFor, sendProblem } from '../problem.js';
+import { AppError } from '../http/errors.js';
+import { problemFor, sendProblem } from '../http/problem.js';
 import { DynamicSchemaConfig, GraphQlRouteConfig, SchemaConfig } from '../records/graphql.js';
 import { parseMethod } from '../records/protocol.js';
-import type { MountOpenApi } from '../plugin.js';
-import type { KeelRequest } from '../request.js';
+import type { MountOpenApi } from '../app/plugin.js';
+import type { KeelRequest } from '../http/request.js';
 import { originGuard, type UpgradeGuard } from '../ws/guard.js';
 import type { UpgradeHandler } from '../ws/upgrade.js';
 import type { WebSocketFairnessOptions } from '../ws/fairness.js';
 import { slicedPubSub } from '../ws/fanout.js';
 import { builtinSchema } from './builtin-schemas.js';
 import { createGraphqlHttpHandler } from './http.js';
-import type { AppWorkGate } from '../cost.js';
+import type { AppWorkGate } from '../server/cost.js';
 import { graphqlOpenApi } from './openapi.js';
 import type { GraphqlLimits } from './limits.js';
 import { PLAYGROUND_CSP, sendPlaygroundAsset, sendPlaygroundPage, wantsPlayground } from './playground.js';
@@ -49,7 +49,7 @@ export interface GraphqlRouteOptions {
   maxConnections?: number;
   /** Per-socket message rate and send-buffer bound (keel/ws fairness). Default: the App's `ws_*` settings. */
   fairness?: WebSocketFairnessOptions;
-  /** The budget of each client across its sockets (lib/client-budget.ts); an App passes its own. */
+  /** The budget of each client across its sockets (lib/server/client-budget.ts); an App passes its own. */
   clientBudget?: ClientBudget;
   /** Where the built-in schema's `addBook` publishes and `bookAdded` listens. Default: a MemoryPubSub per route (an App passes its `AppOptions.pubsub`). */
   pubsub?: PubSub;
@@ -71,7 +71,7 @@ export interface GraphqlRouteOptions {
   /** Where lost WebSocket clients are noted (debug, throttled; GraphqlWsOptions.logger). An App passes its logger. Default none. */
   logger?: Pick<Logger, 'debug'>;
   /**
-   * The gate of expensive work (lib/cost.ts): operations over HTTP and WebSocket are admitted, queued and
+   * The gate of expensive work (lib/server/cost.ts): operations over HTTP and WebSocket are admitted, queued and
    * charged to the client's CPU budget. An App passes its own (ServerConfig.work_limits). Default none.
    */
   workGate?: AppWorkGate;

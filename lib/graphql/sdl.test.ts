@@ -1,7 +1,7 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { execute, parse, subscribe, type ExecutionResult } from 'graphql';
-import { AppError, ConfigError } from '../errors.js';
+import { AppError, ConfigError } from '../http/errors.js';
 import { buildSdlSchema } from './sdl.js';
 
 const SDL = `

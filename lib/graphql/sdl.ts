@@ -14,7 +14,7 @@ import {
   GraphQLError, Kind, assertValidSchema, buildASTSchema, getNamedType, isObjectType, parse,
   type DocumentNode, type GraphQLFieldResolver, type GraphQLSchema,
 } from 'graphql';
-import { AppError } from '../errors.js';
+import { AppError } from '../http/errors.js';
 import { DynamicSchemaConfig } from '../records/graphql.js';
 import type { PubSub } from '../pubsub/memory.js';
 

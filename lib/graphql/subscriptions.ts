@@ -9,19 +9,19 @@ import { handleProtocols } from 'graphql-ws';
 import { useServer } from 'graphql-ws/use/ws';
 import { WebSocketServer, type WebSocket } from 'ws';
 import type { Logger } from 'pino';
-import { isExpectedNetworkError, networkErrorLog, type NetworkErrorLog } from '../net-errors.js';
-import type { KeelRequest } from '../request.js';
-import type { ClientBudget } from '../client-budget.js';
+import { isExpectedNetworkError, networkErrorLog, type NetworkErrorLog } from '../ops/net-errors.js';
+import type { KeelRequest } from '../http/request.js';
+import type { ClientBudget } from '../server/client-budget.js';
 import { guardedUpgrade, maxConnectionsOption, DEFAULT_MAX_PAYLOAD, type UpgradeHandler } from '../ws/upgrade.js';
 import { UpgradeRejection, type UpgradeGuard } from '../ws/guard.js';
 import { fairnessOptions, type RateErrorFrame, type WebSocketFairness, type WebSocketFairnessOptions } from '../ws/fairness.js';
-import { HttpError } from '../errors.js';
-import { MAX_JSON_DEPTH, valueDepthExceeds } from '../content.js';
+import { HttpError } from '../http/errors.js';
+import { MAX_JSON_DEPTH, valueDepthExceeds } from '../http/content.js';
 import { formatGraphqlError } from './http.js';
 import { DocumentCache, isRejected, type DocumentCacheOptions } from './documents.js';
 import type { GraphqlLimits } from './limits.js';
 import { withoutSuggestions } from './suggestions.js';
-import { WorkRefusal, type AppWorkGate } from '../cost.js';
+import { WorkRefusal, type AppWorkGate } from '../server/cost.js';
 import { DEFAULT_GRAPHQL_MAX_RESPONSE_BYTES, responseTooLarge, resultExceeds } from './budget.js';
 
 /** Time a client has to send `connection_init` before the server closes with 4408, ms. */
@@ -35,7 +35,7 @@ export const DEFAULT_MAX_SUBSCRIPTIONS_PER_CONNECTION = 100;
 
 export interface GraphqlWsOptions {
   limits?: Partial<GraphqlLimits>;
-  /** The budget of each client across its sockets (lib/client-budget.ts); an App passes its own. Default none. */
+  /** The budget of each client across its sockets (lib/server/client-budget.ts); an App passes its own. Default none. */
   clientBudget?: ClientBudget;
   /** Bounds of the cache of parsed and validated queries, and `maxTokens`. Default: DocumentCache's defaults. */
   documentCache?: DocumentCacheOptions;
@@ -63,7 +63,7 @@ export interface GraphqlWsOptions {
   operationGuard?: UpgradeGuard;
   /**
    * Where a lost client (EPIPE, ECONNRESET while `next` frames are queued) is noted: one debug line,
-   * throttled with a count (lib/net-errors.ts). Default none: such sends resolve silently.
+   * throttled with a count (lib/ops/net-errors.ts). Default none: such sends resolve silently.
    */
   logger?: Pick<Logger, 'debug'>;
   /**
@@ -73,7 +73,7 @@ export interface GraphqlWsOptions {
    */
   fairness?: WebSocketFairnessOptions;
   /**
-   * The gate of expensive work (lib/cost.ts): each query / mutation is admitted (refused with an `error`
+   * The gate of expensive work (lib/server/cost.ts): each query / mutation is admitted (refused with an `error`
    * for its id: CPU_BUDGET_EXCEEDED or OVERLOADED, with `retryAfter` seconds), queued and charged to
    * the client of the upgrade request. Subscription events are bounded by the fairness options instead. Default none.
    */
@@ -216,7 +216,7 @@ export function createGraphqlWsUpgradeHandler(schema: GraphQLSchema, options: Gr
         // The answer cap after execution, as over HTTP (issue 35 item 4): the estimate before execution
         // cannot see what resolvers return (30 stored 900 KB titles under 20 aliases), and graphql-ws
         // serialises the whole `next` message at once (a RangeError past V8's string limit, an 80 MB
-        // frame below it). Counted up to the limit (lib/json-size.ts), never serialised to learn it.
+        // frame below it). Counted up to the limit (lib/http/json-size.ts), never serialised to learn it.
         if (maxResponseBytes !== null && resultExceeds(result, maxResponseBytes)) {
           return { data: null, errors: [hide(responseTooLarge(maxResponseBytes)).toJSON()] };
         }

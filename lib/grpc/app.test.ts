@@ -1,8 +1,8 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import * as grpc from '@grpc/grpc-js';
-import { createApp } from '../app.js';
-import { AppError } from '../errors.js';
+import { createApp } from '../app/app.js';
+import { AppError } from '../http/errors.js';
 import { GrpcStatus } from './index.js';
 import { clientFor, collect, connect, unary, GREETER_PROTO } from './testkit.js';
 

@@ -16,7 +16,7 @@
  * SETTINGS before it opens more streams).
  */
 import type { Http2Session, ServerHttp2Stream } from 'node:http2';
-import { KeyedCounter } from '../client-budget.js';
+import { KeyedCounter } from '../server/client-budget.js';
 import { clientKeys, DEFAULT_IPV6_SUBNET } from '../../middleware/rate-limit/client-key.js';
 
 export class ClientCalls {

@@ -2,7 +2,7 @@ import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { MessageDecoder, MessageTooLargeError, frameMessage, parseGrpcTimeout } from './framing.js';
 import { decodeGrpcMessage, encodeGrpcMessage, statusFromError, GrpcError, GrpcStatus, UNKNOWN_ERROR_MESSAGE } from './status.js';
-import { HttpError } from '../errors.js';
+import { HttpError } from '../http/errors.js';
 
 describe('when messages arrive split across chunks', () => {
   it('should reassemble them fed one byte at a time', () => {

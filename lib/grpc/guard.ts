@@ -7,7 +7,7 @@
  * when to retry (gRFC A6, "Pushback"): grpc-js and the other gRPC libraries honour it under a retry policy.
  */
 import type { IncomingHttpHeaders } from 'node:http';
-import type { KeelRequest, Middleware } from '../request.js';
+import type { KeelRequest, Middleware } from '../http/request.js';
 import type { GrpcGuard, GrpcGuardContext } from './call.js';
 import { GrpcError, grpcCodeForHttpStatus } from './status.js';
 

@@ -1,20 +1,20 @@
 /**
- * gRPC on an App: `app.grpc(proto, service, handlers)` registers services; the installer (lib/builtins.ts)
+ * gRPC on an App: `app.grpc(proto, service, handlers)` registers services; the installer (lib/app/builtins.ts)
  * swaps in the dual HTTP/1.1 + h2c server when ServerConfig.grpc is set and enabled, applies the server-level
  * rate limit (the HTTP routes' buckets), JWT / API-key auth and request ids to calls, and drains HTTP/2
  * sessions (GOAWAY) when shutdown begins.
  */
-import { isExpectedNetworkError, networkErrorLog } from '../net-errors.js';
-import type { ProtocolHost as App, ProtocolPlugin } from '../plugin.js';
-import { AppError } from '../errors.js';
-import type { Middleware } from '../request.js';
+import { isExpectedNetworkError, networkErrorLog } from '../ops/net-errors.js';
+import type { ProtocolHost as App, ProtocolPlugin } from '../app/plugin.js';
+import { AppError } from '../http/errors.js';
+import type { Middleware } from '../http/request.js';
 import { jwtAuth } from '../../middleware/jwt-auth/index.js';
 import { apiKeyAuth } from '../../middleware/api-key-auth/index.js';
 import { guardFromMiddleware } from './guard.js';
 import { createGrpcRouter, type GrpcProtoSource, type GrpcRouter, type GrpcServiceHandlers, type GrpcServiceOptions } from './router.js';
 import { createDualServer, type GrpcAttachment } from './server.js';
 import { grpcTracing } from '../observability/grpc-spans.js';
-import { workGateOf } from '../cost.js';
+import { workGateOf } from '../server/cost.js';
 
 /** Key of keel's gRPC state in `app.extensions`. */
 export const GRPC_EXTENSION = 'grpc';
@@ -55,7 +55,7 @@ export function installGrpc(app: App): void {
     requestId: c.enable_request_id,
     // Spans on: a SERVER span per call (lib/observability/grpc-spans.ts).
     tracing: grpcTracing(c.opentelemetry),
-    // ServerConfig.work_limits: each call's work charged to its client's CPU budget (lib/cost.ts).
+    // ServerConfig.work_limits: each call's work charged to its client's CPU budget (lib/server/cost.ts).
     work: workGateOf(app),
     // HTTP/2 connections refused by max_h2_sessions / max_h2_sessions_per_client: one throttled warn line.
     logger: app.logger,
@@ -71,7 +71,7 @@ export function installGrpc(app: App): void {
   app.preShutdown(() => state.attachment?.shutdown(c.shutdown_timeout * 1000));
 }
 
-/** gRPC as an App protocol (lib/plugin.ts): the services of `app.grpc()`. Loaded by `app.ready()` (lib/builtins.ts). */
+/** gRPC as an App protocol (lib/app/plugin.ts): the services of `app.grpc()`. Loaded by `app.ready()` (lib/app/builtins.ts). */
 export const protocol: ProtocolPlugin = {
   name: 'grpc',
   install(host, registrations) {

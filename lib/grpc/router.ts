@@ -4,13 +4,13 @@
  * handler name that matches no method) throw AppError at start-up, never at call time.
  */
 import * as protoLoader from '@grpc/proto-loader';
-import { AppError } from '../errors.js';
+import { AppError } from '../http/errors.js';
 import { suggest } from '../records/define.js';
 import { installHealth, type HealthRegistry } from './health.js';
 import { installReflection } from './reflection.js';
 import type { GrpcCallContext, GrpcHandler, GrpcMethod, GrpcMethodKind, GrpcProtoSource, GrpcServiceEntry, GrpcServiceHandlers, GrpcServiceOptions } from './types.js';
 
-// Dependency-free (no proto-loader types), so the App's own declarations can use them (lib/app.ts).
+// Dependency-free (no proto-loader types), so the App's own declarations can use them (lib/app/app.ts).
 export type {
   GrpcIncomingMetadata, GrpcCallContext, UnaryHandler, ServerStreamingHandler, ClientStreamingHandler, BidiStreamingHandler, GrpcHandler,
   GrpcServiceHandlers, GrpcServiceOptions, GrpcProtoSource, GrpcLoaderOptions, GrpcMethodKind, GrpcMethod, GrpcServiceEntry, GrpcServiceRegistry,

@@ -9,7 +9,7 @@ import http2, { constants as h2, type Http2Server, type Http2Session, type Incom
 import type { Socket } from 'node:net';
 import type { Logger } from 'pino';
 import { GrpcConfig } from '../records/protocol.js';
-import { problem, sendProblem } from '../problem.js';
+import { problem, sendProblem } from '../http/problem.js';
 import { handleGrpcCall, isGrpcRequest, type GrpcCallSettings, type GrpcGuard } from './call.js';
 import { HEALTH_SERVICE } from './health.js';
 import type { GrpcRouter } from './router.js';
@@ -17,7 +17,7 @@ import { H2Sessions, type H2Refusals } from './sessions.js';
 import { GrpcStatus, encodeGrpcMessage } from './status.js';
 import { ClientCalls } from './client-calls.js';
 import type { GrpcTracing } from '../observability/grpc-spans.js';
-import { WorkRefusal, type AppWorkGate } from '../cost.js';
+import { WorkRefusal, type AppWorkGate } from '../server/cost.js';
 import { admitCall, refuseCallForWork, type GrpcCharge } from './work.js';
 
 /** RFC 9113 §3.4: the client connection preface. */
@@ -177,7 +177,7 @@ export function attachGrpc(server: http.Server, router: GrpcRouter, config: unkn
       if (callsPerClient && !callsPerClient.admit(stream)) return refuseCall(stream);
       let charge: GrpcCharge | undefined;
       if (work) {
-        // The client's CPU budget (lib/cost.ts): refused before the message is read or decoded.
+        // The client's CPU budget (lib/server/cost.ts): refused before the message is read or decoded.
         try {
           charge = admitCall(work, stream, headers);
         } catch (err) {

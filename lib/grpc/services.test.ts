@@ -4,7 +4,7 @@ import http from 'node:http';
 import * as grpc from '@grpc/grpc-js';
 import protobuf from 'protobufjs';
 import descriptor from 'protobufjs/ext/descriptor.js';
-import { AppError, ConfigError } from '../errors.js';
+import { AppError, ConfigError } from '../http/errors.js';
 import { GrpcStatus, attachGrpc, createGrpcRouter } from './index.js';
 import { clientFor, collect, connect, probeServer, unary, GREETER_PROTO, HEALTH_PROTO, PROBE_PROTO, REFLECTION_PROTO } from './testkit.js';
 

@@ -15,7 +15,8 @@
  */
 import { constants as h2, type Http2Session } from 'node:http2';
 import type { Logger } from 'pino';
-import { isOverClientBudget } from '../client-budget.js';
+import { isOverClientBudget } from '../server/client-budget.js';
+import { ThrottledLog } from '../ops/throttled-log.js';
 
 /** After GOAWAY, how long a session may take to flush and close before it is destroyed, ms: 1000. */
 export const H2_CLOSE_GRACE_MS = 1_000;
@@ -36,7 +37,7 @@ export interface H2SessionPolicy {
 }
 
 type RefusalReason = 'max_h2_sessions' | 'max_h2_sessions_per_client';
-/** Refusals by cap; `max_connections_per_client` is the App's budget across protocols (lib/client-budget.ts). */
+/** Refusals by cap; `max_connections_per_client` is the App's budget across protocols (lib/server/client-budget.ts). */
 export type H2Refusals = Record<RefusalReason | 'max_connections_per_client', number>;
 
 /** The open HTTP/2 sessions of one server and the rules they live by. */
@@ -47,11 +48,19 @@ export class H2Sessions {
   readonly refused: H2Refusals = { max_h2_sessions: 0, max_h2_sessions_per_client: 0, max_connections_per_client: 0 };
   readonly #policy: H2SessionPolicy;
   readonly #byClient = new Map<string, number>();
-  #unlogged: Record<RefusalReason, number> = { max_h2_sessions: 0, max_h2_sessions_per_client: 0 };
-  #logTimer: NodeJS.Timeout | undefined;
+  /** The first refusal at once, then one line per interval with the counts since the last. */
+  readonly #log: ThrottledLog<RefusalReason, string>;
 
   constructor(policy: H2SessionPolicy) {
     this.#policy = policy;
+    this.#log = new ThrottledLog<RefusalReason, string>({
+      intervalMs: DEFAULT_H2_REFUSAL_LOG_INTERVAL_MS,
+      first: (reason, client) => this.#write({ [reason]: 1 }, { client }),
+      interval: (counts, ms) => this.#write({
+        max_h2_sessions: counts.get('max_h2_sessions')?.count ?? 0,
+        max_h2_sessions_per_client: counts.get('max_h2_sessions_per_client')?.count ?? 0,
+      }, { interval_ms: ms }),
+    });
   }
 
   /** Take a new session (the http2 server's 'session' event): admit it, or refuse it with GOAWAY. */
@@ -100,37 +109,12 @@ export class H2Sessions {
     session.goaway(code, 0);
     session.close();
     destroyAfterGrace(session);
-    this.#log(reason, client);
+    if (this.#policy.logger) this.#log.note(reason, client);
   }
 
-  /** The first refusal at once, then one line per interval with the counts since the last. */
-  #log(reason: RefusalReason, client: string): void {
-    const logger = this.#policy.logger;
-    if (!logger) return;
-    if (this.#logTimer) {
-      this.#unlogged[reason]++;
-      return;
-    }
+  #write(counts: Partial<Record<RefusalReason, number>>, extra: object): void {
     const limits = { max_h2_sessions: this.#policy.maxSessions, max_h2_sessions_per_client: this.#policy.maxSessionsPerClient };
-    const write = (counts: Partial<Record<RefusalReason, number>>, extra: object) => {
-      try {
-        logger.warn({ refused: counts, ...limits, ...extra }, 'HTTP/2 connections refused (GOAWAY): session limit reached');
-      } catch {
-        // A failing logger must not turn a refusal into a crash.
-      }
-    };
-    write({ [reason]: 1 }, { client });
-    const flush = () => {
-      const counts = this.#unlogged;
-      this.#unlogged = { max_h2_sessions: 0, max_h2_sessions_per_client: 0 };
-      if (counts.max_h2_sessions + counts.max_h2_sessions_per_client === 0) {
-        this.#logTimer = undefined;
-        return;
-      }
-      write(counts, { interval_ms: DEFAULT_H2_REFUSAL_LOG_INTERVAL_MS });
-      this.#logTimer = setTimeout(flush, DEFAULT_H2_REFUSAL_LOG_INTERVAL_MS).unref();
-    };
-    this.#logTimer = setTimeout(flush, DEFAULT_H2_REFUSAL_LOG_INTERVAL_MS).unref();
+    this.#policy.logger!.warn({ refused: counts, ...limits, ...extra }, 'HTTP/2 connections refused (GOAWAY): session limit reached');
   }
 }
 

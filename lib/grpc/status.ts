@@ -4,7 +4,7 @@
  * The codes are the ones of https://github.com/grpc/grpc/blob/master/doc/statuscodes.md; they travel in
  * the `grpc-status` trailer with a percent-encoded `grpc-message` (gRPC over HTTP/2, "Responses").
  */
-import { HttpError } from '../errors.js';
+import { HttpError } from '../http/errors.js';
 
 /** gRPC status codes (same numbers as `@grpc/grpc-js`'s `status`). */
 export const GrpcStatus = Object.freeze({

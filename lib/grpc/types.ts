@@ -1,6 +1,6 @@
 /**
  * The types of gRPC handlers and services, free of @grpc/proto-loader and protobufjs types so that
- * the App's declarations (`app.grpc()`, lib/app.ts) type-check in a project without those packages.
+ * the App's declarations (`app.grpc()`, lib/app/app.ts) type-check in a project without those packages.
  */
 import type { GrpcMetadataInit } from './status.js';
 

@@ -1,5 +1,5 @@
 /**
- * gRPC calls under the App's work limits (lib/cost.ts, issue 35 item 2): a client past its CPU budget, or a
+ * gRPC calls under the App's work limits (lib/server/cost.ts, issue 35 item 2): a client past its CPU budget, or a
  * server shedding expensive work, gets its call refused before the message is read or decoded, with one
  * Trailers-Only answer; an admitted call's work (decoding, the handler's synchronous part, each streamed
  * message produced, encoding) is charged to its client as it runs. Calls are not queued: a stream lives as
@@ -7,8 +7,8 @@
  * refused nor charged (probes must see the server's state, not a budget).
  */
 import { constants as h2, type IncomingHttpHeaders, type ServerHttp2Stream } from 'node:http2';
-import { WorkRefusal, type AppWorkGate } from '../cost.js';
-import type { KeelRequest } from '../request.js';
+import { WorkRefusal, type AppWorkGate } from '../server/cost.js';
+import type { KeelRequest } from '../http/request.js';
 import { HEALTH_SERVICE } from './health.js';
 import { GrpcStatus, encodeGrpcMessage } from './status.js';
 

@@ -9,10 +9,10 @@
  */
 import { JSON_RPC_ERRORS, JsonRpcError, describeSchemaErrors, invalidParamsData, type JsonRpcErrorObject } from './errors.js';
 import type { JsonRpcId, JsonRpcRegistry, RegisteredRpcMethod, RpcContext } from './registry.js';
-import { isThenable } from '../handler.js';
-import { HttpError } from '../errors.js';
-import { DEFAULT_JSON_POISONING, parseJsonText, type JsonPoisoning } from '../json-parse.js';
-import type { KeelRequest } from '../request.js';
+import { isThenable } from '../app/handler.js';
+import { HttpError } from '../http/errors.js';
+import { DEFAULT_JSON_POISONING, parseJsonText, type JsonPoisoning } from '../http/json-parse.js';
+import type { KeelRequest } from '../http/request.js';
 import { traceOperation } from '../observability/operation-spans.js';
 import { requestTraceOf } from '../observability/spans.js';
 

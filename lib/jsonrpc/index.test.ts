@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import request from 'supertest';
-import { ConfigError } from '../errors.js';
+import { ConfigError } from '../http/errors.js';
 import { JsonRpcError, JsonRpcRegistry, jsonRpcHandler, type JsonRpcHandlerOptions } from './index.js';
 
 async function serve(options: JsonRpcHandlerOptions): Promise<{ url: string; close: () => Promise<void> }> {

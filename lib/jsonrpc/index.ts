@@ -8,15 +8,15 @@
  */
 import type { ServerResponse } from 'node:http';
 import { performance } from 'node:perf_hooks';
-import { readRawBody } from '../body.js';
-import { jsonPoisoningOf, type JsonPoisoning } from '../json-parse.js';
-import { HttpError } from '../errors.js';
-import { refuseDeepJson } from '../content.js';
-import { jsonSize, NOT_SERIALISABLE } from '../json-size.js';
-import { sendProblem } from '../problem.js';
+import { readRawBody } from '../http/body.js';
+import { jsonPoisoningOf, type JsonPoisoning } from '../http/json-parse.js';
+import { HttpError } from '../http/errors.js';
+import { refuseDeepJson } from '../http/content.js';
+import { jsonSize, NOT_SERIALISABLE } from '../http/json-size.js';
+import { sendProblem } from '../http/problem.js';
 import { JsonRpcConfig } from '../records/protocol.js';
 import { DEFAULT_MAX_BODY_SIZE } from '../records/server.js';
-import type { KeelRequest } from '../request.js';
+import type { KeelRequest } from '../http/request.js';
 import { mountAll, type MountSpec, type ProtocolHost, type RawHandler } from '../openapi/host.js';
 import { run, type JsonRpcResponse } from './dispatch.js';
 import { JSON_RPC_ERRORS } from './errors.js';
@@ -24,8 +24,8 @@ import { openRpcDocument, type OpenRpcInfo } from './openrpc.js';
 import { jsonRpcOpenApi } from './openapi.js';
 import { JsonRpcRegistry, type JsonRpcMethodInfoInput, type RpcHandler } from './registry.js';
 import { registerRouteMethods } from './routes.js';
-import type { RouteDefinition } from '../route-definition.js';
-import { workGateOf, type AppWorkGate, type WorkGateHost } from '../cost.js';
+import type { RouteDefinition } from '../app/route-definition.js';
+import { workGateOf, type AppWorkGate, type WorkGateHost } from '../server/cost.js';
 import { jsonRpcAdmission, meterOf } from './work.js';
 
 export * from './errors.js';
@@ -54,7 +54,7 @@ export interface JsonRpcHandlerOptions {
   /** `__proto__` / `constructor.prototype` keys in the body. Default: refused with -32600 (the App passes its ServerConfig's). */
   jsonPoisoning?: JsonPoisoning;
   /**
-   * The App's work limits (lib/cost.ts): what each batch costs is charged to its client's CPU budget.
+   * The App's work limits (lib/server/cost.ts): what each batch costs is charged to its client's CPU budget.
    * Admission (the refusal before the body is read) is `jsonRpcAdmission(work)`, mounted before this handler.
    */
   work?: AppWorkGate;
@@ -83,7 +83,7 @@ function tooLarge(id: JsonRpcResponse['id'], maxBytes: number): string {
 }
 
 /**
- * One response as JSON. A result is counted first (lib/json-size.ts, stopping at what is left of the
+ * One response as JSON. A result is counted first (lib/http/json-size.ts, stopping at what is left of the
  * budget) and only serialised when it fits, so a huge result is refused without being written out; the
  * exact byte count of what was written then settles it. A result that cannot be serialised (a BigInt,
  * a cycle) fails only its own call.
@@ -223,7 +223,7 @@ export function jsonRpcMounts(host: ProtocolHost & WorkGateHost & { routes?(): r
   if (!config) return [];
   const openapi = host.config.openapi;
   const registry = rpcRegistryOf(host);
-  // ServerConfig.work_limits (lib/cost.ts): each batch charged to its client's CPU budget, requests refused past it.
+  // ServerConfig.work_limits (lib/server/cost.ts): each batch charged to its client's CPU budget, requests refused past it.
   const work = workGateOf(host);
   const handler = jsonRpcHandler({
     registry,
@@ -237,7 +237,7 @@ export function jsonRpcMounts(host: ProtocolHost & WorkGateHost & { routes?(): r
   return [{ method: 'POST', path: config.endpoint_path, handler, readBody: true, middleware: work ? [jsonRpcAdmission(work)] : undefined, openapi: () => jsonRpcOpenApi(registry, config) }];
 }
 
-/** Installer for lib/builtins.ts. */
+/** Installer for lib/app/builtins.ts. */
 export function installJsonRpc(host: ProtocolHost & WorkGateHost): void {
   mountAll(host, jsonRpcMounts(host));
 }

@@ -1,8 +1,8 @@
 /**
- * JSON-RPC as an App protocol (lib/plugin.ts): the methods given to `app.rpc()` and routes with
- * `jsonrpc` metadata, served at JsonRpcConfig.endpoint_path. Loaded by `app.ready()` (lib/builtins.ts).
+ * JSON-RPC as an App protocol (lib/app/plugin.ts): the methods given to `app.rpc()` and routes with
+ * `jsonrpc` metadata, served at JsonRpcConfig.endpoint_path. Loaded by `app.ready()` (lib/app/builtins.ts).
  */
-import type { ProtocolPlugin } from '../plugin.js';
+import type { ProtocolPlugin } from '../app/plugin.js';
 import { installJsonRpc, registerRpc } from './index.js';
 import type { JsonRpcMethodInfoInput, RpcHandler } from './registry.js';
 

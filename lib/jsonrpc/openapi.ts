@@ -1,11 +1,11 @@
 /**
- * The JSON-RPC endpoint as an OpenAPI operation (MountOptions.openapi, lib/plugin.ts): `POST
+ * The JSON-RPC endpoint as an OpenAPI operation (MountOptions.openapi, lib/app/plugin.ts): `POST
  * endpoint_path` whose body is one Request object or a batch (JSON-RPC 2.0 §4, §6), one schema per
  * registered method (its `method` a constant, its `params` the method's params_schema), and whose
  * answers are 200 with a Response object (or an array of them), 204 when only notifications were sent,
  * and problem details for HTTP-level failures. keel/openapi reads this without importing keel/jsonrpc.
  */
-import type { MountOpenApi } from '../plugin.js';
+import type { MountOpenApi } from '../app/plugin.js';
 import type { JsonRpcConfig } from '../records/protocol.js';
 import type { JsonRpcRegistry } from './registry.js';
 

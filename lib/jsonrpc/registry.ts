@@ -4,9 +4,9 @@
  */
 import { Ajv, type ValidateFunction } from 'ajv';
 import addFormatsModule from 'ajv-formats';
-import { ConfigError } from '../errors.js';
+import { ConfigError } from '../http/errors.js';
 import { JsonRpcMethodInfo } from '../records/protocol.js';
-import type { KeelRequest } from '../request.js';
+import type { KeelRequest } from '../http/request.js';
 
 // ajv-formats is CommonJS; under NodeNext its default export is the module object.
 const addFormats = addFormatsModule as unknown as typeof addFormatsModule.default;

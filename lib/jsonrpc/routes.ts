@@ -8,10 +8,10 @@
  * authentication would therefore not apply, so a route that requires it is refused at start-up rather
  * than exposed without its gate.
  */
-import { ConfigError, HttpError } from '../errors.js';
-import { toResponse, type RequestData } from '../handler.js';
-import { flattenHeaders } from '../request.js';
-import type { RouteDefinition } from '../route-definition.js';
+import { ConfigError, HttpError } from '../http/errors.js';
+import { toResponse, type RequestData } from '../app/handler.js';
+import { flattenHeaders } from '../http/request.js';
+import type { RouteDefinition } from '../app/route-definition.js';
 import { JsonRpcError } from './errors.js';
 import type { JsonRpcRegistry, RpcHandler } from './registry.js';
 

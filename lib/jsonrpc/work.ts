@@ -1,5 +1,5 @@
 /**
- * JSON-RPC under the App's work limits (lib/cost.ts, issue 35 item 2): a client past its CPU budget or a
+ * JSON-RPC under the App's work limits (lib/server/cost.ts, issue 35 item 2): a client past its CPU budget or a
  * server shedding expensive work is refused before the body is read, and what a batch costs (parsing, params
  * validation, the methods' synchronous parts, serialising the answer) is charged to its client. A single call
  * is charged nothing, as a route's handler is not: one request of bounded size under the request rate. A
@@ -8,8 +8,8 @@
  */
 import type { ServerResponse } from 'node:http';
 import { performance } from 'node:perf_hooks';
-import { WorkRefusal, type AppWorkGate } from '../cost.js';
-import type { KeelRequest, Middleware, NextFunction } from '../request.js';
+import { WorkRefusal, type AppWorkGate } from '../server/cost.js';
+import type { KeelRequest, Middleware, NextFunction } from '../http/request.js';
 import { JSON_RPC_SERVER_ERRORS } from './errors.js';
 
 /**

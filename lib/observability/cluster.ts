@@ -6,7 +6,7 @@
  * back. If the primary does not answer within CLUSTER_SCRAPE_TIMEOUT_MS the worker answers its own.
  */
 import cluster from 'node:cluster';
-import { lazyRequire } from '../lazy-require.js';
+import { lazyRequire } from '../http/lazy-require.js';
 
 /* eslint-disable @typescript-eslint/no-explicit-any -- prom-client is optional */
 const loadProm = lazyRequire<any>('prom-client');

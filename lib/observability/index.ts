@@ -12,12 +12,12 @@
 import http, { type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Logger } from 'pino';
-import { AppError } from '../errors.js';
-import { missingPackages, missingPackagesError } from '../packages.js';
-import type { KeelRequest, NextFunction } from '../request.js';
-import type { KeelRouter } from '../plugin.js';
+import { AppError } from '../http/errors.js';
+import { missingPackages, missingPackagesError } from '../ops/packages.js';
+import type { KeelRequest, NextFunction } from '../http/request.js';
+import type { KeelRouter } from '../app/plugin.js';
 import type { ServerConfig } from '../records/server.js';
-import { problemFor, sendProblem } from '../problem.js';
+import { problemFor, sendProblem } from '../http/problem.js';
 import { AppMetrics, METRICS_PACKAGES } from './metrics.js';
 import { routeOf, UNMATCHED_ROUTE, type RoutedRequest } from './observe.js';
 import { answerReadiness, dependencyChecks, Readiness, type ReadinessHost } from './readiness.js';

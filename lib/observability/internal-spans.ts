@@ -9,17 +9,17 @@
  * - `request handler - <route>`: the route's core (body, validation, hooks, handler, response) until
  *   the answer is complete. `keel.type: request_handler`, `http.route`.
  *
- * The router wraps its pieces only when `ServerConfig.opentelemetry` is on (lib/dispatch.ts), so an
+ * The router wraps its pieces only when `ServerConfig.opentelemetry` is on (lib/app/dispatch.ts), so an
  * App without spans runs its chain unwrapped. Each wrapper reads the request's trace
  * (`requestTraceOf`, set by lib/observability/tracing.ts) and runs unwrapped without one, or when the
  * SERVER span does not record (no SDK registered, or the request sampled out): its children would not
  * record either under the SDK's default parent-based sampler, so they are not started at all.
  */
 import type { ServerResponse } from 'node:http';
-import type { KeelRequest, Middleware, NextFunction } from '../request.js';
+import type { KeelRequest, Middleware, NextFunction } from '../http/request.js';
 import { isNextError, requestTraceOf } from './spans.js';
 
-/** A route's core, as lib/pipeline.ts compiles it. */
+/** A route's core, as lib/app/pipeline.ts compiles it. */
 type Core = (req: KeelRequest, res: ServerResponse, params: Record<string, string | undefined>, search: string) => void;
 
 /** `mw` with an INTERNAL span around it (see above). */

@@ -7,8 +7,8 @@
  * event buses report through lib/observability/observe.ts (they do not know which App they serve)
  * and prom-client's process metrics. A scrape answers both.
  */
-import { lazyRequire } from '../lazy-require.js';
-import { DEFAULT_REDIS_COMMAND_TIMEOUT_MS } from '../redis-policy.js';
+import { lazyRequire } from '../http/lazy-require.js';
+import { DEFAULT_REDIS_COMMAND_TIMEOUT_MS } from '../ops/redis-policy.js';
 import type { MetricsConfig } from '../records/observability.js';
 import { queueOf, setObserverSink, observe, UNMATCHED_ROUTE } from './observe.js';
 import { clusterScrape, joinClusterMetrics } from './cluster.js';

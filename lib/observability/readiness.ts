@@ -10,9 +10,9 @@
  * probes share the one in flight, so a probe storm costs Redis one PING per dependency per period.
  */
 import type { ServerResponse } from 'node:http';
-import type { KeelRequest } from '../request.js';
-import { PROBLEM_CONTENT_TYPE, problemFor } from '../problem.js';
-import { DEFAULT_REDIS_COMMAND_TIMEOUT_MS } from '../redis-policy.js';
+import type { KeelRequest } from '../http/request.js';
+import { PROBLEM_CONTENT_TYPE, problemFor } from '../http/problem.js';
+import { DEFAULT_REDIS_COMMAND_TIMEOUT_MS } from '../ops/redis-policy.js';
 import { redisClientsOf, type WatchedRedisClient } from './observe.js';
 
 /** Longest wait for one dependency's answer, ms (500: DEFAULT_REDIS_COMMAND_TIMEOUT_MS). */
@@ -73,7 +73,7 @@ async function checkClients(list: readonly { role: string; client: WatchedRedisC
 }
 
 /**
- * A store that tracks its own Redis state (lib/store-health.ts: `status()` of the BullMQ executor and of
+ * A store that tracks its own Redis state (lib/ops/store-health.ts: `status()` of the BullMQ executor and of
  * RedisPubSub) is down while it says Redis is down, even when a PING would pass: it refuses work (fails
  * fast) until its own probe sees Redis again. ('reconnecting' is left to the connection checks below: it
  * is also the state of a store that has not connected yet, which the PING then waits for.)

@@ -1,5 +1,5 @@
 /**
- * The span primitives keel's router (lib/observability/tracing.ts, lib/dispatch.ts) and keel/express
+ * The span primitives keel's router (lib/observability/tracing.ts, lib/app/dispatch.ts) and keel/express
  * (express/tracing.ts) share, so both behave as instrumentation-express and @fastify/otel do under the
  * standard setup (NodeSDK with getNodeAutoInstrumentations, which registers instrumentation-http):
  *
@@ -36,7 +36,7 @@
  * kit.run(context, () => handler(req, res));
  * res.once('close', () => span.end());
  */
-import { lazyRequire } from '../lazy-require.js';
+import { lazyRequire } from '../http/lazy-require.js';
 
 /* eslint-disable @typescript-eslint/no-explicit-any -- @opentelemetry/api is optional: its types stay out of keel's declarations */
 const loadApi = lazyRequire<any>('@opentelemetry/api');

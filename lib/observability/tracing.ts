@@ -16,7 +16,7 @@
  */
 import type { OpenTelemetryConfig } from '../records/observability.js';
 import type { EventEmitter } from 'node:events';
-import type { KeelRequest } from '../request.js';
+import type { KeelRequest } from '../http/request.js';
 import { parseTraceparent } from '../../middleware/http-trace/traceparent.js';
 import { parseTracestate } from '../../middleware/http-trace/tracestate.js';
 import { attachRequestTrace, spanKit, type KitSpan, type RequestTrace, type SpanKit } from './spans.js';

@@ -4,11 +4,11 @@
  * tags, deprecation, `info`, `servers` and security schemes with per-operation requirements.
  */
 import statuses from 'statuses';
-import { ConfigError } from '../errors.js';
+import { ConfigError } from '../http/errors.js';
 import type { OpenApiConfig, SecuritySchemeInfo } from '../records/protocol.js';
 import type { ServerConfig } from '../records/server.js';
-import type { RouteDefinition } from '../route-definition.js';
-import { openApiPath } from '../router.js';
+import type { RouteDefinition } from '../app/route-definition.js';
+import { openApiPath } from '../app/router.js';
 import { addMountOperations, defaultOperationId, type OpenApiMountInput } from './mounts.js';
 import { PROBLEM_DETAILS_SCHEMA, SchemaComponents, toOpenApiSchema } from './schema.js';
 

@@ -4,9 +4,9 @@
  * See docs/architecture.md, "App extension points".
  */
 import type { ServerResponse } from 'node:http';
-import type { MountOptions } from '../plugin.js';
+import type { MountOptions } from '../app/plugin.js';
 import type { ServerConfig } from '../records/server.js';
-import type { KeelRequest } from '../request.js';
+import type { KeelRequest } from '../http/request.js';
 
 /** A node-level handler behind the server-level middleware. */
 export type RawHandler = (req: KeelRequest, res: ServerResponse) => void | Promise<void>;

@@ -6,9 +6,9 @@
  * See docs/api-descriptions.md.
  */
 import type { ServerResponse } from 'node:http';
-import type { Mount } from '../plugin.js';
+import type { Mount } from '../app/plugin.js';
 import { OpenApiConfig } from '../records/protocol.js';
-import type { RouteDefinition } from '../route-definition.js';
+import type { RouteDefinition } from '../app/route-definition.js';
 import { generateOpenApi, type OpenApiServerAuth } from './generate.js';
 import { mountAll, type MountSpec, type ProtocolHost, type RawHandler } from './host.js';
 import { describedMounts } from './mounts.js';
@@ -75,7 +75,7 @@ export interface OpenApiHost extends ProtocolHost {
 }
 
 /**
- * Installer for lib/builtins.ts: mounts nothing when `openapi` is null or disabled. OpenAPI is
+ * Installer for lib/app/builtins.ts: mounts nothing when `openapi` is null or disabled. OpenAPI is
  * installed first; the mounts the other protocols add later are read when the document is first served.
  */
 export function installOpenApi(host: OpenApiHost): void {

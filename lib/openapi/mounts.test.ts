@@ -1,6 +1,6 @@
 /**
  * Mounted protocols in the OpenAPI document: the JSON-RPC endpoint and GraphQL routes describe their
- * operations through `MountOptions.openapi` (lib/plugin.ts); keel/openapi lists them beside the routes,
+ * operations through `MountOptions.openapi` (lib/app/plugin.ts); keel/openapi lists them beside the routes,
  * reading the mounts when the document is first served (OpenAPI is installed before the others).
  */
 import { describe, it, before, after } from 'node:test';

@@ -1,10 +1,10 @@
 /**
  * Mounted protocols in the OpenAPI document: a mount whose `MountOptions.openapi` describes its
  * operations (JSON-RPC, GraphQL over HTTP) is listed beside the routes. The description is data the
- * protocol wrote (lib/plugin.ts `MountOpenApi`), so this module never imports a protocol module.
+ * protocol wrote (lib/app/plugin.ts `MountOpenApi`), so this module never imports a protocol module.
  */
-import type { Mount, MountOpenApi, OpenApiMethod } from '../plugin.js';
-import { openApiPath } from '../router.js';
+import type { Mount, MountOpenApi, OpenApiMethod } from '../app/plugin.js';
+import { openApiPath } from '../app/router.js';
 import { SchemaComponents, toOpenApiSchema } from './schema.js';
 
 type Json = Record<string, unknown>;

@@ -17,8 +17,8 @@ import { dirname, join } from 'node:path';
 import send from 'send';
 import swaggerUi from 'swagger-ui-express';
 import { docsPageCsp } from '../../middleware/security-headers/index.js';
-import { problemFor, sendProblem } from '../problem.js';
-import type { KeelRequest } from '../request.js';
+import { problemFor, sendProblem } from '../http/problem.js';
+import type { KeelRequest } from '../http/request.js';
 import type { MountSpec, RawHandler } from './host.js';
 
 const require = createRequire(import.meta.url);

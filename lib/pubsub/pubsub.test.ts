@@ -2,7 +2,7 @@ import { describe, it, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import WebSocket from 'ws';
 import { pino } from 'pino';
-import { AppError } from '../errors.js';
+import { AppError } from '../http/errors.js';
 import { createApp, MemoryPubSub, RedisPubSub, type ServerHandle } from '../index.js';
 import { checkTopic, encodePayload } from './memory.js';
 

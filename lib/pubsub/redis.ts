@@ -20,13 +20,13 @@
 import { randomUUID } from 'node:crypto';
 import { performance } from 'node:perf_hooks';
 import { pino, type Logger } from 'pino';
-import { HttpError } from '../errors.js';
-import { missingPackages, missingPackagesError } from '../packages.js';
-import { DEFAULT_REDIS_COMMAND_TIMEOUT_MS } from '../redis-policy.js';
-import { connectionProblem, createRedisClient, isClusterConnection, pingEveryPrimary, type RedisConnection } from '../redis-connection.js';
-import { logBase } from '../log-level.js';
-import { errorText, StoreHealth, type StoreStatus } from '../store-health.js';
-import { raceStarvationAware, starved, watchLoop } from '../loop-stall.js';
+import { HttpError } from '../http/errors.js';
+import { missingPackages, missingPackagesError } from '../ops/packages.js';
+import { DEFAULT_REDIS_COMMAND_TIMEOUT_MS } from '../ops/redis-policy.js';
+import { connectionProblem, createRedisClient, isClusterConnection, pingEveryPrimary, type RedisConnection } from '../ops/redis-connection.js';
+import { logBase } from '../ops/log-level.js';
+import { errorText, StoreHealth, type StoreStatus } from '../ops/store-health.js';
+import { raceStarvationAware, starved, watchLoop } from '../ops/loop-stall.js';
 import { checkTopic, encodePayload, MemoryPubSub, type PubSub } from './memory.js';
 import { observe } from '../observability/observe.js';
 import type { JobTracing, TraceCarrier } from '../observability/job-spans.js';
@@ -281,7 +281,7 @@ export class RedisPubSub implements PubSub {
       if (n < 0) throw new NotPublished();
       this.#receivers.published(topic, n);
     })();
-    // Extended once if this process was starved meanwhile: the reply may be waiting in the socket (lib/loop-stall.ts).
+    // Extended once if this process was starved meanwhile: the reply may be waiting in the socket (lib/ops/loop-stall.ts).
     await raceStarvationAware(attempt, wait, () => new Error(`Redis did not take the event within ${wait} ms`), false);
   }
 

@@ -7,7 +7,7 @@
  * description also emits a JSON Schema (see `toJsonSchema`) so editors and other implementations
  * can validate configuration files without keel.
  */
-import { ConfigError } from '../errors.js';
+import { ConfigError } from '../http/errors.js';
 
 export type FieldType =
   | { kind: 'string'; enum?: readonly string[]; minLength?: number; pattern?: RegExp; hint?: string }

@@ -1,7 +1,7 @@
 /**
  * Per-route records: CORS, request-id override, JWT, API key, authorization, lifecycle hooks.
  */
-import { ConfigError } from '../errors.js';
+import { ConfigError } from '../http/errors.js';
 import { defineRecord, fail, t, type InputOf, type RecordDef } from './define.js';
 import { DEFAULT_API_KEY_HEADER, DEFAULT_JWT_ALGORITHM, JWT_ALGORITHMS, checkJwtKeys, jwtFields, rejectPlaceholder, secretString, type JwtAlgorithm } from './server.js';
 

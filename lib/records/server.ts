@@ -8,7 +8,7 @@ import type * as P from './protocol.js';
 import { CorsConfig, type CorsConfigData } from './cors.js';
 import { MetricsConfig, OpenTelemetryConfig, ReadinessConfig } from './observability.js';
 import { WorkLimitsConfig } from './work.js';
-import { DEFAULT_ON_CONSTRUCTOR_POISONING, DEFAULT_ON_PROTO_POISONING, POISONING_ACTIONS, type PoisoningAction } from '../json-parse.js';
+import { DEFAULT_ON_CONSTRUCTOR_POISONING, DEFAULT_ON_PROTO_POISONING, POISONING_ACTIONS, type PoisoningAction } from '../http/json-parse.js';
 
 /** Default bind host. */
 export const DEFAULT_HOST = '127.0.0.1';
@@ -38,7 +38,7 @@ export const DEFAULT_WS_MESSAGES_PER_SECOND = 100;
 /** Default WebSocket message burst per socket (bucket size): 200, as DEFAULT_RATE_BURST. */
 export const DEFAULT_WS_MESSAGE_BURST = 200;
 /**
- * Default connections one client (one address, lib/client-budget.ts) may hold open at once, across HTTP/1.1,
+ * Default connections one client (one address, lib/server/client-budget.ts) may hold open at once, across HTTP/1.1,
  * WebSockets and h2c sessions: 100, as DEFAULT_MAX_H2_SESSIONS_PER_CLIENT. 400 sockets from one address took
  * every file descriptor under `ulimit -n 256` (issue 35). Clients behind one NAT share it: raise it, or set
  * trust_proxy behind a proxy (the proxy's own connections are then not counted).
@@ -273,7 +273,7 @@ export interface ServerConfig {
   metrics: Readonly<MetricsConfig> | null;
   /** One OpenTelemetry server span per request (@opentelemetry/api); null: none. */
   opentelemetry: Readonly<OpenTelemetryConfig> | null;
-  /** Client CPU budgets, the queue of expensive work and overload shedding (lib/cost.ts); null: none. */
+  /** Client CPU budgets, the queue of expensive work and overload shedding (lib/server/cost.ts); null: none. */
   work_limits: Readonly<WorkLimitsConfig> | null;
 }
 

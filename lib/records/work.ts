@@ -1,7 +1,7 @@
 /**
  * WorkLimitsConfig (ServerConfig.work_limits): what expensive work may cost one client and the server
- * (issue 35 items 2 and 3). The mechanics are in lib/cost.ts (client CPU budgets, the queue) and
- * lib/overload.ts (event-loop delay and utilisation); docs/workers-and-limits.md, "Work limits".
+ * (issue 35 items 2 and 3). The mechanics are in lib/server/cost.ts (client CPU budgets, the queue) and
+ * lib/server/overload.ts (event-loop delay and utilisation); docs/workers-and-limits.md, "Work limits".
  */
 import { defineRecord, fail, t, type InputOf } from './define.js';
 

@@ -1,9 +1,9 @@
 import { describe, it, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import WebSocket from 'ws';
-import { App } from '../app.js';
-import { ConfigError } from '../errors.js';
-import type { ServerHandle } from '../server.js';
+import { App } from '../app/app.js';
+import { ConfigError } from '../http/errors.js';
+import type { ServerHandle } from '../server/server.js';
 
 type Opened = { ws: WebSocket; headers: Record<string, unknown>; first: Promise<Buffer> };
 function open(url: string, headers: Record<string, string> = {}): Promise<Opened> {

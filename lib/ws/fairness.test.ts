@@ -1,7 +1,7 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { setImmediate as turn } from 'node:timers/promises';
-import { ConfigError } from '../errors.js';
+import { ConfigError } from '../http/errors.js';
 import { ServerConfig } from '../records/server.js';
 import { MemoryPubSub } from '../pubsub/memory.js';
 import { fairnessOfConfig, fairnessOptions, DEFAULT_WS_MAX_BUFFERED_BYTES, DEFAULT_WS_MESSAGE_BURST, DEFAULT_WS_MESSAGES_PER_SECOND } from './fairness.js';

@@ -16,7 +16,7 @@
  * same rules hold for `app.ws()` sessions and for graphql-ws, which reads and writes that socket directly.
  */
 import type { WebSocket } from 'ws';
-import type { MessageMeter } from '../client-budget.js';
+import type { MessageMeter } from '../server/client-budget.js';
 import { fail, unknownKey } from '../records/define.js';
 import {
   DEFAULT_WS_MAX_BUFFERED_BYTES, DEFAULT_WS_MESSAGE_BURST, DEFAULT_WS_MESSAGES_PER_SECOND, DEFAULT_WS_ON_RATE_EXCEEDED,
@@ -144,7 +144,7 @@ function loopLateMs(now: number): number {
 /**
  * Put `f` on a freshly accepted socket, before anything listens to it. `errorFrame` answers a refused
  * message under action 'error' (default: rateLimitReply for every message). `meter` is the budget of the
- * socket's client across its sockets (lib/client-budget.ts): over it the socket is not read for a while.
+ * socket's client across its sockets (lib/server/client-budget.ts): over it the socket is not read for a while.
  */
 export function applyFairness(ws: WebSocket, f: WebSocketFairness, errorFrame?: RateErrorFrame, meter?: MessageMeter): void {
   let cut = false;

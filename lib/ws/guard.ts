@@ -9,10 +9,10 @@
  */
 import { ServerResponse, type IncomingMessage, type OutgoingHttpHeaders } from 'node:http';
 import type { Duplex } from 'node:stream';
-import { HttpError } from '../errors.js';
-import { sendSocketProblem, writeSocketResponse } from '../socket-problem.js';
+import { HttpError } from '../http/errors.js';
+import { sendSocketProblem, writeSocketResponse } from '../http/socket-problem.js';
 import { CorsConfig } from '../records/route.js';
-import { flattenHeaders, type KeelRequest, type Middleware } from '../request.js';
+import { flattenHeaders, type KeelRequest, type Middleware } from '../http/request.js';
 
 export type UpgradeHeaders = Record<string, string>;
 /** Throw to reject the upgrade; return headers to add to the 101 Switching Protocols response. */

@@ -5,12 +5,12 @@
  */
 import type { IncomingMessage } from 'node:http';
 import type { Duplex } from 'node:stream';
-import type { ProtocolHost, ProtocolPlugin } from '../plugin.js';
-import type { Middleware } from '../request.js';
+import type { ProtocolHost, ProtocolPlugin } from '../app/plugin.js';
+import type { Middleware } from '../http/request.js';
 import type { PubSub } from '../pubsub/memory.js';
 import type { ServerConfig } from '../records/server.js';
 import { fairnessOfConfig } from './fairness.js';
-import { clientBudgetOf, type ClientBudget } from '../client-budget.js';
+import { clientBudgetOf, type ClientBudget } from '../server/client-budget.js';
 import { middlewareGuard, originGuard, type UpgradeGuard } from './guard.js';
 import { createWebSocketUpgradeHandler, type WebSocketHandler, type WebSocketRouteOptions } from './upgrade.js';
 
@@ -25,7 +25,7 @@ export interface WebSocketHost {
   preShutdown(fn: () => void | Promise<void>): unknown;
   /** Where `session.subscribe(topic)` listens (the App's pub/sub). */
   readonly pubsub?: PubSub;
-  /** The budget of each client across its sockets (lib/client-budget.ts). Default none. */
+  /** The budget of each client across its sockets (lib/server/client-budget.ts). Default none. */
   readonly clientBudget?: ClientBudget;
   /** The App's settings: its `ws_*` keys are the defaults of every route's `fairness`. */
   readonly config?: Readonly<ServerConfig>;
@@ -80,7 +80,7 @@ function wsHostOf(host: ProtocolHost): WebSocketHost {
   };
 }
 
-/** WebSocket as an App protocol (lib/plugin.ts): the routes of `app.ws()`. Loaded by `app.ready()` (lib/builtins.ts). */
+/** WebSocket as an App protocol (lib/app/plugin.ts): the routes of `app.ws()`. Loaded by `app.ready()` (lib/app/builtins.ts). */
 export const protocol: ProtocolPlugin = {
   name: 'ws',
   install(host, registrations) {

@@ -2,8 +2,8 @@ import { describe, it, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { serveRouter, type ServedRouter } from '../../test/helpers/ws-router.js';
 import WebSocket from 'ws';
-import { App } from '../app.js';
-import type { ServerHandle } from '../server.js';
+import { App } from '../app/app.js';
+import type { ServerHandle } from '../server/server.js';
 import { BINARY_NOT_SUPPORTED_REPLY, FORBIDDEN_KEY_REPLY, INVALID_JSON_REPLY, jsonWebSocket, MESSAGE_VALIDATION_FAILED_REPLY, type JsonWebSocketClose } from './json.js';
 import { createWebSocketUpgradeHandler, WebSocketRouter } from './upgrade.js';
 

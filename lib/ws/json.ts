@@ -14,11 +14,11 @@
  * with pongs by keel/ws itself. `onDisconnect` runs once however the connection ends.
  */
 import { pino } from 'pino';
-import { ConfigError, HttpError } from '../errors.js';
-import { jsonDepthExceeds, MAX_JSON_DEPTH } from '../content.js';
-import { parseJsonText } from '../json-parse.js';
+import { ConfigError, HttpError } from '../http/errors.js';
+import { jsonDepthExceeds, MAX_JSON_DEPTH } from '../http/content.js';
+import { parseJsonText } from '../http/json-parse.js';
 import { fail, unknownKey } from '../records/define.js';
-import { compileSchema } from '../validation.js';
+import { compileSchema } from '../http/validation.js';
 import type { ValidateFunction } from 'ajv';
 import type { WebSocketSession } from './session.js';
 import { CLOSE_INTERNAL_ERROR, type WebSocketHandler } from './upgrade.js';
@@ -27,7 +27,7 @@ import { CLOSE_INTERNAL_ERROR, type WebSocketHandler } from './upgrade.js';
 export const INVALID_JSON_REPLY = Object.freeze({ type: 'error', message: 'Invalid JSON' });
 /** Sent for JSON that fails `messageSchema`: the reference's `{"error":"Message validation failed"}`. */
 export const MESSAGE_VALIDATION_FAILED_REPLY = Object.freeze({ error: 'Message validation failed' });
-/** Sent for JSON with a `__proto__` or `constructor.prototype` key (keel refuses them, lib/json-parse.ts). */
+/** Sent for JSON with a `__proto__` or `constructor.prototype` key (keel refuses them, lib/http/json-parse.ts). */
 export const FORBIDDEN_KEY_REPLY = Object.freeze({ type: 'error', message: 'JSON contains a forbidden "__proto__" or "constructor.prototype" key' });
 /** Sent for a binary frame when no `onBinary` is given: a JSON protocol has no binary messages. */
 export const BINARY_NOT_SUPPORTED_REPLY = Object.freeze({ type: 'error', message: 'Binary messages are not supported' });

@@ -6,11 +6,11 @@
  * socket is paused past HIGH_WATER_MARK queued messages (TCP backpressure instead of unbounded memory).
  */
 import type { WebSocket } from 'ws';
-import type { KeelRequest } from '../request.js';
+import type { KeelRequest } from '../http/request.js';
 import { MemoryPubSub, type PubSub } from '../pubsub/memory.js';
 import { deliveries } from './fanout.js';
 
-import type { WebSocketMessage } from '../protocol-api.js';
+import type { WebSocketMessage } from '../app/protocol-api.js';
 
 /** A WebSocket message (RFC 6455 §5.6 data frames, §5.5 control frames); declared with the App's types. */
 export type { WebSocketMessage };

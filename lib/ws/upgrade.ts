@@ -8,14 +8,14 @@ import type { IncomingMessage, Server } from 'node:http';
 import type { Duplex } from 'node:stream';
 import findMyWay from 'find-my-way';
 import { WebSocketServer, type WebSocket } from 'ws';
-import { HttpError } from '../errors.js';
-import type { KeelRequest } from '../request.js';
+import { HttpError } from '../http/errors.js';
+import type { KeelRequest } from '../http/request.js';
 import { handshakeProblem, notFoundUpgrade, rejectUpgrade, runGuards, type UpgradeGuard, type UpgradeHeaders } from './guard.js';
 import { WebSocketSession } from './session.js';
 import { MemoryPubSub, type PubSub } from '../pubsub/memory.js';
 import { applyFairness, CLOSE_TRY_AGAIN_LATER, fairnessOptions, type RateErrorFrame, type WebSocketFairness, type WebSocketFairnessOptions } from './fairness.js';
 import { slicedPubSub } from './fanout.js';
-import type { ClientBudget } from '../client-budget.js';
+import type { ClientBudget } from '../server/client-budget.js';
 
 /** Default largest message accepted, bytes (1 MiB; ws's own default is 100 MiB). */
 export const DEFAULT_MAX_PAYLOAD = 1024 * 1024;
@@ -60,7 +60,7 @@ export interface WebSocketRouteOptions {
    */
   fairness?: WebSocketFairnessOptions;
   /**
-   * The budget of each client across its sockets (lib/client-budget.ts): its messages per second, and, behind
+   * The budget of each client across its sockets (lib/server/client-budget.ts): its messages per second, and, behind
    * a trusted proxy, its WebSockets (past the limit: close 1013). An App passes its own; default none.
    */
   clientBudget?: ClientBudget;

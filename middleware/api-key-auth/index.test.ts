@@ -4,8 +4,8 @@ import { readdirSync, readFileSync } from 'node:fs';
 import type express from 'express';
 import { EXPRESS_VERSIONS } from '../../test/helpers/express-versions.js';
 import request from 'supertest';
-import { ConfigError } from '../../lib/errors.js';
-import type { KeelRequest } from '../../lib/request.js';
+import { ConfigError } from '../../lib/http/errors.js';
+import type { KeelRequest } from '../../lib/http/request.js';
 import { apiKeyAuth, type ApiKeyAuthOptions } from './index.js';
 import { describeOnReject, describeOnRejectConfig } from '../../test/helpers/on-reject.js';
 

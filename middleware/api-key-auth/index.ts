@@ -8,14 +8,14 @@
  */
 import { createHash, timingSafeEqual } from 'node:crypto';
 import type { ServerResponse } from 'node:http';
-import { problemType } from '../../lib/errors.js';
-import { problem } from '../../lib/problem.js';
-import { rejecter, takeOnReject, type OnRejectOption } from '../../lib/reject.js';
+import { problemType } from '../../lib/http/errors.js';
+import { problem } from '../../lib/http/problem.js';
+import { rejecter, takeOnReject, type OnRejectOption } from '../../lib/http/reject.js';
 import { ApiKeyAuthConfig, ApiKeyConfig, assertApiKeysPresent, fail } from '../../lib/records/index.js';
-import type { KeelRequest, Middleware, NextFunction } from '../../lib/request.js';
+import type { KeelRequest, Middleware, NextFunction } from '../../lib/http/request.js';
 
 export { DEFAULT_API_KEY_HEADER } from '../../lib/records/index.js';
-export { DEFAULT_ON_REJECT } from '../../lib/reject.js';
+export { DEFAULT_ON_REJECT } from '../../lib/http/reject.js';
 
 /** Default query parameter read when `allow_query` is on. */
 export const DEFAULT_API_KEY_QUERY_PARAM = 'api_key';

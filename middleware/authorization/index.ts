@@ -9,11 +9,11 @@
  * Values that are not strings are ignored. Matching is exact and case-sensitive.
  */
 import type { ServerResponse } from 'node:http';
-import { UnauthorizedError } from '../../lib/errors.js';
-import { problemFor } from '../../lib/problem.js';
-import { rejecter, takeOnReject, type OnRejectOption } from '../../lib/reject.js';
+import { UnauthorizedError } from '../../lib/http/errors.js';
+import { problemFor } from '../../lib/http/problem.js';
+import { rejecter, takeOnReject, type OnRejectOption } from '../../lib/http/reject.js';
 import { AuthorizationConfig, fail } from '../../lib/records/index.js';
-import type { KeelRequest, Middleware, NextFunction } from '../../lib/request.js';
+import type { KeelRequest, Middleware, NextFunction } from '../../lib/http/request.js';
 
 /**
  * AuthorizationConfig input, snake_case or camelCase. The singular `required_role` is accepted and
@@ -21,7 +21,7 @@ import type { KeelRequest, Middleware, NextFunction } from '../../lib/request.js
  */
 export type { AuthorizationConfigInput } from '../../lib/records/route.js';
 import type { AuthorizationConfigInput as AuthorizationRecordInput } from '../../lib/records/route.js';
-/** The AuthorizationConfig record (snake_case or camelCase) plus `onReject` (lib/reject.ts) and `challenge`. */
+/** The AuthorizationConfig record (snake_case or camelCase) plus `onReject` (lib/http/reject.ts) and `challenge`. */
 export type AuthorizationOptions = AuthorizationRecordInput &
   OnRejectOption & {
     /**
@@ -37,7 +37,7 @@ export type AuthorizationOptions = AuthorizationRecordInput &
 /** Default of {@link AuthorizationOptions.challenge}: a request without claims gets a 401 Bearer challenge. */
 export const DEFAULT_CHALLENGE = true;
 
-export { DEFAULT_ON_REJECT } from '../../lib/reject.js';
+export { DEFAULT_ON_REJECT } from '../../lib/http/reject.js';
 
 /** What the caller lacks, per kind; only non-empty kinds are present. */
 export interface MissingGrants {

@@ -5,8 +5,8 @@
 import { describe, it, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import http from 'node:http';
-import { createApp } from '../../lib/app.js';
-import type { ServerHandle } from '../../lib/server.js';
+import { createApp } from '../../lib/app/app.js';
+import type { ServerHandle } from '../../lib/server/server.js';
 import { bodyLimit } from './index.js';
 
 function post(url: string, parts: string[], headers: Record<string, string> = {}): Promise<{ status: number; type?: string; body: string }> {

@@ -8,9 +8,9 @@ import type express from 'express';
 import { EXPRESS_VERSIONS } from '../../test/helpers/express-versions.js';
 import request from 'supertest';
 import { bodyLimit, DEFAULT_MAX_BODY_SIZE, type BodyLimitOptions } from './index.js';
-import { readRawBody } from '../../lib/body.js';
-import { ConfigError } from '../../lib/errors.js';
-import type { KeelRequest } from '../../lib/request.js';
+import { readRawBody } from '../../lib/http/body.js';
+import { ConfigError } from '../../lib/http/errors.js';
+import type { KeelRequest } from '../../lib/http/request.js';
 import { describeOnReject, describeOnRejectConfig } from '../../test/helpers/on-reject.js';
 
 /** Express app: bodyLimit, then express.json(); the handler echoes what it got. */

@@ -11,7 +11,7 @@
  *   'end' event fires, so the next reader sees an unread request (body-parser 2 skips requests whose
  *   stream has ended, which would otherwise leave `req.body` undefined).
  *
- * After a 413 the rest of the body is drained (up to lib/body.ts DRAIN_LIMIT) so that a keep-alive
+ * After a 413 the rest of the body is drained (up to lib/http/body.ts DRAIN_LIMIT) so that a keep-alive
  * client reads the 413 and can send its next request on the same connection; a body declared larger
  * than that bound is answered with `Connection: close`.
  *
@@ -19,20 +19,20 @@
  * it; the parser that decompresses (body-parser's `limit`, keel's reader) must cap the inflated size.
  */
 import type { ServerResponse } from 'node:http';
-import { DRAIN_LIMIT, checkDeclaredLength, drain, hasRequestBody, payloadTooLarge } from '../../lib/body.js';
-import { HttpError } from '../../lib/errors.js';
-import { rejecter, takeOnReject, type OnRejectOption } from '../../lib/reject.js';
+import { DRAIN_LIMIT, checkDeclaredLength, drain, hasRequestBody, payloadTooLarge } from '../../lib/http/body.js';
+import { HttpError } from '../../lib/http/errors.js';
+import { rejecter, takeOnReject, type OnRejectOption } from '../../lib/http/reject.js';
 import { defineRecord, t, type InputOf } from '../../lib/records/define.js';
 import { DEFAULT_MAX_BODY_SIZE } from '../../lib/records/server.js';
-import type { KeelRequest, Middleware, NextFunction } from '../../lib/request.js';
+import type { KeelRequest, Middleware, NextFunction } from '../../lib/http/request.js';
 
 export { DEFAULT_MAX_BODY_SIZE };
 
-export { DEFAULT_ON_REJECT } from '../../lib/reject.js';
+export { DEFAULT_ON_REJECT } from '../../lib/http/reject.js';
 
 /**
  * Options: ServerConfig's `max_body_size`, snake_case or camelCase (type generated from the record below): largest
- * accepted body in bytes, `null` = unlimited. Default {@link DEFAULT_MAX_BODY_SIZE} (10 MiB). Plus `onReject` (lib/reject.ts).
+ * accepted body in bytes, `null` = unlimited. Default {@link DEFAULT_MAX_BODY_SIZE} (10 MiB). Plus `onReject` (lib/http/reject.ts).
  */
 export type BodyLimitOptions = InputOf<typeof BodyLimitRecord> & OnRejectOption;
 

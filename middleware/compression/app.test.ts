@@ -3,8 +3,8 @@ import { describe, it, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import http from 'node:http';
 import zlib from 'node:zlib';
-import { createApp } from '../../lib/app.js';
-import type { ServerHandle } from '../../lib/server.js';
+import { createApp } from '../../lib/app/app.js';
+import type { ServerHandle } from '../../lib/server/server.js';
 
 const PAYLOAD = { message: 'Compressed payload', payload: 'a'.repeat(100) };
 

@@ -1,7 +1,7 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { compression, isCompressible, isCompressibleByRecord, type CompressionConfigInput } from './index.js';
-import { ConfigError } from '../../lib/errors.js';
+import { ConfigError } from '../../lib/http/errors.js';
 
 describe('isCompressible', () => {
   it('should accept text, JSON, problem+json, XML, JavaScript and SVG', () => {

@@ -12,7 +12,7 @@ import packageCompression from 'compression';
 import http, { type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { once } from 'node:events';
-import { ConfigError } from '../../lib/errors.js';
+import { ConfigError } from '../../lib/http/errors.js';
 import { EXPRESS_VERSIONS, type ExpressFactory } from '../../test/helpers/express-versions.js';
 import { compression, type CompressionPackageOptions } from './index.js';
 

@@ -6,8 +6,8 @@ import type { ServerResponse } from 'node:http';
 import zlib from 'node:zlib';
 import bytes from 'bytes';
 import { fail } from '../../lib/records/define.js';
-import type { KeelRequest } from '../../lib/request.js';
-import { isPackageStyle as packageStyle } from '../../lib/package-style.js';
+import type { KeelRequest } from '../../lib/http/request.js';
+import { isPackageStyle as packageStyle } from '../../lib/http/package-style.js';
 import type { Coding } from './negotiate.js';
 
 /** The compression package's default threshold: 1 kb. */

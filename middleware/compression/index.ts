@@ -18,7 +18,7 @@
 import type { ServerResponse } from 'node:http';
 import zlib from 'node:zlib';
 import { CompressionConfig, DEFAULT_COMPRESSION_MIN_SIZE, DEFAULT_COMPRESSION_QUALITY } from '../../lib/records/server.js';
-import type { KeelRequest, Middleware, NextFunction } from '../../lib/request.js';
+import type { KeelRequest, Middleware, NextFunction } from '../../lib/http/request.js';
 import { BoundedMemo } from './memo.js';
 import { checkExtensions, COMPRESSION_MEMO_KEY_LENGTH, COMPRESSION_MEMO_SIZE, DEFAULT_COMPRESSION_SYNC_THRESHOLD, type CompressionExtensions } from './extensions.js';
 import { negotiateEncoding, type Coding } from './negotiate.js';

@@ -10,7 +10,7 @@
  */
 import { ServerResponse, type OutgoingHttpHeaders } from 'node:http';
 import type zlib from 'node:zlib';
-import type { KeelRequest } from '../../lib/request.js';
+import type { KeelRequest } from '../../lib/http/request.js';
 import type { Coding } from './negotiate.js';
 
 /** What one compression() factory decided at start-up, shared by all its responses. */

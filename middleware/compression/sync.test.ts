@@ -8,7 +8,7 @@ import { Readable } from 'node:stream';
 import zlib from 'node:zlib';
 import { compression, syncThresholdFor, COMPRESSION_MEMO_SIZE, MAX_SYNC_THRESHOLD, MIN_SYNC_THRESHOLD, type CompressionExtensions } from './index.js';
 import { BoundedMemo } from './memo.js';
-import { ConfigError } from '../../lib/errors.js';
+import { ConfigError } from '../../lib/http/errors.js';
 
 const SMALL = JSON.stringify({ rows: Array.from({ length: 100 }, (_, i) => ({ i, name: `customer-${i}` })) });
 const BIG = JSON.stringify({ rows: Array.from({ length: 3000 }, (_, i) => ({ i, name: `customer-${i}` })) });

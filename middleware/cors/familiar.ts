@@ -4,8 +4,8 @@
  * The middleware that answers with them is package-mode.ts.
  */
 import { fail } from '../../lib/records/define.js';
-import type { KeelRequest } from '../../lib/request.js';
-import { isPackageStyle as packageStyle } from '../../lib/package-style.js';
+import type { KeelRequest } from '../../lib/http/request.js';
+import { isPackageStyle as packageStyle } from '../../lib/http/package-style.js';
 
 /** A static `origin` value: `'*'`, true (reflect), false (no CORS), an origin, a RegExp, or a list of origins and RegExps. */
 export type StaticOrigin = boolean | string | RegExp | readonly (string | RegExp)[];

@@ -4,7 +4,7 @@ import type express from 'express';
 import { EXPRESS_VERSIONS } from '../../test/helpers/express-versions.js';
 import request from 'supertest';
 import { cors, type CorsOptions } from './index.js';
-import { ConfigError } from '../../lib/errors.js';
+import { ConfigError } from '../../lib/http/errors.js';
 import { CorsConfig } from '../../lib/records/route.js';
 import { describeOnReject, describeOnRejectConfig } from '../../test/helpers/on-reject.js';
 import { rawHttpExchange } from '../../test/helpers/raw-http.js';

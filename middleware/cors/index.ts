@@ -15,9 +15,9 @@
 import type { ServerResponse } from 'node:http';
 import { CorsConfig, type CorsConfigData } from '../../lib/records/route.js';
 import { fail } from '../../lib/records/define.js';
-import { problemFor } from '../../lib/problem.js';
-import { rejecter, takeOnReject, type OnRejectOption } from '../../lib/reject.js';
-import type { KeelRequest, Middleware, NextFunction } from '../../lib/request.js';
+import { problemFor } from '../../lib/http/problem.js';
+import { rejecter, takeOnReject, type OnRejectOption } from '../../lib/http/reject.js';
+import type { KeelRequest, Middleware, NextFunction } from '../../lib/http/request.js';
 import type { TrustProxySetting } from '../../lib/records/server.js';
 import { isPackageStyle, SHARED_KEYS, type CorsOptionsDelegate, type CorsPackageOptions } from './familiar.js';
 import { packageCors } from './package-mode.js';
@@ -64,10 +64,10 @@ export interface CorsExtensions {
   trustProxy?: TrustProxySetting;
 }
 
-/** keel's CorsConfig or the `cors` package's options (one style per call), plus keel's extensions and `onReject` (lib/reject.ts). */
+/** keel's CorsConfig or the `cors` package's options (one style per call), plus keel's extensions and `onReject` (lib/http/reject.ts). */
 export type CorsOptions = (CorsConfigInput | CorsPackageOptions) & CorsExtensions & OnRejectOption;
 
-export { DEFAULT_ON_REJECT } from '../../lib/reject.js';
+export { DEFAULT_ON_REJECT } from '../../lib/http/reject.js';
 
 /** Status of an answered preflight: 204 No Content. */
 export const DEFAULT_PREFLIGHT_STATUS = 204;

@@ -11,9 +11,9 @@
  *   (Fetch, CORS check); keel refuses it itself only with `rejectDisallowedOrigins`.
  */
 import type { ServerResponse } from 'node:http';
-import { problemFor } from '../../lib/problem.js';
-import type { Rejecter } from '../../lib/reject.js';
-import type { KeelRequest, Middleware, NextFunction } from '../../lib/request.js';
+import { problemFor } from '../../lib/http/problem.js';
+import type { Rejecter } from '../../lib/http/reject.js';
+import type { KeelRequest, Middleware, NextFunction } from '../../lib/http/request.js';
 import { isOriginAllowed, normalisePackageOptions, type CorsOptionsDelegate, type PackageCors, type StaticOrigin } from './familiar.js';
 import { isSameOrigin, type TrustFunction } from './same-origin.js';
 import { appendVary } from './vary.js';

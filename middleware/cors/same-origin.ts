@@ -10,9 +10,9 @@
  */
 import type ProxyAddr from 'proxy-addr';
 import type { TLSSocket } from 'node:tls';
-import { lazyRequire } from '../../lib/lazy-require.js';
+import { lazyRequire } from '../../lib/http/lazy-require.js';
 import type { TrustProxySetting } from '../../lib/records/server.js';
-import type { KeelRequest } from '../../lib/request.js';
+import type { KeelRequest } from '../../lib/http/request.js';
 
 const proxyAddr = lazyRequire<typeof ProxyAddr>('proxy-addr');
 

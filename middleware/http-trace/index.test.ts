@@ -7,8 +7,8 @@ import { EXPRESS_VERSIONS } from '../../test/helpers/express-versions.js';
 import request from 'supertest';
 import { httpTrace, HTTP_TRACE_MESSAGE, newSpanId, newTraceId, parseTraceparent, type HttpTraceOptions } from './index.js';
 import { TRACE_ENTROPY_POOL_BYTES } from './traceparent.js';
-import { ConfigError } from '../../lib/errors.js';
-import type { KeelRequest } from '../../lib/request.js';
+import { ConfigError } from '../../lib/http/errors.js';
+import type { KeelRequest } from '../../lib/http/request.js';
 import { captureLogs } from '../../test/helpers/log-capture.js';
 
 const capture = () => captureLogs();

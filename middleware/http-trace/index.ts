@@ -8,7 +8,7 @@
 import type { ServerResponse } from 'node:http';
 import { pino, type Level, type LevelWithSilent, type Logger } from 'pino';
 import { fail } from '../../lib/records/define.js';
-import type { KeelRequest, Middleware, NextFunction } from '../../lib/request.js';
+import type { KeelRequest, Middleware, NextFunction } from '../../lib/http/request.js';
 import { DEFAULT_NEW_TRACE_FLAGS, formatTraceparent, newSpanId, newTraceId, parseTraceparent } from './traceparent.js';
 import { parseTracestate } from './tracestate.js';
 

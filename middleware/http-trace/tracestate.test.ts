@@ -6,7 +6,7 @@ import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import request from 'supertest';
 import { httpTrace, parseTracestate, TRACESTATE_MAX_MEMBERS } from './index.js';
-import type { KeelRequest } from '../../lib/request.js';
+import type { KeelRequest } from '../../lib/http/request.js';
 import { captureLogs } from '../../test/helpers/log-capture.js';
 import { EXPRESS_VERSIONS } from '../../test/helpers/express-versions.js';
 

@@ -5,9 +5,9 @@
  * which claim to forge (RFC 6750 §3.1 lets `error_description` stay vague).
  */
 import { pino } from 'pino';
-import { ConfigError } from '../../lib/errors.js';
-import { logLevelFromEnv } from '../../lib/log-level.js';
-import { compileSchema } from '../../lib/validation.js';
+import { ConfigError } from '../../lib/http/errors.js';
+import { logLevelFromEnv } from '../../lib/ops/log-level.js';
+import { compileSchema } from '../../lib/http/validation.js';
 
 /** The part of a pino logger the claims check writes to. */
 export interface ClaimsLogger {

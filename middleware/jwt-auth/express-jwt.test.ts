@@ -8,7 +8,7 @@ import assert from 'node:assert/strict';
 import { createHmac, createSecretKey, generateKeyPairSync } from 'node:crypto';
 import { CompactSign, SignJWT } from 'jose';
 import request from 'supertest';
-import { ConfigError } from '../../lib/errors.js';
+import { ConfigError } from '../../lib/http/errors.js';
 import { EXPRESS_VERSIONS } from '../../test/helpers/express-versions.js';
 import { UnauthorizedError, expressjwt, jwtAuth, type JwtPackageOptions } from './index.js';
 

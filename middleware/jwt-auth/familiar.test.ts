@@ -15,7 +15,7 @@ import { generateKeyPairSync } from 'node:crypto';
 import { expressjwt } from 'express-jwt';
 import { SignJWT, importPKCS8 } from 'jose';
 import request from 'supertest';
-import { ConfigError } from '../../lib/errors.js';
+import { ConfigError } from '../../lib/http/errors.js';
 import { EXPRESS_VERSIONS, type ExpressFactory } from '../../test/helpers/express-versions.js';
 import { expressjwt as keelExpressjwt, jwtAuth, type JwtPackageOptions } from './index.js';
 

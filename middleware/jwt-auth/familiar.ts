@@ -4,11 +4,11 @@
  * (optional credentials, where the token comes from, where the claims go, revocation, expiry).
  */
 import type { KeyObject } from 'node:crypto';
-import { ConfigError, type UnauthorizedError } from '../../lib/errors.js';
+import { ConfigError, type UnauthorizedError } from '../../lib/http/errors.js';
 import { fail } from '../../lib/records/define.js';
 import { JWT_ALGORITHMS, type JwtAlgorithm } from '../../lib/records/index.js';
-import { isPackageStyle as packageStyle } from '../../lib/package-style.js';
-import type { KeelRequest } from '../../lib/request.js';
+import { isPackageStyle as packageStyle } from '../../lib/http/package-style.js';
+import type { KeelRequest } from '../../lib/http/request.js';
 import type { ClaimRules } from './claims.js';
 import { importPackageKey } from './keys.js';
 

@@ -9,7 +9,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import express from 'express';
 import request from 'supertest';
 import { SignJWT, type JWTPayload } from 'jose';
-import type { KeelRequest } from '../../lib/request.js';
+import type { KeelRequest } from '../../lib/http/request.js';
 import { jwtAuth, type JwtAuthOptions } from './index.js';
 
 const SECRET = 'a-test-secret-that-is-32-bytes!!';

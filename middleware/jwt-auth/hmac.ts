@@ -12,8 +12,8 @@
  * the cache key's own hash costs about what the verification saves.
  */
 import type * as FastJwt from 'fast-jwt';
-import { lazyRequire } from '../../lib/lazy-require.js';
-import { ConfigError } from '../../lib/errors.js';
+import { lazyRequire } from '../../lib/http/lazy-require.js';
+import { ConfigError } from '../../lib/http/errors.js';
 
 /** Why a token was refused, independent of the library that refused it (index.ts words the answer). */
 export type FailureReason =

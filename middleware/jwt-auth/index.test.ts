@@ -5,11 +5,11 @@ import { readdirSync, readFileSync } from 'node:fs';
 import type express from 'express';
 import request from 'supertest';
 import { CompactSign, SignJWT, exportJWK, exportSPKI, generateKeyPair, type CryptoKey, type JWTPayload } from 'jose';
-import { ConfigError } from '../../lib/errors.js';
-import type { KeelRequest } from '../../lib/request.js';
+import { ConfigError } from '../../lib/http/errors.js';
+import type { KeelRequest } from '../../lib/http/request.js';
 import { jwtAuth, type JwtAuthOptions } from './index.js';
 import { expressjwt } from 'express-jwt';
-import { HttpError } from '../../lib/errors.js';
+import { HttpError } from '../../lib/http/errors.js';
 import { describeOnReject, describeOnRejectConfig } from '../../test/helpers/on-reject.js';
 import { EXPRESS_VERSIONS } from '../../test/helpers/express-versions.js';
 

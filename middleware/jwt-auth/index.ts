@@ -9,12 +9,12 @@
 import type { ServerResponse } from 'node:http';
 import type * as Jose from 'jose';
 import type { JWTVerifyOptions } from 'jose';
-import { lazyRequire } from '../../lib/lazy-require.js';
-import { UnauthorizedError, type ExpressJwtErrorCode } from '../../lib/errors.js';
-import { problem, sendProblem, type ProblemDetails } from '../../lib/problem.js';
-import { rejecter, takeOnReject, type OnRejectOption, type Rejecter } from '../../lib/reject.js';
+import { lazyRequire } from '../../lib/http/lazy-require.js';
+import { UnauthorizedError, type ExpressJwtErrorCode } from '../../lib/http/errors.js';
+import { problem, sendProblem, type ProblemDetails } from '../../lib/http/problem.js';
+import { rejecter, takeOnReject, type OnRejectOption, type Rejecter } from '../../lib/http/reject.js';
 import { JwtAuthConfig, JwtConfig, checkJwtKeys, type JwtAlgorithm } from '../../lib/records/index.js';
-import type { KeelRequest, Middleware, NextFunction } from '../../lib/request.js';
+import type { KeelRequest, Middleware, NextFunction } from '../../lib/http/request.js';
 import { hmacFailureReason, hmacVerifier, type FailureReason } from './hmac.js';
 import { importVerificationKey } from './keys.js';
 import { fromExpressJwt, isPackageStyle, type JwtPackageOptions } from './familiar.js';
@@ -29,14 +29,14 @@ export type { JwtPackageOptions, JwtPayload, Request, Params, GetVerificationKey
 
 export { MIN_HMAC_SECRET_BYTES, MIN_RSA_MODULUS_BITS } from './keys.js';
 export { DEFAULT_JWT_ALGORITHM, JWT_ALGORITHMS } from '../../lib/records/index.js';
-export { DEFAULT_ON_REJECT } from '../../lib/reject.js';
-export { UnauthorizedError, EXPRESS_JWT_ERROR_CODES, type ExpressJwtErrorCode } from '../../lib/errors.js';
+export { DEFAULT_ON_REJECT } from '../../lib/http/reject.js';
+export { UnauthorizedError, EXPRESS_JWT_ERROR_CODES, type ExpressJwtErrorCode } from '../../lib/http/errors.js';
 
 /**
  * Options: a server-level JwtConfig or a per-route JwtAuthConfig (the same keys plus `enabled`),
  * in snake_case or camelCase. A config carrying `enabled` is read as a JwtAuthConfig.
  */
-/** A JwtConfig (server) or JwtAuthConfig (route) record, snake_case or camelCase, plus `onReject` (lib/reject.ts). */
+/** A JwtConfig (server) or JwtAuthConfig (route) record, snake_case or camelCase, plus `onReject` (lib/http/reject.ts). */
 export type JwtAuthOptions = (JwtConfigInput | JwtAuthConfigInput) & OnRejectOption & {
   /**
    * Where a token refused by `claims` is explained (a pino logger, or any `{ warn(obj, msg) }`).

@@ -3,7 +3,7 @@
  * a ConfigError at start-up rather than a 401 (or worse, a 500) on the first request.
  */
 import { createPublicKey, createSecretKey, KeyObject } from 'node:crypto';
-import { ConfigError } from '../../lib/errors.js';
+import { ConfigError } from '../../lib/http/errors.js';
 import type { JwtAlgorithm } from '../../lib/records/index.js';
 
 /** RFC 7518 §3.2: an HMAC key must be at least as long as the hash output. */

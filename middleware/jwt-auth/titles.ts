@@ -2,7 +2,7 @@
  * The words of jwtAuth's refusals, shared by keel's record-style verifier (index.ts) and the
  * express-jwt-style middleware (express-jwt.ts).
  */
-import { problemType } from '../../lib/errors.js';
+import { problemType } from '../../lib/http/errors.js';
 
 /** Problem title for a token that was presented but failed verification (matches the conformance corpus). */
 export const JWT_INVALID_TITLE = 'JWT validation failed';

@@ -7,8 +7,8 @@
  * pathname of `req.originalUrl` (strings exactly, RegExps unanchored unless you anchor them).
  */
 import type { ServerResponse } from 'node:http';
-import { lazyRequire } from '../../lib/lazy-require.js';
-import type { KeelRequest, Middleware, NextFunction } from '../../lib/request.js';
+import { lazyRequire } from '../../lib/http/lazy-require.js';
+import type { KeelRequest, Middleware, NextFunction } from '../../lib/http/request.js';
 
 /** A path express-unless skips: exact string, RegExp, or either restricted to some methods. */
 export type UnlessPath = string | RegExp | { url: string | RegExp; method?: string; methods?: string | readonly string[] };

@@ -1,7 +1,7 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import request from 'supertest';
-import { HttpError } from '../../lib/errors.js';
+import { HttpError } from '../../lib/http/errors.js';
 import { requestId } from '../request-id/index.js';
 import { EXPRESS_VERSIONS } from '../../test/helpers/express-versions.js';
 import { problemHandler, defaultProblemLogger, type ProblemLogger } from './index.js';

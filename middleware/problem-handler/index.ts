@@ -1,6 +1,6 @@
 /**
  * An Express error middleware that answers any error as RFC 9457 problem details: the other end of
- * `onReject: 'next'` (lib/reject.ts), and a drop-in last `app.use(...)` for a legacy Express app.
+ * `onReject: 'next'` (lib/http/reject.ts), and a drop-in last `app.use(...)` for a legacy Express app.
  *
  * - keel's HttpError (every factory's rejection, `handlerError`, a thrown `new HttpError(...)`):
  *   its status, type, title, detail and extension members, and the headers it carries
@@ -15,9 +15,9 @@
  * (its default handler closes the connection).
  */
 import type { ServerResponse } from 'node:http';
-import { HttpError, KeelError } from '../../lib/errors.js';
-import { problem, problemFor, sendProblem, toProblem, type ProblemDetails } from '../../lib/problem.js';
-import type { KeelRequest, NextFunction } from '../../lib/request.js';
+import { HttpError, KeelError } from '../../lib/http/errors.js';
+import { problem, problemFor, sendProblem, toProblem, type ProblemDetails } from '../../lib/http/problem.js';
+import type { KeelRequest, NextFunction } from '../../lib/http/request.js';
 
 /** The part of a pino logger (or anything shaped like it) the handler uses. */
 export interface ProblemLogger {

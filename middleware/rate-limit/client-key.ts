@@ -2,9 +2,9 @@
  * The client key of an address-keyed limit: which address (the socket's peer, Express's `req.ip`, or the
  * one a trusted proxy forwarded) and its key (ip-key.ts: IPv6 grouped by subnet).
  */
-import { lazyRequire } from '../../lib/lazy-require.js';
+import { lazyRequire } from '../../lib/http/lazy-require.js';
 import type { TrustProxySetting } from '../../lib/records/index.js';
-import type { KeelRequest } from '../../lib/request.js';
+import type { KeelRequest } from '../../lib/http/request.js';
 import { ipKey, preloadIpKey } from './ip-key.js';
 
 /** proxy-addr, loaded by the first limiter given a trust setting. */

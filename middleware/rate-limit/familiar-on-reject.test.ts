@@ -6,7 +6,7 @@ import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import request from 'supertest';
 import { rateLimit } from './index.js';
-import { ConfigError, HttpError } from '../../lib/errors.js';
+import { ConfigError, HttpError } from '../../lib/http/errors.js';
 import { EXPRESS_VERSIONS } from '../../test/helpers/express-versions.js';
 
 for (const { name, express } of EXPRESS_VERSIONS) {

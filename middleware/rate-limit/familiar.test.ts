@@ -10,7 +10,7 @@ import assert from 'node:assert/strict';
 import { rateLimit as packageRateLimit } from 'express-rate-limit';
 import request from 'supertest';
 import { pino } from 'pino';
-import { ConfigError } from '../../lib/errors.js';
+import { ConfigError } from '../../lib/http/errors.js';
 import { createApp } from '../../lib/index.js';
 import { EXPRESS_VERSIONS, type ExpressFactory } from '../../test/helpers/express-versions.js';
 import { rateLimit } from './index.js';

@@ -7,7 +7,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import type express from 'express';
 import { EXPRESS_VERSIONS } from '../../test/helpers/express-versions.js';
 import request from 'supertest';
-import { ConfigError } from '../../lib/errors.js';
+import { ConfigError } from '../../lib/http/errors.js';
 import { IPV6_KEY_MEMO_SIZE, MemoryStore, rateLimit, type RateLimitExtensions, type RateLimitOptions } from './index.js';
 import { describeOnReject, describeOnRejectConfig } from '../../test/helpers/on-reject.js';
 

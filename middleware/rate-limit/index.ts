@@ -9,10 +9,10 @@ import type { ServerResponse } from 'node:http';
 import { preloadIpKey } from './ip-key.js';
 import { observe } from '../../lib/observability/observe.js';
 import { clientKeys, compileTrust, DEFAULT_IPV6_SUBNET, keyFromAddress, proxyAddr } from './client-key.js';
-import { problemFor, sendProblem } from '../../lib/problem.js';
-import { rejecter, takeOnReject, type OnRejectOption, type Rejecter } from '../../lib/reject.js';
+import { problemFor, sendProblem } from '../../lib/http/problem.js';
+import { rejecter, takeOnReject, type OnRejectOption, type Rejecter } from '../../lib/http/reject.js';
 import { RateLimitConfig, checkTrustProxy, fail, type TrustProxySetting } from '../../lib/records/index.js';
-import type { KeelRequest, Middleware, NextFunction } from '../../lib/request.js';
+import type { KeelRequest, Middleware, NextFunction } from '../../lib/http/request.js';
 import { MemoryStore, STORE_UNAVAILABLE_EXTENSIONS, STORE_UNAVAILABLE_HEADERS, type BucketPolicy, type RateLimitStore, type TakeResult } from './store.js';
 import { PACKAGE_KEYS, parseWindowOptions, type RateLimitPackageOptions } from './window-options.js';
 import { windowLimiter, type RateLimitRequestHandler } from './window-limiter.js';
@@ -30,7 +30,7 @@ export type { RateLimitRequestHandler } from './window-limiter.js';
 export type { RateLimitInfo, DraftHeadersVersion } from './window-headers.js';
 export { ValidationError, ChangeWarning, type RateLimitLogger } from './window-validations.js';
 export { ipKeyGenerator } from './ip-key.js';
-export { DEFAULT_ON_REJECT } from '../../lib/reject.js';
+export { DEFAULT_ON_REJECT } from '../../lib/http/reject.js';
 export { compileTrust, DEFAULT_IPV6_SUBNET, IPV6_KEY_MEMO_SIZE } from './client-key.js';
 
 /** Key of the single bucket when `ip_based` is false. */
@@ -39,13 +39,13 @@ export const GLOBAL_KEY = 'global';
 /** The RateLimitConfig record, snake_case or camelCase (type generated from the record). */
 export type { RateLimitConfigInput } from '../../lib/records/server.js';
 import type { RateLimitConfigInput } from '../../lib/records/server.js';
-import { isPackageStyle } from '../../lib/package-style.js';
+import { isPackageStyle } from '../../lib/http/package-style.js';
 /** RateLimitConfig under the name the migration guide uses. */
 export type RateLimitConfigOptions = RateLimitConfigInput;
 
 /**
  * keel's RateLimitConfig, or express-rate-limit's options (`windowMs`, `limit`, …; one style per call),
- * plus `onReject` (lib/reject.ts).
+ * plus `onReject` (lib/http/reject.ts).
  */
 export type RateLimitOptions = (RateLimitConfigInput | RateLimitPackageOptions) & OnRejectOption;
 

@@ -6,7 +6,7 @@
  */
 import { isIPv6 } from 'node:net';
 import type { Address6 as Address6Class } from 'ip-address';
-import { lazyRequire } from '../../lib/lazy-require.js';
+import { lazyRequire } from '../../lib/http/lazy-require.js';
 
 /** ip-address, loaded by the first rate limit keyed by address. */
 const loadIpAddress = lazyRequire<{ Address6: typeof Address6Class }>('ip-address');

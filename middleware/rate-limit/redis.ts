@@ -11,11 +11,11 @@
  * `sendCommand` for node-redis or ioredis, as express-rate-limit's rate-limit-redis does.
  */
 import { createHash } from 'node:crypto';
-import { DEFAULT_REDIS_COMMAND_TIMEOUT_MS } from '../../lib/redis-policy.js';
-import { raceStarvationAware, starved, watchLoop } from '../../lib/loop-stall.js';
+import { DEFAULT_REDIS_COMMAND_TIMEOUT_MS } from '../../lib/ops/redis-policy.js';
+import { raceStarvationAware, starved, watchLoop } from '../../lib/ops/loop-stall.js';
 import { pino, type Logger } from 'pino';
-import { logBase } from '../../lib/log-level.js';
-import { StoreHealth, type StoreStatus } from '../../lib/store-health.js';
+import { logBase } from '../../lib/ops/log-level.js';
+import { StoreHealth, type StoreStatus } from '../../lib/ops/store-health.js';
 import type { BucketPolicy, RateLimitStore, TakeResult } from './store.js';
 import type { ClientRateLimitInfo, StoreInitOptions, WindowStore } from './window-store.js';
 
@@ -226,7 +226,7 @@ export class RedisStore implements RateLimitStore, WindowStore {
 
 /**
  * `reply`, or a RedisCommandTimeoutError once `ms` have passed; the timer never keeps the process alive.
- * A timeout during which this process's event loop was itself stalled is extended once (lib/loop-stall.ts).
+ * A timeout during which this process's event loop was itself stalled is extended once (lib/ops/loop-stall.ts).
  */
 function withTimeout(reply: Promise<unknown>, command: string, ms: number): Promise<unknown> {
   return raceStarvationAware(reply, ms, () => new RedisCommandTimeoutError(command, ms));
@@ -242,7 +242,7 @@ let watching = false;
 async function resendIfStarved(send: (...args: string[]) => Promise<unknown>, args: string[], ms: number): Promise<unknown> {
   if (!watching) {
     watching = true;
-    watchLoop(); // a stall sampler for as long as the process uses a RedisStore (lib/loop-stall.ts)
+    watchLoop(); // a stall sampler for as long as the process uses a RedisStore (lib/ops/loop-stall.ts)
   }
   const started = performance.now();
   try {

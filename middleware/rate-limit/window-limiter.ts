@@ -10,9 +10,9 @@
  */
 import type { ServerResponse } from 'node:http';
 import { isIPv6 } from 'node:net';
-import { problemFor } from '../../lib/problem.js';
-import type { Rejecter } from '../../lib/reject.js';
-import type { KeelRequest, NextFunction } from '../../lib/request.js';
+import { problemFor } from '../../lib/http/problem.js';
+import type { Rejecter } from '../../lib/http/reject.js';
+import type { KeelRequest, NextFunction } from '../../lib/http/request.js';
 import { ipKeyGenerator } from './ip-key.js';
 import { STORE_UNAVAILABLE_EXTENSIONS, STORE_UNAVAILABLE_HEADERS } from './store.js';
 import {

@@ -9,7 +9,7 @@
  */
 import type { ServerResponse } from 'node:http';
 import { fail } from '../../lib/records/define.js';
-import type { KeelRequest, NextFunction } from '../../lib/request.js';
+import type { KeelRequest, NextFunction } from '../../lib/http/request.js';
 import type { DraftHeadersVersion } from './window-headers.js';
 import { FixedWindowMemoryStore, promisifyStore, type LegacyWindowStore, type WindowStore } from './window-store.js';
 import { CONSOLE_LOGGER, getValidations, type RateLimitLogger, type Validations } from './window-validations.js';

@@ -9,7 +9,7 @@ import assert from 'node:assert/strict';
 import express from 'express';
 import request from 'supertest';
 import { ipKeyGenerator as packageIpKeyGenerator } from 'express-rate-limit';
-import { ConfigError } from '../../lib/errors.js';
+import { ConfigError } from '../../lib/http/errors.js';
 import { FixedWindowMemoryStore, ipKeyGenerator, MemoryStore, rateLimit, type ClientRateLimitInfo, type RateLimitLogger } from './index.js';
 
 function appWith(mw: unknown) {

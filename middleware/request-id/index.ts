@@ -11,7 +11,7 @@ import { randomUUID } from 'node:crypto';
 import type { ServerResponse } from 'node:http';
 import { defineRecord, fail, t, type InputOf } from '../../lib/records/define.js';
 import type { RequestIdConfig } from '../../lib/records/route.js';
-import type { KeelRequest, Middleware, NextFunction } from '../../lib/request.js';
+import type { KeelRequest, Middleware, NextFunction } from '../../lib/http/request.js';
 
 /** Header carrying the id, on the request and the response: `X-Request-ID`. */
 export const DEFAULT_REQUEST_ID_HEADER = 'X-Request-ID';

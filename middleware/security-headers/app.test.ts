@@ -2,7 +2,7 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import request from 'supertest';
-import { createApp } from '../../lib/app.js';
+import { createApp } from '../../lib/app/app.js';
 import { docsPageCsp, DEFAULT_API_CSP } from './index.js';
 
 describe('securityHeaders under createApp: with the defaults', () => {

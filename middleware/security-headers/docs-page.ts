@@ -2,7 +2,7 @@
  * The looser Content-Security-Policy of the HTML documentation pages (Swagger UI, Redoc, GraphiQL)
  * served by an API whose own responses carry `default-src 'none'`.
  */
-import { ConfigError } from '../../lib/errors.js';
+import { ConfigError } from '../../lib/http/errors.js';
 
 /** CDNs the documentation pages load their assets from by default. */
 export const DOCS_PAGE_CDN_SOURCES = Object.freeze(['https://cdn.jsdelivr.net', 'https://unpkg.com', 'https://cdn.redoc.ly']);

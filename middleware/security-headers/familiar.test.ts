@@ -8,7 +8,7 @@ import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import helmet, { type HelmetOptions } from 'helmet';
 import request from 'supertest';
-import { ConfigError } from '../../lib/errors.js';
+import { ConfigError } from '../../lib/http/errors.js';
 import { EXPRESS_VERSIONS, type ExpressFactory } from '../../test/helpers/express-versions.js';
 import { securityHeaders, type SecurityHeadersHelmetOptions, type SecurityHeadersOptions } from './index.js';
 

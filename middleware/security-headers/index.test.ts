@@ -4,7 +4,7 @@ import type express from 'express';
 import { EXPRESS_VERSIONS } from '../../test/helpers/express-versions.js';
 import request from 'supertest';
 import { securityHeaders, docsPageCsp, DEFAULT_API_CSP, type SecurityHeadersOptions } from './index.js';
-import { ConfigError } from '../../lib/errors.js';
+import { ConfigError } from '../../lib/http/errors.js';
 
 // Every test in this block runs under Express 4 and under Express 5 (test/helpers/express-versions.ts).
 for (const { name: expressVersion, express } of EXPRESS_VERSIONS) describe(`under ${expressVersion}`, () => {

@@ -19,9 +19,9 @@
  */
 import type { ServerResponse } from 'node:http';
 import helmet, { type HelmetOptions } from 'helmet';
-import { ConfigError } from '../../lib/errors.js';
+import { ConfigError } from '../../lib/http/errors.js';
 import { defineRecord, fail, t } from '../../lib/records/define.js';
-import type { KeelRequest, Middleware, NextFunction } from '../../lib/request.js';
+import type { KeelRequest, Middleware, NextFunction } from '../../lib/http/request.js';
 import { STANDALONE } from './helmet.js';
 
 export { DOCS_PAGE_CDN_SOURCES, docsPageCsp } from './docs-page.js';

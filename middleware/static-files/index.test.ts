@@ -8,7 +8,7 @@ import type express from 'express';
 import { EXPRESS_VERSIONS } from '../../test/helpers/express-versions.js';
 import request from 'supertest';
 import { staticFiles, type StaticFilesConfigInput } from './index.js';
-import { ConfigError } from '../../lib/errors.js';
+import { ConfigError } from '../../lib/http/errors.js';
 import { describeOnReject, describeOnRejectConfig } from '../../test/helpers/on-reject.js';
 
 const base = mkdtempSync(join(tmpdir(), 'keel-static-'));

@@ -14,7 +14,7 @@ import type { ServerResponse } from 'node:http';
 import { realpathSync, statSync, promises as fsp, type Stats } from 'node:fs';
 import { join, relative, sep } from 'node:path';
 import type send from 'send';
-import { lazyRequire } from '../../lib/lazy-require.js';
+import { lazyRequire } from '../../lib/http/lazy-require.js';
 
 /** The `send` package, loaded by the first staticFiles() factory. */
 const loadSend = lazyRequire<typeof send>('send');
@@ -22,20 +22,20 @@ const loadSend = lazyRequire<typeof send>('send');
 const loadEncodeUrl = lazyRequire<(url: string) => string>('encodeurl');
 import { StaticFilesConfig } from '../../lib/records/server.js';
 import { fail } from '../../lib/records/define.js';
-import { ERROR_CODES, codeForStatus } from '../../lib/errors.js';
-import { problem, problemFor, sendProblem } from '../../lib/problem.js';
-import { rejecter, takeOnReject, type OnRejectOption, type Rejecter } from '../../lib/reject.js';
-import type { KeelRequest, Middleware, NextFunction } from '../../lib/request.js';
+import { ERROR_CODES, codeForStatus } from '../../lib/http/errors.js';
+import { problem, problemFor, sendProblem } from '../../lib/http/problem.js';
+import { rejecter, takeOnReject, type OnRejectOption, type Rejecter } from '../../lib/http/reject.js';
+import type { KeelRequest, Middleware, NextFunction } from '../../lib/http/request.js';
 import { serveStatic, SERVE_STATIC_OPTION_KEYS, type ServeStaticOptions } from './serve-static.js';
 
 export * from './serve-static.js';
 
 /** StaticFilesConfig input, snake_case or camelCase. */
 import type { StaticFilesConfigInput as StaticFilesRecordInput } from '../../lib/records/server.js';
-/** A StaticFilesConfig record, snake_case or camelCase, plus `onReject` (lib/reject.ts). */
+/** A StaticFilesConfig record, snake_case or camelCase, plus `onReject` (lib/http/reject.ts). */
 export type StaticFilesConfigInput = StaticFilesRecordInput & OnRejectOption;
 
-export { DEFAULT_ON_REJECT } from '../../lib/reject.js';
+export { DEFAULT_ON_REJECT } from '../../lib/http/reject.js';
 
 /** The page served for a directory request when `index_file` is true (the default). */
 export const DEFAULT_INDEX_FILE_NAME = 'index.html';

@@ -10,7 +10,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import request from 'supertest';
 import { EXPRESS_VERSIONS, type ExpressFactory } from '../../test/helpers/express-versions.js';
-import type { KeelRequest } from '../../lib/request.js';
+import type { KeelRequest } from '../../lib/http/request.js';
 import { serveStatic, staticFiles, type ServeStaticOptions } from './index.js';
 
 const base = mkdtempSync(join(tmpdir(), 'keel-serve-static-'));

@@ -19,10 +19,10 @@ import type { Stats } from 'node:fs';
 import { resolve as resolvePath } from 'node:path';
 import { format as formatUrl, type Url } from 'node:url';
 import type send from 'send';
-import { lazyRequire } from '../../lib/lazy-require.js';
+import { lazyRequire } from '../../lib/http/lazy-require.js';
 import { fail } from '../../lib/records/define.js';
-import { problemFor, sendProblem } from '../../lib/problem.js';
-import type { KeelRequest, Middleware, NextFunction } from '../../lib/request.js';
+import { problemFor, sendProblem } from '../../lib/http/problem.js';
+import type { KeelRequest, Middleware, NextFunction } from '../../lib/http/request.js';
 import { containedRealPath, ESCAPED } from './contain.js';
 import { checkServeStaticOptions, type ServeStaticOptions } from './serve-static-options.js';
 

@@ -2,7 +2,7 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import request from 'supertest';
-import { createApp } from '../../lib/app.js';
+import { createApp } from '../../lib/app/app.js';
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 

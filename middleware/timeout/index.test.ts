@@ -7,7 +7,7 @@ import type express from 'express';
 import { EXPRESS_VERSIONS } from '../../test/helpers/express-versions.js';
 import request from 'supertest';
 import { timeout, DEFAULT_REQUEST_TIMEOUT, type TimeoutOptions } from './index.js';
-import { ConfigError } from '../../lib/errors.js';
+import { ConfigError } from '../../lib/http/errors.js';
 import { describeOnReject, describeOnRejectConfig } from '../../test/helpers/on-reject.js';
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));

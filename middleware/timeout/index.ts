@@ -12,16 +12,16 @@
  */
 import type { ServerResponse } from 'node:http';
 import { defineRecord, t, type InputOf } from '../../lib/records/define.js';
-import { problemFor, type ProblemDetails } from '../../lib/problem.js';
-import { rejecter, takeOnReject, type OnRejectOption, type Rejecter } from '../../lib/reject.js';
-import type { KeelRequest, Middleware, NextFunction } from '../../lib/request.js';
+import { problemFor, type ProblemDetails } from '../../lib/http/problem.js';
+import { rejecter, takeOnReject, type OnRejectOption, type Rejecter } from '../../lib/http/reject.js';
+import type { KeelRequest, Middleware, NextFunction } from '../../lib/http/request.js';
 
-export { DEFAULT_ON_REJECT } from '../../lib/reject.js';
+export { DEFAULT_ON_REJECT } from '../../lib/http/reject.js';
 
 /**
  * Options: `request_timeout` (ServerConfig's key), snake_case or camelCase. Seconds, an integer >= 1;
  * `null` means no timeout (the spec's default) and the factory returns a pass-through. The key is required
- * (type generated from the record below). `onReject`: see lib/reject.ts.
+ * (type generated from the record below). `onReject`: see lib/http/reject.ts.
  */
 export type TimeoutOptions = InputOf<typeof TimeoutRecord> & OnRejectOption;
 

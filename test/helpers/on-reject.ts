@@ -1,5 +1,5 @@
 /**
- * The error-path tests every rejecting factory shares (`onReject`, lib/reject.ts), under Express 4
+ * The error-path tests every rejecting factory shares (`onReject`, lib/http/reject.ts), under Express 4
  * and Express 5: the default answer, `'next'` with an Express error handler after it, keel's
  * `problemHandler()`, and a handler function.
  *
@@ -11,9 +11,9 @@ import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import type { ServerResponse } from 'node:http';
 import request from 'supertest';
-import { HttpError } from '../../lib/errors.js';
-import type { OnReject } from '../../lib/reject.js';
-import type { KeelRequest, Middleware, NextFunction } from '../../lib/request.js';
+import { HttpError } from '../../lib/http/errors.js';
+import type { OnReject } from '../../lib/http/reject.js';
+import type { KeelRequest, Middleware, NextFunction } from '../../lib/http/request.js';
 import { problemHandler } from '../../middleware/problem-handler/index.js';
 import { EXPRESS_VERSIONS, type ExpressFactory } from './express-versions.js';
 

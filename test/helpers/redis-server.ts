@@ -2,7 +2,9 @@
  * A throwaway redis-server on a free loopback port, for tests that need a real Redis (.ci/run
  * installs it). Tests skip visibly when it is not installed: `{ skip: NO_REDIS }`.
  */
+import assert from 'node:assert/strict';
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { after, before } from 'node:test';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -86,4 +88,40 @@ export async function startRedis(options: StartRedisOptions = {}): Promise<Redis
   };
   await server.start();
   return server;
+}
+
+/** How long the teardown of useRedis() may take, ms: 60000 (a hang fails the file instead of holding the run). */
+export const USE_REDIS_TEARDOWN_MS = 60_000;
+
+/** A redis-server for the enclosing suite (useRedis): the server's members, and closers for what the tests opened. */
+export interface UsedRedis extends Omit<RedisServer, 'start' | 'stop'> {
+  /** Close these after the suite's tests (the last registered first), before redis-server stops; failures are ignored. */
+  closeAtEnd(...closers: (() => Promise<unknown>)[]): void;
+}
+
+/**
+ * Starts a redis-server before the enclosing describe()'s tests and, after them, resumes it (a test may leave it
+ * paused), runs the closers registered with `closeAtEnd` (last first), then stops it. Call it in the describe body.
+ */
+export function useRedis(options: StartRedisOptions = {}): UsedRedis {
+  let server: RedisServer | undefined;
+  const closers: (() => Promise<unknown>)[] = [];
+  const started = (): RedisServer => server ?? assert.fail('useRedis(): redis-server is not started yet (use it inside a test or hook)');
+  before(async () => {
+    server = await startRedis(options);
+  });
+  after(async () => {
+    server?.resume();
+    for (const close of closers.reverse()) await close().catch(() => undefined);
+    await server?.stop();
+  }, { timeout: USE_REDIS_TEARDOWN_MS });
+  return {
+    get port() { return started().port; },
+    get url() { return started().url; },
+    get client() { return started().client; },
+    kill: () => started().kill(),
+    pause: () => started().pause(),
+    resume: () => started().resume(),
+    closeAtEnd: (...more) => void closers.push(...more),
+  };
 }

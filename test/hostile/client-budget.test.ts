@@ -12,7 +12,7 @@ import { spawn } from 'node:child_process';
 import { once } from 'node:events';
 import type { Server } from 'node:http';
 import WebSocket from 'ws';
-import { App } from '../../lib/app.js';
+import { App } from '../../lib/app/app.js';
 import '../../lib/grpc/index.js';
 import { GREETER_PROTO } from '../../lib/grpc/testkit.js';
 import type { GrpcAttachment } from '../../lib/grpc/index.js';

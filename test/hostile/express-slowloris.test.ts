@@ -8,7 +8,7 @@ import assert from 'node:assert/strict';
 import type http from 'node:http';
 import net from 'node:net';
 import type { AddressInfo } from 'node:net';
-import { DEFAULT_CONNECTIONS_CHECK_INTERVAL_MS } from '../../lib/connections.js';
+import { DEFAULT_CONNECTIONS_CHECK_INTERVAL_MS } from '../../lib/server/connections.js';
 
 /** Headers trickled one line per `everyMs` until the server answers or closes; resolves with what it said and when. */
 function slowloris(port: number, everyMs: number, giveUpMs: number): Promise<{ text: string; ms: number; closed: boolean }> {

@@ -9,10 +9,9 @@
  */
 import { describe, it, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawn, type ChildProcess } from 'node:child_process';
-import { once } from 'node:events';
 import { fileURLToPath } from 'node:url';
 import type WebSocket from 'ws';
+import { spawnFixture, type Fixture } from '../helpers/spawn-fixture.js';
 import { connectGraphqlWs, sendFrame, waitForFrame } from '../helpers/graphql-ws-client.js';
 
 /** Fragments that each spread the previous one `width` times: width^levels fields once expanded. */
@@ -23,33 +22,17 @@ export function fanOutQuery(levels: number, width = 10): string {
 }
 
 const DEADLINE_MS = 2000;
-let child: ChildProcess;
+let fixture: Fixture | undefined;
 let base: string;
 
 before(async () => {
-  const script = fileURLToPath(new URL('../../examples/server.ts', import.meta.url));
-  child = spawn(process.execPath, ['--import', 'tsx', script], {
-    env: { ...process.env, PORT: '0', HOST: '127.0.0.1', NODE_ENV: 'test', KEEL_LOG_LEVEL: 'silent' },
-    stdio: ['ignore', 'pipe', 'pipe'],
+  fixture = await spawnFixture(fileURLToPath(new URL('../../examples/server.ts', import.meta.url)), {
+    env: { PORT: '0', HOST: '127.0.0.1', NODE_ENV: 'test', KEEL_LOG_LEVEL: 'silent' },
+    ready: /keel example server on (http:\/\/\S+)/,
   });
-  let stderr = '';
-  child.stderr!.on('data', (c: Buffer) => (stderr += c.toString()));
-  base = await new Promise<string>((resolve, reject) => {
-    let out = '';
-    child.stdout!.on('data', (c: Buffer) => {
-      out += c.toString();
-      const m = /keel example server on (http:\/\/\S+)/.exec(out);
-      if (m) resolve(m[1]!);
-    });
-    child.once('exit', (code) => reject(new Error(`example server exited (${code}): ${stderr}`)));
-  });
+  base = fixture.ready[1]!;
 });
-after(async () => {
-  if (child.exitCode === null) {
-    child.kill('SIGKILL');
-    await once(child, 'exit');
-  }
-});
+after(() => fixture?.kill());
 
 async function post(query: string): Promise<{ status: number; body: { data?: unknown; errors?: { message: string; extensions?: Record<string, unknown> }[] } }> {
   const res = await fetch(`${base}/graphql`, {

@@ -9,7 +9,7 @@ import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import http2 from 'node:http2';
 import * as grpc from '@grpc/grpc-js';
-import { App } from '../../lib/app.js';
+import { App } from '../../lib/app/app.js';
 import '../../lib/grpc/index.js';
 import type { GrpcAttachment } from '../../lib/grpc/index.js';
 import { GREETER_PROTO } from '../../lib/grpc/testkit.js';

@@ -5,7 +5,7 @@
  */
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { createApp } from '../../lib/app.js';
+import { createApp } from '../../lib/app/app.js';
 import '../../lib/grpc/index.js';
 import { GrpcStatus } from '../../lib/grpc/index.js';
 import { clientFor, connect, unary, GREETER_PROTO } from '../../lib/grpc/testkit.js';

@@ -7,11 +7,11 @@
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import net from 'node:net';
-import { App } from '../../lib/app.js';
-import { readRawBody } from '../../lib/body.js';
-import type { ServerHandle } from '../../lib/server.js';
-import { ConfigError } from '../../lib/errors.js';
-import type { ConnectionLimitsInput } from '../../lib/connections.js';
+import { App } from '../../lib/app/app.js';
+import { readRawBody } from '../../lib/http/body.js';
+import type { ServerHandle } from '../../lib/server/server.js';
+import { ConfigError } from '../../lib/http/errors.js';
+import type { ConnectionLimitsInput } from '../../lib/server/connections.js';
 
 interface Held {
   /** Everything the server sent. */

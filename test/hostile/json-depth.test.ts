@@ -7,7 +7,7 @@ import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { pino } from 'pino';
 import { createApp, type ServerHandle } from '../../lib/index.js';
-import { MAX_JSON_DEPTH } from '../../lib/content.js';
+import { MAX_JSON_DEPTH } from '../../lib/http/content.js';
 
 const silent = { logger: pino({ level: 'silent' }) };
 const deep = (levels: number, leaf = '1') => '['.repeat(levels) + leaf + ']'.repeat(levels);

@@ -9,7 +9,7 @@
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import http2 from 'node:http2';
-import { App } from '../../lib/app.js';
+import { App } from '../../lib/app/app.js';
 import type { ServerHandle } from '../../lib/index.js';
 import '../../lib/grpc/index.js';
 import { GREETER_PROTO } from '../../lib/grpc/testkit.js';

@@ -12,7 +12,7 @@ import net from 'node:net';
 import { Writable } from 'node:stream';
 import { pino } from 'pino';
 import WebSocket from 'ws';
-import { App } from '../../lib/app.js';
+import { App } from '../../lib/app/app.js';
 import '../../lib/graphql/index.js';
 import { MemoryPubSub } from '../../lib/graphql/pubsub.js';
 import { connectGraphqlWs, eventually, sendFrame } from '../helpers/graphql-ws-client.js';

@@ -6,7 +6,7 @@
  */
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { App } from '../../lib/app.js';
+import { App } from '../../lib/app/app.js';
 import { captureLogs, type LogRecord } from '../helpers/log-capture.js';
 
 /**

@@ -19,12 +19,12 @@ import { describe, it, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { setImmediate as turn } from 'node:timers/promises';
 import WebSocket from 'ws';
-import { App } from '../../lib/app.js';
+import { App } from '../../lib/app/app.js';
 import '../../lib/ws/index.js';
 import '../../lib/graphql/index.js';
 import { MemoryPubSub } from '../../lib/graphql/pubsub.js';
 import { DEFAULT_WS_MESSAGE_BURST } from '../../lib/records/server.js';
-import type { ServerHandle } from '../../lib/server.js';
+import type { ServerHandle } from '../../lib/server/server.js';
 import { connectGraphqlWs, eventually, sendFrame, type Frame } from '../helpers/graphql-ws-client.js';
 
 const pubsub = new MemoryPubSub();

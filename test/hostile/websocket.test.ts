@@ -13,12 +13,12 @@
 import { describe, it, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import WebSocket from 'ws';
-import { App } from '../../lib/app.js';
+import { App } from '../../lib/app/app.js';
 import '../../lib/ws/index.js';
 import '../../lib/graphql/index.js';
 import { MemoryPubSub } from '../../lib/graphql/pubsub.js';
 import { DEFAULT_MAX_SUBSCRIPTIONS_PER_CONNECTION } from '../../lib/graphql/subscriptions.js';
-import type { ServerHandle } from '../../lib/server.js';
+import type { ServerHandle } from '../../lib/server/server.js';
 import { connectGraphqlWs, eventually, sendFrame, waitForFrame, type Frame } from '../helpers/graphql-ws-client.js';
 import { rawHttpExchange } from '../helpers/raw-http.js';
 

@@ -14,7 +14,7 @@ import http2 from 'node:http2';
 import { pino } from 'pino';
 import { createApp, type App, type ServerHandle } from '../../lib/index.js';
 import '../../lib/grpc/index.js';
-import type { WorkGate } from '../../lib/cost.js';
+import type { WorkGate } from '../../lib/server/cost.js';
 import { GREETER_PROTO } from '../../lib/grpc/testkit.js';
 
 const ATTACKER = '203.0.113.7';

@@ -19,7 +19,7 @@ import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { pino } from 'pino';
 import { createApp, type App, type ServerHandle } from '../../lib/index.js';
-import { CpuLedger, WorkGate } from '../../lib/cost.js';
+import { CpuLedger, WorkGate } from '../../lib/server/cost.js';
 import { WorkLimitsConfig } from '../../lib/records/work.js';
 import { connectGraphqlWs, sendFrame, waitForFrame, type Frame } from '../helpers/graphql-ws-client.js';
 import { nearBudgetDocument } from '../helpers/budget-attacks.js';

@@ -5,48 +5,27 @@
  */
 import { describe, it, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawn, type ChildProcess } from 'node:child_process';
 import { Agent, get } from 'node:http';
-import { once } from 'node:events';
 import { fileURLToPath } from 'node:url';
 import { setTimeout as sleep } from 'node:timers/promises';
 import WebSocket from 'ws';
+import { spawnFixture, type Fixture } from '../helpers/spawn-fixture.js';
 import { NO_REDIS_CLUSTER, startRedisCluster, type RedisCluster } from '../helpers/redis-server.js';
 
 const SERVER = fileURLToPath(new URL('../../examples/server.ts', import.meta.url));
 
-interface Example { child: ChildProcess; url: string; output(): string }
+interface Example { fixture: Fixture; url: string; output(): string }
 
 async function startExample(seeds: string): Promise<Example> {
-  const child = spawn(process.execPath, ['--import', 'tsx', SERVER], {
-    env: { ...process.env, PORT: '0', HOST: '127.0.0.1', REDIS_CLUSTER_NODES: seeds, REDIS_URL: '', NODE_ENV: 'test', KEEL_LOG_LEVEL: 'silent' },
-    stdio: ['ignore', 'pipe', 'pipe'],
+  const fixture = await spawnFixture(SERVER, {
+    env: { PORT: '0', HOST: '127.0.0.1', REDIS_CLUSTER_NODES: seeds, REDIS_URL: '', NODE_ENV: 'test', KEEL_LOG_LEVEL: 'silent' },
+    ready: /keel example server on (http:\/\/\S+) \(Redis Cluster mode/,
   });
-  let out = '';
-  child.stdout!.on('data', (c: Buffer) => (out += c.toString()));
-  child.stderr!.on('data', (c: Buffer) => (out += c.toString()));
-  const url = await new Promise<string>((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`example server not listening within 60 s: ${out}`)), 60_000);
-    const onData = () => {
-      const m = /keel example server on (http:\/\/\S+) \(Redis Cluster mode/.exec(out);
-      if (!m) return;
-      clearTimeout(timer);
-      child.stdout!.off('data', onData);
-      resolve(m[1]!);
-    };
-    child.stdout!.on('data', onData);
-    child.once('exit', (code) => {
-      clearTimeout(timer);
-      reject(new Error(`example server exited (${code}): ${out}`));
-    });
-  });
-  return { child, url, output: () => out };
+  return { fixture, url: fixture.ready[1]!, output: fixture.output };
 }
 
 async function kill(e: Example | undefined): Promise<void> {
-  if (!e || e.child.exitCode !== null || e.child.signalCode !== null) return;
-  e.child.kill('SIGKILL');
-  await once(e.child, 'exit');
+  await e?.fixture.kill();
 }
 
 describe('when two example servers run with REDIS_CLUSTER_NODES', { skip: NO_REDIS_CLUSTER }, () => {

@@ -3,7 +3,7 @@
  * blocked by a synchronous stall, as a CPU-heavy route or a busy CI machine does) is not a Redis
  * outage. A real hang (SIGSTOP, test/scale-out/outage.test.ts) still is.
  */
-import { describe, it, before, after } from 'node:test';
+import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { pino } from 'pino';
 import { Redis } from 'ioredis';
@@ -11,8 +11,8 @@ import { createApp } from '../../lib/index.js';
 import { backgroundOf, bullmqBackground } from '../../lib/background/index.js';
 import { RedisPubSub } from '../../lib/pubsub/index.js';
 import { RedisStore, RedisCommandTimeoutError } from '../../middleware/rate-limit/index.js';
-import { loopStalledSince, watchLoop } from '../../lib/loop-stall.js';
-import { NO_REDIS, startRedis, type RedisServer } from '../helpers/redis-server.js';
+import { loopStalledSince, watchLoop } from '../../lib/ops/loop-stall.js';
+import { NO_REDIS, useRedis } from '../helpers/redis-server.js';
 
 /** Block the event loop for `ms` (a CPU stall: nothing else in this process runs meanwhile). */
 function stall(ms: number): void {
@@ -24,16 +24,7 @@ function stall(ms: number): void {
 const STALL_MS = 2000;
 
 describe('when the event loop is stalled while a Redis command is in flight', { skip: NO_REDIS }, () => {
-  let redis: RedisServer;
-  const closers: (() => Promise<unknown>)[] = [];
-  before(async () => {
-    redis = await startRedis();
-  });
-  after(async () => {
-    redis?.resume();
-    for (const c of closers.reverse()) await c().catch(() => undefined);
-    await redis?.stop();
-  });
+  const redis = useRedis();
 
   it('should measure the stall', async () => {
     const unwatch = watchLoop();
@@ -49,7 +40,7 @@ describe('when the event loop is stalled while a Redis command is in flight', { 
 
   it('should let the rate-limit RedisStore answer, not time out, with the client docs/scaling.md shows', async () => {
     const client = new Redis(redis.url, { maxRetriesPerRequest: 1, commandTimeout: 500 });
-    closers.push(async () => client.disconnect());
+    redis.closeAtEnd(async () => client.disconnect());
     const store = new RedisStore({ sendCommand: (c, ...a) => client.call(c, ...a) });
     await store.ping();
     const taken = store.take('k', { perSecond: 1, burst: 5 });
@@ -65,7 +56,7 @@ describe('when the event loop is stalled while a Redis command is in flight', { 
     });
     (await app.ready()).intoRouter();
     const bg = backgroundOf(app)!;
-    closers.push(() => bg.shutdown());
+    redis.closeAtEnd(() => bg.shutdown());
     await bg.enqueue('j'); // connected
     const queued = bg.enqueue('j');
     stall(STALL_MS);
@@ -77,7 +68,7 @@ describe('when the event loop is stalled while a Redis command is in flight', { 
     const logger = pino({ level: 'silent' });
     const a = new RedisPubSub({ connection: redis.url, logger, passOnStoreError: false });
     const b = new RedisPubSub({ connection: redis.url, logger });
-    closers.push(() => a.close(), () => b.close());
+    redis.closeAtEnd(() => a.close(), () => b.close());
     const events = b.subscribe('t');
     await b.subscribed('t');
     await a.publish('t', 0);
@@ -92,7 +83,7 @@ describe('when the event loop is stalled while a Redis command is in flight', { 
   describe('when redis-server hangs (SIGSTOP) and the loop runs on time', () => {
     it('should still time out the rate-limit store', async () => {
       const client = new Redis(redis.url);
-      closers.push(async () => client.disconnect());
+      redis.closeAtEnd(async () => client.disconnect());
       const store = new RedisStore({ sendCommand: (c, ...a) => client.call(c, ...a) });
       await store.ping();
       redis.pause();

@@ -2,28 +2,19 @@
  * Issue 36, item 2: every Redis-backed store (rate limit, jobs, events) logs its down and back
  * transitions once each, through the App's logger when it was made without one.
  */
-import { describe, it, before, after } from 'node:test';
+import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Redis } from 'ioredis';
 import { bullmqBackground, createApp, RedisPubSub, response } from '../../lib/index.js';
 import { RedisStore } from '../../middleware/rate-limit/index.js';
-import { NO_REDIS, startRedis, type RedisServer } from '../helpers/redis-server.js';
+import { NO_REDIS, useRedis } from '../helpers/redis-server.js';
 import { captureLogs, type LogRecord } from '../helpers/log-capture.js';
 
 const COMPONENTS = ['rate_limit', 'background', 'pubsub'] as const;
 
 describe('when redis-server hangs (SIGSTOP) and continues under three stores made without a logger', { skip: NO_REDIS }, () => {
-  let redis: RedisServer;
-  const closers: (() => Promise<unknown>)[] = [];
-  before(async () => {
-    redis = await startRedis();
-  });
-  after(async () => {
-    redis?.resume();
-    for (const c of closers.reverse()) await c().catch(() => undefined);
-    await redis?.stop();
-  });
+  const redis = useRedis();
 
   it('should log one down line and one back line per store, through the App\'s logger', { timeout: 60_000 }, async () => {
     const logs: LogRecord[] = [];
@@ -32,10 +23,10 @@ describe('when redis-server hangs (SIGSTOP) and continues under three stores mad
     // The client docs/scaling.md shows for the rate-limit store.
     const client = new Redis(redis.url, { maxRetriesPerRequest: 1, commandTimeout: 500 });
     client.on('error', () => undefined);
-    closers.push(async () => client.disconnect());
+    redis.closeAtEnd(async () => client.disconnect());
     const store = new RedisStore({ sendCommand: (c, ...a) => client.call(c, ...a) });
     const pubsub = new RedisPubSub({ connection: redis.url });
-    closers.push(() => pubsub.close());
+    redis.closeAtEnd(() => pubsub.close());
     const app = createApp({ port: 0, host: '127.0.0.1', rate_limit: { per_second: 1000, burst: 1000 }, background_tasks: { enabled: true } }, (a) => {
       a.job('j', () => undefined);
       a.get('/r', () => ({ ok: true }));
@@ -43,7 +34,7 @@ describe('when redis-server hangs (SIGSTOP) and continues under three stores mad
       a.post('/p', async () => { await a.publish('t', 1); return { ok: true }; });
     }, { logger, rateLimit: { store, passOnStoreError: true }, pubsub, background: bullmqBackground({ connection: redis.url, queueName: 'transitions', worker: false }) });
     const handle = await app.listen({ handleSignals: false });
-    closers.push(() => handle.close());
+    redis.closeAtEnd(() => handle.close());
     const hit = () => Promise.all([
       fetch(`${handle.url}/r`).then((r) => r.status),
       fetch(`${handle.url}/e`, { method: 'POST' }).then((r) => r.status),

@@ -1,0 +1,76 @@
+/**
+ * `app.inject()`: requests served by an App in-process, without a socket — the shape of Fastify's
+ * `inject()` (light-my-request). The request goes through the whole router built by `intoRouter()`
+ * (hooks, validation, middleware, body limits, problem answers), the same function `listen()` hands
+ * to node:http; only what node:http does around it is absent (connection limits, keep-alive,
+ * Slowloris timeouts: lib/server/connections.ts), since there is no connection.
+ *
+ * light-my-request is loaded the first time `inject()` runs, so a served App never loads it.
+ */
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import type LightMyRequest from 'light-my-request';
+import { lazyRequire } from '../http/lazy-require.js';
+import type { KeelRouter } from './plugin.js';
+
+/**
+ * What `app.inject()` takes: a URL string, or light-my-request's options — `method`, `url`, `query`,
+ * `headers`, `payload` (object → JSON, string, Buffer or stream), `cookies`, `remoteAddress`, …
+ */
+export type InjectOptions = LightMyRequest.InjectOptions;
+/** The answer: `statusCode`, `headers`, `body` (text), `rawPayload` (bytes), `json()`, `cookies`, … */
+export type InjectResponse = LightMyRequest.Response;
+/**
+ * What `app.inject()` returns: a promise of the InjectResponse, also a builder
+ * (`app.inject().post('/x').payload({ a: 1 }).end()`); the request starts when it is awaited or ended.
+ */
+export type InjectChain = LightMyRequest.Chain;
+
+const lightMyRequest = lazyRequire<typeof LightMyRequest>('light-my-request');
+
+/** The part of the App that `injectInto` needs (App implements it). */
+export interface Injectable {
+  ready(): Promise<unknown>;
+  intoRouter(): KeelRouter;
+}
+
+/** Routers already built, per App, so later injections dispatch without waiting a tick. */
+const routers = new WeakMap<Injectable, KeelRouter>();
+
+/**
+ * Serve one request from `app` in-process. The App is made `ready()` first, as `listen()` does; a
+ * failure there (a protocol package missing, a bad route) rejects the returned promise.
+ */
+export function injectInto(app: Injectable, options?: string | InjectOptions): InjectChain {
+  const dispatch = function keelInjectDispatch(req: IncomingMessage, res: ServerResponse): void {
+    markStreamedBody(req);
+    const built = routers.get(app);
+    if (built) {
+      built(req, res);
+      return;
+    }
+    app
+      .ready()
+      .then(() => {
+        const router = app.intoRouter();
+        routers.set(app, router);
+        router(req, res);
+      })
+      // light-my-request rejects the injection with an error emitted on the response.
+      .catch((err: unknown) => res.emit('error', err));
+  };
+  // With no options, a builder: it waits for `.get(url)`… and `.end()` (or `await`) to start.
+  return lightMyRequest()(dispatch, options ?? { autoStart: false });
+}
+
+/**
+ * light-my-request sends a stream payload with neither Content-Length nor Transfer-Encoding, and
+ * such a request has no body (RFC 9112 §6.3), so keel would never read it. Over a socket, node's
+ * client sends a body of unknown length chunked: say so here too, unless the caller gave a length.
+ * The payload is where light-my-request keeps it (`_lightMyRequest`), whichever form set it.
+ */
+function markStreamedBody(req: IncomingMessage): void {
+  const { headers } = req;
+  if (headers['content-length'] !== undefined || headers['transfer-encoding'] !== undefined) return;
+  const payload = (req as IncomingMessage & { _lightMyRequest?: { payload?: unknown } })._lightMyRequest?.payload;
+  if (payload && typeof (payload as { resume?: unknown }).resume === 'function') headers['transfer-encoding'] = 'chunked';
+}

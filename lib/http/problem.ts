@@ -1,0 +1,108 @@
+/**
+ * RFC 9457 problem details: the one error path every client-visible error takes.
+ *
+ * Middleware calls `sendProblem(res, …)` itself (rather than `next(err)`) so that the same
+ * function renders problem+json under plain Express, whose default error handler would send HTML.
+ */
+import type { ServerResponse } from 'node:http';
+import { recordRequestError } from '../observability/spans.js';
+import { HttpError, KeelError, ERROR_CODES, problemType, statusTitle, type ErrorCode } from './errors.js';
+
+export const PROBLEM_CONTENT_TYPE = 'application/problem+json';
+
+/** RFC 9457 §3: the standard members plus flattened extension members. */
+export interface ProblemDetails {
+  type: string;
+  title: string;
+  status: number;
+  detail?: string;
+  instance?: string;
+  [extension: string]: unknown;
+}
+
+/** Build a problem object; `type` defaults to `about:blank` (RFC 9457 §4.2.1). */
+export function problem(
+  status: number,
+  detail?: string,
+  options: { title?: string; type?: string; instance?: string; extensions?: Record<string, unknown> } = {},
+): ProblemDetails {
+  const p: ProblemDetails = {
+    type: options.type ?? 'about:blank',
+    title: options.title ?? statusTitle(status),
+    status,
+  };
+  if (detail !== undefined) p.detail = detail;
+  if (options.instance !== undefined) p.instance = options.instance;
+  if (options.extensions) {
+    for (const [k, v] of Object.entries(options.extensions)) {
+      // Extensions never overwrite the standard members (RFC 9457 §3.2).
+      if (!(k in p) && k !== 'detail' && k !== 'instance') p[k] = v;
+    }
+  }
+  return p;
+}
+
+/** A problem for one of keel's request error codes. */
+export function problemFor(code: ErrorCode, detail?: string, extensions?: Record<string, unknown>): ProblemDetails {
+  const info: { status: number; title: string; detail?: string } = ERROR_CODES[code];
+  return problem(info.status, detail ?? info.detail, { title: info.title, type: problemType(code), extensions });
+}
+
+/**
+ * Map any thrown value to a problem. Unknown errors, and any value whose status is not 4xx/5xx,
+ * become a bare 500: no message, no stack, nothing internal reaches the client.
+ */
+export function toProblem(err: unknown): { problem: ProblemDetails; headers: Record<string, string> } {
+  if (err instanceof HttpError && isErrorStatus(err.status)) {
+    return {
+      problem: problem(err.status, err.detail, { title: err.title, type: err.type, instance: err.instance, extensions: err.extensions as Record<string, unknown> }),
+      headers: err.headers as Record<string, string>,
+    };
+  }
+  if (err instanceof KeelError && err.errorClass === 'graphql') {
+    const status = err.status === 200 ? 500 : err.status;
+    const expose = status < 500;
+    return { problem: problemFor(err.code, expose ? err.message : undefined), headers: {} };
+  }
+  // body-parser style errors carry a client status we can trust (4xx) but messages we do not repeat verbatim.
+  const e = err as { status?: unknown; statusCode?: unknown; expose?: unknown; message?: unknown };
+  const status = typeof e?.status === 'number' ? e.status : typeof e?.statusCode === 'number' ? e.statusCode : 500;
+  if (isErrorStatus(status) && status < 500) {
+    return { problem: problem(status, e.expose && typeof e.message === 'string' ? e.message : undefined), headers: {} };
+  }
+  return { problem: problemFor('KEEL_INTERNAL'), headers: {} };
+}
+
+/** Serialise a problem; `status` on the wire is the real HTTP status. */
+export function sendProblem(res: ServerResponse, input: ProblemDetails | unknown, extraHeaders?: Record<string, string>): void {
+  let p: ProblemDetails;
+  let headers: Record<string, string> = {};
+  if (isProblem(input)) p = input;
+  else ({ problem: p, headers } = toProblem(input));
+  // A server error: its exception on the request's spans, when spans are on (the client sees only `p`).
+  if (p.status >= 500) recordRequestError(res.req, input, p.detail ?? p.title);
+  if (res.headersSent) {
+    // Too late for a status line: end the response so the client is not left waiting.
+    if (!res.writableEnded) res.end();
+    return;
+  }
+  const body = JSON.stringify(p);
+  res.statusCode = p.status;
+  for (const [k, v] of Object.entries({ ...headers, ...extraHeaders })) res.setHeader(k, v);
+  res.setHeader('Content-Type', PROBLEM_CONTENT_TYPE);
+  res.setHeader('Content-Length', Buffer.byteLength(body));
+  res.end(res.req?.method === 'HEAD' ? undefined : body);
+}
+
+/**
+ * An error answer is a client error or a server error (RFC 9110 §15.5, §15.6). A thrown value that
+ * claims any other status (`{status: 200}`, `{status: 302}`, `new HttpError(99)`) is a bug in the code
+ * that threw it, not an answer: it becomes a bare 500, never a success or a redirect.
+ */
+export function isErrorStatus(status: unknown): status is number {
+  return Number.isInteger(status) && (status as number) >= 400 && (status as number) <= 599;
+}
+
+function isProblem(v: unknown): v is ProblemDetails {
+  return typeof v === 'object' && v !== null && !(v instanceof Error) && isErrorStatus((v as ProblemDetails).status) && typeof (v as ProblemDetails).title === 'string';
+}

@@ -1,0 +1,109 @@
+/**
+ * Is the event loop overloaded? (issue 35 item 3.) Two of node's own measures, sampled over a window
+ * as fastify's under-pressure does:
+ *
+ * - event-loop delay: `perf_hooks.monitorEventLoopDelay` records how late a 10 ms timer fires; the
+ *   window's mean, less that resolution, is how long any callback (a `/health` request) waits for the
+ *   loop. A single long task barely moves the mean (one late sample among ~50); a loop blocked most of
+ *   the time does.
+ * - event-loop utilisation: `performance.eventLoopUtilization()` over the window, the share of time the
+ *   loop was not idle waiting for I/O. Near 1 the loop has no slack left for anyone.
+ *
+ * Only new expensive work consults it (lib/server/cost.ts); cheap routes and `/health` are never refused, so
+ * shedding happens before the loop is too late for them. The sampling timer is unref'd and costs one
+ * histogram read per window; it runs only while a WorkGate is in use.
+ */
+import { monitorEventLoopDelay, performance, type EventLoopUtilization, type IntervalHistogram } from 'node:perf_hooks';
+
+/** Resolution of the delay histogram, ms: its timer's period (subtracted from the mean, as under-pressure does). */
+export const EVENT_LOOP_RESOLUTION_MS = 10;
+
+export interface LoadMonitorOptions {
+  /** Mean event-loop delay (ms) past which the loop is overloaded; 0 = not checked. */
+  maxEventLoopDelayMs: number;
+  /** Event-loop utilisation (0-1) past which the loop is overloaded; 0 = not checked. */
+  maxEventLoopUtilization: number;
+  /** Window length, ms. */
+  sampleIntervalMs: number;
+}
+
+/** The last window's measures. */
+export interface LoadSample {
+  /** Mean event-loop delay, ms (resolution subtracted, never below 0). */
+  readonly delayMs: number;
+  /** Event-loop utilisation, 0-1. */
+  readonly utilization: number;
+  /** Whether either passed its threshold. */
+  readonly overloaded: boolean;
+}
+
+const IDLE: LoadSample = Object.freeze({ delayMs: 0, utilization: 0, overloaded: false });
+
+/**
+ * Samples the event loop every `sampleIntervalMs` once started.
+ *
+ * @example
+ * const monitor = new LoadMonitor({ maxEventLoopDelayMs: 100, maxEventLoopUtilization: 0.98, sampleIntervalMs: 500 });
+ * monitor.start();
+ * if (monitor.sample.overloaded) refuse503();
+ */
+export class LoadMonitor {
+  readonly options: Readonly<LoadMonitorOptions>;
+  #histogram: IntervalHistogram | undefined;
+  #elu: EventLoopUtilization | undefined;
+  #timer: NodeJS.Timeout | undefined;
+  #sample: LoadSample = IDLE;
+  /** When the last window ended (performance.now()). */
+  #lastAt = 0;
+
+  constructor(options: LoadMonitorOptions) {
+    this.options = Object.freeze({ ...options });
+  }
+
+  /** True when neither threshold is set: nothing to measure. */
+  get disabled(): boolean {
+    return this.options.maxEventLoopDelayMs <= 0 && this.options.maxEventLoopUtilization <= 0;
+  }
+
+  /** The last complete window (all zeros before the first). */
+  get sample(): LoadSample {
+    return this.#sample;
+  }
+
+  /** Begin sampling (idempotent; nothing when disabled). */
+  start(): void {
+    if (this.#timer || this.disabled) return;
+    this.#histogram = monitorEventLoopDelay({ resolution: EVENT_LOOP_RESOLUTION_MS });
+    this.#histogram.enable();
+    this.#elu = performance.eventLoopUtilization();
+    this.#lastAt = performance.now();
+    this.#timer = setInterval(() => this.#measure(), this.options.sampleIntervalMs);
+    this.#timer.unref();
+  }
+
+  /** Stop sampling and forget the last window. */
+  stop(): void {
+    if (this.#timer) clearInterval(this.#timer);
+    this.#histogram?.disable();
+    this.#timer = undefined;
+    this.#histogram = undefined;
+    this.#sample = IDLE;
+  }
+
+  #measure(): void {
+    const h = this.#histogram!;
+    const at = performance.now();
+    // No sample in a whole window: the histogram's 10 ms timer never got its turn, the loop was blocked
+    // that long (its first firing only sets its reference point, so one long block can leave it empty).
+    const mean = h.count > 0 ? h.mean / 1e6 : at - this.#lastAt;
+    this.#lastAt = at;
+    const delayMs = Math.max(0, mean - EVENT_LOOP_RESOLUTION_MS);
+    h.reset();
+    const now = performance.eventLoopUtilization();
+    const utilization = performance.eventLoopUtilization(now, this.#elu).utilization;
+    this.#elu = now;
+    const { maxEventLoopDelayMs: maxDelay, maxEventLoopUtilization: maxElu } = this.options;
+    const overloaded = (maxDelay > 0 && delayMs > maxDelay) || (maxElu > 0 && utilization > maxElu);
+    this.#sample = { delayMs, utilization, overloaded };
+  }
+}
