@@ -67,7 +67,8 @@ export default async function* quietReporter(source) {
         if (d.nesting === 0 && d.file) fileMs.set(d.file, (fileMs.get(d.file) ?? 0) + (d.details?.duration_ms ?? 0));
         if (event.type === 'test:fail' && ownFailure(d)) failures.push({ file: d.file, title, error: d.details?.error, ms: d.details?.duration_ms });
         if (d.skip !== undefined && d.skip !== false) {
-          const reason = typeof d.skip === 'string' ? d.skip : '(no reason given)';
+          // `it.skip('skipped: why…')` carries its reason in its title: show that rather than nothing.
+          const reason = typeof d.skip === 'string' ? d.skip : d.name || '(no reason given)';
           skips.set(reason, (skips.get(reason) ?? 0) + 1);
         }
         // Progress counts a file at its first finished top-level test (node reports no event for a file as such).
