@@ -19,13 +19,13 @@ import type { KeelRouter } from '../app/plugin.js';
 import type { ServerConfig } from '../records/server.js';
 import { problemFor, sendProblem } from '../http/problem.js';
 import { AppMetrics, METRICS_PACKAGES } from './metrics.js';
-import { routeOf, UNMATCHED_ROUTE, type RoutedRequest } from './observe.js';
+import { limitRouteLabels, OTHER_ROUTE, routeLabelOf, routeOf, type RoutedRequest } from './observe.js';
 import { answerReadiness, dependencyChecks, Readiness, type ReadinessHost } from './readiness.js';
 import { RequestTracer, TRACING_PACKAGES } from './tracing.js';
 
 export { observe } from './observe.js';
 export { Readiness, dependencyChecks, KEEL_READINESS_CHECKS, READINESS_PROBE_TIMEOUT_MS, READINESS_RETRY_AFTER_SECONDS, type DependencyCheck, type ReadinessReport, type DependencyStatus } from './readiness.js';
-export { UNMATCHED_ROUTE } from './metrics.js';
+export { UNMATCHED_ROUTE, OTHER_ROUTE } from './metrics.js';
 export { keelSpanOf, type KeelSpanIds } from './tracing.js';
 
 /** What the operations endpoints read from an App. */
@@ -72,6 +72,7 @@ function endpoints(app: ObservedApp): Endpoints | undefined {
   if (m?.enabled) {
     if (r?.enabled && r.path === m.path) throw new AppError('Server', `ServerConfig.metrics.path and ServerConfig.readiness.path are both ${JSON.stringify(m.path)}: give them different paths`);
     const own = (metrics = new AppMetrics(app, m, readiness));
+    limitRouteLabels(m.max_route_labels, (max, route) => app.logger.warn({ max_route_labels: max, route: route.slice(0, 200) }, `metrics: ${max} distinct route label values reached; further ones are counted as route="${OTHER_ROUTE}"`));
     paths.set(m.path, (req, res) => answerMetrics(app, own, req, res));
   }
   return { paths, metrics, tracer: o?.enabled ? new RequestTracer(o) : undefined };
@@ -124,9 +125,8 @@ export function instrumentRouter(app: ObservedApp, router: KeelRouter): KeelRout
     // own 'close' listener ends the SERVER span.
     res.prependListener('close', () => {
       if (handedOn) return;
-      const route = routeOf(req as TracedRequest);
-      metrics?.request(method, route ?? UNMATCHED_ROUTE, res.statusCode, (performance.now() - started) / 1000);
-      span?.end(route, res.statusCode, !res.writableFinished);
+      metrics?.request(method, routeLabelOf(req as TracedRequest), res.statusCode, (performance.now() - started) / 1000);
+      span?.end(routeOf(req as TracedRequest), res.statusCode, !res.writableFinished);
     });
     if (!span) return router(req, res, onNext);
     span.run(() => router(req, res, onNext));

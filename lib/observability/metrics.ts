@@ -10,7 +10,7 @@
 import { lazyRequire } from '../http/lazy-require.js';
 import { DEFAULT_REDIS_COMMAND_TIMEOUT_MS } from '../ops/redis-policy.js';
 import type { MetricsConfig } from '../records/observability.js';
-import { queueOf, setObserverSink, observe, UNMATCHED_ROUTE } from './observe.js';
+import { queueOf, setObserverSink, observe, OTHER_ROUTE, UNMATCHED_ROUTE } from './observe.js';
 import { clusterScrape, joinClusterMetrics } from './cluster.js';
 import type { Readiness } from './readiness.js';
 
@@ -21,7 +21,7 @@ const loadProm = lazyRequire<Prom>('prom-client');
 /** Packages metrics need (optional peer dependencies of keel). */
 export const METRICS_PACKAGES: readonly string[] = ['prom-client@15'];
 
-export { UNMATCHED_ROUTE };
+export { OTHER_ROUTE, UNMATCHED_ROUTE };
 
 /** States of `keel_background_jobs` read from BullMQ at scrape time. */
 const QUEUE_STATES = ['waiting', 'active', 'delayed', 'prioritized', 'paused', 'failed', 'completed'] as const;

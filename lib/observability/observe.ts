@@ -22,6 +22,9 @@ export type EventOutcome = 'published' | 'local_only' | 'refused' | 'delivered' 
 /** The `route` label of a request no route matched (a 404), or of one whose route is never known: one value, whatever the URL. */
 export const UNMATCHED_ROUTE = '(unmatched)';
 
+/** The `route` label of every value past the process's limit (MetricsConfig `max_route_labels`): one value, however many more. */
+export const OTHER_ROUTE = '(other)';
+
 /** A request as far as its route label looks at it: keel's pattern, or Express's matched route. */
 export interface RoutedRequest {
   routePattern?: string;
@@ -31,12 +34,47 @@ export interface RoutedRequest {
 
 /**
  * The route pattern that answered (keel's, or an Express router's), never the raw URL; null while none
- * matched. The one definition of the `route` label (keel_http_requests_total, keel_rate_limit_decisions_total).
+ * matched. The one definition of the `route` label (keel_http_requests_total, keel_rate_limit_decisions_total),
+ * before routeLabelOf bounds it.
  */
 export function routeOf(req: RoutedRequest): string | null {
   if (typeof req.routePattern === 'string') return req.routePattern;
   if (req.route && typeof req.route.path === 'string') return `${req.baseUrl ?? ''}${req.route.path}`;
   return null;
+}
+
+/** The process's limit on `route` values not keel's own, and who is told once it is reached. */
+let labelLimit: { max: number; warn: (max: number, route: string) => void } | undefined;
+const labels = new Set<string>();
+let warned = false;
+
+/**
+ * Bound the `route` label values of this process to `max` (MetricsConfig `max_route_labels`; with several
+ * Apps, the smallest applies, and its App's `warn` is called, once, when the limit is reached).
+ */
+export function limitRouteLabels(max: number, warn: (max: number, route: string) => void): void {
+  if (!labelLimit || max < labelLimit.max) labelLimit = { max, warn };
+}
+
+/**
+ * The `route` label of `req`: keel's route pattern always (bounded by the App's routes); `(unmatched)`
+ * when none matched; an Express route (routeOf) while the process has seen fewer than its limit of
+ * them, `(other)` past it.
+ */
+export function routeLabelOf(req: RoutedRequest): string {
+  if (typeof req.routePattern === 'string') return req.routePattern;
+  const route = routeOf(req);
+  if (route === null) return UNMATCHED_ROUTE;
+  if (labels.has(route) || !labelLimit) return route;
+  if (labels.size < labelLimit.max) {
+    labels.add(route);
+    return route;
+  }
+  if (!warned) {
+    warned = true;
+    labelLimit.warn(labelLimit.max, route);
+  }
+  return OTHER_ROUTE;
 }
 
 /** The response of a rate-limited request, as far as the count looks at it. */
@@ -89,7 +127,7 @@ function kindOf(err: unknown): 'timeout' | 'error' {
  */
 export const observe = {
   /**
-   * One rate-limit decision for `req`, labelled with its route (routeOf). A limiter that runs before any
+   * One rate-limit decision for `req`, labelled with its route (routeLabelOf). A limiter that runs before any
    * route matched (server-wide in front of merged Express routers, or `app.use()` in Express) counts when
    * the response closes, by the route that answered then, as keel_http_requests_total does; `(unmatched)`
    * when none did. Nothing is looked at while metrics are off.
@@ -97,9 +135,8 @@ export const observe = {
   rateLimit(decision: RateLimitDecision, request: object, res: ClosingResponse): void {
     if (!sink) return;
     const req = request as RoutedRequest;
-    const route = routeOf(req);
-    if (route !== null || typeof res.once !== 'function') return sink.rateLimit(decision, route ?? UNMATCHED_ROUTE);
-    res.once('close', () => sink?.rateLimit(decision, routeOf(req) ?? UNMATCHED_ROUTE));
+    if (routeOf(req) !== null || typeof res.once !== 'function') return sink.rateLimit(decision, routeLabelOf(req));
+    res.once('close', () => sink?.rateLimit(decision, routeLabelOf(req)));
   },
   /** A store command failed or timed out. */
   storeError(store: StoreName, err: unknown): void {

@@ -13,6 +13,12 @@ export const DEFAULT_READINESS_CACHE_MS = 1000;
 export const DEFAULT_METRICS_PATH = '/metrics';
 /** Request-latency histogram buckets, seconds: 5 ms to 10 s (prom-client's defaults). */
 export const DEFAULT_LATENCY_BUCKETS: readonly number[] = Object.freeze([0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10]);
+/**
+ * Most distinct `route` label values per process (1000), beyond keel's own route patterns and `(unmatched)`:
+ * well above any real App's routes; past it, new values are counted as `(other)` (a merged Express router
+ * mounted on a parameterised path would otherwise put every parameter value in the label).
+ */
+export const DEFAULT_MAX_ROUTE_LABELS = 1000;
 /** Name of keel's OpenTelemetry tracer: 'keel'. */
 export const DEFAULT_TRACER_NAME = 'keel';
 
@@ -34,12 +40,14 @@ export interface MetricsConfig {
   path: string;
   default_metrics: boolean;
   latency_buckets: readonly number[];
+  max_route_labels: number;
 }
 export const MetricsConfig = defineRecord<MetricsConfig>()('MetricsConfig', {
   enabled: { type: t.boolean(), default: true, doc: 'Serve Prometheus metrics (needs prom-client)' },
   path: { type: path(), default: DEFAULT_METRICS_PATH, doc: 'Path of the Prometheus text exposition' },
   default_metrics: { type: t.boolean(), default: true, doc: "prom-client's process metrics (CPU, memory, event-loop lag, GC)" },
   latency_buckets: { type: t.list(t.number(0), 1), default: () => [...DEFAULT_LATENCY_BUCKETS], doc: 'Request-latency histogram buckets, seconds, ascending' },
+  max_route_labels: { type: t.integer(1, 1_000_000), default: DEFAULT_MAX_ROUTE_LABELS, doc: "Most distinct `route` label values per process besides keel's own route patterns (1000); past it, new ones are counted as `(other)`, with one warning" },
 }, {
   check: (v, p) => {
     for (let i = 1; i < v.latency_buckets.length; i++) {
