@@ -30,6 +30,30 @@ export interface RoutedRequest {
   routePattern?: string;
   route?: { path?: unknown };
   baseUrl?: string;
+  params?: unknown;
+}
+
+/**
+ * `baseUrl` with each segment that is the value of a mount parameter written back as `:name`, where that
+ * is certain: the parameter is in `req.params` (the router has `mergeParams`), not in the route's own
+ * path, a string, and exactly one segment equals it. Anything else stays as it is (and the limit bounds it).
+ */
+function mountPattern(baseUrl: string, routePath: string, params: unknown): string {
+  if (!baseUrl || typeof params !== 'object' || params === null) return baseUrl;
+  const segments = baseUrl.split('/');
+  const decoded = segments.map((s) => {
+    try {
+      return decodeURIComponent(s);
+    } catch {
+      return s;
+    }
+  });
+  for (const [name, value] of Object.entries(params)) {
+    if (typeof value !== 'string' || !value || /^\d+$/.test(name) || routePath.includes(`:${name}`)) continue;
+    const at = decoded.flatMap((s, i) => (s === value ? [i] : []));
+    if (at.length === 1) segments[at[0]!] = `:${name}`;
+  }
+  return segments.join('/');
 }
 
 /**
@@ -39,7 +63,7 @@ export interface RoutedRequest {
  */
 export function routeOf(req: RoutedRequest): string | null {
   if (typeof req.routePattern === 'string') return req.routePattern;
-  if (req.route && typeof req.route.path === 'string') return `${req.baseUrl ?? ''}${req.route.path}`;
+  if (req.route && typeof req.route.path === 'string') return `${mountPattern(req.baseUrl ?? '', req.route.path, req.params)}${req.route.path}`;
   return null;
 }
 

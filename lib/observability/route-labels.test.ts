@@ -42,6 +42,12 @@ describe('when a merged Express router is mounted on a parameterised path', () =
         items.get('/items/:id', (req, res) => void res.json({ id: req.params.id }));
         plain.use(`/v${major}/t/:tenant`, items);
         a.mergeRouter(plain, { express });
+        // `/m4/t/:tenant`: mergeParams, so the tenant's name can be written back.
+        const merging = express();
+        const mine = express.Router({ mergeParams: true });
+        mine.get('/items/:id', (req, res) => void res.json({ id: req.params.id }));
+        merging.use(`/m${major}/t/:tenant`, mine);
+        a.mergeRouter(merging, { express });
       }
     }, { logger });
     server = await app.listen({ handleSignals: false });
@@ -54,6 +60,20 @@ describe('when a merged Express router is mounted on a parameterised path', () =
     return res.status;
   };
   const scrape = async () => (await fetch(`${server.url}/metrics`)).text();
+
+  it('should write a mount parameter back as its name when the router has mergeParams', async () => {
+    for (const major of [4, 5]) {
+      for (const tenant of ['acme', 'globex', 'in%20itech']) assert.equal(await get(`/m${major}/t/${tenant}/items/1`), 200);
+      const text = await scrape();
+      assert.equal(sum(text, 'keel_http_requests_total', { route: `/m${major}/t/:tenant/items/:id`, status: '200' }), 3);
+      assert.equal([...routes(text, 'keel_http_requests_total')].filter((r) => r.includes('acme') || r.includes('globex')).length, 0);
+    }
+  });
+
+  it('should leave a segment as it is when two segments hold the value (and the limit bounds it)', async () => {
+    assert.equal(await get('/m5/t/t/items/1'), 200);
+    assert.equal(sum(await scrape(), 'keel_http_requests_total', { route: '/m5/t/t/items/:id' }), 1);
+  });
 
   it(`should count past ${DEFAULT_MAX_ROUTE_LABELS} values as (other): 3000 random tenants add at most the limit`, async () => {
     assert.equal(await get('/users/1'), 200);
@@ -76,13 +96,15 @@ describe('when a merged Express router is mounted on a parameterised path', () =
     assert.equal(tenants.length + other, n);
   });
 
-  it("should keep keel's own route patterns once it is reached", async () => {
+  it("should keep keel's own route patterns, and values seen before the limit, once it is reached", async () => {
     assert.equal(await get('/users/2'), 200);
     assert.equal(await get('/late'), 200);
+    assert.equal(await get('/m4/t/initech/items/9'), 200);
     const text = await scrape();
     assert.equal(sum(text, 'keel_http_requests_total', { route: '/users/{id:int}', status: '200' }), 2);
     assert.equal(sum(text, 'keel_http_requests_total', { route: '/late', status: '200' }), 1);
     assert.equal(sum(text, 'keel_rate_limit_decisions_total', { route: '/late', decision: 'allowed' }), 1);
+    assert.equal(sum(text, 'keel_http_requests_total', { route: '/m4/t/:tenant/items/:id', status: '200' }), 4);
   });
 
   it('should log the limit once, not per request', async () => {
