@@ -67,6 +67,9 @@ export function routeOf(req: RoutedRequest): string | null {
   return null;
 }
 
+/** The longest `route` value not keel's own that is kept (a longer one is counted as `(other)`): 256 characters. */
+export const MAX_ROUTE_LABEL_LENGTH = 256;
+
 /** The process's limit on `route` values not keel's own, and who is told once it is reached. */
 let labelLimit: { max: number; warn: (max: number, route: string) => void } | undefined;
 const labels = new Set<string>();
@@ -89,6 +92,8 @@ export function routeLabelOf(req: RoutedRequest): string {
   if (typeof req.routePattern === 'string') return req.routePattern;
   const route = routeOf(req);
   if (route === null) return UNMATCHED_ROUTE;
+  // The count alone would still let 1000 values of 8 KB each (max_uri_length) sit in every metric's label maps.
+  if (route.length > MAX_ROUTE_LABEL_LENGTH) return OTHER_ROUTE;
   if (labels.has(route) || !labelLimit) return route;
   if (labels.size < labelLimit.max) {
     labels.add(route);

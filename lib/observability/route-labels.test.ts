@@ -9,6 +9,7 @@ import { randomBytes } from 'node:crypto';
 import { pino } from 'pino';
 import { createApp, type App, type ServerHandle } from '../index.js';
 import { DEFAULT_MAX_ROUTE_LABELS, MetricsConfig } from '../records/observability.js';
+import { MAX_ROUTE_LABEL_LENGTH } from './observe.js';
 import { EXPRESS_VERSIONS } from '../../test/helpers/express-versions.js';
 
 /** Every sample of `name` in the exposition text, as [labels, value]. */
@@ -70,6 +71,14 @@ describe('when a merged Express router is mounted on a parameterised path', () =
     }
   });
 
+  it(`should count a value longer than ${MAX_ROUTE_LABEL_LENGTH} characters as (other)`, async () => {
+    const long = 'x'.repeat(MAX_ROUTE_LABEL_LENGTH);
+    assert.equal(await get(`/v4/t/${long}/items/1`), 200);
+    const text = await scrape();
+    assert.equal([...routes(text, 'keel_http_requests_total')].filter((r) => r.includes(long)).length, 0);
+    assert.equal(sum(text, 'keel_http_requests_total', { route: '(other)', status: '200' }), 1);
+  });
+
   it('should leave a segment as it is when two segments hold the value (and the limit bounds it)', async () => {
     assert.equal(await get('/m5/t/t/items/1'), 200);
     assert.equal(sum(await scrape(), 'keel_http_requests_total', { route: '/m5/t/t/items/:id' }), 1);
@@ -91,7 +100,8 @@ describe('when a merged Express router is mounted on a parameterised path', () =
     }
     // Every request is counted once, under its own value or (other).
     const tenants = [...routes(text, 'keel_http_requests_total')].filter((r) => /^\/v[45]\/t\/[0-9a-f]{12}\/items\/:id$/.test(r));
-    const other = sum(text, 'keel_http_requests_total', { route: '(other)' });
+    // One (other) before this test: the over-long value.
+    const other = sum(text, 'keel_http_requests_total', { route: '(other)' }) - 1;
     assert.ok(other >= n - DEFAULT_MAX_ROUTE_LABELS, `(other): ${other}`);
     assert.equal(tenants.length + other, n);
   });
