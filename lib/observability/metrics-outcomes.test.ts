@@ -11,21 +11,10 @@ import { pino } from 'pino';
 import { createApp, RedisPubSub, PubSubUnavailableError, type App, type ServerHandle } from '../index.js';
 import { rateLimit } from '../../middleware/rate-limit/index.js';
 import { NO_REDIS, startRedis, type RedisServer } from '../../test/helpers/redis-server.js';
+import { samples, sample as firstSample } from '../../test/helpers/exposition.js';
 
-/** Every sample of `name` in the exposition text, as [labels, value]. */
-function samples(text: string, name: string): [Record<string, string>, number][] {
-  const out: [Record<string, string>, number][] = [];
-  for (const line of text.split('\n')) {
-    const m = /^([^{ ]+)(?:\{(.*)\})? (\S+)$/.exec(line);
-    if (!m || m[1] !== name) continue;
-    out.push([Object.fromEntries([...(m[2] ?? '').matchAll(/(\w+)="((?:[^"\\]|\\.)*)"/g)].map((x) => [x[1]!, x[2]!])), Number(m[3])]);
-  }
-  return out;
-}
-function sample(text: string, name: string, labels: Record<string, string>): number {
-  const found = samples(text, name).find(([have]) => Object.entries(labels).every(([k, v]) => have[k] === v));
-  return found ? found[1] : 0;
-}
+/** The first sample of `name` carrying `labels`, 0 when there is none. */
+const sample = (text: string, name: string, labels: Record<string, string>): number => firstSample(text, name, labels) ?? 0;
 
 describe('when rate-limit decisions are counted', () => {
   let app: App;

@@ -5,18 +5,8 @@ import express from 'express';
 import { createApp, MemoryPubSub, type App, type ServerHandle } from '../index.js';
 import { RedisStore } from '../../middleware/rate-limit/index.js';
 import { freePort } from '../../test/helpers/redis-server.js';
+import { sample } from '../../test/helpers/exposition.js';
 
-/** The value of one sample of the exposition text (`name{labels} value`), or undefined when absent. */
-function sample(text: string, name: string, labels: Record<string, string> = {}): number | undefined {
-  for (const line of text.split('\n')) {
-    if (!line.startsWith(`${name}{`) && !line.startsWith(`${name} `)) continue;
-    const m = /^([^{ ]+)(?:\{(.*)\})? (\S+)$/.exec(line);
-    if (!m || m[1] !== name) continue;
-    const have = Object.fromEntries([...(m[2] ?? '').matchAll(/(\w+)="((?:[^"\\]|\\.)*)"/g)].map((x) => [x[1], x[2]]));
-    if (Object.entries(labels).every(([k, v]) => have[k] === v)) return Number(m[3]);
-  }
-  return undefined;
-}
 
 describe('when ServerConfig.metrics is on', () => {
   let app: App;

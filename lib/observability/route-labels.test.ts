@@ -10,20 +10,9 @@ import { pino } from 'pino';
 import { createApp, type App, type ServerHandle } from '../index.js';
 import { DEFAULT_MAX_ROUTE_LABELS, MetricsConfig } from '../records/observability.js';
 import { MAX_ROUTE_LABEL_LENGTH } from './observe.js';
+import { samples, sampleSum } from '../../test/helpers/exposition.js';
 import { EXPRESS_VERSIONS } from '../../test/helpers/express-versions.js';
 
-/** Every sample of `name` in the exposition text, as [labels, value]. */
-function samples(text: string, name: string): [Record<string, string>, number][] {
-  const out: [Record<string, string>, number][] = [];
-  for (const line of text.split('\n')) {
-    const m = /^([^{ ]+)(?:\{(.*)\})? (\S+)$/.exec(line);
-    if (!m || m[1] !== name) continue;
-    out.push([Object.fromEntries([...(m[2] ?? '').matchAll(/(\w+)="((?:[^"\\]|\\.)*)"/g)].map((x) => [x[1]!, x[2]!])), Number(m[3])]);
-  }
-  return out;
-}
-const sum = (text: string, name: string, labels: Record<string, string>): number =>
-  samples(text, name).filter(([have]) => Object.entries(labels).every(([k, v]) => have[k] === v)).reduce((n, [, v]) => n + v, 0);
 const routes = (text: string, name: string): Set<string> => new Set(samples(text, name).map(([l]) => l.route!));
 
 describe('when a merged Express router is mounted on a parameterised path', () => {
@@ -66,7 +55,7 @@ describe('when a merged Express router is mounted on a parameterised path', () =
     for (const major of [4, 5]) {
       for (const tenant of ['acme', 'globex', 'in%20itech']) assert.equal(await get(`/m${major}/t/${tenant}/items/1`), 200);
       const text = await scrape();
-      assert.equal(sum(text, 'keel_http_requests_total', { route: `/m${major}/t/:tenant/items/:id`, status: '200' }), 3);
+      assert.equal(sampleSum(text, 'keel_http_requests_total', { route: `/m${major}/t/:tenant/items/:id`, status: '200' }), 3);
       assert.equal([...routes(text, 'keel_http_requests_total')].filter((r) => r.includes('acme') || r.includes('globex')).length, 0);
     }
   });
@@ -76,12 +65,12 @@ describe('when a merged Express router is mounted on a parameterised path', () =
     assert.equal(await get(`/v4/t/${long}/items/1`), 200);
     const text = await scrape();
     assert.equal([...routes(text, 'keel_http_requests_total')].filter((r) => r.includes(long)).length, 0);
-    assert.equal(sum(text, 'keel_http_requests_total', { route: '(other)', status: '200' }), 1);
+    assert.equal(sampleSum(text, 'keel_http_requests_total', { route: '(other)', status: '200' }), 1);
   });
 
   it('should leave a segment as it is when two segments hold the value (and the limit bounds it)', async () => {
     assert.equal(await get('/m5/t/t/items/1'), 200);
-    assert.equal(sum(await scrape(), 'keel_http_requests_total', { route: '/m5/t/t/items/:id' }), 1);
+    assert.equal(sampleSum(await scrape(), 'keel_http_requests_total', { route: '/m5/t/t/items/:id' }), 1);
   });
 
   it(`should count past ${DEFAULT_MAX_ROUTE_LABELS} values as (other): 3000 random tenants add at most the limit`, async () => {
@@ -101,7 +90,7 @@ describe('when a merged Express router is mounted on a parameterised path', () =
     // Every request is counted once, under its own value or (other).
     const tenants = [...routes(text, 'keel_http_requests_total')].filter((r) => /^\/v[45]\/t\/[0-9a-f]{12}\/items\/:id$/.test(r));
     // One (other) before this test: the over-long value.
-    const other = sum(text, 'keel_http_requests_total', { route: '(other)' }) - 1;
+    const other = sampleSum(text, 'keel_http_requests_total', { route: '(other)' }) - 1;
     assert.ok(other >= n - DEFAULT_MAX_ROUTE_LABELS, `(other): ${other}`);
     assert.equal(tenants.length + other, n);
   });
@@ -111,10 +100,10 @@ describe('when a merged Express router is mounted on a parameterised path', () =
     assert.equal(await get('/late'), 200);
     assert.equal(await get('/m4/t/initech/items/9'), 200);
     const text = await scrape();
-    assert.equal(sum(text, 'keel_http_requests_total', { route: '/users/{id:int}', status: '200' }), 2);
-    assert.equal(sum(text, 'keel_http_requests_total', { route: '/late', status: '200' }), 1);
-    assert.equal(sum(text, 'keel_rate_limit_decisions_total', { route: '/late', decision: 'allowed' }), 1);
-    assert.equal(sum(text, 'keel_http_requests_total', { route: '/m4/t/:tenant/items/:id', status: '200' }), 4);
+    assert.equal(sampleSum(text, 'keel_http_requests_total', { route: '/users/{id:int}', status: '200' }), 2);
+    assert.equal(sampleSum(text, 'keel_http_requests_total', { route: '/late', status: '200' }), 1);
+    assert.equal(sampleSum(text, 'keel_rate_limit_decisions_total', { route: '/late', decision: 'allowed' }), 1);
+    assert.equal(sampleSum(text, 'keel_http_requests_total', { route: '/m4/t/:tenant/items/:id', status: '200' }), 4);
   });
 
   it('should log the limit once, not per request', async () => {
