@@ -39,24 +39,28 @@ function call(session: http2.ClientHttp2Session): Promise<CallResult> {
   });
 }
 
+/** An App whose SayHello waits until `release()`: counts the calls that ran, are running, and ran at once at most. */
+function heldGreeter(maxCallsPerClient: number) {
+  const calls = { ran: 0, running: 0, most: 0 };
+  let release!: () => void;
+  const held = new Promise<void>((r) => (release = r));
+  const app = new App({ host: '127.0.0.1', port: 0, grpc: { max_calls_per_client: maxCallsPerClient } });
+  app.grpc(GREETER_PROTO, 'keel.examples.v1.Greeter', {
+    async SayHello({ name }: { name: string }) {
+      calls.ran++;
+      calls.most = Math.max(calls.most, ++calls.running);
+      await held;
+      calls.running--;
+      return { message: `Hello, ${name}` };
+    },
+    async *SayHelloMany() {},
+  });
+  return { app, calls, release };
+}
+
 describe('when one client spreads gRPC calls over many h2c sessions (max_calls_per_client)', () => {
   it('should run at most max_calls_per_client at once across its sessions and refuse the rest at once with RESOURCE_EXHAUSTED', async () => {
-    let running = 0;
-    let most = 0;
-    let ran = 0;
-    let release!: () => void;
-    const held = new Promise<void>((r) => (release = r));
-    const app = new App({ host: '127.0.0.1', port: 0, grpc: { max_calls_per_client: 20 } });
-    app.grpc(GREETER_PROTO, 'keel.examples.v1.Greeter', {
-      async SayHello({ name }: { name: string }) {
-        ran++;
-        most = Math.max(most, ++running);
-        await held;
-        running--;
-        return { message: `Hello, ${name}` };
-      },
-      async *SayHelloMany() {},
-    });
+    const { app, calls: handled, release } = heldGreeter(20);
     const handle = await app.listen({ handleSignals: false });
     const grpc = (handle.server as Server & { grpc: GrpcAttachment }).grpc;
     const sessions = Array.from({ length: 5 }, () => http2.connect(handle.url));
@@ -74,15 +78,15 @@ describe('when one client spreads gRPC calls over many h2c sessions (max_calls_p
       while (grpc.refusedCalls() < 180 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
       // 180 refused while the first 20 are still held by their handler: refused without waiting for them.
       assert.equal(grpc.refusedCalls(), 180);
-      assert.equal(running, 20);
+      assert.equal(handled.running, 20);
       release();
       const results = await Promise.all(calls);
       const byStatus = new Map<string, number>();
       for (const r of results) byStatus.set(r.status, (byStatus.get(r.status) ?? 0) + 1);
       assert.deepEqual(Object.fromEntries(byStatus), { 0: 20, 8: 180 });
       assert.ok(results.filter((r) => r.status === '8').every((r) => r.pushback === '1000'), 'a retry hint on every refusal');
-      assert.equal(ran, 20, 'no refused call reached its handler');
-      assert.equal(most, 20);
+      assert.equal(handled.ran, 20, 'no refused call reached its handler');
+      assert.equal(handled.most, 20);
       assert.deepEqual(goaways, [], 'no session was closed');
       // Once they ended, the client may call again.
       assert.equal((await call(sessions[0]!)).status, '0');
@@ -96,21 +100,7 @@ describe('when one client spreads gRPC calls over many h2c sessions (max_calls_p
 
 describe('when a client already at max_calls_per_client opens another h2c session and bursts on it', () => {
   it('should have nghttp2 refuse that burst (SETTINGS_MAX_CONCURRENT_STREAMS 0) without a stream reaching keel, and serve the session once a call ends', async () => {
-    let running = 0;
-    let ran = 0;
-    let release!: () => void;
-    const held = new Promise<void>((r) => (release = r));
-    const app = new App({ host: '127.0.0.1', port: 0, grpc: { max_calls_per_client: 20 } });
-    app.grpc(GREETER_PROTO, 'keel.examples.v1.Greeter', {
-      async SayHello({ name }: { name: string }) {
-        ran++;
-        running++;
-        await held;
-        running--;
-        return { message: `Hello, ${name}` };
-      },
-      async *SayHelloMany() {},
-    });
+    const { app, calls: handled, release } = heldGreeter(20);
     const handle = await app.listen({ handleSignals: false });
     const grpc = (handle.server as Server & { grpc: GrpcAttachment }).grpc;
     const first = http2.connect(handle.url);
@@ -121,8 +111,8 @@ describe('when a client already at max_calls_per_client opens another h2c sessio
     try {
       const admitted = Array.from({ length: 20 }, () => call(first));
       const deadline = Date.now() + SAFETY_MS;
-      while (running < 20 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
-      assert.equal(running, 20, 'the client is at its limit');
+      while (handled.running < 20 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
+      assert.equal(handled.running, 20, 'the client is at its limit');
       // The burst goes out with the preface, before the client could read the server's SETTINGS.
       second = http2.connect(handle.url);
       second.on('error', () => {});
@@ -132,7 +122,7 @@ describe('when a client already at max_calls_per_client opens another h2c sessio
       assert.equal(grpc.heldSessions(), 1);
       // Bounded wait for the burst's fate on the server: whatever nghttp2 refused never became a stream.
       await new Promise((r) => setTimeout(r, 200));
-      assert.equal(ran, 20, 'no call of the held session reached its handler');
+      assert.equal(handled.ran, 20, 'no call of the held session reached its handler');
       assert.equal(grpc.refusedCalls(), 0, 'nor keel\'s own refusal: nghttp2 refused them');
       release();
       const results = [...(await Promise.all(admitted)), ...(await Promise.all(burst))];
