@@ -164,7 +164,9 @@ export const observe = {
   rateLimit(decision: RateLimitDecision, request: object, res: ClosingResponse): void {
     if (!sink) return;
     const req = request as RoutedRequest;
-    if (routeOf(req) !== null || typeof res.once !== 'function') return sink.rateLimit(decision, routeLabelOf(req));
+    // (unmatched) is routeOf's null: no route yet, so look again once the response is done.
+    const route = routeLabelOf(req);
+    if (route !== UNMATCHED_ROUTE || typeof res.once !== 'function') return sink.rateLimit(decision, route);
     res.once('close', () => sink?.rateLimit(decision, routeLabelOf(req)));
   },
   /** A store command failed or timed out. */
