@@ -5,6 +5,7 @@ import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { App, AppError, createApp } from '../lib/index.js';
 import { loadedProtocol, PROTOCOLS } from '../lib/app/builtins.js';
+import { REDOC_PACKAGE, SWAGGER_UI_PACKAGE } from '../lib/openapi/pages.js';
 import { missingPackages, missingPackagesError, packageName, PLAYGROUND_PACKAGES, wrongMajorPackages } from '../lib/ops/packages.js';
 import type { ProtocolName } from '../lib/app/plugin.js';
 import { BULLMQ_PACKAGES } from '../lib/background/bullmq.js';
@@ -72,7 +73,7 @@ describe('when the package lists its optional peer dependencies', () => {
     peerDependencies: Record<string, string>; peerDependenciesMeta: Record<string, { optional?: boolean }>; devDependencies: Record<string, string>; dependencies: Record<string, string>;
   };
   // The BullMQ executor and RedisPubSub (docs/scaling.md), metrics and spans (docs/operations.md) load theirs the same way.
-  const specs = [...NAMES.flatMap((n) => PROTOCOLS[n].packages), ...PLAYGROUND_PACKAGES, ...BULLMQ_PACKAGES, ...METRICS_PACKAGES, ...TRACING_PACKAGES];
+  const specs = [...NAMES.flatMap((n) => PROTOCOLS[n].packages), SWAGGER_UI_PACKAGE, REDOC_PACKAGE, ...PLAYGROUND_PACKAGES, ...BULLMQ_PACKAGES, ...METRICS_PACKAGES, ...TRACING_PACKAGES];
 
   it('should declare every package a protocol needs as an optional peer and a dev dependency, never a dependency', () => {
     for (const spec of specs) {

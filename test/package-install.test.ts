@@ -204,4 +204,41 @@ export const app = createApp({ port: 0 }, (a) => {
     assert.equal(r.status, 0, r.out);
     assert.match(r.out, /AppError Server keel\/graphql needs packages .*`npm install graphql@16 graphql-http@1 graphql-ws@6 ws@8[^`]*`/);
   });
+
+  it('should serve /openapi.json with OpenAPI on and no page package installed, saying which page is off and why', () => {
+    const r = run(process.execPath, ['--input-type=module', '-e', `
+      const { createApp } = await import('keel');
+      const { pino } = await import('pino');
+      const lines = [];
+      const logger = pino({ level: 'info' }, { write: (l) => lines.push(JSON.parse(l)) });
+      const app = createApp({ port: 0, host: '127.0.0.1', openapi: { enabled: true, title: 'Notes' } }, (a) => a.get('/notes', () => []), { logger });
+      const server = await app.listen({ handleSignals: false });
+      const doc = await fetch(server.url + '/openapi.json');
+      const docs = await fetch(server.url + '/docs');
+      console.log('DOC', doc.status, (await doc.json()).openapi, 'DOCS', docs.status);
+      for (const l of lines) if (l.level === 40) console.log('WARN', l.msg);
+      await server.close();
+    `], project());
+    assert.equal(r.status, 0, r.out);
+    assert.match(r.out, /DOC 200 3\.1\.\d+ DOCS 404/);
+    assert.match(r.out, /WARN Swagger UI is not served at \/docs: .*`npm install swagger-ui-express@5`.*swagger_ui_path: null/);
+    assert.match(r.out, /WARN Redoc is not served at \/redoc: .*`npm install redoc@2`/);
+  });
+
+  it('should refuse to start an App whose chosen Swagger UI path has no package, naming the one npm install', () => {
+    const r = run(process.execPath, ['--input-type=module', '-e', `
+      const { createApp } = await import('keel');
+      const app = createApp({ port: 0, host: '127.0.0.1', openapi: { enabled: true, swagger_ui_path: '/api-docs', redoc_path: null } });
+      try {
+        const server = await app.listen({ handleSignals: false });
+        await server.close();
+        console.log('STARTED');
+      } catch (err) {
+        console.log(err.name, err.kind, err.message);
+      }
+    `], project());
+    assert.equal(r.status, 0, r.out);
+    assert.match(r.out, /AppError Server keel\/openapi's Swagger UI page \(OpenApiConfig\.swagger_ui_path: "\/api-docs"\) needs .*`npm install swagger-ui-express@5`/);
+    assert.doesNotMatch(r.out, /redoc/);
+  });
 });

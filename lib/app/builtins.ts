@@ -31,7 +31,8 @@ export const PROTOCOLS: Readonly<Record<ProtocolName, ProtocolEntry>> = {
   grpc: { load: () => import('../grpc/install.js'), packages: ['@grpc/proto-loader@0.8', 'protobufjs@8'] },
   ws: { load: () => import('../ws/install.js'), packages: ['ws@8'] },
   jsonrpc: { load: () => import('../jsonrpc/install.js'), packages: [] },
-  openapi: { load: () => import('../openapi/install.js'), packages: ['swagger-ui-express@5', 'redoc@2'] },
+  // The document needs no package; each page checks its own when its mounts are built (lib/openapi/pages.ts).
+  openapi: { load: () => import('../openapi/install.js'), packages: [] },
   asyncapi: { load: () => import('../asyncapi/install.js'), packages: [] },
 };
 

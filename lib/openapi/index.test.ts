@@ -158,6 +158,32 @@ describe('when the OpenAPI config cannot produce a valid document', () => {
   it('should mount nothing when disabled', () => assert.deepEqual(openApiMounts({ config: { enabled: false }, routes: [] }), []));
 });
 
+describe('when a documentation page is turned off with null', () => {
+  const paths = (config: Json) => openApiMounts({ config: { enabled: true, ...config }, routes: [] }).map((m) => m.path);
+  it('should serve the document and Redoc only, with swagger_ui_path: null', () => {
+    const p = paths({ swagger_ui_path: null });
+    assert.ok(p.includes('/openapi.json') && p.includes('/redoc'));
+    assert.deepEqual(p.filter((x) => x.startsWith('/docs')), []);
+  });
+  it('should serve the document and Swagger UI only, with redoc_path: null', () => {
+    const p = paths({ redoc_path: null });
+    assert.ok(p.includes('/openapi.json') && p.includes('/docs'));
+    assert.deepEqual(p.filter((x) => x.startsWith('/redoc')), []);
+  });
+  it('should serve the document alone with both null', () => assert.deepEqual(paths({ swagger_ui_path: null, redoc_path: null }), ['/openapi.json']));
+  it('should answer 404 at a page that is off, in a running App', async () => {
+    const app = petsApp({ openapi: { enabled: true, swagger_ui_path: null, redoc_path: null } });
+    const handle = await app.listen({ port: 0, host: '127.0.0.1', handleSignals: false });
+    try {
+      await request(handle.url).get('/openapi.json').expect(200);
+      await request(handle.url).get('/docs').expect(404);
+      await request(handle.url).get('/redoc').expect(404);
+    } finally {
+      await handle.close();
+    }
+  });
+});
+
 describe('OpenAPI in a running App', () => {
   let handle: ServerHandle;
   before(async () => {

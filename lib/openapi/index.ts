@@ -1,7 +1,7 @@
 /**
  * OpenAPI documentation (only when OpenApiConfig.enabled): `GET openapi_json_path` serves an
  * OpenAPI 3.1 document generated from the App's routes and described mounts (JSON-RPC, GraphQL); `swagger_ui_path` and `redoc_path` serve
- * Swagger UI and Redoc with their assets from node_modules. The document and pages are mounted as
+ * Swagger UI and Redoc with their assets from node_modules, each only when its own package is installed (lib/openapi/pages.ts). The document and pages are mounted as
  * public (no server-level authentication): a browser opening the docs sends no credentials.
  * See docs/api-descriptions.md.
  */
@@ -12,12 +12,12 @@ import type { RouteDefinition } from '../app/route-definition.js';
 import { generateOpenApi, type OpenApiServerAuth } from './generate.js';
 import { mountAll, type MountSpec, type ProtocolHost, type RawHandler } from './host.js';
 import { describedMounts } from './mounts.js';
-import { redocMounts, swaggerUiMounts } from './pages.js';
+import { docsPageMounts, type PagesLog } from './pages.js';
 
 export { generateOpenApi, OPENAPI_VERSION, PROBLEM_SCHEMA_NAME, BEARER_SCHEME_NAME, API_KEY_SCHEME_NAME, type OpenApiServerAuth } from './generate.js';
 export { PROBLEM_DETAILS_SCHEMA, SchemaComponents, toOpenApiSchema } from './schema.js';
 export { addMountOperations, describedMounts, type OpenApiMountInput } from './mounts.js';
-export { swaggerUiMounts, redocMounts, DOCS_ASSET_MAX_AGE_MS, type DocsPagesOptions } from './pages.js';
+export { swaggerUiMounts, redocMounts, docsPageMounts, DOCS_ASSET_MAX_AGE_MS, SWAGGER_UI_PACKAGE, REDOC_PACKAGE, type DocsPagesOptions, type PagesLog } from './pages.js';
 export { mountAll, type MountSpec, type ProtocolHost, type RawHandler } from './host.js';
 
 /** OpenApiConfig as accepted from code: snake_case or camelCase keys. */
@@ -36,6 +36,8 @@ export interface OpenApiMountsOptions {
    * protocols installed after OpenAPI are included.
    */
   mounts?: () => readonly Mount[];
+  /** Where a page left at its default path without its package is said (lib/openapi/pages.ts). */
+  log?: PagesLog;
 }
 
 /**
@@ -64,12 +66,13 @@ export function openApiMounts(options: OpenApiMountsOptions): MountSpec[] {
     res.end(res.req?.method === 'HEAD' ? undefined : body);
   };
   const pages = { title: config.title, specUrl: config.openapi_json_path, swaggerUiPath: config.swagger_ui_path, redocPath: config.redoc_path };
-  const mounts: MountSpec[] = [{ method: 'GET', path: config.openapi_json_path, handler: document, readBody: false, page: 'OpenAPI document' }, ...swaggerUiMounts(pages), ...redocMounts(pages)];
+  const mounts: MountSpec[] = [{ method: 'GET', path: config.openapi_json_path, handler: document, readBody: false, page: 'OpenAPI document' }, ...docsPageMounts(pages, options.log)];
   return mounts.map((m) => ({ ...m, public: true }));
 }
 
 /** What the installer needs from the App. */
 export interface OpenApiHost extends ProtocolHost {
+  readonly logger?: PagesLog;
   routes(): readonly RouteDefinition[];
   mounts(): readonly Mount[];
 }
@@ -79,5 +82,5 @@ export interface OpenApiHost extends ProtocolHost {
  * installed first; the mounts the other protocols add later are read when the document is first served.
  */
 export function installOpenApi(host: OpenApiHost): void {
-  mountAll(host, openApiMounts({ config: host.config.openapi, routes: host.routes(), server: host.config, mounts: () => host.mounts() }));
+  mountAll(host, openApiMounts({ config: host.config.openapi, routes: host.routes(), server: host.config, mounts: () => host.mounts(), log: host.logger }));
 }

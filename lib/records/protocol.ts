@@ -47,8 +47,8 @@ export interface OpenApiConfig {
   title: string;
   version: string;
   description: string | null;
-  swagger_ui_path: string;
-  redoc_path: string;
+  swagger_ui_path: string | null;
+  redoc_path: string | null;
   openapi_json_path: string;
   contact: Readonly<ContactInfo> | null;
   license: Readonly<LicenseInfo> | null;
@@ -61,8 +61,8 @@ export const OpenApiConfig = defineRecord<OpenApiConfig>()('OpenApiConfig', {
   title: { type: t.string(), default: 'API' },
   version: { type: t.string(), default: '1.0.0' },
   description: { type: t.string(), nullable: true },
-  swagger_ui_path: { type: path(), default: '/docs' },
-  redoc_path: { type: path(), default: '/redoc' },
+  swagger_ui_path: { type: path(), default: '/docs', nullable: true, doc: 'Swagger UI page (needs swagger-ui-express); null: off' },
+  redoc_path: { type: path(), default: '/redoc', nullable: true, doc: 'Redoc page (needs redoc); null: off' },
   openapi_json_path: { type: path(), default: '/openapi.json' },
   contact: { type: t.record(ContactInfo), nullable: true },
   license: { type: t.record(LicenseInfo), nullable: true },
