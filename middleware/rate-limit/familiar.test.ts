@@ -94,7 +94,7 @@ for (const { name, express } of EXPRESS_VERSIONS) {
         assert.match(keel[1]!.type ?? '', /^application\/problem\+json/);
         const problem = JSON.parse(keel[1]!.body);
         assert.equal(problem.status, 429);
-        assert.equal(problem.detail, 'Rate limit exceeded: 1 requests per 1 minute(s); retry in 60 s');
+        assert.equal(problem.detail, 'Rate limit exceeded: 1 request per minute; retry in 60 s');
       });
     });
 
@@ -249,7 +249,7 @@ describe('RateLimitConfig per_second', () => {
     const refused = await send(app);
     assert.equal(refused.status, 429);
     assert.equal(refused.headers['retry-after'], '300');
-    assert.match(JSON.parse(refused.body).detail, /refilled at 1 per 5 minute\(s\); retry in 300 s/);
+    assert.match(JSON.parse(refused.body).detail, /refilled at 1 per 5 minutes; retry in 300 s/);
   });
 });
 

@@ -276,3 +276,18 @@ for (const { name: expressVersion, express } of EXPRESS_VERSIONS) {
     });
   });
 }
+
+describe('when the 429 detail puts a limit into words', () => {
+  it('should say "1 request per minute" and "100 requests per 15 minutes", never "requests(s)"', async () => {
+    const { requestsPerWindow, refillRate } = await import('./phrases.js');
+    assert.equal(requestsPerWindow(1, 60_000), '1 request per minute');
+    assert.equal(requestsPerWindow(100, 900_000), '100 requests per 15 minutes');
+    assert.equal(requestsPerWindow(5, 1000), '5 requests per second');
+    assert.equal(requestsPerWindow(2, 7_200_000), '2 requests per 2 hours');
+    assert.equal(requestsPerWindow(3, 1500), '3 requests per 1500 ms');
+    assert.equal(refillRate(2), '2 per second');
+    assert.equal(refillRate(1 / 300), '1 per 5 minutes');
+    assert.equal(refillRate(1 / 60), '1 per minute');
+    assert.equal(refillRate(1 / 2.5), '1 per 2.5 seconds');
+  });
+});

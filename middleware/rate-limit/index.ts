@@ -40,6 +40,7 @@ export const GLOBAL_KEY = 'global';
 export type { RateLimitConfigInput } from '../../lib/records/server.js';
 import type { RateLimitConfigInput } from '../../lib/records/server.js';
 import { isPackageStyle } from '../../lib/http/package-style.js';
+import { refillRate } from './phrases.js';
 /** RateLimitConfig under the name the migration guide uses. */
 export type RateLimitConfigOptions = RateLimitConfigInput;
 
@@ -197,7 +198,7 @@ function limiter(config: Readonly<RateLimitConfig>, extensions: RateLimitExtensi
   // The window a full bucket refills in, whole seconds (rounded to µs first: 3 / (3 / 900) is 900.0000000000001).
   const windowSeconds = Math.ceil(Math.round((policy.burst / policy.perSecond) * 1e6) / 1e6);
   const policyHeader = `${policy.burst};w=${windowSeconds}`;
-  const exceeded = `Rate limit exceeded: ${policy.burst} requests at once, refilled at ${describeRate(policy.perSecond)}`;
+  const exceeded = `Rate limit exceeded: ${policy.burst} requests at once, refilled at ${refillRate(policy.perSecond)}`;
   const detailFor = (retryAfter: number): string => `${exceeded}; retry in ${retryAfter} s`;
   const unavailable = Object.freeze(problemFor('KEEL_SERVICE_UNAVAILABLE', 'The rate limiter is unavailable', STORE_UNAVAILABLE_EXTENSIONS));
 
@@ -248,13 +249,4 @@ function limiter(config: Readonly<RateLimitConfig>, extensions: RateLimitExtensi
       // An error thrown further down the chain must not become an unhandled rejection.
       .catch((err: unknown) => sendProblem(res, err));
   };
-}
-
-/** "2 per second", "1 per 5 minutes": the refill rate in words for the 429 detail. */
-function describeRate(perSecond: number): string {
-  if (perSecond >= 1) return `${Math.round(perSecond * 1000) / 1000} per second`;
-  const seconds = Math.round(1 / perSecond);
-  if (seconds % 3600 === 0) return `1 per ${seconds / 3600} hour(s)`;
-  if (seconds % 60 === 0) return `1 per ${seconds / 60} minute(s)`;
-  return `1 per ${Math.round(1000 / perSecond) / 1000} seconds`;
 }

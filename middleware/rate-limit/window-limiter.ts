@@ -22,6 +22,7 @@ import {
 import type { WindowConfig } from './window-options.js';
 import type { ClientRateLimitInfo } from './window-store.js';
 import { observe } from '../../lib/observability/observe.js';
+import { requestsPerWindow } from './phrases.js';
 
 /** The middleware, with express-rate-limit's two methods for the store behind it. */
 export interface RateLimitRequestHandler {
@@ -86,7 +87,7 @@ export function windowLimiter(config: WindowConfig, reject: Rejecter, addressOf:
       return;
     }
     const wait = resetSeconds(windowMs, info.resetTime);
-    const problem = problemFor('KEEL_RATE_LIMITED', `Rate limit exceeded: ${info.limit} requests per ${describeWindow(windowMs)}; retry in ${wait} s`);
+    const problem = problemFor('KEEL_RATE_LIMITED', `Rate limit exceeded: ${requestsPerWindow(info.limit, windowMs)}; retry in ${wait} s`);
     // Handed on (onReject 'next' or a function), the error carries the headers its answer needs.
     const headers: Record<string, string> = {};
     if (reject.mode !== 'respond') {
@@ -212,12 +213,4 @@ function send(res: ServerResponse, message: unknown): void {
   }
   res.setHeader('Content-Length', Buffer.byteLength(body));
   res.end(body);
-}
-
-/** "1 minute(s)", "15 minute(s)", "30 second(s)": the window in words for the 429 detail. */
-function describeWindow(ms: number): string {
-  if (ms % 3_600_000 === 0) return `${ms / 3_600_000} hour(s)`;
-  if (ms % 60_000 === 0) return `${ms / 60_000} minute(s)`;
-  if (ms % 1000 === 0) return `${ms / 1000} second(s)`;
-  return `${ms} ms`;
 }
