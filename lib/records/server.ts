@@ -327,8 +327,14 @@ export const ServerConfig = defineRecord<ServerConfig>()('ServerConfig', {
 /** What `CompressionConfig.parse` accepts: `{ gzip?, brotli?, min_size? | minSize?, quality? }`. */
 export type CompressionConfigInput = InputOf<typeof CompressionConfig>;
 export type RateLimitConfigInput = InputOf<typeof RateLimitConfig>;
-export type JwtConfigInput = InputOf<typeof JwtConfig>;
+/**
+ * A JwtConfig names its key, or it can verify nothing: `secret` for HS*, `public_key` for RS*, PS*, ES*, EdDSA. The key
+ * must be written (a compile error without it); its value may come from the environment (`string | undefined`) and is
+ * checked at start-up (ConfigError naming JwtConfig.secret).
+ */
+export type JwtKeyInput = { secret: string | undefined } | { public_key: string | undefined } | { publicKey: string | undefined };
+export type JwtConfigInput = InputOf<typeof JwtConfig> & JwtKeyInput;
 export type ApiKeyConfigInput = InputOf<typeof ApiKeyConfig>;
 export type StaticFilesConfigInput = InputOf<typeof StaticFilesConfig>;
 /** What `createApp(config)` / `new App(config)` accept: every ServerConfig key in snake_case or camelCase. */
-export type ServerConfigInput = InputOf<typeof ServerConfig>;
+export type ServerConfigInput = InputOf<typeof ServerConfig> & { jwt_auth?: JwtConfigInput | null; jwtAuth?: JwtConfigInput | null };

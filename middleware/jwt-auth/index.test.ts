@@ -62,8 +62,9 @@ describe('jwtAuth', () => {
     const ed = generateKeyPairSync('ed25519').publicKey.export({ type: 'spki', format: 'pem' }) as string;
     const rsaPrivate = generateKeyPairSync('rsa', { modulusLength: 2048 }).privateKey.export({ type: 'pkcs8', format: 'pem' }) as string;
     const cases: Array<[string, JwtAuthOptions, RegExp]> = [
-      ['no secret for HS256 (server record)', {}, /JwtConfig.*secret/],
-      ['no secret for an enabled route', { enabled: true }, /JwtAuthConfig.*secret/],
+      // A compile error in TypeScript (JwtKeyInput); a JavaScript caller gets the ConfigError.
+      ['no secret for HS256 (server record)', {} as never, /JwtConfig.*secret/],
+      ['no secret for an enabled route', { enabled: true } as never, /JwtAuthConfig.*secret/],
       ['the <JWT_SECRET> placeholder', { secret: '<JWT_SECRET>' }, /placeholder/],
       ['an HS256 secret shorter than 32 bytes', { secret: 'short-secret' }, /at least 32 bytes for HS256.*got 12 bytes/],
       ['an HS512 secret shorter than 64 bytes', { secret: SECRET, algorithm: 'HS512' }, /at least 64 bytes for HS512/],

@@ -36,8 +36,13 @@ export { UnauthorizedError, EXPRESS_JWT_ERROR_CODES, type ExpressJwtErrorCode } 
  * Options: a server-level JwtConfig or a per-route JwtAuthConfig (the same keys plus `enabled`),
  * in snake_case or camelCase. A config carrying `enabled` is read as a JwtAuthConfig.
  */
-/** A JwtConfig (server) or JwtAuthConfig (route) record, snake_case or camelCase, plus `onReject` (lib/http/reject.ts). */
-export type JwtAuthOptions = (JwtConfigInput | JwtAuthConfigInput) & OnRejectOption & {
+/**
+ * A JwtConfig (server) or JwtAuthConfig (route) record, snake_case or camelCase, plus `onReject` (lib/http/reject.ts).
+ * Written by hand it names its key (`secret` or `public_key`, or `enabled: false`): without one it verifies nothing, a
+ * compile error here as it is a ConfigError at start-up. An already-parsed record (what `JwtConfig.parse` returns) is
+ * taken as it is.
+ */
+export type JwtAuthOptions = (JwtConfigInput | (JwtAuthConfigInput & ({ enabled: false } | JwtKeyInput)) | Readonly<JwtConfig> | Readonly<JwtAuthConfig>) & OnRejectOption & {
   /**
    * Where a token refused by `claims` is explained (a pino logger, or any `{ warn(obj, msg) }`).
    * Default: a pino logger at KEEL_LOG_LEVEL; an App passes its own.
@@ -46,7 +51,7 @@ export type JwtAuthOptions = (JwtConfigInput | JwtAuthConfigInput) & OnRejectOpt
 };
 import { claimsCheck, type ClaimsLogger } from './claims-schema.js';
 export { CLAIMS_MISMATCH_MESSAGE, type ClaimsLogger } from './claims-schema.js';
-import type { JwtConfigInput, JwtAuthConfigInput } from '../../lib/records/index.js';
+import type { JwtConfigInput, JwtAuthConfigInput, JwtKeyInput } from '../../lib/records/index.js';
 
 export { JWT_INVALID_TITLE, JWT_HEADER_FORMAT_TITLE, JWT_MALFORMED_TITLE, JWT_MISSING_TITLE } from './titles.js';
 

@@ -48,6 +48,13 @@ new App({ prot: 8000 });
 createApp({ jwt_auth: { secret, algorithm: 'HS257' } });
 // @ts-expect-error audience is a list of strings
 createApp({ jwt_auth: { secret, audience: 'api' } });
+// @ts-expect-error a JwtConfig without its key (secret or public_key) can verify nothing
+createApp({ jwt_auth: { algorithm: 'HS256' } });
+// @ts-expect-error the same through new App
+new App({ jwt_auth: { issuer: 'https://issuer.example' } });
+// a key from the environment (string | undefined) compiles, and is checked at start-up
+createApp({ jwt_auth: { secret: process.env.JWT_SECRET } });
+createApp({ jwt_auth: { publicKey: process.env.JWT_PUBLIC_KEY, algorithm: 'RS256' } });
 // @ts-expect-error ApiKeyConfig.keys is required
 createApp({ api_key_auth: { header_name: 'X-Key' } });
 // @ts-expect-error StaticFilesConfig.route_prefix is required (in either spelling)
@@ -89,6 +96,8 @@ compression({ min_sise: 0 });
 rateLimit({ burst: '10' });
 // @ts-expect-error unknown algorithm
 jwtAuth({ secret, algorithm: 'none' });
+// @ts-expect-error jwtAuth without its key
+jwtAuth({ algorithm: 'HS256' });
 // @ts-expect-error typo
 cors({ allowed_origin: ['*'] });
 bodyLimit({ maxBodySize: null });
