@@ -33,6 +33,19 @@ function describeError(err) {
   return inspect(cause, { depth: 4 });
 }
 
+/**
+ * A skip's reason in words a newcomer can act on. Tests that need the optional fixture folders beside the checkout
+ * (../shared: the conformance corpus, Express's suites, the replaced packages' suites) say so in many ways, some
+ * with a path that means nothing in a fresh clone; they are grouped under one name each, with where to read more.
+ */
+export function skipReason(reason) {
+  const r = String(reason);
+  if (/express-suite/i.test(r)) return "Express's own test suites are absent (optional, see docs/express-engine.md)";
+  if (/peer-suites/i.test(r)) return "the replaced packages' test suites are absent (optional, see docs/peer-suites.md)";
+  if (/shared[ /](conformance )?corpus|shared\/conformance|conformance corpus|\.\.\/shared/i.test(r)) return 'the conformance corpus is absent (optional, see docs/conformance.md)';
+  return r;
+}
+
 const indent = (text, pad = '    ') => text.split('\n').map((l) => pad + l).join('\n');
 
 export default async function* quietReporter(source) {
@@ -68,8 +81,12 @@ export default async function* quietReporter(source) {
         if (event.type === 'test:fail' && ownFailure(d)) failures.push({ file: d.file, title, error: d.details?.error, ms: d.details?.duration_ms });
         if (d.skip !== undefined && d.skip !== false) {
           // `it.skip('skipped: why…')` carries its reason in its title: show that rather than nothing.
-          const reason = typeof d.skip === 'string' ? d.skip : d.name || '(no reason given)';
-          skips.set(reason, (skips.get(reason) ?? 0) + 1);
+          const reason = skipReason(typeof d.skip === 'string' ? d.skip : d.name || '(no reason given)');
+          const entry = skips.get(reason) ?? { tests: 0, suites: 0 };
+          // Node's `skipped` counts tests; a skipped suite counts there as nothing (its tests never run), so it is
+          // listed apart rather than hidden.
+          if (d.details?.type === 'suite') entry.suites++; else entry.tests++;
+          skips.set(reason, entry);
         }
         // Progress counts a file at its first finished top-level test (node reports no event for a file as such).
         if (d.nesting === 0 && d.file && !filesSeen.has(d.file)) {
@@ -92,8 +109,15 @@ export default async function* quietReporter(source) {
     for (const [file, ms] of slow) yield `  ${(ms / 1000).toFixed(1).padStart(6)} s  ${rel(file)}\n`;
   }
   if (skips.size) {
-    yield `\nSkipped, by reason:\n`;
-    for (const [reason, n] of [...skips].sort((a, b) => b[1] - a[1])) yield `  ${String(n).padStart(4)} × ${reason}\n`;
+    const sum = (k) => [...skips.values()].reduce((a, e) => a + e[k], 0);
+    const plural = (n, one) => `${n} ${one}${n === 1 ? '' : 's'}`;
+    const suites = sum('suites');
+    yield `\nSkipped: ${plural(sum('tests'), 'test')} (node's "skipped" below)${suites ? ` and ${plural(suites, 'whole suite')}` : ''}, by reason:\n`;
+    const sorted = [...skips].sort((a, b) => b[1].tests + b[1].suites - (a[1].tests + a[1].suites));
+    for (const [reason, e] of sorted) {
+      const what = [e.tests && plural(e.tests, 'test'), e.suites && plural(e.suites, 'suite')].filter(Boolean).join(' + ');
+      yield `  ${what.padStart(16)} × ${reason}\n`;
+    }
   }
   if (failures.length) {
     yield `\nFailures (${failures.length}):\n`;
