@@ -88,3 +88,36 @@ describe('when one client streams 1 MiB names to the example GreetAll (issue 44 
     assert.ok(await healthy(), 'the server answers /health');
   });
 });
+
+describe('when one client adds books with 900 KB titles at 40 a second (issue 44 crash 2)', { skip: !linux && 'needs /proc' }, () => {
+  it('should keep the library bounded (the oldest dropped), RSS growth under 200 MB and the server alive', async () => {
+    const title = 't'.repeat(900 * 1024);
+    const body = JSON.stringify({ query: 'mutation ($t: String!) { addBook(input: { title: $t, authorId: "a1" }) { id } }', variables: { t: title } });
+    const start = rssMb();
+    let peak = start;
+    const sampler = setInterval(() => (peak = Math.max(peak, rssMb())), 100);
+    const statuses = new Map<number | string, number>();
+    const inFlight: Promise<void>[] = [];
+    const t0 = Date.now();
+    try {
+      for (let i = 0; Date.now() - t0 < STREAM_SECONDS * 1000; i++) {
+        inFlight.push(fetch(`${base}/graphql`, { method: 'POST', headers: { 'content-type': 'application/json' }, body, signal: AbortSignal.timeout(30_000) })
+          .then(async (res) => { await res.arrayBuffer(); statuses.set(res.status, (statuses.get(res.status) ?? 0) + 1); })
+          .catch((err: Error) => { statuses.set(err.name, (statuses.get(err.name) ?? 0) + 1); }));
+        // 40 a second, on schedule (not after each answer), as the replay's client.
+        await new Promise((resolve) => setTimeout(resolve, Math.max(0, t0 + (i + 1) * 25 - Date.now())));
+      }
+      await Promise.all(inFlight);
+    } finally {
+      clearInterval(sampler);
+    }
+    const added = statuses.get(200) ?? 0;
+    assert.ok(added >= 20, `statuses ${JSON.stringify([...statuses])}`);
+    const res = await fetch(`${base}/graphql`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ query: '{ books { id } }' }) });
+    const books = ((await res.json()) as { data: { books: unknown[] } }).data.books;
+    // DEFAULT_BUILTIN_MAX_LIBRARY_BYTES (4 MiB) holds four such titles; before, every one was kept.
+    assert.ok(books.length <= 4 + 3, `${books.length} books kept after ${added} added`);
+    assert.ok(peak - start < 200, `RSS ${start.toFixed(0)} → peak ${peak.toFixed(0)} MB after ${added} books added`);
+    assert.ok(await healthy(), 'the server answers /health');
+  });
+});
