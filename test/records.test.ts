@@ -40,6 +40,7 @@ describe('when records are parsed from an empty object', () => {
       workers: 1,
       enable_request_id: false,
       max_body_size: 10485760,
+      multipart_max_parts: 1000, multipart_max_files: 100, multipart_max_fields: 1000, multipart_max_field_size: 1_048_576,
       max_uri_length: 8192, // keel's own (RFC 9110 §15.5.15's 414), not in the specification
       on_proto_poisoning: 'error',
       on_constructor_poisoning: 'error',
