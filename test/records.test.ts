@@ -63,6 +63,7 @@ describe('when records are parsed from an empty object', () => {
       ws_on_rate_exceeded: 'close',
       ws_max_buffered_bytes: 1_048_576,
       ws_on_send_buffer_full: 'close',
+      ws_idle_timeout: 120,
       asyncapi: null,
       openapi: null,
       jsonrpc: null,

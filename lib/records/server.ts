@@ -79,6 +79,13 @@ export const WS_SEND_BUFFER_ACTIONS = ['close', 'drop'] as const;
 export type WsSendBufferAction = (typeof WS_SEND_BUFFER_ACTIONS)[number];
 /** Default action on a full send buffer: 'close' (1013 try again later, RFC 6455 §7.4.1). */
 export const DEFAULT_WS_ON_SEND_BUFFER_FULL: WsSendBufferAction = 'close';
+/**
+ * Default seconds a WebSocket may stay open without a frame from its client (message, ping or pong): 120, as
+ * DEFAULT_H2_IDLE_TIMEOUT; then close 1001 (going away). 3 addresses × 90 idle WebSockets held every file descriptor
+ * of a server at `ulimit -n 256` for as long as they liked (issue 44). Longer than the idle timeouts of the proxies
+ * usually in front (AWS ALB 60 s, nginx 60 s), so clients that live behind one already send keepalives.
+ */
+export const DEFAULT_WS_IDLE_TIMEOUT = 120;
 /** Default compression threshold, bytes. */
 export const DEFAULT_COMPRESSION_MIN_SIZE = 1024;
 /** Default compression quality (0-9 gzip, 0-11 brotli). */
@@ -274,6 +281,7 @@ export interface ServerConfig {
   ws_on_rate_exceeded: WsRateAction;
   ws_max_buffered_bytes: number | null;
   ws_on_send_buffer_full: WsSendBufferAction;
+  ws_idle_timeout: number | null;
   asyncapi: Readonly<P.AsyncApiConfig> | null;
   openapi: Readonly<P.OpenApiConfig> | null;
   jsonrpc: Readonly<P.JsonRpcConfig> | null;
@@ -323,6 +331,7 @@ export const ServerConfig = defineRecord<ServerConfig>()('ServerConfig', {
   ws_on_rate_exceeded: { type: t.string({ enum: WS_RATE_ACTIONS }), default: DEFAULT_WS_ON_RATE_EXCEEDED, doc: 'WebSocket: a message over the rate: close (1008), error (dropped, an error frame sent) or drop (dropped silently)' },
   ws_max_buffered_bytes: { type: t.integer(1), nullable: true, default: DEFAULT_WS_MAX_BUFFERED_BYTES, doc: 'WebSocket: bytes queued for one socket that is not reading (bufferedAmount) before ws_on_send_buffer_full applies; null = no bound' },
   ws_on_send_buffer_full: { type: t.string({ enum: WS_SEND_BUFFER_ACTIONS }), default: DEFAULT_WS_ON_SEND_BUFFER_FULL, doc: 'WebSocket: a message that would overflow a socket\'s send buffer: close (1013) or drop (that message is not sent)' },
+  ws_idle_timeout: { type: t.integer(1, 2_147_483), nullable: true, default: DEFAULT_WS_IDLE_TIMEOUT, doc: 'WebSocket: seconds a socket may stay open without a frame from its client (message, ping or pong); then close 1001; null = no limit' },
   asyncapi: { type: t.record(AsyncApiConfig), nullable: true },
   openapi: { type: t.record(OpenApiConfig), nullable: true },
   jsonrpc: { type: t.record(JsonRpcConfig), nullable: true },
