@@ -3,7 +3,7 @@
  * <port> [root]` builds examples/server.ts from `root` (default this checkout) with its rate limit off
  * (the floods come from one loopback address) and measures its own event-loop delay, so a flood's
  * stall is reported by the server itself as well as by the /health probe. IPC: 'reset' starts a new
- * measurement, 'read' answers { p99, max } in ms.
+ * measurement, 'read' answers { p99, max } in ms and the RSS at the reset and its peak since (sampled every 100 ms), MB.
  */
 import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { pathToFileURL } from 'node:url';
@@ -16,8 +16,15 @@ const app = buildExampleApp(process.argv[4] === 'shipped' ? { port } : { port, r
 const handle = await app.listen();
 const delay = monitorEventLoopDelay({ resolution: 5 });
 delay.enable();
+const rss = () => process.memoryUsage.rss() / 2 ** 20;
+let rssStart = rss();
+let rssPeak = rssStart;
+setInterval(() => (rssPeak = Math.max(rssPeak, rss())), 100).unref();
 process.on('message', (m) => {
-  if (m === 'reset') delay.reset();
-  if (m === 'read') process.send!({ p99: delay.percentile(99) / 1e6, max: delay.max / 1e6 });
+  if (m === 'reset') {
+    delay.reset();
+    rssStart = rssPeak = rss();
+  }
+  if (m === 'read') process.send!({ p99: delay.percentile(99) / 1e6, max: delay.max / 1e6, rssStart, rssPeak: Math.max(rssPeak, rss()) });
 });
 process.send!({ ready: true, port: handle.port });

@@ -1,5 +1,5 @@
 /**
- * `npm run floods [-- --only message,chat,chat-spread,graphql,teardown,subscribe,spread,grpc-burst] [--root DIR] [--shipped] [--interval MS]`: the
+ * `npm run floods [-- --only message,chat,chat-spread,graphql,teardown,subscribe,spread,grpc-burst,grpc-stream,add-book,multipart,pong] [--root DIR] [--shipped] [--interval MS]`: the
  * WebSocket floods of issue 26 replayed against the example server, with `/health` measured from
  * another process during each.
  *
@@ -21,12 +21,13 @@ import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import WebSocket from 'ws';
 import { freePort } from '../harness/conformance/exec.js';
+import { addBook, grpcStream, multipart, pong } from './floods-accumulate.js';
 
 const { values } = parseArgs({ options: { root: { type: 'string' }, only: { type: 'string' }, shipped: { type: 'boolean' }, interval: { type: 'string' } } });
 const root = values.root ?? fileURLToPath(new URL('..', import.meta.url));
 const only = values.only?.split(',');
 
-interface Server { url: string; child: ChildProcess; reset(): void; read(): Promise<{ p99: number; max: number }> }
+interface Server { url: string; child: ChildProcess; reset(): void; read(): Promise<{ p99: number; max: number; rssStart: number; rssPeak: number }> }
 async function startServer(): Promise<Server> {
   const port = await freePort();
   const child = fork(fileURLToPath(new URL('./floods-server.ts', import.meta.url)), [String(port), root, ...(values.shipped ? ['shipped'] : [])], { execArgv: ['--import', 'tsx', ...(process.env.FLOODS_CPU_PROF ? ['--cpu-prof', `--cpu-prof-dir=${process.env.FLOODS_CPU_PROF}`] : [])], stdio: ['ignore', 'ignore', 'ignore', 'ipc'] });
@@ -34,7 +35,7 @@ async function startServer(): Promise<Server> {
   return {
     url: `http://127.0.0.1:${port}`, child,
     reset: () => child.send('reset'),
-    read: () => new Promise((r) => { child.once('message', (m) => r(m as { p99: number; max: number })); child.send('read'); }),
+    read: () => new Promise((r) => { child.once('message', (m) => r(m as { p99: number; max: number; rssStart: number; rssPeak: number })); child.send('read'); }),
   };
 }
 
@@ -262,7 +263,13 @@ const FLOODS: [string, Flood][] = [
   ['subscribe', subscribe],
   ['spread', spread],
   ['grpc-burst', grpcBurst],
+  // Issue 44 (bench/floods-accumulate.ts): not in the default run (they take a minute); ask for them with --only.
+  ['grpc-stream', grpcStream],
+  ['add-book', addBook],
+  ['multipart', multipart],
+  ['pong', pong],
 ];
+const ON_REQUEST = new Set(['grpc-stream', 'add-book', 'multipart', 'pong']);
 
 const server = await startServer();
 const { url, child } = server;
@@ -276,10 +283,11 @@ await addBooks(url, 1);
 probe.start();
 await sleep(500);
 await probe.stop();
-console.log('flood | /health n | p50 ms | p99 ms | max ms | failed | server loop delay p99 / max ms | flood');
+console.log('flood | /health n | p50 ms | p99 ms | max ms | failed | server loop delay p99 / max ms | server RSS start → peak MB | flood');
 try {
   for (const [name, flood] of FLOODS) {
     if (only && !only.includes(name) && !(name === 'teardown' && only.includes('graphql'))) continue;
+    if (!only && ON_REQUEST.has(name)) continue;
     // The GraphQL storm's subscriptions are set up before the probe starts: the mutations are the flood.
     let started = false;
     const start = () => { if (!started) { started = true; probe.start(); server.reset(); } };
@@ -292,7 +300,7 @@ try {
     const { latencies, failures } = await probe.stop();
     const loop = await server.read();
     const sorted = latencies.sort((a, b) => a - b);
-    console.log(`${name} | ${sorted.length} | ${pct(sorted, 50).toFixed(1)} | ${pct(sorted, 99).toFixed(1)} | ${sorted.at(-1)?.toFixed(1)} | ${failures} | ${loop.p99.toFixed(0)} / ${loop.max.toFixed(0)} | ${what} (${seconds} s)`);
+    console.log(`${name} | ${sorted.length} | ${pct(sorted, 50).toFixed(1)} | ${pct(sorted, 99).toFixed(1)} | ${sorted.at(-1)?.toFixed(1)} | ${failures} | ${loop.p99.toFixed(0)} / ${loop.max.toFixed(0)} | ${loop.rssStart.toFixed(0)} → ${loop.rssPeak.toFixed(0)} | ${what} (${seconds} s)`);
     await sleep(1000);
   }
 } finally {

@@ -58,10 +58,16 @@ export function buildExampleApp(overrides: { port?: number; rate_limit?: { per_s
       // defaults: 100 connections (HTTP/1.1, WebSocket, h2c), 1000 WebSocket messages a second across its sockets.
       max_connections_per_client: 100,
       ws_client_messages_per_second: 1000,
+      // What one request or stream may accumulate, at the defaults (docs/security.md, issue 44): multipart parts,
+      // files and fields (413 past them); a WebSocket with no frame for 120 s is closed (1001).
+      multipart_max_parts: 1000,
+      multipart_max_files: 100,
+      ws_idle_timeout: 120,
       static_files: [{ directory: join(here, 'public'), route_prefix: '/static', cache_control: 'public, max-age=60' }],
       background_tasks: { enabled: true },
       // gRPC on the same port (cleartext HTTP/2 with prior knowledge), with health and reflection.
-      grpc: { max_message_size: 1_048_576, request_timeout: 30 },
+      // A client stream (GreetAll, Chat) ends with RESOURCE_EXHAUSTED past 16 MiB or 10,000 messages (the defaults).
+      grpc: { max_message_size: 1_048_576, request_timeout: 30, max_stream_request_bytes: 16 * 1024 * 1024, max_stream_request_messages: 10_000 },
       // API descriptions: OpenAPI JSON + Swagger UI (/docs) + Redoc (/redoc), AsyncAPI, JSON-RPC at /rpc.
       openapi: { enabled: true, title: 'keel example', version: '1.0.0', description: 'The routes of the keel example server.' },
       asyncapi: { enabled: true, spec: JSON.parse(readFileSync(join(here, 'asyncapi.json'), 'utf8')) },

@@ -40,6 +40,7 @@ describe('when records are parsed from an empty object', () => {
       workers: 1,
       enable_request_id: false,
       max_body_size: 10485760,
+      multipart_max_parts: 1000, multipart_max_files: 100, multipart_max_fields: 1000, multipart_max_field_size: 1_048_576,
       max_uri_length: 8192, // keel's own (RFC 9110 §15.5.15's 414), not in the specification
       on_proto_poisoning: 'error',
       on_constructor_poisoning: 'error',
@@ -62,6 +63,7 @@ describe('when records are parsed from an empty object', () => {
       ws_on_rate_exceeded: 'close',
       ws_max_buffered_bytes: 1_048_576,
       ws_on_send_buffer_full: 'close',
+      ws_idle_timeout: 120,
       asyncapi: null,
       openapi: null,
       jsonrpc: null,
@@ -98,6 +100,7 @@ describe('when records are parsed from an empty object', () => {
       enabled: true, max_message_size: 4194304, enable_compression: true, request_timeout: null, max_concurrent_streams: 100,
       enable_keepalive: true, keepalive_interval: 75, keepalive_timeout: 20, max_stream_response_bytes: null,
       h2_idle_timeout: 120, max_h2_sessions: 1000, max_h2_sessions_per_client: 100, max_calls_per_client: 100,
+      max_stream_request_bytes: 16_777_216, max_stream_request_messages: 10_000,
     }],
     ['BackgroundTaskConfig', () => BackgroundTaskConfig.defaults(), { enabled: false, max_queue_size: 1024, max_concurrent_tasks: 128, drain_timeout_secs: 30 }],
     ['BackgroundJobMetadata', () => BackgroundJobMetadata.defaults(), { name: 'background_task', request_id: null }],

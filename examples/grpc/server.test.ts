@@ -1,7 +1,7 @@
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import type { ServerHandle } from '../../lib/index.js';
-import { buildGreeterApp, GREETER_PROTO_PATH } from './server.js';
+import { buildGreeterApp, GREETER_PROTO_PATH, GREET_ALL_KEPT_NAMES, GREET_NAME_CHARS } from './server.js';
 import { clientFor, collect, connect, unary, HEALTH_PROTO, REFLECTION_PROTO } from '../../lib/grpc/testkit.js';
 
 // The calls of examples/grpc/README.md (grpcurl), made with @grpc/grpc-js.
@@ -49,6 +49,16 @@ describe('when the gRPC example runs', () => {
       call.end();
     });
     assert.equal(value.message, 'Hello, Ada, Grace!');
+  });
+
+  it('should keep at most GREET_ALL_KEPT_NAMES names, each cut, and count the rest (GreetAll)', async () => {
+    const value = await new Promise<any>((resolve, reject) => {
+      const call = greeter.GreetAll((err: Error | null, v: unknown) => (err ? reject(err) : resolve(v)));
+      for (let i = 0; i < GREET_ALL_KEPT_NAMES + 5; i++) call.write({ name: `${i}`.padEnd(1000, 'x') });
+      call.end();
+    });
+    assert.ok(value.message.length < GREET_ALL_KEPT_NAMES * (GREET_NAME_CHARS + 3) + 40, `${value.message.length} characters`);
+    assert.match(value.message, / and 5 more!$/);
   });
 
   it('should chat (Chat)', async () => {

@@ -15,6 +15,8 @@ import { fallbackFeatures, routeFeatures, mountFeatures, preflightFeatures, stat
 import { runChain, withMiddleware } from './chain.js';
 import { isThenable } from './handler.js';
 import { compileCore, type RouteHandler } from './pipeline.js';
+import { chargedBodyParse } from './body-cost.js';
+import { workGateOf } from '../server/cost.js';
 import { problemFor, sendProblem, toProblem } from '../http/problem.js';
 import type { MergedRouter } from './merge.js';
 import { sendSocketProblem } from '../http/socket-problem.js';
@@ -90,12 +92,18 @@ export function buildRouter(app: App, parts: RouterParts): KeelRouter {
   const spanned = (chain: Middleware[], core: RouteHandler, label: string): [Middleware[], RouteHandler] =>
     traced ? [chain.map((mw) => traceMiddleware(mw, label)), traceHandler(core, label)] : [chain, core];
 
+  const c = app.config;
+  const multipartLimits = { parts: c.multipart_max_parts, files: c.multipart_max_files, fields: c.multipart_max_fields, fieldSize: c.multipart_max_field_size };
+  const gate = parts.routes.length > 0 ? workGateOf(app) : undefined;
+  const chargedParse = gate && chargedBodyParse(gate);
   for (const route of parts.routes) {
     const hooks = app.hooks.resolve(route.lifecycleHooks ?? undefined, `${route.methods.join('|')} ${route.path}`);
     const core = compileCore(route, {
       hooks,
       maxBodySize: route.maxBodySize === undefined ? app.config.max_body_size : route.maxBodySize,
       jsonPoisoning: jsonPoisoning(route.onProtoPoisoning ?? app.config.on_proto_poisoning, route.onConstructorPoisoning ?? app.config.on_constructor_poisoning),
+      multipartLimits,
+      chargedParse,
       logger: app.logger,
       checkResponses: process.env.NODE_ENV !== 'production',
       background: app.extensions.get('background') as never,

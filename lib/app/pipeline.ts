@@ -20,6 +20,8 @@ import { LazyRequestData } from './request-data.js';
 import { writeResponse, writeValue } from './respond.js';
 import type { RouteDefinition } from './route-definition.js';
 import { compileRequestValidator, compileSchema } from '../http/validation.js';
+import type { MultipartLimits } from '../http/multipart.js';
+import type { ChargedParse } from './body-cost.js';
 
 /** A parsed body lands in the request data and, Express's way, on `req.body`. */
 function useBody(req: KeelRequest, data: RequestData, parsed: Awaited<ReturnType<typeof parseBody>>): void {
@@ -37,6 +39,10 @@ export interface PipelineContext {
   maxBodySize: number | null;
   /** What `__proto__` / `constructor.prototype` keys in a JSON body get (secure-json-parse options). */
   jsonPoisoning?: JsonPoisoning;
+  /** ServerConfig.multipart_max_*. */
+  multipartLimits?: MultipartLimits;
+  /** Body parsing charged to the client's CPU budget (work_limits on: lib/app/body-cost.ts). */
+  chargedParse?: ChargedParse;
   logger: Logger;
   /** Check handler output against the response schema (development aid). */
   checkResponses: boolean;
@@ -58,7 +64,11 @@ export function compileCore(route: RouteDefinition, ctx: PipelineContext): Route
   const statusChecks = ctx.checkResponses && route.responses
     ? new Map(Object.entries(route.responses).map(([s, schema]) => [Number(s), schema ? compileSchema(schema) : null]))
     : null;
-  const { hooks, maxBodySize, logger, jsonPoisoning } = ctx;
+  const { hooks, maxBodySize, logger, jsonPoisoning, multipartLimits, chargedParse } = ctx;
+  const parseRaw = (req: KeelRequest, raw: Buffer): ReturnType<typeof parseBody> => {
+    const parse = () => parseBody(raw, req.headers['content-type'], req.headers, expectJson, jsonPoisoning, multipartLimits);
+    return chargedParse ? chargedParse(req, raw.length, parse) : parse();
+  };
   const hasOnRequest = hooks.on_request.length > 0;
   const hasPreValidation = hooks.pre_validation.length > 0;
   const hasPreHandler = hooks.pre_handler.length > 0;
@@ -207,7 +217,7 @@ export function compileCore(route: RouteDefinition, ctx: PipelineContext): Route
       if (skipJsonParse) return direct(req, res, data);
       let parsed: ReturnType<typeof parseBody>;
       try {
-        parsed = parseBody(raw!, req.headers['content-type'], req.headers, expectJson, jsonPoisoning);
+        parsed = parseRaw(req, raw!);
       } catch (e) {
         return failOpen(req, res, data, e);
       }
@@ -243,7 +253,7 @@ export function compileCore(route: RouteDefinition, ctx: PipelineContext): Route
           const raw = await readRawBody(req, maxBodySize);
           data.rawBody = raw;
           if (!skipJsonParse) {
-            const p = parseBody(raw, req.headers['content-type'], req.headers, expectJson, jsonPoisoning);
+            const p = parseRaw(req, raw);
             useBody(req, data, isThenable(p) ? await p : p);
           }
         }

@@ -71,6 +71,17 @@ function take<T>(rows: T[], first: unknown): T[] {
   return typeof first === 'number' && first >= 0 ? rows.slice(0, first) : rows;
 }
 
+/**
+ * Books one built-in library holds at most: 1000. Past it `addBook` drops the oldest book. Before (issue 44) every
+ * added book was kept: 900 KB titles at 40 requests/s from one address grew the server by 37 MB/s until it crashed.
+ */
+export const DEFAULT_BUILTIN_MAX_BOOKS = 1000;
+/**
+ * Bytes of titles (UTF-8) one built-in library holds at most: 4 MiB. Past it `addBook` drops the oldest books; a
+ * title longer than this on its own is refused with BAD_USER_INPUT.
+ */
+export const DEFAULT_BUILTIN_MAX_LIBRARY_BYTES = 4 * 1024 * 1024;
+
 /** The PubSub topic of `bookAdded`: the added book is published on it. */
 export const BOOK_ADDED_TOPIC = 'bookAdded';
 
@@ -82,6 +93,10 @@ export interface BuiltinSchemaOptions {
    * uses `graphql:<path>:bookAdded`, so two routes (and only the same route on other instances) share events.
    */
   topic?: string;
+  /** Books the library keeps; the oldest is dropped past it. Default {@link DEFAULT_BUILTIN_MAX_BOOKS}. */
+  maxBooks?: number;
+  /** UTF-8 bytes of titles the library keeps; the oldest books are dropped past it. Default {@link DEFAULT_BUILTIN_MAX_LIBRARY_BYTES}. */
+  maxLibraryBytes?: number;
 }
 
 /**
@@ -109,6 +124,13 @@ export function builtinSchema(type: string, options: BuiltinSchemaOptions = {}):
     { id: 'b3', title: 'Kindred', authorId: 'a2' },
   ];
   let nextId = books.length + 1;
+  const maxBooks = options.maxBooks ?? DEFAULT_BUILTIN_MAX_BOOKS;
+  const maxLibraryBytes = options.maxLibraryBytes ?? DEFAULT_BUILTIN_MAX_LIBRARY_BYTES;
+  for (const [key, value] of [['maxBooks', maxBooks], ['maxLibraryBytes', maxLibraryBytes]] as const) {
+    if (!Number.isSafeInteger(value) || value < 1) throw new AppError('GraphQl', `builtinSchema options.${key} must be an integer ≥ 1, got ${JSON.stringify(value)}`);
+  }
+  const sizeOf = (b: BookRow) => Buffer.byteLength(b.title);
+  let libraryBytes = books.reduce((n, b) => n + sizeOf(b), 0);
   const pubsub = options.pubsub ?? new MemoryPubSub();
   const topic = options.topic ?? BOOK_ADDED_TOPIC;
 
@@ -131,8 +153,17 @@ export function builtinSchema(type: string, options: BuiltinSchemaOptions = {}):
         if (!authors.some((a) => a.id === input.authorId)) {
           throw new GraphQLError(`No author with id ${input.authorId}`, { extensions: { code: 'NOT_FOUND' } });
         }
+        const size = Buffer.byteLength(input.title);
+        if (size > maxLibraryBytes) {
+          throw new GraphQLError(`title is ${size} bytes; the built-in library holds at most ${maxLibraryBytes} bytes of titles`, {
+            extensions: { code: 'BAD_USER_INPUT', limit: maxLibraryBytes },
+          });
+        }
         const book = { id: `b${nextId++}`, title: input.title, authorId: input.authorId };
         books.push(book);
+        libraryBytes += size;
+        // A bounded demo store: the oldest books make room (count and bytes), so clients cannot grow it for ever.
+        while (books.length > maxBooks || libraryBytes > maxLibraryBytes) libraryBytes -= sizeOf(books.shift()!);
         // Awaited: a cross-instance PubSub that fails to publish fails the mutation visibly.
         await pubsub.publish(topic, book);
         return book;
@@ -140,7 +171,7 @@ export function builtinSchema(type: string, options: BuiltinSchemaOptions = {}):
       deleteBook: (_s, { id }) => {
         const i = books.findIndex((b) => b.id === id);
         if (i < 0) return false;
-        books.splice(i, 1);
+        libraryBytes -= sizeOf(books.splice(i, 1)[0]!);
         return true;
       },
     },

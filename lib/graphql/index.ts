@@ -2,7 +2,7 @@
  * GraphQL routes (spec: GraphQL records, Rules for GraphQL registration): built-in test schemas,
  * SDL schemas over static data, limits, GraphQL over HTTP, GraphiQL, subscriptions over WebSocket.
  */
-export { builtinSchema, SCHEMA_TYPES, MAX_COUNTDOWN, BOOK_ADDED_TOPIC, type SchemaType, type BuiltinSchemaOptions } from './builtin-schemas.js';
+export { builtinSchema, SCHEMA_TYPES, MAX_COUNTDOWN, DEFAULT_BUILTIN_MAX_BOOKS, DEFAULT_BUILTIN_MAX_LIBRARY_BYTES, BOOK_ADDED_TOPIC, type SchemaType, type BuiltinSchemaOptions } from './builtin-schemas.js';
 export { MemoryPubSub, DEFAULT_MAX_QUEUED_EVENTS, type PubSub, type MemoryPubSubOptions } from './pubsub.js';
 export { buildSdlSchema, SDL_ALLOWED_KINDS } from './sdl.js';
 export {

@@ -29,6 +29,8 @@ export interface GrpcCallSettings {
   readonly compression: boolean;
   readonly requestTimeoutMs: number | undefined;
   readonly maxStreamResponseBytes: number | null;
+  /** Caps on one call's client stream (client-streaming and bidi requests): max_stream_request_bytes / _messages. */
+  readonly streamRequestLimits?: { readonly bytes: number | null; readonly messages: number | null };
   readonly requestId: boolean;
   readonly guard: GrpcGuard | undefined;
   /** Services the guard does not run for (default: the health service, so probes need no credentials). */

@@ -239,3 +239,85 @@ describe('when a client opens more streams than max_concurrent_streams', () => {
     assert.equal(s.log.maxInFlight, 2);
   });
 });
+
+describe('when a client stream passes max_stream_request_bytes or max_stream_request_messages', () => {
+  let s: Probe;
+  before(async () => {
+    s = await probeServer({ max_message_size: 4096, max_stream_request_bytes: 10_000, max_stream_request_messages: 50 });
+  });
+  after(() => s.close());
+
+  /** A client stream writing `count` messages (paced by grpc-js's write callbacks); its status. */
+  const clientStream = (count: number, payload: number) =>
+    new Promise<{ value?: any; error?: grpc.ServiceError }>((resolve) => {
+      const call = s.client.ClientStream((error: grpc.ServiceError | null, value: unknown) => resolve(error ? { error } : { value }));
+      call.on('error', () => {});
+      let i = 0;
+      const write = (): void => {
+        while (i < count) {
+          i++;
+          if (!call.write({ text: String(i), payload: Buffer.alloc(payload) })) {
+            call.once('drain', write);
+            return;
+          }
+        }
+        call.end();
+      };
+      write();
+    });
+
+  it('should answer a stream within both caps', async () => {
+    const r = await clientStream(9, 1000);
+    assert.equal(r.error, undefined);
+    assert.equal(r.value.received_bytes, 9000);
+  });
+
+  it('should end a stream past the byte cap with RESOURCE_EXHAUSTED naming the setting', async () => {
+    const r = await clientStream(1000, 1000);
+    assert.equal(r.error?.code, GrpcStatus.RESOURCE_EXHAUSTED);
+    assert.match(r.error!.details, /max_stream_request_bytes \(10000 bytes per call\)/);
+  });
+
+  it('should end a stream past the message cap with RESOURCE_EXHAUSTED naming the setting', async () => {
+    const r = await clientStream(1000, 1);
+    assert.equal(r.error?.code, GrpcStatus.RESOURCE_EXHAUSTED);
+    assert.match(r.error!.details, /max_stream_request_messages \(50 messages per call\)/);
+  });
+
+  it('should count bidi requests too', async () => {
+    const call = s.client.Bidi();
+    for (let i = 0; i < 60; i++) call.write({ text: 'x', reply_bytes: 0 });
+    call.end();
+    const r = await collect(call);
+    assert.equal(r.status.code, GrpcStatus.RESOURCE_EXHAUSTED);
+    assert.ok(r.messages.length <= 50, `${r.messages.length} answers`);
+  });
+
+  it('should not count unary requests against the stream caps', async () => {
+    const r = await unary(s.client, 'Unary', { payload: Buffer.alloc(4000) });
+    assert.equal(r.error, undefined);
+  });
+
+  it('should count gzip messages after decompression', async () => {
+    const frames = Array.from({ length: 4 }, () => frameMessage(gzipSync(encodeProbe('ProbeRequest', { payload: Buffer.alloc(4000) })), true));
+    assert.ok(frames.reduce((n, f) => n + f.length, 0) < 10_000);
+    const r = await rawCall(s.address, '/keel.test.v1.Probe/ClientStream', frames, { 'grpc-encoding': 'gzip' }, { framed: false });
+    assert.equal(r.grpcStatus, GrpcStatus.RESOURCE_EXHAUSTED);
+  });
+});
+
+describe('when the stream caps are null', () => {
+  it('should read a client stream past the defaults', async () => {
+    const s = await probeServer({ max_stream_request_bytes: null, max_stream_request_messages: null });
+    try {
+      const value = await new Promise<any>((resolve, reject) => {
+        const call = s.client.ClientStream((err: Error | null, v: unknown) => (err ? reject(err) : resolve(v)));
+        for (let i = 0; i < 10_001; i++) call.write({ text: '' });
+        call.end();
+      });
+      assert.equal(value.index, 10_001);
+    } finally {
+      await s.close();
+    }
+  });
+});

@@ -17,6 +17,15 @@ export interface ReadFailure {
   httpStatus?: number;
 }
 
+/** Caps on a whole client stream (GrpcConfig.max_stream_request_bytes / _messages); null = none. */
+export interface StreamLimits {
+  readonly bytes: number | null;
+  readonly messages: number | null;
+}
+
+/** A client stream past one of its StreamLimits. */
+class StreamLimitError extends Error {}
+
 export class RequestReader implements AsyncIterable<unknown> {
   private readonly items: unknown[] = [];
   private ended = false;
@@ -25,6 +34,9 @@ export class RequestReader implements AsyncIterable<unknown> {
   private chain: Promise<void> = Promise.resolve();
   private paused = false;
   private discarding = false;
+  /** Messages and bytes (after decompression) read so far, counted against `limits`. */
+  private messages = 0;
+  private bytes = 0;
 
   constructor(
     private readonly stream: ServerHttp2Stream,
@@ -33,6 +45,7 @@ export class RequestReader implements AsyncIterable<unknown> {
     private readonly maxMessageSize: number,
     private readonly onFailure: (f: ReadFailure) => void,
     private readonly signal: AbortSignal,
+    private readonly limits?: StreamLimits,
   ) {
     const decoder = new MessageDecoder(maxMessageSize);
     stream.on('data', (chunk: Buffer) => {
@@ -44,7 +57,12 @@ export class RequestReader implements AsyncIterable<unknown> {
         this.fail(err);
         return;
       }
-      for (const raw of raws) this.chain = this.chain.then(() => this.accept(raw));
+      for (const raw of raws) {
+        // Counted as they arrive (before decompression and the handler), so a stream past its caps stops
+        // here, whether or not the handler keeps up, and nothing more of it is queued.
+        if (!this.count(1, raw.data.length)) return;
+        this.chain = this.chain.then(() => this.accept(raw));
+      }
     });
     stream.on('end', () => {
       this.chain = this.chain.then(() => {
@@ -72,6 +90,7 @@ export class RequestReader implements AsyncIterable<unknown> {
         // gRPC over HTTP/2: a compressed flag without a grpc-encoding is a protocol error (INTERNAL).
         if (!this.encoding) throw new GrpcError(GrpcStatus.INTERNAL, 'Compressed message without grpc-encoding');
         data = await decompressMessage(this.encoding, data, this.maxMessageSize);
+        if (!this.count(0, data.length - raw.data.length)) return;
       }
     } catch (err) {
       this.fail(err instanceof GrpcError || err instanceof MessageTooLargeError ? err : new GrpcError(GrpcStatus.INTERNAL, 'Request message could not be decompressed'));
@@ -92,9 +111,31 @@ export class RequestReader implements AsyncIterable<unknown> {
     this.notify();
   }
 
+  /** Adds to the stream's counts; false (and the call ended with RESOURCE_EXHAUSTED) once a cap is passed. */
+  private count(messages: number, bytes: number): boolean {
+    this.messages += messages;
+    this.bytes += bytes;
+    const l = this.limits;
+    if (!l) return true;
+    if (l.messages !== null && this.messages > l.messages) {
+      this.fail(new StreamLimitError(`Client stream exceeds max_stream_request_messages (${l.messages} messages per call)`));
+      return false;
+    }
+    if (l.bytes !== null && this.bytes > l.bytes) {
+      this.fail(new StreamLimitError(`Client stream exceeds max_stream_request_bytes (${l.bytes} bytes per call)`));
+      return false;
+    }
+    return true;
+  }
+
   private fail(err: unknown): void {
     if (this.failure) return;
-    if (err instanceof MessageTooLargeError) {
+    if (err instanceof StreamLimitError) {
+      // Not 413: the earlier messages were accepted; the call ends with trailers (grpc-status 8 and the message).
+      this.failure = new GrpcError(GrpcStatus.RESOURCE_EXHAUSTED, err.message);
+      this.items.length = 0;
+      this.onFailure({ code: GrpcStatus.RESOURCE_EXHAUSTED, message: err.message });
+    } else if (err instanceof MessageTooLargeError) {
       // Spec (gRPC errors 1): a message over max_message_size is rejected with HTTP 413; the grpc-status
       // sent with it (RESOURCE_EXHAUSTED) is what gRPC clients report.
       const message = `Request message of ${err.size} bytes exceeds max_message_size (${err.limit})`;

@@ -279,6 +279,7 @@ export class ServerCall {
       this.s.maxMessageSize,
       (f: ReadFailure) => this.finish({ code: f.code, message: f.message }, f.httpStatus),
       this.abort.signal,
+      method.kind === 'client_streaming' || method.kind === 'bidi_streaming' ? this.s.streamRequestLimits : undefined,
     ));
     if (this.finished) reader.discard();
     const ctx = this.context(method, metadata, deadline, requestId, auth);

@@ -123,6 +123,7 @@ export function attachGrpc(server: http.Server, router: GrpcRouter, config: unkn
     compression: cfg.enable_compression,
     requestTimeoutMs: cfg.request_timeout === null ? undefined : cfg.request_timeout * 1000,
     maxStreamResponseBytes: cfg.max_stream_response_bytes,
+    streamRequestLimits: { bytes: cfg.max_stream_request_bytes, messages: cfg.max_stream_request_messages },
     requestId: options.requestId ?? false,
     guard: options.guard,
     publicServices: new Set(options.publicServices ?? [HEALTH_SERVICE]),

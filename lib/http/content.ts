@@ -8,7 +8,7 @@ import { lazyRequire } from './lazy-require.js';
 /** qs, loaded by the first form that uses bracket syntax (lib/http/lazy-require.ts). */
 const loadQs = lazyRequire<typeof qsModule>('qs');
 import { HttpError } from './errors.js';
-import { parseMultipart, type UploadFile } from './multipart.js';
+import { parseMultipart, type MultipartLimits, type UploadFile } from './multipart.js';
 import { decodeUrlencoded, plusAsSpace } from './query.js';
 import { DEFAULT_JSON_POISONING, parseJsonText, type JsonPoisoning } from './json-parse.js';
 
@@ -248,6 +248,7 @@ export function missingBoundary(media: MediaType | null): HttpError | null {
  * whose result is a Promise. Errors are thrown (or rejected) as HttpErrors.
  * @param expectJson the route declares a JSON body schema: a body of another media type is a 415.
  * @param poisoning what `__proto__` / `constructor.prototype` keys in a JSON body get (default: a 400).
+ * @param multipart the bounds of a multipart body (ServerConfig.multipart_max_*; default: none).
  */
 export function parseBody(
   raw: Buffer,
@@ -255,6 +256,7 @@ export function parseBody(
   headers: Record<string, string | string[] | undefined>,
   expectJson: boolean,
   poisoning: JsonPoisoning = DEFAULT_JSON_POISONING,
+  multipart?: MultipartLimits,
 ): ParsedBody | Promise<ParsedBody> {
   const media = parseMediaType(contentType);
   if (raw.length === 0 && media?.type !== 'multipart/form-data') return EMPTY;
@@ -265,7 +267,7 @@ export function parseBody(
   if (type === 'multipart/form-data') {
     const refused = missingBoundary(media);
     if (refused) throw refused;
-    return parseMultipart(raw, headers).then(({ fields, files }) => ({ body: fields, files }));
+    return parseMultipart(raw, headers, multipart).then(({ fields, files }) => ({ body: fields, files }));
   }
   if (expectJson) {
     // The accepted type goes in Accept (RFC 9110 §12.5.1 allows it on a 415), the detail stays generic.

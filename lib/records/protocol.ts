@@ -152,6 +152,14 @@ export const DEFAULT_MAX_H2_SESSIONS_PER_CLIENT = 100;
  * max_concurrent_streams. 100 sessions × 100 calls from one address stalled `/health` 2.1–6.1 s (issue 35).
  */
 export const DEFAULT_MAX_GRPC_CALLS_PER_CLIENT = 100;
+/**
+ * Bytes one call's client stream (client-streaming and bidi requests) may send in all, counted after
+ * decompression: 16 MiB, four messages of the default max_message_size. One client stream of 1 MiB names to a
+ * handler that kept them all took the server from 132 MB to a 4.2 GB heap crash in 17.8 s (issue 44).
+ */
+export const DEFAULT_MAX_STREAM_REQUEST_BYTES = 16 * 1024 * 1024;
+/** Messages one call's client stream may send in all: 10,000 (issue 44). */
+export const DEFAULT_MAX_STREAM_REQUEST_MESSAGES = 10_000;
 
 export interface GrpcConfig {
   enabled: boolean;
@@ -167,6 +175,8 @@ export interface GrpcConfig {
   max_h2_sessions: number;
   max_h2_sessions_per_client: number;
   max_calls_per_client: number | null;
+  max_stream_request_bytes: number | null;
+  max_stream_request_messages: number | null;
 }
 export const GrpcConfig = defineRecord<GrpcConfig>()('GrpcConfig', {
   enabled: { type: t.boolean(), default: true },
@@ -182,6 +192,8 @@ export const GrpcConfig = defineRecord<GrpcConfig>()('GrpcConfig', {
   max_h2_sessions: { type: t.integer(1), default: DEFAULT_MAX_H2_SESSIONS, doc: 'HTTP/2 connections open at once on the server; more get GOAWAY REFUSED_STREAM' },
   max_h2_sessions_per_client: { type: t.integer(1), default: DEFAULT_MAX_H2_SESSIONS_PER_CLIENT, doc: 'HTTP/2 connections open at once from one client address; more get GOAWAY ENHANCE_YOUR_CALM' },
   max_calls_per_client: { type: t.integer(1), nullable: true, default: DEFAULT_MAX_GRPC_CALLS_PER_CLIENT, doc: 'gRPC calls one client address may have in flight across all its HTTP/2 sessions; more end at once with RESOURCE_EXHAUSTED (no guard, no handler); null = no limit' },
+  max_stream_request_bytes: { type: t.integer(1), nullable: true, default: DEFAULT_MAX_STREAM_REQUEST_BYTES, doc: 'Bytes one call\'s client stream (client-streaming and bidi requests) may send in all, after decompression; past it the call ends with RESOURCE_EXHAUSTED; null = no limit' },
+  max_stream_request_messages: { type: t.integer(1), nullable: true, default: DEFAULT_MAX_STREAM_REQUEST_MESSAGES, doc: 'Messages one call\'s client stream may send in all; past it the call ends with RESOURCE_EXHAUSTED; null = no limit' },
 });
 
 // ---------------------------------------------------------------- background tasks

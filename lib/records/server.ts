@@ -17,6 +17,18 @@ export const DEFAULT_PORT = 8000;
 /** Default request-body cap: 10 MiB. */
 export const DEFAULT_MAX_BODY_SIZE = 10_485_760;
 /**
+ * Default parts one multipart/form-data body may hold: 1000 (Starlette's max_files / max_fields). 20,000 tiny file
+ * parts (under the 1 MiB body cap) at 10 requests/s from one address held a CPU for 21 s and `/health` p99 2.3 s
+ * (issue 44); past the bound the body is refused (413) before busboy parses a part.
+ */
+export const DEFAULT_MULTIPART_MAX_PARTS = 1000;
+/** Default file parts one multipart body may hold: 100. */
+export const DEFAULT_MULTIPART_MAX_FILES = 100;
+/** Default non-file fields one multipart body may hold: 1000. */
+export const DEFAULT_MULTIPART_MAX_FIELDS = 1000;
+/** Default bytes of one multipart non-file field's value: 1 MiB (busboy's own default, which truncated silently). */
+export const DEFAULT_MULTIPART_MAX_FIELD_SIZE = 1_048_576;
+/**
  * Default longest request target (path and query), characters: 8192. RFC 9112 §3 asks for request lines
  * of at least 8000 octets; a longer target is a 414 problem (RFC 9110 §15.5.15) before routing. Below
  * node's header-section limit (16 KiB, start line included), which answers 431 first past it.
@@ -67,6 +79,13 @@ export const WS_SEND_BUFFER_ACTIONS = ['close', 'drop'] as const;
 export type WsSendBufferAction = (typeof WS_SEND_BUFFER_ACTIONS)[number];
 /** Default action on a full send buffer: 'close' (1013 try again later, RFC 6455 §7.4.1). */
 export const DEFAULT_WS_ON_SEND_BUFFER_FULL: WsSendBufferAction = 'close';
+/**
+ * Default seconds a WebSocket may stay open without a frame from its client (message, ping or pong): 120, as
+ * DEFAULT_H2_IDLE_TIMEOUT; then close 1001 (going away). 3 addresses × 90 idle WebSockets held every file descriptor
+ * of a server at `ulimit -n 256` for as long as they liked (issue 44). Longer than the idle timeouts of the proxies
+ * usually in front (AWS ALB 60 s, nginx 60 s), so clients that live behind one already send keepalives.
+ */
+export const DEFAULT_WS_IDLE_TIMEOUT = 120;
 /** Default compression threshold, bytes. */
 export const DEFAULT_COMPRESSION_MIN_SIZE = 1024;
 /** Default compression quality (0-9 gzip, 0-11 brotli). */
@@ -238,6 +257,10 @@ export interface ServerConfig {
   workers: number;
   enable_request_id: boolean;
   max_body_size: number | null;
+  multipart_max_parts: number | null;
+  multipart_max_files: number | null;
+  multipart_max_fields: number | null;
+  multipart_max_field_size: number | null;
   max_uri_length: number | null;
   on_proto_poisoning: PoisoningAction;
   on_constructor_poisoning: PoisoningAction;
@@ -258,6 +281,7 @@ export interface ServerConfig {
   ws_on_rate_exceeded: WsRateAction;
   ws_max_buffered_bytes: number | null;
   ws_on_send_buffer_full: WsSendBufferAction;
+  ws_idle_timeout: number | null;
   asyncapi: Readonly<P.AsyncApiConfig> | null;
   openapi: Readonly<P.OpenApiConfig> | null;
   jsonrpc: Readonly<P.JsonRpcConfig> | null;
@@ -283,6 +307,10 @@ export const ServerConfig = defineRecord<ServerConfig>()('ServerConfig', {
   workers: { type: t.integer(1, 1024), default: 1, doc: 'Processes (node:cluster) when > 1' },
   enable_request_id: { type: t.boolean(), default: false, doc: 'Generate and propagate X-Request-ID' },
   max_body_size: { type: t.integer(0), nullable: true, default: DEFAULT_MAX_BODY_SIZE, doc: 'Maximum request body, bytes; null = unlimited' },
+  multipart_max_parts: { type: t.integer(1), nullable: true, default: DEFAULT_MULTIPART_MAX_PARTS, doc: 'Parts (files and fields) one multipart/form-data body may hold; more: 413 problem naming the setting, before any part is parsed; null = no limit' },
+  multipart_max_files: { type: t.integer(0), nullable: true, default: DEFAULT_MULTIPART_MAX_FILES, doc: 'File parts one multipart body may hold; more: 413 problem; null = no limit' },
+  multipart_max_fields: { type: t.integer(0), nullable: true, default: DEFAULT_MULTIPART_MAX_FIELDS, doc: 'Non-file fields one multipart body may hold; more: 413 problem; null = no limit' },
+  multipart_max_field_size: { type: t.integer(1), nullable: true, default: DEFAULT_MULTIPART_MAX_FIELD_SIZE, doc: 'Bytes of one multipart non-file field value; longer: 413 problem (never truncated); null = no limit' },
   max_uri_length: { type: t.integer(1), nullable: true, default: DEFAULT_MAX_URI_LENGTH, doc: 'Longest request target (path and query), characters; a longer one is a 414 problem before routing; null = only node\'s header-section limit (431)' },
   on_proto_poisoning: { type: t.string({ enum: POISONING_ACTIONS }), default: DEFAULT_ON_PROTO_POISONING, doc: 'JSON bodies (routes, JSON-RPC, GraphQL) with a "__proto__" key: error (400), remove or ignore' },
   on_constructor_poisoning: { type: t.string({ enum: POISONING_ACTIONS }), default: DEFAULT_ON_CONSTRUCTOR_POISONING, doc: 'JSON bodies with a "constructor": {"prototype": …} key: error (400), remove or ignore' },
@@ -303,6 +331,7 @@ export const ServerConfig = defineRecord<ServerConfig>()('ServerConfig', {
   ws_on_rate_exceeded: { type: t.string({ enum: WS_RATE_ACTIONS }), default: DEFAULT_WS_ON_RATE_EXCEEDED, doc: 'WebSocket: a message over the rate: close (1008), error (dropped, an error frame sent) or drop (dropped silently)' },
   ws_max_buffered_bytes: { type: t.integer(1), nullable: true, default: DEFAULT_WS_MAX_BUFFERED_BYTES, doc: 'WebSocket: bytes queued for one socket that is not reading (bufferedAmount) before ws_on_send_buffer_full applies; null = no bound' },
   ws_on_send_buffer_full: { type: t.string({ enum: WS_SEND_BUFFER_ACTIONS }), default: DEFAULT_WS_ON_SEND_BUFFER_FULL, doc: 'WebSocket: a message that would overflow a socket\'s send buffer: close (1013) or drop (that message is not sent)' },
+  ws_idle_timeout: { type: t.integer(1, 2_147_483), nullable: true, default: DEFAULT_WS_IDLE_TIMEOUT, doc: 'WebSocket: seconds a socket may stay open without a frame from its client (message, ping or pong); then close 1001; null = no limit' },
   asyncapi: { type: t.record(AsyncApiConfig), nullable: true },
   openapi: { type: t.record(OpenApiConfig), nullable: true },
   jsonrpc: { type: t.record(JsonRpcConfig), nullable: true },

@@ -4,23 +4,23 @@ import { setImmediate as turn } from 'node:timers/promises';
 import { ConfigError } from '../http/errors.js';
 import { ServerConfig } from '../records/server.js';
 import { MemoryPubSub } from '../pubsub/memory.js';
-import { fairnessOfConfig, fairnessOptions, DEFAULT_WS_MAX_BUFFERED_BYTES, DEFAULT_WS_MESSAGE_BURST, DEFAULT_WS_MESSAGES_PER_SECOND } from './fairness.js';
+import { fairnessOfConfig, fairnessOptions, DEFAULT_WS_IDLE_TIMEOUT, DEFAULT_WS_MAX_BUFFERED_BYTES, DEFAULT_WS_MESSAGE_BURST, DEFAULT_WS_MESSAGES_PER_SECOND } from './fairness.js';
 import { DeliverySlicer, slicedPubSub } from './fanout.js';
 
 describe('when WebSocket fairness options are checked', () => {
   it('should fill in the named defaults', () => {
     assert.deepEqual(fairnessOptions(), {
       messagesPerSecond: DEFAULT_WS_MESSAGES_PER_SECOND, messageBurst: DEFAULT_WS_MESSAGE_BURST, onRateExceeded: 'close',
-      maxBufferedBytes: DEFAULT_WS_MAX_BUFFERED_BYTES, onSendBufferFull: 'close',
+      maxBufferedBytes: DEFAULT_WS_MAX_BUFFERED_BYTES, onSendBufferFull: 'close', idleTimeout: DEFAULT_WS_IDLE_TIMEOUT,
     });
   });
   it('should take the ServerConfig ws_* keys as the defaults of a route', () => {
-    const config = ServerConfig.parse({ ws_messages_per_second: 5, ws_message_burst: 10, ws_on_rate_exceeded: 'drop', ws_max_buffered_bytes: null, ws_on_send_buffer_full: 'drop' });
-    assert.deepEqual(fairnessOptions(fairnessOfConfig(config)), { messagesPerSecond: 5, messageBurst: 10, onRateExceeded: 'drop', maxBufferedBytes: null, onSendBufferFull: 'drop' });
+    const config = ServerConfig.parse({ ws_messages_per_second: 5, ws_message_burst: 10, ws_on_rate_exceeded: 'drop', ws_max_buffered_bytes: null, ws_on_send_buffer_full: 'drop', ws_idle_timeout: 30 });
+    assert.deepEqual(fairnessOptions(fairnessOfConfig(config)), { messagesPerSecond: 5, messageBurst: 10, onRateExceeded: 'drop', maxBufferedBytes: null, onSendBufferFull: 'drop', idleTimeout: 30 });
   });
   for (const [bad, key] of [
     [{ messagesPerSecond: 0 }, 'messagesPerSecond'], [{ messageBurst: 1.5 }, 'messageBurst'], [{ onRateExceeded: 'kick' }, 'onRateExceeded'],
-    [{ maxBufferedBytes: -1 }, 'maxBufferedBytes'], [{ onSendBufferFull: 'drop-oldest' }, 'onSendBufferFull'],
+    [{ maxBufferedBytes: -1 }, 'maxBufferedBytes'], [{ onSendBufferFull: 'drop-oldest' }, 'onSendBufferFull'], [{ idleTimeout: -5 }, 'idleTimeout'],
   ] as const) {
     it(`should refuse ${JSON.stringify(bad)} with a ConfigError naming ${key} and quoting the value`, () => {
       assert.throws(() => fairnessOptions(bad as never), (err: unknown) => err instanceof ConfigError && err.key === key && err.message.includes(String(Object.values(bad)[0])));

@@ -19,17 +19,19 @@ import type { WebSocket } from 'ws';
 import type { MessageMeter } from '../server/client-budget.js';
 import { fail, unknownKey } from '../records/define.js';
 import {
-  DEFAULT_WS_MAX_BUFFERED_BYTES, DEFAULT_WS_MESSAGE_BURST, DEFAULT_WS_MESSAGES_PER_SECOND, DEFAULT_WS_ON_RATE_EXCEEDED,
+  DEFAULT_WS_IDLE_TIMEOUT, DEFAULT_WS_MAX_BUFFERED_BYTES, DEFAULT_WS_MESSAGE_BURST, DEFAULT_WS_MESSAGES_PER_SECOND, DEFAULT_WS_ON_RATE_EXCEEDED,
   DEFAULT_WS_ON_SEND_BUFFER_FULL, WS_RATE_ACTIONS, WS_SEND_BUFFER_ACTIONS, type ServerConfig, type WsRateAction, type WsSendBufferAction,
 } from '../records/server.js';
 
 export {
-  DEFAULT_WS_MAX_BUFFERED_BYTES, DEFAULT_WS_MESSAGE_BURST, DEFAULT_WS_MESSAGES_PER_SECOND, DEFAULT_WS_ON_RATE_EXCEEDED,
+  DEFAULT_WS_IDLE_TIMEOUT, DEFAULT_WS_MAX_BUFFERED_BYTES, DEFAULT_WS_MESSAGE_BURST, DEFAULT_WS_MESSAGES_PER_SECOND, DEFAULT_WS_ON_RATE_EXCEEDED,
   DEFAULT_WS_ON_SEND_BUFFER_FULL, WS_RATE_ACTIONS, WS_SEND_BUFFER_ACTIONS, type WsRateAction, type WsSendBufferAction,
 };
 
 /** Close code for a socket over its message rate (RFC 6455 §7.4.1: 1008 policy violation). */
 export const CLOSE_POLICY_VIOLATION = 1008;
+/** Close code for a socket idle past its idle timeout (RFC 6455 §7.4.1: 1001 going away). */
+export const CLOSE_IDLE = 1001;
 /** Close code for a socket whose send buffer is full (RFC 6455 §7.4.1: 1013 try again later). */
 export const CLOSE_TRY_AGAIN_LATER = 1013;
 /**
@@ -52,16 +54,18 @@ export interface WebSocketFairnessOptions {
   maxBufferedBytes?: number | null;
   /** A message that would overflow the send buffer: 'close' (1013) or 'drop' (not sent). Default DEFAULT_WS_ON_SEND_BUFFER_FULL ('close'). */
   onSendBufferFull?: WsSendBufferAction;
+  /** Seconds without a frame from the client (message, ping, pong) before close 1001; `null`: none. Default DEFAULT_WS_IDLE_TIMEOUT (120). */
+  idleTimeout?: number | null;
 }
 
 /** WebSocketFairnessOptions with every default filled in. */
 export type WebSocketFairness = Required<WebSocketFairnessOptions>;
 
 const RECORD = 'WebSocketFairnessOptions';
-const KEYS = ['messagesPerSecond', 'messageBurst', 'onRateExceeded', 'maxBufferedBytes', 'onSendBufferFull'] as const;
+const KEYS = ['messagesPerSecond', 'messageBurst', 'onRateExceeded', 'maxBufferedBytes', 'onSendBufferFull', 'idleTimeout'] as const;
 
 /** The ServerConfig `ws_*` keys as route options (the server's defaults for every WebSocket route). */
-export function fairnessOfConfig(config: Partial<Pick<ServerConfig, 'ws_messages_per_second' | 'ws_message_burst' | 'ws_on_rate_exceeded' | 'ws_max_buffered_bytes' | 'ws_on_send_buffer_full'>> | undefined): WebSocketFairnessOptions {
+export function fairnessOfConfig(config: Partial<Pick<ServerConfig, 'ws_messages_per_second' | 'ws_message_burst' | 'ws_on_rate_exceeded' | 'ws_max_buffered_bytes' | 'ws_on_send_buffer_full' | 'ws_idle_timeout'>> | undefined): WebSocketFairnessOptions {
   if (!config) return {};
   const out: WebSocketFairnessOptions = {};
   if (config.ws_messages_per_second !== undefined) out.messagesPerSecond = config.ws_messages_per_second;
@@ -69,6 +73,7 @@ export function fairnessOfConfig(config: Partial<Pick<ServerConfig, 'ws_messages
   if (config.ws_on_rate_exceeded !== undefined) out.onRateExceeded = config.ws_on_rate_exceeded;
   if (config.ws_max_buffered_bytes !== undefined) out.maxBufferedBytes = config.ws_max_buffered_bytes;
   if (config.ws_on_send_buffer_full !== undefined) out.onSendBufferFull = config.ws_on_send_buffer_full;
+  if (config.ws_idle_timeout !== undefined) out.idleTimeout = config.ws_idle_timeout;
   return out;
 }
 
@@ -90,7 +95,10 @@ export function fairnessOptions(input: WebSocketFairnessOptions = {}): WebSocket
   if (max !== null && (!Number.isInteger(max) || max < 1)) fail(RECORD, RECORD, 'maxBufferedBytes', max, 'an integer >= 1 (bytes), or null for no bound');
   const onFull = input.onSendBufferFull ?? DEFAULT_WS_ON_SEND_BUFFER_FULL;
   if (!WS_SEND_BUFFER_ACTIONS.includes(onFull)) fail(RECORD, RECORD, 'onSendBufferFull', onFull, `one of ${WS_SEND_BUFFER_ACTIONS.join(', ')}`);
-  return Object.freeze({ messagesPerSecond: rate, messageBurst: burst, onRateExceeded: onRate, maxBufferedBytes: max, onSendBufferFull: onFull });
+  const idle = input.idleTimeout === undefined ? DEFAULT_WS_IDLE_TIMEOUT : input.idleTimeout;
+  // Node's longest timer is 2^31 - 1 ms; a longer one fires at once.
+  if (idle !== null && !(typeof idle === 'number' && idle > 0 && idle * 1000 <= 2 ** 31 - 1)) fail(RECORD, RECORD, 'idleTimeout', idle, 'a number of seconds > 0 and <= 2147483, or null for none');
+  return Object.freeze({ messagesPerSecond: rate, messageBurst: burst, onRateExceeded: onRate, maxBufferedBytes: max, onSendBufferFull: onFull, idleTimeout: idle });
 }
 
 /** The error frame a plain WebSocket route sends for a message over the rate (action 'error'), worded as INVALID_JSON_REPLY. */
@@ -141,6 +149,35 @@ function loopLateMs(now: number): number {
   return Math.max(tickLate, now - tickAt - LOOP_TICK_MS, 0);
 }
 
+/** Ticks of the idle check per idle timeout: a socket is closed between 1 and 1 + 1/IDLE_TICKS timeouts after its last frame. */
+const IDLE_TICKS = 4;
+
+/**
+ * Call `onIdle` once `ws` has received no frame (message, ping, pong) for `ms`. Frames are counted through `emit`
+ * (one increment each, no clock read); a timer of ms / IDLE_TICKS sees whether the count moved.
+ */
+function watchIdle(ws: WebSocket, ms: number, onIdle: () => void): void {
+  let frames = 0;
+  let seen = 0;
+  let quiet = 0;
+  const emit = ws.emit;
+  ws.emit = function emitCounted(this: WebSocket, event: string | symbol, ...args: unknown[]): boolean {
+    if (event === 'message' || event === 'ping' || event === 'pong') frames++;
+    return emit.call(this, event, ...args);
+  } as WebSocket['emit'];
+  const timer = setInterval(() => {
+    if (frames !== seen) {
+      seen = frames;
+      quiet = 0;
+    } else if (++quiet >= IDLE_TICKS) {
+      clearInterval(timer);
+      onIdle();
+    }
+  }, ms / IDLE_TICKS);
+  timer.unref();
+  ws.once('close', () => clearInterval(timer));
+}
+
 /**
  * Put `f` on a freshly accepted socket, before anything listens to it. `errorFrame` answers a refused
  * message under action 'error' (default: rateLimitReply for every message). `meter` is the budget of the
@@ -156,6 +193,8 @@ export function applyFairness(ws: WebSocket, f: WebSocketFairness, errorFrame?: 
     timer.unref();
     ws.once('close', () => clearTimeout(timer));
   };
+
+  if (f.idleTimeout !== null) watchIdle(ws, f.idleTimeout * 1000, () => cutOff(CLOSE_IDLE, 'Idle timeout'));
 
   const limited = f.messagesPerSecond !== null;
   if (limited || meter) {
@@ -173,6 +212,10 @@ export function applyFairness(ws: WebSocket, f: WebSocketFairness, errorFrame?: 
     let behindUntil = -Infinity;
     /** Emit one message if both budgets allow it; else the ms to wait (nothing charged). */
     const admit = (event: string | symbol, args: unknown[]): number | 'refused' => {
+      // Control frames (ping, pong) are never a backlog to wait for: a heartbeat comes seconds apart, so one over
+      // either budget is refused (by default: close 1008) rather than held. Held, a flood of them from many sockets
+      // of one client would only slow down, never end (issue 44: 50 sockets × 200,000 PONGs, none closed).
+      const control = event !== 'message';
       if (limited) {
         const now = performance.now();
         // A loop that was late reads what this socket sent meanwhile all at once: the bucket may hold what
@@ -181,12 +224,12 @@ export function applyFairness(ws: WebSocket, f: WebSocketFairness, errorFrame?: 
         last = now;
         if (tokens < 1) {
           // Behind because of the client's budget: this socket's backlog waits too, never a close.
-          if (holdTimer || queue.length || now < behindUntil) return Math.max(1, Math.ceil((1 - tokens) / perMs));
+          if (!control && (holdTimer || queue.length || now < behindUntil)) return Math.max(1, Math.ceil((1 - tokens) / perMs));
           return 'refused';
         }
       }
       const wait = meter ? meter.charge() : 0;
-      if (wait > 0) return wait;
+      if (wait > 0) return control ? 'refused' : wait;
       if (limited) tokens -= 1;
       emit.call(ws, event, ...args);
       return 0;
@@ -214,10 +257,11 @@ export function applyFairness(ws: WebSocket, f: WebSocketFairness, errorFrame?: 
       meter?.release();
       if (limited) unwatchLoop();
     });
-    // Every listener (a WebSocketSession, graphql-ws) sees only the messages within the rate. Pings
-    // count too: ws answers each with a pong, so a ping flood costs as much as a message flood.
+    // Every listener (a WebSocketSession, graphql-ws) sees only the messages within the rate. Control frames
+    // count too: ws answers each ping with a pong, and an unsolicited pong (RFC 6455 §5.5.3 allows them) is parsed
+    // and handed on like a message: 50 sockets × 200,000 pongs took 12 s of CPU with none closed (issue 44).
     ws.emit = function emitWithinRate(this: WebSocket, event: string | symbol, ...args: unknown[]): boolean {
-      if (event !== 'message' && event !== 'ping') return emit.call(this, event, ...args);
+      if (event !== 'message' && event !== 'ping' && event !== 'pong') return emit.call(this, event, ...args);
       if (cut) return false;
       if (holdTimer || queue.length) {
         queue.push([event, args]);

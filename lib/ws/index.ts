@@ -8,7 +8,7 @@ export {
 } from './upgrade.js';
 export { middlewareGuard, originGuard, runGuards, rejectUpgrade, handshakeProblem, UpgradeRejection, type UpgradeGuard, type UpgradeHeaders } from './guard.js';
 export {
-  applyFairness, fairnessOptions, rateLimitReply, CLOSE_POLICY_VIOLATION, CLOSE_TRY_AGAIN_LATER, FAIRNESS_CLOSE_GRACE_MS,
+  applyFairness, fairnessOptions, rateLimitReply, CLOSE_POLICY_VIOLATION, CLOSE_TRY_AGAIN_LATER, CLOSE_IDLE, FAIRNESS_CLOSE_GRACE_MS, DEFAULT_WS_IDLE_TIMEOUT,
   DEFAULT_WS_MESSAGES_PER_SECOND, DEFAULT_WS_MESSAGE_BURST, DEFAULT_WS_ON_RATE_EXCEEDED, DEFAULT_WS_MAX_BUFFERED_BYTES, DEFAULT_WS_ON_SEND_BUFFER_FULL,
   type WebSocketFairnessOptions, type WebSocketFairness, type WsRateAction, type WsSendBufferAction,
 } from './fairness.js';

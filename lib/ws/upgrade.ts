@@ -54,9 +54,9 @@ export interface WebSocketRouteOptions {
   /** Where `session.subscribe(topic)` listens. Default: a MemoryPubSub of this route (an App passes `AppOptions.pubsub`). */
   pubsub?: PubSub;
   /**
-   * Per-socket message rate and send-buffer bound (lib/ws/fairness.ts). Default: the App's `ws_*`
-   * settings, else DEFAULT_WS_MESSAGES_PER_SECOND (100) / DEFAULT_WS_MESSAGE_BURST (200) / close 1008,
-   * DEFAULT_WS_MAX_BUFFERED_BYTES (1 MiB) / close 1013.
+   * Per-socket message rate (control frames included), send-buffer bound and idle timeout (lib/ws/fairness.ts).
+   * Default: the App's `ws_*` settings, else DEFAULT_WS_MESSAGES_PER_SECOND (100) / DEFAULT_WS_MESSAGE_BURST (200) /
+   * close 1008, DEFAULT_WS_MAX_BUFFERED_BYTES (1 MiB) / close 1013, DEFAULT_WS_IDLE_TIMEOUT (120 s) / close 1001.
    */
   fairness?: WebSocketFairnessOptions;
   /**
