@@ -7,7 +7,7 @@
 import { createRequire } from 'node:module';
 import type pathToRegexp0 from 'path-to-regexp-v0';
 import { decodeParam, Layer, type LayerMatch, type LayerOptions } from '../router/layer.js';
-import { EXPRESS4_CHANNELS } from '../router/channels.js';
+import { channelsOf } from '../router/channels.js';
 import { asyncErrors, type AnyFn } from '../utils.js';
 
 const require = createRequire(import.meta.url);
@@ -74,4 +74,5 @@ export class Layer4 extends Layer {
     this.handle_error(error, req, res, next);
   }
 }
-Object.defineProperty(Layer4.prototype, 'channels', { configurable: true, writable: true, value: EXPRESS4_CHANNELS });
+// Express 4 has its router in its own lib/router: its channels are the `express` module's
+Object.defineProperty(Layer4.prototype, 'channels', { configurable: true, writable: true, value: channelsOf('express') });

@@ -26,7 +26,8 @@ export interface EngineChannels {
   readonly register: TracingChannel<object, any>;
 }
 
-function channelsOf(module: 'router' | 'express'): EngineChannels {
+/** The channels an orchestrion loader gives `module`'s router (express4/layer.ts makes Express 4's). */
+export function channelsOf(module: 'router' | 'express'): EngineChannels {
   return {
     module,
     handle: tracingChannel(`orchestrion:${module}:handle`),
@@ -36,8 +37,6 @@ function channelsOf(module: 'router' | 'express'): EngineChannels {
 
 /** keel/express's channels (Express 5 routes with the `router` package). */
 export const ROUTER_CHANNELS = channelsOf('router');
-/** keel/express4's channels (Express 4 has its router in lib/router). */
-export const EXPRESS4_CHANNELS = channelsOf('express');
 
 /** What runs a layer's request handler, as Layer has it. */
 interface RunnableLayer {
