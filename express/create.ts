@@ -7,7 +7,10 @@ import { EventEmitter } from 'node:events';
 import { createApplicationPrototype } from './application.js';
 import { createRequestPrototype } from './request.js';
 import { createResponsePrototype } from './response.js';
+import { announceChannels } from './router/channels.js';
 import { createRouterClass, Route } from './router/index.js';
+import { Layer } from './router/layer.js';
+import { View } from './view.js';
 import type { AnyFn } from './utils.js';
 
 /** Copies own property descriptors not already on `dest` (what merge-descriptors does with redefine=false). */
@@ -28,9 +31,16 @@ export interface EngineLibraries {
   serveStatic: AnyFn;
 }
 
-/** What an `express` function is made of: its Router and Route classes and its three prototypes. */
+/**
+ * Where an `express` function keeps its parts (non-enumerable): keel's alias packages (scripts/pack-express.mjs)
+ * map Express's own files onto them (`express/lib/router/layer` is `express[EXPRESS_PARTS].Layer`).
+ */
+export const EXPRESS_PARTS = Symbol.for('keel.express.parts');
+
+/** What an `express` function is made of: its Router, Route and Layer classes and its three prototypes. */
 export interface EngineParts {
   Router: AnyFn & { prototype: any };
+  Layer: typeof Layer;
   Route: new (path: any) => unknown;
   application: Record<string, any>;
   request: any;
@@ -42,6 +52,7 @@ export function expressParts(): EngineParts {
   const Router = createRouterClass();
   return {
     Router,
+    Layer,
     Route,
     application: createApplicationPrototype(Router),
     request: createRequestPrototype(),
@@ -69,6 +80,7 @@ export function createExpress(libraries: EngineLibraries, parts: EngineParts = e
     app.request = Object.create(request, { app: { configurable: true, enumerable: true, writable: true, value: app } });
     app.response = Object.create(response, { app: { configurable: true, enumerable: true, writable: true, value: app } });
     (app as any).init();
+    announceChannels(parts.Layer.prototype.channels);
     return app;
   }
 
@@ -78,6 +90,7 @@ export function createExpress(libraries: EngineLibraries, parts: EngineParts = e
   express.response = response;
   express.Route = parts.Route;
   express.Router = parts.Router;
+  Object.defineProperty(express, EXPRESS_PARTS, { value: { ...parts, View } });
   // the body-parser and serve-static the Express of these parts depends on
   const parsers = libraries.bodyParser;
   express.json = parsers.json;

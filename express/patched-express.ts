@@ -12,6 +12,7 @@
  */
 import { createRequire } from 'node:module';
 import { sep } from 'node:path';
+import { KEEL_LAYER } from './router/layer.js';
 
 /** Node's warning code of the message (process.on('warning') listeners can match it). */
 export const EXPRESS_PATCHED_WARNING = 'KEEL_EXPRESS_PATCHED';
@@ -36,6 +37,9 @@ export function patchedExpressLayers(): string[] {
     if (!file.endsWith(LAYER_FILE)) continue;
     // Express 4's Layer (Express 5's router names its method handleRequest), wherever the package is installed
     const Layer: unknown = cache[file]?.exports;
+    // keel's own Layer (keel's alias package installed as `express` has it as lib/router/layer.js): a patch of it
+    // applies, so it is no misfire to warn about
+    if (typeof Layer === 'function' && (Layer as any)[KEEL_LAYER] === true) continue;
     const proto = typeof Layer === 'function' && Layer.name === 'Layer' ? (Layer.prototype as any) : undefined;
     if (typeof proto?.handle_request !== 'function') continue;
     if (Object.getOwnPropertyNames(proto).some((name) => !EXPRESS4_LAYER_PROTOTYPE.has(name))) {

@@ -15,12 +15,14 @@ import http from 'node:http';
 import { createRequire } from 'node:module';
 import type { IncomingMessage } from 'node:http';
 import { isIP } from 'node:net';
+import querystring from 'node:querystring';
 import type accepts from 'accepts';
 import type typeis from 'type-is';
 import type parseRange from 'range-parser';
 import parseurl from 'parseurl';
 import proxyaddr from 'proxy-addr';
 import { isFresh } from './request-fresh.js';
+import { parseExtendedQueryString, type AnyFn } from './utils.js';
 
 /** What the request prototype needs from the application it is attached to (Express's `app.get(setting)`). */
 export interface ExpressAppSettings {
@@ -90,8 +92,9 @@ export function createRequestPrototype(lib: RequestLibraries = libraries()): any
   defineGetter(req, 'stale', function stale(this: any) {
     return !this.fresh;
   });
-  // Express 5 parses `req.query` from the url on access. The result is kept per request for as long as the url
-  // and the parser are the same, so a handler reading `req.query.x` ten times parses once.
+  // Express 5 parses `req.query` from the url on every read, so each read is a new object and a middleware's
+  // writes to it do not persist (hpp, express-validator's sanitizers rely on it). The parse of keel's own parsers
+  // is kept per request for as long as the url is the same, and each read gets a copy of it (parsedQuery).
   Object.defineProperty(req, 'query', {
     configurable: true,
     enumerable: true,
@@ -229,11 +232,26 @@ export function isFreshResponse(req: ExpressRequestLike, noneMatchWins: boolean)
   return false;
 }
 
-/** The request's query, parsed with the app's 'query parser fn' (cached per url and parser). */
-export function parsedQuery(req: ExpressRequestLike): unknown {
+/**
+ * The request's query as Express 5 gives it on each read: a new object parsed with the app's 'query parser fn'.
+ * With keel's own parsers ('simple', 'extended') the parse is cached per url and parser and each read gets a deep
+ * copy of it (plain objects, arrays and strings: cheaper than parsing again); an app's own parser function runs on
+ * every read, as on Express, since what it returns cannot be copied knowingly.
+ */
+export function parsedQuery(req: ExpressRequestLike, fresh = true): unknown {
   const parser = req.app.get('query parser fn');
   // parsing disabled: an empty object without a prototype, as Express gives
   if (!parser) return Object.create(null);
+  if (!fresh) return cachedQuery(req, parser);
+  if (parser !== querystring.parse && parser !== parseExtendedQueryString) return parser(parseurl(req)?.query);
+  return copyQuery(cachedQuery(req, parser));
+}
+
+/**
+ * The parse of the request's query with `parser`, kept per request for as long as the url is the same (Express 4's
+ * req.query is this object itself: parsed once, and writes to it persist).
+ */
+function cachedQuery(req: ExpressRequestLike, parser: AnyFn): unknown {
   const url = req.url;
   const cache: QueryCache | undefined = req[QUERY];
   if (cache !== undefined && cache.url === url && cache.parser === parser) return cache.value;
@@ -246,6 +264,25 @@ export function parsedQuery(req: ExpressRequestLike): unknown {
   const value = parser(search);
   req[QUERY] = { url, search, parser, value };
   return value;
+}
+
+/** A deep copy of a parsed query: objects (with their prototype, null for querystring's), arrays, strings. */
+function copyQuery(value: unknown): any {
+  if (typeof value !== 'object' || value === null) return value;
+  if (Array.isArray(value)) {
+    const list = new Array(value.length);
+    for (let i = 0; i < value.length; i++) list[i] = copyQuery(value[i]);
+    return list;
+  }
+  const copy: Record<string, unknown> = Object.create(Object.getPrototypeOf(value));
+  for (const key in value) {
+    if (!Object.prototype.hasOwnProperty.call(value, key)) continue;
+    const item = copyQuery((value as Record<string, unknown>)[key]);
+    // an own '__proto__' key stays a key (an assignment would set the copy's prototype)
+    if (key === '__proto__') Object.defineProperty(copy, key, { configurable: true, enumerable: true, writable: true, value: item });
+    else copy[key] = item;
+  }
+  return copy;
 }
 
 export function defineGetter(obj: object, name: string, getter: (this: any) => unknown): void {

@@ -24,6 +24,7 @@
 import { isNextError, registeredSpanKit, type HttpRpcMetadata, type SpanKit } from '../lib/observability/spans.js';
 import type { AnyFn } from './utils.js';
 import type { Layer } from './router/layer.js';
+import { runLayer } from './router/channels.js';
 
 /* eslint-disable @typescript-eslint/no-explicit-any -- Express's req and res are untyped in the engine */
 
@@ -128,7 +129,7 @@ function metadataOf(route: string, layer: Layer, layerPath: string | undefined):
 export function traceLayer(trace: ExpressTrace, layer: Layer, req: any, res: any, next: AnyFn): void {
   const handle = layer.handle as AnyFn & { __wrapped?: boolean };
   // an error handler gets no span; a layer an instrumentation already wrapped (shimmer's mark) is its to span
-  if (handle.length > 3 || handle.__wrapped === true) { layer.handleRequest(req, res, next); return; }
+  if (handle.length > 3 || handle.__wrapped === true) { runLayer(layer, req, res, next); return; }
   const kit = trace.kit;
   const layerPath = pathOf(layer.pathArgument);
   const stored = layerPath !== undefined;
@@ -138,7 +139,7 @@ export function traceLayer(trace: ExpressTrace, layer: Layer, req: any, res: any
   const meta = metadataOf(route, layer, layerPath);
   if (trace.http !== undefined) kit.setRpcRoute(trace.http, httpRoute);
   const parentContext = kit.active();
-  if (kit.spanOf(parentContext) === undefined) { layer.handleRequest(req, res, next); return; }
+  if (kit.spanOf(parentContext) === undefined) { runLayer(layer, req, res, next); return; }
 
   const attributes: Record<string, string> = { 'express.name': meta.expressName, 'express.type': meta.type };
   if (httpRoute !== undefined) attributes['http.route'] = httpRoute;
@@ -172,7 +173,7 @@ export function traceLayer(trace: ExpressTrace, layer: Layer, req: any, res: any
     kit.run(parentSpan ? kit.api.trace.setSpan(active, parentSpan) : active, () => next(err));
   };
   try {
-    kit.run(context, () => layer.handleRequest(req, res, traced));
+    kit.run(context, () => runLayer(layer, req, res, traced));
   } finally {
     if (!ended) res.once('close', onClose);
   }

@@ -5,6 +5,7 @@
  * Christopher Wilson; MIT).
  */
 import { createExpress, type EngineLibraries } from '../create.js';
+import { Layer4 } from './layer.js';
 import { createRouterClass4, Route4 } from './router.js';
 import { createApplicationPrototype4, query4 } from './application.js';
 import { createRequestPrototype4 } from './request.js';
@@ -25,6 +26,7 @@ export function createExpress4(libraries: EngineLibraries): any {
   const Router = createRouterClass4();
   const express = createExpress(libraries, {
     Router,
+    Layer: Layer4,
     Route: Route4,
     application: createApplicationPrototype4(Router),
     request: createRequestPrototype4(),

@@ -7,7 +7,8 @@
 import { createRequire } from 'node:module';
 import type pathToRegexp0 from 'path-to-regexp-v0';
 import { decodeParam, Layer, type LayerMatch, type LayerOptions } from '../router/layer.js';
-import { asyncErrors } from '../utils.js';
+import { channelsOf } from '../router/channels.js';
+import { asyncErrors, type AnyFn } from '../utils.js';
 
 const require = createRequire(import.meta.url);
 // path-to-regexp 0.1 loaded by the first layer: keel/express never loads it (literal require, for bundlers)
@@ -52,4 +53,26 @@ export class Layer4 extends Layer {
   override forwardsRejection(req: any): boolean {
     return asyncErrors(req);
   }
+
+  /**
+   * Express 4's names of the two runs, the ones packages patch (`Layer.prototype.handle_request`): the engine calls
+   * handleRequest/handleError, which go through them, so a patch of either applies as on Express 4.
+   */
+  handle_request(req: any, res: any, next: AnyFn): void {
+    super.handleRequest(req, res, next);
+  }
+
+  handle_error(error: unknown, req: any, res: any, next: AnyFn): void {
+    super.handleError(error, req, res, next);
+  }
+
+  override handleRequest(req: any, res: any, next: AnyFn): void {
+    this.handle_request(req, res, next);
+  }
+
+  override handleError(error: unknown, req: any, res: any, next: AnyFn): void {
+    this.handle_error(error, req, res, next);
+  }
 }
+// Express 4 has its router in its own lib/router: its channels are the `express` module's
+Object.defineProperty(Layer4.prototype, 'channels', { configurable: true, writable: true, value: channelsOf('express') });

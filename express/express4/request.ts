@@ -68,7 +68,7 @@ export function createRequestPrototype4(): any {
     get: function query(this: ExpressRequestLike) {
       const cache = this[QUERY];
       if (cache !== undefined && cache.parser === ASSIGNED) return cache.value;
-      return parsedQuery(this);
+      return parsedQuery(this, false);
     },
     set: function setQuery(this: ExpressRequestLike, value: unknown) {
       this[QUERY] = { url: undefined, parser: ASSIGNED, value };

@@ -68,6 +68,9 @@ export function createRouterClass4(): AnyFn & { prototype: any } {
     Route: Route4,
     noHandler: 'Router.use() requires a middleware function',
     notAFunction: (fn) => 'Router.use() requires a middleware function but got a ' + gettype(fn),
+    // Express 4's route layer runs `route.dispatch.bind(route)`, named 'bound dispatch': instrumentations (Sentry,
+    // OpenTelemetry's instrumentation-express 0.47) tell a route's layer from a middleware by that name
+    routeHandler: (route) => route.dispatch.bind(route),
   });
   proto.handle = function routerHandle(this: Router, req: any, res: any, callback: AnyFn) {
     handleRequest(this, req, res, callback);

@@ -15,6 +15,7 @@ import { firstSegment, LayerIndex, lowerBound } from './layer-index.js';
 import { mergeParams, paramKeys, walkParams, type ParamCalled } from './params.js';
 import type { RouterRules, RouterState } from './types.js';
 import { traceLayer, traceOf, type ExpressTrace } from '../tracing.js';
+import { runLayer } from './channels.js';
 
 function getPathname(req: any): string | null | undefined {
   try {
@@ -253,7 +254,7 @@ class RouterPass {
   }
 
   private run(layer: Layer): void {
-    if (this.trace === undefined) layer.handleRequest(this.req, this.res, this.next);
+    if (this.trace === undefined) runLayer(layer, this.req, this.res, this.next);
     else traceLayer(this.trace, layer, this.req, this.res, this.next);
   }
 

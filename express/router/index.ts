@@ -5,6 +5,7 @@
  * overlay's, express4/router.ts, built from the same pieces.
  */
 import { methods, flattenArgs, type AnyFn } from '../utils.js';
+import { register } from './channels.js';
 import { handle as handleRequest } from './handle.js';
 import { Layer, type LayerOptions } from './layer.js';
 import { Route } from './route.js';
@@ -40,6 +41,8 @@ export interface RouterKinds {
   /** use() with no function, and with something else than a function. */
   noHandler: string;
   notAFunction(fn: unknown): string;
+  /** The handler of a route's layer (default: a function named `handle`, as Express 5's). */
+  routeHandler?(route: Route): AnyFn;
 }
 
 /**
@@ -95,7 +98,15 @@ export function createRouterClass(): AnyFn & { prototype: any } {
 /** use(), route() and one method per verb (and all) on a router prototype, building `kinds`' layers and routes. */
 export function installRouterMethods(proto: any, rules: RouterRules, kinds: RouterKinds): void {
   Object.defineProperty(proto, 'rules', { value: rules });
-  proto.use = function use(this: Router, handler: unknown) {
+  const channels = kinds.Layer.prototype.channels;
+  // published on the engine's register channel (router/channels.ts) when someone subscribes
+  proto.use = function use(this: Router, _handler: unknown) {
+    return register(channels, addUse, this, arguments);
+  };
+  proto.route = function route(this: Router, path: any) {
+    return register(channels, addRoute, this, arguments);
+  };
+  function addUse(this: Router, handler: unknown) {
     let offset = 0;
     let path: any = '/';
     if (typeof handler !== 'function') {
@@ -116,19 +127,20 @@ export function installRouterMethods(proto: any, rules: RouterRules, kinds: Rout
       this.stack.push(layer);
     }
     return this;
-  };
+  }
 
-  proto.route = function route(this: Router, path: any) {
+  function addRoute(this: Router, path: any) {
     const r = new kinds.Route(path);
     // a method, named 'handle' as Express 5's (tools such as instrumentation-express read layer.name === 'handle'):
     // a property key is never renamed by the bundler (scripts/build.mjs), a nested `function handle` would be
-    const { handle } = { handle(req: any, res: any, next: AnyFn) { r.dispatch(req, res, next); } };
+    const handle = kinds.routeHandler?.(r)
+      ?? { handle(req: any, res: any, next: AnyFn) { r.dispatch(req, res, next); } }.handle;
     const layer = new kinds.Layer(path, { sensitive: this.caseSensitive, strict: this.strict, end: true }, handle);
     layer.route = r;
     layer.pathArgument = path;
     this.stack.push(layer);
     return r;
-  };
+  }
 
   for (const method of [...methods, 'all']) {
     proto[method] = function verb(this: Router, path: any, ...args: unknown[]) {

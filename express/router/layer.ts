@@ -7,6 +7,7 @@
 import { createRequire } from 'node:module';
 import type { match as match8 } from 'path-to-regexp';
 import { isPromise, type AnyFn } from '../utils.js';
+import { ROUTER_CHANNELS, type EngineChannels } from './channels.js';
 
 /**
  * What a layer match gives the router: the decoded params and the matched part of the path (path-to-regexp's own
@@ -101,8 +102,18 @@ function matcher5(path: any, opts: LayerOptions): Matcher {
   };
 }
 
+/** Marks keel's layer classes (a static every subclass inherits): patched-express.ts tells them from Express's. */
+export const KEEL_LAYER = Symbol.for('keel.express.Layer');
+
 export class Layer {
-  handle: AnyFn;
+  static readonly [KEEL_LAYER] = true;
+  /**
+   * Assigned, never defined on the instance (`declare`): a package that patches `Layer.prototype.handle` with an
+   * accessor (express-async-errors wraps every handler so) sees each layer's handler go through it, as on Express.
+   */
+  declare handle: AnyFn;
+  /** The diagnostics channels its runs are published on (router/channels.ts): Express 5's, Express 4's for Layer4. */
+  declare readonly channels: EngineChannels;
   name: string;
   /** The path (or paths) as given, for listRoutes-like introspection. */
   rawPath: any;
@@ -191,3 +202,4 @@ export class Layer {
     }
   }
 }
+Object.defineProperty(Layer.prototype, 'channels', { configurable: true, writable: true, value: ROUTER_CHANNELS });

@@ -4,6 +4,7 @@
  * its overlay's subclass, express4/route.ts.
  */
 import { methods, flattenArgs, type AnyFn } from '../utils.js';
+import { runLayer } from './channels.js';
 import { Layer } from './layer.js';
 
 const toString = Object.prototype.toString;
@@ -82,7 +83,7 @@ export class Route {
       }
       if (!match) { done(err); return; }
       if (err) layer!.handleError(err, req, res, next);
-      else layer!.handleRequest(req, res, next);
+      else runLayer(layer!, req, res, next);
       sync = 0;
     }
   }
