@@ -8,6 +8,7 @@
  */
 import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { basename, dirname, join, relative, resolve, sep } from 'node:path';
+import { loadProtocol } from './kinds/index.js';
 import type { CaseExpectedResponse, CaseHandler, CaseRequest, ConformanceCase, LoadedCase, WebSocketCase } from './types.js';
 
 /** The client language this runner counts as for a case's `skip.languages` list. */
@@ -60,16 +61,16 @@ export function outOfSpecScope(handler: Json, doc: Json, category = ''): string 
 }
 
 /**
- * A gRPC call written as an HTTP/1.1 request (`Content-Type: application/grpc` with a JSON body): gRPC
- * is HTTP/2 with length-prefixed protobuf messages and trailers (gRPC over HTTP/2, PROTOCOL-HTTP2.md),
- * which such a case cannot describe; the corpus's gRPC cases proper are the protobuf documents.
+ * The handler a case without one implies: a request and an expected response but no
+ * `handler.route` (content types, status codes, CORS answers) are served by a route at the
+ * request's own path (its query dropped, taken literally: no placeholders) for the request's method.
  */
-function grpcOverHttp1(request: CaseRequest): string | undefined {
-  const headers = isObject(request.headers) ? request.headers : {};
-  const type = Object.entries(headers).find(([k]) => k.toLowerCase() === 'content-type')?.[1];
-  return typeof type === 'string' && /^application\/grpc(\+|;|$)/i.test(type.trim())
-    ? 'other protocol: a gRPC call written as an HTTP/1.1 JSON request (gRPC needs HTTP/2 framing, length-prefixed messages and trailers)'
-    : undefined;
+function impliedHandler(request: unknown, expected: unknown): Json | undefined {
+  if (!isObject(request) || typeof request.path !== 'string' || !request.path.startsWith('/') || !isObject(expected) || typeof expected.status_code !== 'number') return undefined;
+  const path = request.path.split('?', 1)[0]!;
+  // A literal path with braces would read as a placeholder: escape nothing, refuse it instead.
+  if (/[{}]/.test(path)) return undefined;
+  return { route: path, method: typeof request.method === 'string' ? request.method.toUpperCase() : 'GET', implied: true };
 }
 
 /** The corpus's `skip` for this runner's language, as a skip reason. */
@@ -119,16 +120,27 @@ function toWebSocketCase(doc: Json, base: { id: string; category: string; source
   return c;
 }
 
-/** Normalise one case object of either layout. */
+/**
+ * Normalise one case object of either layout. A document of another protocol may make several cases
+ * (a JSON-RPC method's examples and error cases: kinds/); `toCase` gives the first, `toCases` all.
+ */
 export function toCase(doc: unknown, info: { id: string; category: string; source: string }): LoadedCase {
+  const cases = toCases(doc, info);
+  return Array.isArray(cases) ? cases[0]! : cases;
+}
+
+/** Every case of one case object (see toCase). */
+export function toCases(doc: unknown, info: { id: string; category: string; source: string }): LoadedCase | LoadedCase[] {
   if (!isObject(doc)) return { ...info, skip: 'not a JSON object' };
   const category = typeof doc.category === 'string' && doc.category ? doc.category : info.category;
   if (isObject(doc.websocket) && ('session' in doc.websocket || 'handler' in doc.websocket)) return toWebSocketCase(doc, { id: info.id, category, source: info.source });
+  const base = { id: info.id, category, source: info.source };
+  const protocol = loadProtocol(doc, base);
+  if (protocol) return protocol.length === 1 ? protocol[0]! : protocol;
   const http = isObject(doc.http) ? doc.http : doc;
-  const handler = http.handler;
+  const handler = isObject(http.handler) ? http.handler : impliedHandler(http.request, http.expected_response);
   const request = http.request;
   const expected = http.expected_response;
-  const base = { id: info.id, category, source: info.source };
   if (!isObject(handler) || typeof handler.route !== 'string' || !isObject(request) || typeof request.path !== 'string' || !isObject(expected) || typeof expected.status_code !== 'number') {
     return { ...base, skip: outOfScopeReason(doc, category) };
   }
@@ -143,7 +155,7 @@ export function toCase(doc: unknown, info: { id: string; category: string; sourc
     expected: expected as CaseExpectedResponse,
     extra,
   };
-  const outOfScope = outOfSpecScope(handler, doc, category) ?? grpcOverHttp1(c.request);
+  const outOfScope = outOfSpecScope(handler, doc, category);
   if (outOfScope) c.skip = outOfScope;
   const skip = corpusSkip(doc);
   if (skip && !outOfScope) Object.assign(c, { skip, implementationSkip: true });
@@ -187,10 +199,10 @@ export function loadFile(file: string, idBase: string, category = basename(dirna
     return doc.map((item, i) => {
       const caseId = isObject(item) && typeof item.id === 'string' ? item.id : String(i);
       const category = isObject(item) && typeof item.category === 'string' ? item.category : stem;
-      return toCase(item, { id: `${prefix}${stem}/${caseId}`, category, source: `${file}#${i}` });
-    });
+      return toCases(item, { id: `${prefix}${stem}/${caseId}`, category, source: `${file}#${i}` });
+    }).flat();
   }
-  return [toCase(doc, { id: idBase, category, source: file })];
+  return [toCases(doc, { id: idBase, category, source: file })].flat();
 }
 
 /** True when a file holds an array of cases (the `fixtures/<category>.json` layout). */
