@@ -65,7 +65,7 @@ export function caseHandler(c: ConformanceCase): HandlerFunction {
     if (answer.error) {
       if (status === 500) throw new Error('fixture handler failure (must not reach the client)');
       // The handler's own problem: its detail and, when the case shows one, its instance (RFC 9457 §3.1.5).
-      throw new HttpError(status, answer.error.detail, answer.error.instance !== undefined ? { instance: answer.error.instance } : {});
+      throw new HttpError(status, answer.error.detail, { ...(answer.error.instance !== undefined ? { instance: answer.error.instance } : {}), ...(answer.headers ? { headers: answer.headers } : {}) });
     }
     if (streaming?.chunks) {
       const chunks = streaming.chunks.map((ch) => (typeof ch.base64 === 'string' ? Buffer.from(ch.base64, 'base64') : String(ch.value ?? '')));
