@@ -5,6 +5,7 @@
  */
 import type { Mismatch } from '../compare.js';
 import type { LoadedCase, ProtocolCase, ProtocolKind, RunnableCase } from '../types.js';
+import { graphqlLoader } from './graphql-spec.js';
 import { grpcLoader } from './grpc-spec.js';
 import type { KindLoad, KindLoader, KindRuntime } from './kind.js';
 
@@ -36,7 +37,7 @@ export interface ProtocolResult {
   durationMs: number;
 }
 
-export const KINDS: readonly KindLoader[] = [grpcLoader];
+export const KINDS: readonly KindLoader[] = [grpcLoader, graphqlLoader];
 
 async function kindOf(name: ProtocolKind): Promise<KindRuntime> {
   const k = KINDS.find((x) => x.kind === name);
