@@ -13,7 +13,7 @@
  *   resolver returns what the expected data holds at its response key (the case's answer for it).
  * Fields without a declared resolver read their parent's value (by response key, then by name).
  */
-import { GraphQLError, GraphQLInterfaceType, GraphQLObjectType, GraphQLUnionType, buildASTSchema, parse, type GraphQLFieldResolver, type GraphQLSchema } from 'graphql';
+import { GraphQLError, GraphQLInterfaceType, Kind, GraphQLObjectType, GraphQLUnionType, buildASTSchema, parse, type GraphQLFieldResolver, type GraphQLSchema } from 'graphql';
 import { pino } from 'pino';
 import type { Mismatch } from '../compare.js';
 import { graphqlSubscriptionSnapshot } from '../../graphql-subscription.js';
@@ -51,9 +51,22 @@ function resolveTypeOf(schema: GraphQLSchema, type: GraphQLInterfaceType | Graph
   };
 }
 
+/** The field of the placeholder Query type given to an SDL without one (withQueryRoot). */
+export const PLACEHOLDER_QUERY_FIELD = '_placeholder';
+
+/**
+ * The SDL with a Query type: a schema must have one (GraphQL spec §3.3.1), and a few corpus documents
+ * give only `type Mutation` or `type Subscription`; they get `type Query { _placeholder: Boolean }`.
+ */
+export function withQueryRoot(sdl: string): string {
+  const doc = parse(sdl);
+  const hasQuery = doc.definitions.some((d) => (d.kind === Kind.OBJECT_TYPE_DEFINITION && d.name.value === 'Query') || (d.kind === Kind.SCHEMA_DEFINITION && d.operationTypes.some((o) => o.operation === 'query')));
+  return hasQuery ? sdl : `${sdl}\n\ntype Query {\n  ${PLACEHOLDER_QUERY_FIELD}: Boolean\n}\n`;
+}
+
 /** The executable schema of a case: its SDL, its declared resolvers (see the module comment). */
 export function caseSchema(spec: GraphqlSpec): GraphQLSchema {
-  const schema = buildASTSchema(parse(spec.sdl), { assumeValidSDL: true });
+  const schema = buildASTSchema(parse(withQueryRoot(spec.sdl)), { assumeValidSDL: true });
   const data = expectedData(spec);
   for (const type of Object.values(schema.getTypeMap())) {
     if (type.name.startsWith('__')) continue;
