@@ -7,6 +7,7 @@ import type { Mismatch } from '../compare.js';
 import type { LoadedCase, ProtocolCase, ProtocolKind, RunnableCase } from '../types.js';
 import { graphqlLoader } from './graphql-spec.js';
 import { grpcLoader } from './grpc-spec.js';
+import { jsonrpcLoader } from './jsonrpc-spec.js';
 import type { KindLoad, KindLoader, KindRuntime } from './kind.js';
 
 /** The runner's CaseTarget, as far as a protocol case uses it (declared here: the runner imports this module). */
@@ -37,7 +38,7 @@ export interface ProtocolResult {
   durationMs: number;
 }
 
-export const KINDS: readonly KindLoader[] = [grpcLoader, graphqlLoader];
+export const KINDS: readonly KindLoader[] = [grpcLoader, graphqlLoader, jsonrpcLoader];
 
 async function kindOf(name: ProtocolKind): Promise<KindRuntime> {
   const k = KINDS.find((x) => x.kind === name);
