@@ -78,7 +78,8 @@ function fromItem(doc: Json, item: Json, i: number, kind: 'example' | 'error'): 
     const sent = typeof item.request === 'string' ? { raw: item.request } : { json: item.request };
     return { ...base, spec: spec(doc, sent, { response: item.expected_response }) };
   }
-  const whole = isObject(item.params) && item.params.jsonrpc !== undefined ? item.params : undefined;
+  // A whole request object in `params` (with `jsonrpc`, or a `method` and an `id`: invalid requests leave `jsonrpc` out).
+  const whole = isObject(item.params) && (item.params.jsonrpc !== undefined || (typeof item.params.method === 'string' && 'id' in item.params)) ? item.params : undefined;
   const method = typeof doc.method === 'string' ? doc.method : undefined;
   if (!whole && !method) return { skip: `${name}: no request (params of a method the document does not name)` };
   const request = whole ?? call(method!, item.params, i + 1);
