@@ -85,7 +85,11 @@ function fromItem(doc: Json, item: Json, i: number, kind: 'example' | 'error'): 
   const request = whole ?? call(method!, item.params, i + 1);
   const id = (request as Json).id;
   if (kind === 'example') return { ...base, spec: spec(doc, { json: request }, { response: id === undefined ? null : { jsonrpc: '2.0', result: item.result, id } }) };
-  return { ...base, spec: spec(doc, { json: request }, { response: { jsonrpc: '2.0', error: errorOf(item.error), id: id ?? null } }) };
+  const error = errorOf(item.error);
+  // The case gives no id: after an invalid request or a parse error, null or the request's id are both
+  // right (JSON-RPC 2.0 §5: null when the server could not detect it), so only the error is compared.
+  if (error && (error.code === -32600 || error.code === -32700)) return { ...base, spec: spec(doc, { json: request }, { error }) };
+  return { ...base, spec: spec(doc, { json: request }, { response: { jsonrpc: '2.0', error, id: id ?? null } }) };
 }
 
 /** Every case of a JSON-RPC document (see the module comment), or undefined when it is not one. */
