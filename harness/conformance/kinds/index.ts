@@ -6,6 +6,7 @@
 import type { Mismatch } from '../compare.js';
 import type { LoadedCase, ProtocolCase, ProtocolKind, RunnableCase } from '../types.js';
 import { graphqlLoader } from './graphql-spec.js';
+import { apiDocsLoader } from './api-docs-spec.js';
 import { grpcLoader } from './grpc-spec.js';
 import { jsonrpcLoader } from './jsonrpc-spec.js';
 import type { KindLoad, KindLoader, KindRuntime } from './kind.js';
@@ -38,7 +39,7 @@ export interface ProtocolResult {
   durationMs: number;
 }
 
-export const KINDS: readonly KindLoader[] = [grpcLoader, graphqlLoader, jsonrpcLoader];
+export const KINDS: readonly KindLoader[] = [grpcLoader, graphqlLoader, jsonrpcLoader, apiDocsLoader];
 
 async function kindOf(name: ProtocolKind): Promise<KindRuntime> {
   const k = KINDS.find((x) => x.kind === name);
