@@ -121,6 +121,22 @@ function toWebSocketCase(doc: Json, base: { id: string; category: string; source
 }
 
 /**
+ * A channel document (`{channel, protocol, schema, examples}`, testing_data/websockets and sse): for
+ * WebSocket, a session on the channel that sends each example and expects it back from an echoing
+ * handler that validates messages against the schema (a valid example must get through); SSE
+ * documents list events a server emits on its own, which no request makes it send: skipped, saying so.
+ */
+function channelDocument(doc: Json, base: { id: string; category: string; source: string }): LoadedCase | undefined {
+  if (!('channel' in doc) || (doc.protocol !== 'websocket' && doc.protocol !== 'sse') || doc.request !== undefined) return undefined;
+  if (typeof doc.channel !== 'string' || !doc.channel || !Array.isArray(doc.examples)) return { ...base, skip: `${String(doc.protocol)} message document without a channel: there is no address a client could send it to` };
+  if (doc.protocol === 'sse') return { ...base, skip: 'SSE channel document: it lists events a server emits of its own accord (no request makes a server send them), not a request and its answer' };
+  const route = doc.channel.startsWith('/') ? doc.channel : `/${doc.channel}`;
+  const messages = doc.examples.flatMap((payload) => [{ direction: 'send', payload }, { direction: 'receive', payload }]);
+  const wsDoc = { name: doc.name, description: doc.description, websocket: { handler: { route, behavior: 'echo', message_schema: isObject(doc.schema) ? doc.schema : null }, session: { messages } } };
+  return toWebSocketCase(wsDoc, base);
+}
+
+/**
  * Normalise one case object of either layout. A document of another protocol may make several cases
  * (a JSON-RPC method's examples and error cases: kinds/); `toCase` gives the first, `toCases` all.
  */
@@ -135,6 +151,8 @@ export function toCases(doc: unknown, info: { id: string; category: string; sour
   const category = typeof doc.category === 'string' && doc.category ? doc.category : info.category;
   if (isObject(doc.websocket) && ('session' in doc.websocket || 'handler' in doc.websocket)) return toWebSocketCase(doc, { id: info.id, category, source: info.source });
   const base = { id: info.id, category, source: info.source };
+  const channel = channelDocument(doc, base);
+  if (channel) return channel;
   const protocol = loadProtocol(doc, base);
   if (protocol) return protocol.length === 1 ? protocol[0]! : protocol;
   const http = isObject(doc.http) ? doc.http : doc;
