@@ -55,5 +55,6 @@ function fromDocument(doc: unknown): KindLoad | undefined {
 export const apiDocsLoader: KindLoader = {
   kind: 'api-description',
   load: fromDocument,
+  server: (raw) => ({ format: raw.format, document: raw.document }),
   runtime: async () => (await import('./api-docs.js')).apiDocsRuntime,
 };

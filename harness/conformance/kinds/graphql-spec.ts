@@ -102,5 +102,15 @@ export const graphqlLoader: KindLoader = {
     if (!isObject(doc) || typeof doc.schema !== 'string' || typeof doc.operation_type !== 'string') return undefined;
     return fromGraphqlDocument(doc);
   },
+  server(raw) {
+    const spec = raw as GraphqlSpec;
+    // Resolvers answer from the expected data (those written as code, `factory`), and an `error`
+    // resolver fails with the case's error status; validation and parse errors stay the server's.
+    return {
+      endpoint: spec.endpoint, sdl: spec.sdl, resolvers: spec.resolvers, limits: spec.limits,
+      data: spec.expected.data ?? spec.expected.data_partial ?? null,
+      resolver_error_status: spec.expected.status_code >= 400 ? spec.expected.status_code : null,
+    };
+  },
   runtime: async () => (await import('./graphql.js')).graphqlRuntime,
 };

@@ -209,5 +209,15 @@ export const grpcLoader: KindLoader = {
     if (isObject(http.request) && isGrpcJsonCase(http.request) && isObject(http.expected_response)) return fromGrpcJsonCase(http);
     return undefined;
   },
+  server(raw) {
+    const spec = raw as GrpcSpec;
+    const { status, code, ...answer } = spec.expected;
+    // DEADLINE_EXCEEDED is the transport's answer: the handler is only told never to answer.
+    return {
+      package: spec.package, service: spec.service, method: spec.method, client_streaming: spec.client_streaming, server_streaming: spec.server_streaming, proto: spec.proto,
+      requests: spec.requests,
+      handler: code === 4 ? { never_answers: true, ...(answer.headers ? { headers: answer.headers } : {}), ...(answer.trailers ? { trailers: answer.trailers } : {}) } : { status, code, ...answer },
+    };
+  },
   runtime: async () => (await import('./grpc.js')).grpcRuntime,
 };

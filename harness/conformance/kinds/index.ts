@@ -9,7 +9,7 @@ import { graphqlLoader } from './graphql-spec.js';
 import { apiDocsLoader } from './api-docs-spec.js';
 import { grpcLoader } from './grpc-spec.js';
 import { jsonrpcLoader } from './jsonrpc-spec.js';
-import type { KindLoad, KindLoader, KindRuntime } from './kind.js';
+import type { Json, KindLoad, KindLoader, KindRuntime } from './kind.js';
 
 /** The runner's CaseTarget, as far as a protocol case uses it (declared here: the runner imports this module). */
 export interface ProtocolTarget {
@@ -64,6 +64,13 @@ export function loadProtocol(doc: unknown, base: { id: string; category: string;
     });
   }
   return undefined;
+}
+
+/** What a server is told about a protocol case (the manifest's `protocols[].server`). */
+export function protocolServerSpec(c: ProtocolCase): Json {
+  const k = KINDS.find((x) => x.kind === c.kind);
+  if (!k) throw new Error(`no protocol kind ${c.kind}`);
+  return k.server(c.spec);
 }
 
 /** Play one protocol case against its target (a base URL or a per-case factory). */

@@ -116,5 +116,7 @@ export function fromJsonRpcDocument(doc: unknown, category: string): KindLoad[] 
 export const jsonrpcLoader: KindLoader = {
   kind: 'jsonrpc',
   load: fromJsonRpcDocument,
+  // The methods with their schemas and their handlers' answers (results, application errors only).
+  server: (raw) => ({ endpoint: raw.endpoint, methods: raw.methods }),
   runtime: async () => (await import('./jsonrpc.js')).jsonrpcRuntime,
 };

@@ -46,6 +46,11 @@ export interface KindLoader {
   kind: ProtocolKind;
   /** The document's spec if it is of this kind (undefined: not this kind). */
   load(doc: unknown, category: string): KindLoad | KindLoad[] | undefined;
+  /**
+   * What a server is told about a case (the manifest's `protocol.server`): the handler's own data,
+   * never an answer the framework owns (validation errors, protocol errors, deadlines).
+   */
+  server(spec: Json): Json;
   /** The kind's runtime module. */
   runtime(): Promise<KindRuntime>;
 }
