@@ -107,7 +107,8 @@ export function fromJsonRpcDocument(doc: unknown, category: string): KindLoad[] 
     ];
     return items.length ? items : { skip: 'a JSON-RPC method document without examples or error cases' };
   }
-  if (!category.toLowerCase().includes('jsonrpc')) return undefined;
+  // An HTTP case of a jsonrpc category (`http: {handler, request, expected_response}`) stays an HTTP case.
+  if (!category.toLowerCase().includes('jsonrpc') || isObject(doc.http) || isObject(doc.handler)) return undefined;
   const scenarios = Object.entries(doc).filter(([, v]) => isObject(v) && 'request' in v && 'expected_response' in v) as Array<[string, Json]>;
   if (!scenarios.length) return undefined;
   return scenarios.map(([name, v]) => fromItem({}, { ...v, name }, 0, 'example'));
