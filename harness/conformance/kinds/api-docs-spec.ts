@@ -56,5 +56,4 @@ export const apiDocsLoader: KindLoader = {
   kind: 'api-description',
   load: fromDocument,
   server: (raw) => ({ format: raw.format, document: raw.document }),
-  runtime: async () => (await import('./api-docs.js')).apiDocsRuntime,
 };

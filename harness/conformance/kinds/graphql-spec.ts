@@ -112,5 +112,4 @@ export const graphqlLoader: KindLoader = {
       resolver_error_status: spec.expected.status_code >= 400 ? spec.expected.status_code : null,
     };
   },
-  runtime: async () => (await import('./graphql.js')).graphqlRuntime,
 };

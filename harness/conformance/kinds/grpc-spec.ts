@@ -219,5 +219,4 @@ export const grpcLoader: KindLoader = {
       handler: code === 4 ? { never_answers: true, ...(answer.headers ? { headers: answer.headers } : {}), ...(answer.trailers ? { trailers: answer.trailers } : {}) } : { status, code, ...answer },
     };
   },
-  runtime: async () => (await import('./grpc.js')).grpcRuntime,
 };

@@ -41,10 +41,16 @@ export interface ProtocolResult {
 
 export const KINDS: readonly KindLoader[] = [grpcLoader, graphqlLoader, jsonrpcLoader, apiDocsLoader];
 
-async function kindOf(name: ProtocolKind): Promise<KindRuntime> {
-  const k = KINDS.find((x) => x.kind === name);
-  if (!k) throw new Error(`no protocol kind ${name}`);
-  return k.runtime();
+/** Each kind's client and fixture, imported when a case of it runs. */
+const RUNTIMES: Record<ProtocolKind, () => Promise<KindRuntime>> = {
+  grpc: async () => (await import('./grpc.js')).grpcRuntime,
+  graphql: async () => (await import('./graphql.js')).graphqlRuntime,
+  jsonrpc: async () => (await import('./jsonrpc.js')).jsonrpcRuntime,
+  'api-description': async () => (await import('./api-docs.js')).apiDocsRuntime,
+};
+
+function kindOf(name: ProtocolKind): Promise<KindRuntime> {
+  return RUNTIMES[name]();
 }
 
 /**

@@ -119,5 +119,4 @@ export const jsonrpcLoader: KindLoader = {
   load: fromJsonRpcDocument,
   // The methods with their schemas and their handlers' answers (results, application errors only).
   server: (raw) => ({ endpoint: raw.endpoint, methods: raw.methods }),
-  runtime: async () => (await import('./jsonrpc.js')).jsonrpcRuntime,
 };

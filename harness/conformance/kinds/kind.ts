@@ -40,7 +40,7 @@ export type KindLoad = ({ spec: Json; name?: string; description?: string } | { 
 
 /**
  * How a kind recognises its documents: cheap, so loading cases never loads a protocol's client or
- * keel's server (the kind's runtime is imported when a case of it runs).
+ * keel's server (the kind's runtime, KindRuntime, is imported by kinds/index.ts when a case of it runs).
  */
 export interface KindLoader {
   kind: ProtocolKind;
@@ -51,8 +51,6 @@ export interface KindLoader {
    * never an answer the framework owns (validation errors, protocol errors, deadlines).
    */
   server(spec: Json): Json;
-  /** The kind's runtime module. */
-  runtime(): Promise<KindRuntime>;
 }
 
 export interface KindRuntime {
