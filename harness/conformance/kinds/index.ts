@@ -3,6 +3,7 @@
  * document becomes ProtocolCases), the runner (a ProtocolCase is played by its kind), keel's fixture
  * app (its kind serves it). Kinds are tried in order; the first that recognises a document takes it.
  */
+import { missingPackages, missingPackagesError } from '../../../lib/ops/packages.js';
 import type { Mismatch } from '../compare.js';
 import type { LoadedCase, ProtocolCase, ProtocolKind, RunnableCase } from '../types.js';
 import { graphqlLoader } from './graphql-spec.js';
@@ -43,8 +44,17 @@ export const KINDS: readonly KindLoader[] = [grpcLoader, graphqlLoader, jsonrpcL
 
 /** Each kind's client and fixture, imported when a case of it runs. */
 const RUNTIMES: Record<ProtocolKind, () => Promise<KindRuntime>> = {
-  grpc: async () => (await import('./grpc.js')).grpcRuntime,
-  graphql: async () => (await import('./graphql.js')).graphqlRuntime,
+  grpc: async () => {
+    // The runner's gRPC client: not a dependency of keel's server (keel speaks HTTP/2 itself).
+    const missing = missingPackages(['@grpc/grpc-js@1', 'protobufjs']);
+    if (missing.length) throw missingPackagesError('gRPC conformance cases (keel-conformance)', missing);
+    return (await import('./grpc.js')).grpcRuntime;
+  },
+  graphql: async () => {
+    const missing = missingPackages(['graphql@16']);
+    if (missing.length) throw missingPackagesError('GraphQL conformance cases (keel-conformance)', missing);
+    return (await import('./graphql.js')).graphqlRuntime;
+  },
   jsonrpc: async () => (await import('./jsonrpc.js')).jsonrpcRuntime,
   'api-description': async () => (await import('./api-docs.js')).apiDocsRuntime,
 };
