@@ -27,7 +27,7 @@ import { runnerVersion } from './version.js';
 import { runCases, type CaseStatus, type RunOptions, type RunReport } from './runner.js';
 import { toHtml } from './report-html.js';
 import { contradictedBases, generateVariants, parseVariantFlags, summariseVariants, variantLine, type VariantSummary } from './variants.js';
-import { isRunnable, isRunnableWebSocket, type ConformanceCase, type LoadedCase, type RunnableCase } from './types.js';
+import { isRunnable, isRunnableProtocol, isRunnableWebSocket, type ConformanceCase, type LoadedCase, type ProtocolCase, type RunnableCase } from './types.js';
 
 /** What `--json` names as the corpus of a run of the shipped suite. */
 export const SHIPPED_SUITE = 'keel-conformance suite (shipped with the runner)';
@@ -232,11 +232,11 @@ export async function main(argv: readonly string[], io: CliIo = defaultIo): Prom
   }
 
   if (values.exec !== undefined) {
-    const runnable = cases.filter(isRunnable) as ConformanceCase[];
+    const runnable = cases.filter((c) => isRunnable(c) || isRunnableProtocol(c)) as Array<ConformanceCase | ProtocolCase>;
     const exec = execTarget(runnable, { command: values.exec, group, ...(execTimeoutMs ? { startTimeoutMs: execTimeoutMs } : {}), ...(portRange ? { portRange } : {}) });
     try {
       // The group's server is given a manifest, which has no WebSocket sessions: they are skipped, saying so.
-      const ordered: LoadedCase[] = [...exec.order, ...cases.filter((c) => !isRunnable(c)).map((c) => (isRunnableWebSocket(c) ? { ...c, skip: `not run under --exec: ${WEBSOCKET_NOT_IN_MANIFEST}` } : c))];
+      const ordered: LoadedCase[] = [...exec.order, ...cases.filter((c) => !isRunnable(c) && !isRunnableProtocol(c)).map((c) => (isRunnableWebSocket(c) ? { ...c, skip: `not run under --exec: ${WEBSOCKET_NOT_IN_MANIFEST}` } : c))];
       const about = { ...meta, target: 'exec' as const, starts: () => exec.launches() };
       return await runAndReport(ordered, { target: exec.target, corpus: verdictCorpus, level, ...(timeoutMs ? { timeoutMs } : {}) }, values, io, about, () => `${exec.launches()} server start${exec.launches() === 1 ? '' : 's'} (--group ${group})`);
     } finally {

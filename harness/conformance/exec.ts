@@ -24,7 +24,7 @@ import { canBind, canConnect, freePort } from './ports.js';
 
 export { FREE_PORT_RANGE, freePort, parsePortRange } from './ports.js';
 import type { CaseTarget } from './runner.js';
-import type { ConformanceCase } from './types.js';
+import { isProtocolCase, type ConformanceCase, type ProtocolCase } from './types.js';
 
 export type ExecGrouping = 'route' | 'handler' | 'case';
 export const EXEC_GROUPINGS: readonly ExecGrouping[] = ['route', 'handler', 'case'];
@@ -131,8 +131,9 @@ export class ServerNotAnsweringError extends Error {
  * A runner target that serves each group through the command. Run the cases in `order` (grouped)
  * so each server starts once; `close()` stops the last one and removes the case files.
  */
-export function execTarget(cases: readonly ConformanceCase[], options: ExecOptions): { order: ConformanceCase[]; target: (c: ConformanceCase) => Promise<CaseTarget>; close: () => Promise<void>; launches: () => number } {
-  const groups = planGroups(cases, options.group ?? 'route');
+export function execTarget(cases: readonly (ConformanceCase | ProtocolCase)[], options: ExecOptions): { order: (ConformanceCase | ProtocolCase)[]; target: (c: ConformanceCase | ProtocolCase) => Promise<CaseTarget>; close: () => Promise<void>; launches: () => number } {
+  // A protocol case (kinds/) gets a server of its own: its manifest holds that case alone.
+  const groups: (ConformanceCase | ProtocolCase)[][] = [...planGroups(cases.filter((c): c is ConformanceCase => !isProtocolCase(c)), options.group ?? 'route'), ...cases.filter(isProtocolCase).map((c) => [c])];
   const groupOf = new Map<string, number>();
   groups.forEach((g, i) => g.forEach((c) => groupOf.set(c.id, i)));
   const dir = mkdtempSync(join(tmpdir(), 'keel-conformance-exec-'));

@@ -27,7 +27,8 @@ import { withCorpusErrorStyle } from './error-style.js';
 import { registerCaseHooks } from './fixture-hooks.js';
 import { handlerAnswer } from './handler-answer.js';
 import { isGraphqlSession, registerGraphqlSession, registerJsonWebSocket, registerWebSocket, websocketEnabled, type SessionCounters } from './fixture-ws.js';
-import { isWebSocketCase, type ConformanceCase, type RunnableCase, type WebSocketCase } from './types.js';
+import { protocolFixtureTarget } from './kinds/index.js';
+import { isProtocolCase, isWebSocketCase, type ConformanceCase, type RunnableCase, type WebSocketCase } from './types.js';
 
 export { FRAMEWORK_STATUSES, HANDLER_REACHED, isHandlerOwnedError } from './handler-answer.js';
 
@@ -64,7 +65,7 @@ export function caseHandler(c: ConformanceCase): HandlerFunction {
     if (answer.error) {
       if (status === 500) throw new Error('fixture handler failure (must not reach the client)');
       // The handler's own problem: its detail and, when the case shows one, its instance (RFC 9457 §3.1.5).
-      throw new HttpError(status, answer.error.detail, answer.error.instance !== undefined ? { instance: answer.error.instance } : {});
+      throw new HttpError(status, answer.error.detail, { ...(answer.error.instance !== undefined ? { instance: answer.error.instance } : {}), ...(answer.headers ? { headers: answer.headers } : {}) });
     }
     if (streaming?.chunks) {
       const chunks = streaming.chunks.map((ch) => (typeof ch.base64 === 'string' ? Buffer.from(ch.base64, 'base64') : String(ch.value ?? '')));
@@ -154,7 +155,7 @@ export async function buildFixtureApp(cases: readonly RunnableCase[]): Promise<F
   try {
     const statics: Json[] = [];
     for (const c of cases) {
-      if (isWebSocketCase(c)) continue;
+      if (isWebSocketCase(c) || isProtocolCase(c)) continue;
       const specs = (c.handler.middleware as Json | undefined)?.static_files as StaticSpec[] | undefined;
       if (specs?.length) statics.push(...writeStatic(specs, join(tmp, String(statics.length))));
     }
@@ -170,6 +171,8 @@ export async function buildFixtureApp(cases: readonly RunnableCase[]): Promise<F
     const shadowed: string[] = [];
     const counters = new Map<string, SessionCounters>();
     for (const c of cases) {
+      // A protocol case is served by its kind's own app (kinds/), one per case.
+      if (isProtocolCase(c)) continue;
       const session = isWebSocketCase(c);
       if (!session && ((c.handler.middleware as Json | undefined)?.static_files as unknown[] | undefined)?.length) continue;
       const route = session ? c.websocket.handler.route : c.handler.route;
@@ -233,6 +236,7 @@ export async function serveFixtureApp(cases: readonly RunnableCase[], options: {
  * closed once the case has run, so no case sees another's rate-limit counters or hooks.
  */
 export async function fixtureTarget(c: RunnableCase): Promise<CaseTarget> {
+  if (isProtocolCase(c)) return protocolFixtureTarget(c);
   const served = await serveFixtureApp([c]);
   return { baseUrl: served.url, release: () => served.close(), ...(isWebSocketCase(c) ? { observe: served.observe } : {}) };
 }

@@ -51,7 +51,11 @@ function routeRegex(route: string): RegExp {
 /** True when a failing status is the application's to produce (see the module comment). */
 export function isHandlerOwnedError(c: ConformanceCase): boolean {
   const status = c.expected.status_code;
-  if (status < 400 || FRAMEWORK_STATUSES.has(status)) return false;
+  if (status < 400) return false;
+  // A case without handler.route (loader.ts, impliedHandler) declares no record for the framework to
+  // act on: whatever status it expects, only its application can produce it.
+  if (c.handler.implied === true) return true;
+  if (FRAMEWORK_STATUSES.has(status)) return false;
   if (status === 404) {
     // Routing 404s are the framework's; a 404 on a request that matches the route is the handler's answer.
     // A route made a WebSocket endpoint (a `websocket` record) has no HTTP handler to answer a plain request.
@@ -76,14 +80,16 @@ function errorDetail(body: unknown): string | undefined {
 }
 
 /** The handler-owned headers of a successful case (see the module comment). */
-function handlerHeaders(c: ConformanceCase): Record<string, string> {
+function handlerHeaders(c: ConformanceCase, error = false): Record<string, string> {
   const mw = (c.handler.middleware ?? {}) as Json;
   // X-Request-ID is the framework's when the case turns request ids on; otherwise a literal one is the handler's.
   const requestIdIsFrameworks = mw.request_id !== undefined;
   const headers: Record<string, string> = {};
   for (const [k, v] of Object.entries(c.expected.headers ?? {})) {
     const value = String(v);
-    if (FRAMEWORK_HEADERS.test(k) || (requestIdIsFrameworks && /^x-request-id$/i.test(k))) continue;
+    // Retry-After on an error the application raises (a 503, RFC 9110 §10.2.3) is the application's.
+    const own = error && /^retry-after$/i.test(k);
+    if ((!own && FRAMEWORK_HEADERS.test(k)) || (requestIdIsFrameworks && /^x-request-id$/i.test(k))) continue;
     if (value === '<<present>>' || value === '<<uuid>>') {
       headers[k] = /^set-cookie$/i.test(k) ? `session=${randomUUID()}; Path=/; HttpOnly` : randomUUID();
     } else if (!value.startsWith('<<') && !value.includes('.*')) headers[k] = value;
@@ -104,7 +110,8 @@ export function handlerAnswer(c: ConformanceCase): HandlerAnswer {
     const body = c.expected.body as Json | undefined;
     const detail = errorDetail(body);
     const instance = body?.instance;
-    return { status, error: { ...(detail !== undefined ? { detail } : {}), ...(typeof instance === 'string' ? { instance } : {}) }, ...sleep };
+    const headers = handlerHeaders(c, true);
+    return { status, error: { ...(detail !== undefined ? { detail } : {}), ...(typeof instance === 'string' ? { instance } : {}) }, ...(Object.keys(headers).length ? { headers } : {}), ...sleep };
   }
   const headers = handlerHeaders(c);
   const streaming = c.extra.streaming as Json | undefined;

@@ -28,9 +28,11 @@ export function formatList(cases: readonly LoadedCase[]): string {
   const manifest = buildManifest(cases);
   const sessions = cases.filter(isRunnableWebSocket);
   const skipped = manifest.skipped.filter((s) => !sessions.some((w) => w.id === s.id));
-  const lines = [`${manifest.cases.length + sessions.length} cases to run${skipped.length ? ` (${skipped.length} skipped)` : ''}:`];
+  const lines = [`${manifest.cases.length + sessions.length + manifest.protocols.length} cases to run${skipped.length ? ` (${skipped.length} skipped)` : ''}:`];
   for (const c of cases) if (isRunnable(c)) lines.push(caseLine(c));
   for (const c of sessions) lines.push(sessionLine(c));
+  // Other protocols (kinds/): each is served on its own, from its manifest entry's `server`.
+  for (const p of manifest.protocols) lines.push(`  ${p.id}  ${p.kind} case (served on its own: --manifest protocols[].server)`);
   for (const s of skipped) lines.push(`  ${s.id}  skipped: ${s.reason}`);
   lines.push('', `Routes to serve (${manifest.routes.length}; "handlers" > 1: cases need different definitions of one route, see --exec):`);
   for (const r of manifest.routes) lines.push(`  ${r.method.padEnd(7)} ${r.route}  (${r.route_colon})  ${r.cases.length} case${r.cases.length === 1 ? '' : 's'}${r.handlers > 1 ? `, ${r.handlers} handlers` : ''}`);

@@ -4,7 +4,7 @@ import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { loadCases } from './loader.js';
-import { isRunnable, type ConformanceCase } from './types.js';
+import { isRunnable, type ConformanceCase, type ProtocolCase } from './types.js';
 
 const httpCase = (name: string) => ({
   name,
@@ -123,14 +123,21 @@ describe('loadCases', () => {
       }
     });
 
-    it('should skip a gRPC call written as an HTTP/1.1 JSON request as another protocol', () => {
+    it('should load a gRPC call written as an HTTP/1.1 JSON request as a gRPC case, and refuse a path that is no gRPC method', () => {
       const grpc = httpCase('grpc');
-      write('grpc/calls/01_unary.json', { ...grpc, request: { ...(grpc.request as object), headers: { 'content-type': 'application/grpc+proto', te: 'trailers' } } });
+      const headers = { 'content-type': 'application/grpc+proto', te: 'trailers' };
+      write('grpc/calls/01_unary.json', { ...grpc, handler: { route: '/pkg.Items/Get', method: 'POST' }, request: { method: 'POST', path: '/pkg.Items/Get', headers, body: { id: 1 } }, expected_response: { status_code: 200, headers: { 'grpc-status': '5' }, body: { code: 'NOT_FOUND', message: 'no item' } } });
       write('grpc/calls/02_json.json', { ...grpc, request: { ...(grpc.request as object), headers: { 'Content-Type': 'application/json' } } });
+      write('grpc/calls/03_path.json', { ...grpc, request: { ...(grpc.request as object), headers } });
       try {
         const byId = new Map(loadCases([join(root, 'grpc')]).map((c) => [c.id, c]));
-        assert.match(byId.get('calls/01_unary')!.skip!, /other protocol: a gRPC call/);
+        const unary = byId.get('calls/01_unary') as ProtocolCase;
+        assert.equal(unary.kind, 'grpc');
+        assert.equal(unary.spec.service, 'pkg.Items');
+        assert.deepEqual((unary.spec.expected as Record<string, unknown>).status_message, 'no item');
+        assert.match(String(unary.spec.proto), /message GetRequest \{\n  int64 id = 1;/);
         assert.equal(byId.get('calls/02_json')!.skip, undefined);
+        assert.match(byId.get('calls/03_path')!.skip!, /path must be \/<package>\.<Service>\/<Method>/);
       } finally {
         rmSync(join(root, 'grpc'), { recursive: true });
       }

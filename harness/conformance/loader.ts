@@ -2,16 +2,19 @@
  * Loading conformance cases from both corpus layouts:
  * - `<category>/NN_name.json`: one case per file (`schema.json` files and JSON Schemas are not cases);
  * - `<category>.json`: an array of `{id, category, description, http: {handler, request, expected_response}, skip?}`.
- * WebSocket session cases (`websocket: {handler, session}`) are loaded as their own kind (WebSocketCase).
- * Documents of other protocols (GraphQL, protobuf, JSON-RPC, WebSocket, SSE, API descriptions) are
- * loaded as skipped cases with the reason, so the report counts them instead of hiding them.
+ * WebSocket session cases (`websocket: {handler, session}`) and WebSocket channel documents are
+ * loaded as WebSocketCases (loader-ws.ts); documents of other protocols (GraphQL, protobuf/gRPC,
+ * JSON-RPC, API descriptions) as ProtocolCases by their kind (kinds/). What no client can send (SSE
+ * channel documents, prose-only request streams, out-of-scope features) is loaded as skipped with the
+ * reason, so the report counts it instead of hiding it.
  */
 import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { basename, dirname, join, relative, resolve, sep } from 'node:path';
-import type { CaseExpectedResponse, CaseHandler, CaseRequest, ConformanceCase, LoadedCase, WebSocketCase } from './types.js';
+import { loadProtocol } from './kinds/index.js';
+import type { CaseExpectedResponse, CaseHandler, CaseRequest, ConformanceCase, LoadedCase } from './types.js';
+import { channelDocument, corpusSkip, RUNNER_LANGUAGE, toWebSocketCase } from './loader-ws.js';
 
-/** The client language this runner counts as for a case's `skip.languages` list. */
-export const RUNNER_LANGUAGE = 'node';
+export { RUNNER_LANGUAGE };
 
 type Json = Record<string, unknown>;
 
@@ -60,75 +63,41 @@ export function outOfSpecScope(handler: Json, doc: Json, category = ''): string 
 }
 
 /**
- * A gRPC call written as an HTTP/1.1 request (`Content-Type: application/grpc` with a JSON body): gRPC
- * is HTTP/2 with length-prefixed protobuf messages and trailers (gRPC over HTTP/2, PROTOCOL-HTTP2.md),
- * which such a case cannot describe; the corpus's gRPC cases proper are the protobuf documents.
+ * The handler a case without one implies: a request and an expected response but no
+ * `handler.route` (content types, status codes, CORS answers) are served by a route at the
+ * request's own path (its query dropped, taken literally: no placeholders) for the request's method.
  */
-function grpcOverHttp1(request: CaseRequest): string | undefined {
-  const headers = isObject(request.headers) ? request.headers : {};
-  const type = Object.entries(headers).find(([k]) => k.toLowerCase() === 'content-type')?.[1];
-  return typeof type === 'string' && /^application\/grpc(\+|;|$)/i.test(type.trim())
-    ? 'other protocol: a gRPC call written as an HTTP/1.1 JSON request (gRPC needs HTTP/2 framing, length-prefixed messages and trailers)'
-    : undefined;
+function impliedHandler(request: unknown, expected: unknown): Json | undefined {
+  if (!isObject(request) || typeof request.path !== 'string' || !request.path.startsWith('/') || !isObject(expected) || typeof expected.status_code !== 'number') return undefined;
+  const path = request.path.split('?', 1)[0]!;
+  // A literal path with braces would read as a placeholder: escape nothing, refuse it instead.
+  if (/[{}]/.test(path)) return undefined;
+  return { route: path, method: typeof request.method === 'string' ? request.method.toUpperCase() : 'GET', implied: true };
 }
 
-/** The corpus's `skip` for this runner's language, as a skip reason. */
-function corpusSkip(doc: Json): string | undefined {
-  const skip = doc.skip;
-  return isObject(skip) && Array.isArray(skip.languages) && skip.languages.includes(RUNNER_LANGUAGE)
-    ? `skipped by the corpus for ${RUNNER_LANGUAGE}: ${String(skip.reason ?? 'no reason given')}`
-    : undefined;
-}
-
-const FRAME_TYPES: readonly string[] = ['text', 'binary', 'ping', 'pong'];
-
-/** Why a WebSocket session block cannot be played, if it cannot. */
-function malformedSession(handler: unknown, session: unknown): string | undefined {
-  if (!isObject(handler) || typeof handler.route !== 'string' || !handler.route.startsWith('/')) return 'websocket.handler.route must be a path starting with /';
-  if (!isObject(session) || !Array.isArray(session.messages)) return 'websocket.session.messages must be a list';
-  for (const [i, m] of session.messages.entries()) {
-    const where = `websocket.session.messages[${i}]`;
-    if (!isObject(m) || (m.direction !== 'send' && m.direction !== 'receive')) return `${where}.direction must be "send" or "receive"`;
-    if (m.frame_type !== undefined && !FRAME_TYPES.includes(m.frame_type as string)) return `${where}.frame_type must be one of ${FRAME_TYPES.join(', ')}`;
-    if (m.raw_text !== undefined && typeof m.raw_text !== 'string') return `${where}.raw_text must be a string`;
-    if (m.payload_base64 !== undefined && typeof m.payload_base64 !== 'string') return `${where}.payload_base64 must be a string`;
-    if (m.direction === 'send' && !('payload' in m) && m.raw_text === undefined && m.payload_base64 === undefined && (m.frame_type ?? 'text') === 'text') return `${where} sends a text frame without payload or raw_text`;
-  }
-  for (const key of ['close_code', 'expected_receive_count']) {
-    if (session[key] !== undefined && !Number.isInteger(session[key])) return `websocket.session.${key} must be an integer`;
-  }
-  if (session.subprotocol !== undefined && (typeof session.subprotocol !== 'string' || !session.subprotocol)) return 'websocket.session.subprotocol must be a non-empty string';
-  return undefined;
-}
-
-/** A WebSocket session case (`websocket: {handler, session}`); malformed ones are skipped with the reason. */
-function toWebSocketCase(doc: Json, base: { id: string; category: string; source: string }): LoadedCase {
-  const ws = doc.websocket as Json;
-  const why = malformedSession(ws.handler, ws.session);
-  if (why) return { ...base, skip: `malformed WebSocket session case: ${why}` };
-  const c: WebSocketCase = {
-    kind: 'websocket',
-    ...base,
-    name: typeof doc.name === 'string' ? doc.name : base.id,
-    ...(typeof doc.description === 'string' ? { description: doc.description } : {}),
-    websocket: { handler: ws.handler as WebSocketCase['websocket']['handler'], session: ws.session as WebSocketCase['websocket']['session'] },
-    expected: isObject(doc.expected) ? doc.expected : {},
-  };
-  const skip = corpusSkip(doc);
-  if (skip) Object.assign(c, { skip, implementationSkip: true });
-  return c;
-}
-
-/** Normalise one case object of either layout. */
+/**
+ * Normalise one case object of either layout. A document of another protocol may make several cases
+ * (a JSON-RPC method's examples and error cases: kinds/); `toCase` gives the first, `toCases` all.
+ */
 export function toCase(doc: unknown, info: { id: string; category: string; source: string }): LoadedCase {
+  const cases = toCases(doc, info);
+  return Array.isArray(cases) ? cases[0]! : cases;
+}
+
+/** Every case of one case object (see toCase). */
+export function toCases(doc: unknown, info: { id: string; category: string; source: string }): LoadedCase | LoadedCase[] {
   if (!isObject(doc)) return { ...info, skip: 'not a JSON object' };
   const category = typeof doc.category === 'string' && doc.category ? doc.category : info.category;
   if (isObject(doc.websocket) && ('session' in doc.websocket || 'handler' in doc.websocket)) return toWebSocketCase(doc, { id: info.id, category, source: info.source });
+  const base = { id: info.id, category, source: info.source };
+  const channel = channelDocument(doc, base);
+  if (channel) return channel;
+  const protocol = loadProtocol(doc, base);
+  if (protocol) return protocol.length === 1 ? protocol[0]! : protocol;
   const http = isObject(doc.http) ? doc.http : doc;
-  const handler = http.handler;
+  const handler = isObject(http.handler) ? http.handler : impliedHandler(http.request, http.expected_response);
   const request = http.request;
   const expected = http.expected_response;
-  const base = { id: info.id, category, source: info.source };
   if (!isObject(handler) || typeof handler.route !== 'string' || !isObject(request) || typeof request.path !== 'string' || !isObject(expected) || typeof expected.status_code !== 'number') {
     return { ...base, skip: outOfScopeReason(doc, category) };
   }
@@ -143,7 +112,7 @@ export function toCase(doc: unknown, info: { id: string; category: string; sourc
     expected: expected as CaseExpectedResponse,
     extra,
   };
-  const outOfScope = outOfSpecScope(handler, doc, category) ?? grpcOverHttp1(c.request);
+  const outOfScope = outOfSpecScope(handler, doc, category);
   if (outOfScope) c.skip = outOfScope;
   const skip = corpusSkip(doc);
   if (skip && !outOfScope) Object.assign(c, { skip, implementationSkip: true });
@@ -187,10 +156,10 @@ export function loadFile(file: string, idBase: string, category = basename(dirna
     return doc.map((item, i) => {
       const caseId = isObject(item) && typeof item.id === 'string' ? item.id : String(i);
       const category = isObject(item) && typeof item.category === 'string' ? item.category : stem;
-      return toCase(item, { id: `${prefix}${stem}/${caseId}`, category, source: `${file}#${i}` });
-    });
+      return toCases(item, { id: `${prefix}${stem}/${caseId}`, category, source: `${file}#${i}` });
+    }).flat();
   }
-  return [toCase(doc, { id: idBase, category, source: file })];
+  return [toCases(doc, { id: idBase, category, source: file })].flat();
 }
 
 /** True when a file holds an array of cases (the `fixtures/<category>.json` layout). */

@@ -18,7 +18,8 @@
 import { PATH_PARAM_TYPES } from '../../lib/app/router.js';
 import { CASE_HEADER, wireFor } from './runner.js';
 import { handlerAnswer, type HandlerAnswer } from './handler-answer.js';
-import { isRunnable, isRunnableWebSocket, type ConformanceCase, type LoadedCase } from './types.js';
+import { protocolServerSpec } from './kinds/index.js';
+import { isRunnable, isRunnableProtocol, isRunnableWebSocket, type ConformanceCase, type LoadedCase, type ProtocolKind } from './types.js';
 
 export const MANIFEST_VERSION = 2;
 
@@ -85,11 +86,27 @@ export interface ManifestRoute {
   handlers: number;
 }
 
+/**
+ * A case of another protocol (GraphQL, gRPC, JSON-RPC, an API description; harness/conformance/kinds/):
+ * `server` is what the implementation must serve for it, by kind (docs/conformance.md, "Other
+ * protocols"). The runner plays it against the server on the case's own port.
+ */
+export interface ManifestProtocolCase {
+  id: string;
+  category: string;
+  name: string;
+  source: string;
+  kind: ProtocolKind;
+  server: Record<string, unknown>;
+}
+
 export interface Manifest {
   version: typeof MANIFEST_VERSION;
   case_header: string;
   cases: ManifestCase[];
   routes: ManifestRoute[];
+  /** Cases of other protocols (empty when there are none). */
+  protocols: ManifestProtocolCase[];
   skipped: Array<{ id: string; category: string; reason: string }>;
 }
 
@@ -200,11 +217,13 @@ export function routeTable(cases: readonly ManifestCase[]): ManifestRoute[] {
 /** The manifest of a set of loaded cases (skipped ones listed with their reason). */
 export function buildManifest(cases: readonly LoadedCase[], caseHeader: string | false = CASE_HEADER): Manifest {
   const runnable = cases.filter(isRunnable).map((c) => manifestCase(c, caseHeader));
+  const protocols = cases.filter(isRunnableProtocol).map((c) => ({ id: c.id, category: c.category, name: c.name, source: c.source, kind: c.kind, server: protocolServerSpec(c) }));
   return {
     version: MANIFEST_VERSION,
     case_header: caseHeader || '',
     cases: runnable,
     routes: routeTable(runnable),
-    skipped: cases.filter((c) => !isRunnable(c)).map((c) => ({ id: c.id, category: c.category, reason: isRunnableWebSocket(c) ? WEBSOCKET_NOT_IN_MANIFEST : c.skip ?? 'not runnable' })),
+    protocols,
+    skipped: cases.filter((c) => !isRunnable(c) && !isRunnableProtocol(c)).map((c) => ({ id: c.id, category: c.category, reason: isRunnableWebSocket(c) ? WEBSOCKET_NOT_IN_MANIFEST : c.skip ?? 'not runnable' })),
   };
 }

@@ -13,8 +13,9 @@ import { classify } from './contradiction-classify.js';
 import type { Contradiction } from './contradictions.js';
 
 export { applyContradictions } from './contradiction-classify.js';
-import { isRunnable, isRunnableWebSocket, type CaseExpectedResponse, type ConformanceCase, type LoadedCase, type RunnableCase, type WebSocketCase } from './types.js';
+import { isRunnable, isRunnableProtocol, isRunnableWebSocket, type CaseExpectedResponse, type ConformanceCase, type LoadedCase, type RunnableCase, type WebSocketCase } from './types.js';
 import { playSession, type FrameLog } from './ws-session.js';
+import { runProtocolCase } from './kinds/index.js';
 
 /**
  * `contradicted`: the case failed only in a field another case of the corpus contradicts (listed in
@@ -274,7 +275,7 @@ export async function runCases(cases: readonly LoadedCase[], options: RunOptions
   const results: CaseResult[] = [];
   const corpus = new Map((options.corpus ?? cases).map((c) => [c.id, c]));
   for (const c of cases) {
-    const r = isRunnable(c) ? await runOne(c, options) : isRunnableWebSocket(c) ? await runWebSocketOne(c, options) : skippedResult(c);
+    const r = isRunnable(c) ? await runOne(c, options) : isRunnableWebSocket(c) ? await runWebSocketOne(c, options) : isRunnableProtocol(c) ? await runProtocolCase(c, options, options.caseHeader ?? CASE_HEADER) : skippedResult(c);
     classify(r, corpus, options.level ?? 'strict');
     results.push(r);
     options.onResult?.(r);

@@ -131,6 +131,20 @@ export interface WebSocketCase extends CaseIdentity {
   expected: Record<string, unknown>;
 }
 
+/** The protocols a ProtocolCase speaks (harness/conformance/kinds/). */
+export type ProtocolKind = 'graphql' | 'grpc' | 'jsonrpc' | 'api-description';
+
+/**
+ * A case of another protocol than an HTTP exchange (GraphQL over HTTP, gRPC over HTTP/2, JSON-RPC,
+ * an API description document): its kind's module (kinds/<kind>.ts) loads `spec` from the corpus
+ * document, plays it as a client, and serves it in keel's fixture app.
+ */
+export interface ProtocolCase extends CaseIdentity {
+  kind: ProtocolKind;
+  /** The kind's normalised view of the case (what the manifest carries under `protocol`). */
+  spec: Record<string, unknown>;
+}
+
 /** A case the runner does not send, with the reason (other protocols, whole documents, `skip`). */
 export interface SkippedCase {
   id: string;
@@ -139,13 +153,24 @@ export interface SkippedCase {
   skip: string;
 }
 
-export type LoadedCase = ConformanceCase | WebSocketCase | SkippedCase;
-/** A case the runner plays against a target: an HTTP exchange or a WebSocket session. */
-export type RunnableCase = ConformanceCase | WebSocketCase;
+export type LoadedCase = ConformanceCase | WebSocketCase | ProtocolCase | SkippedCase;
+/** A case the runner plays against a target: an HTTP exchange, a WebSocket session or another protocol's case. */
+export type RunnableCase = ConformanceCase | WebSocketCase | ProtocolCase;
 
 /** A runnable HTTP request/response case (what the manifest, `--exec` and the HTTP fixture routes take). */
 export function isRunnable(c: LoadedCase): c is ConformanceCase & { skip: undefined } {
   return (c as ConformanceCase).handler !== undefined && !isWebSocketCase(c) && c.skip === undefined;
+}
+
+/** A case of another protocol (kinds/), runnable or not. */
+export function isProtocolCase(c: LoadedCase): c is ProtocolCase {
+  const kind = (c as ProtocolCase).kind;
+  return kind !== undefined && kind !== ('websocket' as string) && (c as ProtocolCase).spec !== undefined;
+}
+
+/** A case of another protocol the runner plays. */
+export function isRunnableProtocol(c: LoadedCase): c is ProtocolCase & { skip: undefined } {
+  return isProtocolCase(c) && c.skip === undefined;
 }
 
 /** A WebSocket session case, runnable or not. */
