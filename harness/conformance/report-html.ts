@@ -6,7 +6,7 @@
  * that derived it; of a base case, the status it expects (`422`), so a row reads "query_params × 422".
  */
 import type { CaseResult, RunReport } from './runner.js';
-import { formatRequest, formatTranscript } from './report.js';
+import { byRequirement, formatRequest, formatTranscript } from './report.js';
 
 export interface HtmlReportOptions {
   title?: string;
@@ -42,8 +42,9 @@ function failureBlock(r: CaseResult): string {
   const why = r.status === 'contradicted' && r.contradiction ? `<p class="note">contradicted by the corpus: ${esc(r.contradiction.field)} conflicts with ${esc(r.contradiction.conflicts_with)}${r.contradiction.rule ? ` (rule: ${esc(r.contradiction.rule)})` : ''}</p>` : '';
   const request = r.request ? `<details><summary>request sent</summary><pre>${esc(formatRequest(r.request, '').join('\n'))}</pre></details>` : '';
   const session = r.transcript ? `<details><summary>session</summary><pre>${esc(formatTranscript(r.transcript, '').join('\n'))}</pre></details>` : '';
+  const about = `${r.description ? `<p class="why">${esc(r.description)}</p>` : ''}${r.requirement ? `<p class="standing"><span class="tag st-${r.requirement}">${r.requirement}</span> ${esc(r.basis ?? '')}</p>` : ''}`;
   const origin = r.variant_of ? `<p class="src">variant of <code>${esc(r.variant_of)}</code></p>` : `<p class="src">${esc(r.source)}</p>`;
-  return `<div class="case ${r.status}" id="${esc(r.id)}"><h4><span class="tag ${r.status}">${r.status}</span> ${esc(r.id)}</h4>${origin}${error}${why}${table}${request}${session}</div>`;
+  return `<div class="case ${r.status}" id="${esc(r.id)}"><h4><span class="tag ${r.status}">${r.status}</span> ${esc(r.id)}</h4>${origin}${about}${error}${why}${table}${request}${session}</div>`;
 }
 
 /** The report as one HTML document. */
@@ -73,6 +74,11 @@ export function toHtml(report: RunReport, options: HtmlReportOptions = {}): stri
   const v = options.variants;
   const variants = v ? `<p class="meta">Variants: <b>${v.passed}</b> of ${v.passed + v.failed} passed (${pct(v.passed, v.failed)}) — ${v.generated} generated, up to ${v.per_case} per case from ${v.bases} base cases, <code>--seed ${v.seed}</code></p>` : '';
   const title = options.title ?? 'keel-conformance report';
+  const standings = Object.entries(byRequirement(report.results));
+  const standingTable = standings.length
+    ? `<table class="sum st"><tr><th>standing</th><th>passed</th><th>failed</th><th>contradicted</th><th>skipped</th><th>pass rate</th></tr>${standings.map(([st, c]) => `<tr><td><span class="tag st-${st}">${st}</span></td><td class="n">${c.passed}</td><td class="n">${c.failed}</td><td class="n">${c.contradicted}</td><td class="n">${c.skipped}</td><td class="n">${pct(c.passed, c.failed)}</td></tr>`).join('')}</table>
+<p class="meta">required: the specification or an RFC says so; reference: the reference implementation's answer; keel: keel's choice (each case says why).</p>`
+    : '';
   return `<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><title>${esc(title)}</title>
 <style>
@@ -85,6 +91,7 @@ table.sum th{background:#f5f6f8;position:sticky;top:0}td.n{text-align:right;font
 td.w{width:28%}.bar{display:flex;height:12px;border-radius:3px;overflow:hidden;background:#eceff4}.bar span{display:block;height:100%}.bar .p{background:#43a047}.bar .f{background:#e53935}.bar .c{background:#f9a825}.bar .s{background:#b0bec5}
 .case{border:1px solid #e3e6ec;border-radius:6px;padding:8px 12px;margin:10px 0}.case.failed{border-left:4px solid #e53935}.case.contradicted{border-left:4px solid #f9a825}
 .case h4{margin:0 0 4px;font-size:14px;word-break:break-all}.tag{font-size:11px;padding:1px 6px;border-radius:3px;text-transform:uppercase;margin-right:6px}
+.why{margin:0 0 4px}.standing{margin:0 0 6px;font-size:12px;color:#445}.tag.st-required{background:#e3f2fd;color:#0d47a1}.tag.st-reference{background:#ede7f6;color:#4527a0}.tag.st-keel{background:#fff3e0;color:#e65100}
 .src{margin:0 0 6px;color:#667;font-size:12px}.err{color:#b71c1c;font-family:ui-monospace,monospace}.note{color:#7a5b00}
 table.diff{border-collapse:collapse;width:100%}table.diff th,table.diff td{border:1px solid #eceff4;padding:4px 6px;vertical-align:top;text-align:left}table.diff th{width:16%;font-weight:600;background:#fafbfc}
 pre{margin:0;white-space:pre-wrap;word-break:break-all;font:12px/1.4 ui-monospace,SFMono-Regular,Menlo,monospace}pre.exp{color:#1b5e20}pre.act{color:#b71c1c}
@@ -93,6 +100,7 @@ details{margin-top:6px}summary{cursor:pointer;color:#3949ab}.meta{color:#445}
 <h1>${esc(title)}</h1>
 <p class="totals"><span class="p">${report.passed} passed</span><span class="f">${report.failed} failed</span><span class="c">${report.contradicted} contradicted</span><span class="s">${report.skipped} skipped</span> pass rate ${pct(report.passed, report.failed)}</p>
 ${variants}
+${standingTable}
 <table class="sum"><tr><th>category</th><th>rule</th><th>passed</th><th>failed</th><th>contradicted</th><th>skipped</th><th>pass rate</th><th></th></tr>
 ${rows.join('\n')}
 </table>
