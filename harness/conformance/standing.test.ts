@@ -11,6 +11,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { runCli } from '../../test/helpers/conformance-cli.js';
 import { loadSuite, REQUIREMENTS, standingOf } from './suite/index.js';
+import { conformanceMeaning, MEANING_END, MEANING_START } from './suite/meaning.js';
 
 describe('the shipped suite\'s standings', () => {
   it('should give every case a description and a requirement with its basis', () => {
@@ -30,6 +31,15 @@ describe('the shipped suite\'s standings', () => {
       assert.equal(by.get(id), 'keel', id);
     }
     assert.equal(by.get('keel/routing/21_head_on_post_route'), 'required', 'Allow on a 405 is RFC 9110 §15.5.6');
+  });
+
+  it('should be what docs/conformance.md\'s "What conformance means" says (generated from the same data)', () => {
+    const doc = readFileSync(new URL('../../docs/conformance.md', import.meta.url), 'utf8');
+    const start = doc.indexOf(MEANING_START);
+    const end = doc.indexOf(MEANING_END);
+    assert.ok(start >= 0 && end > start, 'the page has the generated section');
+    // On a mismatch, paste conformanceMeaning() (npx tsx -e) between the markers.
+    assert.equal(doc.slice(start, end + MEANING_END.length), conformanceMeaning());
   });
 
   it('should refuse a category it has no rule for (a new table must say its standing)', () => {

@@ -91,7 +91,7 @@ function limits(f: Facts): Standing {
   if (f.status === 400) return required(`RFC 9110 §15.5.1 (400) for a body that is not JSON, as ${SPEC_ERRORS}`);
   if ((f.status === 413 || f.status === 431 || f.status === 415) && f.worded) {
     const rfc = f.status === 413 ? 'RFC 9110 §15.5.14' : f.status === 431 ? 'RFC 6585 §5' : 'RFC 9110 §15.5.16';
-    return keel(`the status is ${rfc}; the problem's title, detail${f.status === 413 ? ' and limit member' : ''} are keel's wording (the reference sends its own text)`);
+    return keel(`the status is ${rfc}; the problem's title${f.status === 413 ? ', detail and limit member' : ' and detail'} are keel's wording (the reference sends its own text)`);
   }
   if (f.status === 414) return required(`RFC 9110 §15.5.15: a request target longer than the route's max_uri_length, as ${SPEC_ERRORS}`);
   if (f.request.form_data !== undefined) return keel('form fields are converted by the body schema, not by how they look (the reference turns any number text into a number)');
