@@ -147,6 +147,19 @@ describe('compareResponse, error items and levels', () => {
       assert.deepEqual(compareResponse(expected, got, 'lenient'), []);
       assert.ok(compareResponse(expected, got, 'strict').length > 0);
     });
+    it('should still require the headers an RFC says MUST come with the status (Allow on 405, WWW-Authenticate on 401, a listed Retry-After)', () => {
+      const notAllowed = { status_code: 405, headers: { Allow: 'GET, HEAD' }, body: { type: 'https://keel.dev/errors/method-not-allowed', title: 'Method Not Allowed' } };
+      assert.deepEqual(whats(compareResponse(notAllowed, snap(405, {}, { type: 'x/method-not-allowed' }), 'lenient')), ['header allow']);
+      assert.deepEqual(compareResponse(notAllowed, snap(405, { allow: 'HEAD, GET' }, { type: 'x/method-not-allowed' }), 'lenient'), [], 'the order of methods is free');
+      assert.deepEqual(whats(compareResponse(notAllowed, snap(405, { allow: 'GET' }, { type: 'x/method-not-allowed' }), 'lenient')), ['header allow']);
+      assert.deepEqual(whats(compareResponse({ status_code: 405 }, snap(405, {}, {}), 'lenient')), ['header allow'], 'required though the case does not list it');
+      assert.deepEqual(whats(compareResponse({ status_code: 401 }, snap(401, {}, {}), 'lenient')), ['header www-authenticate']);
+      assert.deepEqual(compareResponse({ status_code: 401 }, snap(401, { 'www-authenticate': 'Bearer' }, {}), 'lenient'), []);
+      assert.deepEqual(whats(compareResponse({ status_code: 429, headers: { 'Retry-After': '<<present>>' } }, snap(429, {}, {}), 'lenient')), ['header retry-after']);
+      assert.deepEqual(compareResponse({ status_code: 429 }, snap(429, {}, {}), 'lenient'), [], 'Retry-After only where the case lists it');
+      assert.deepEqual(whats(compareResponse({ status_code: 405 }, snap(405, {}, {}), 'strict')), ['header allow'], 'and at the strict level when not listed');
+      assert.deepEqual(whats(compareResponse({ status_code: 405 }, snap(404, {}, {}), 'lenient')), ['status'], 'not when the status is wrong already');
+    });
     it('should report a wrong slug, loc or type, and a missing item', () => {
       const got = snap(422, {}, { type: 'https://example.org/problems/bad-request', errors: [{ type: 'too_short', loc: ['query', 'r'] }, { type: 'x', loc: [] }] });
       assert.deepEqual(whats(compareResponse(expected, got, 'lenient')), ['body $.type', 'body $.errors.length', 'body $.errors[0].type', 'body $.errors[0].loc']);

@@ -219,10 +219,12 @@ export function compareCookies(expected: Record<string, unknown>, snap: Response
 
 /**
  * How much of a response is graded:
- * - `strict` (default): status, the listed headers and cookies, and the whole body (rules above);
+ * - `strict` (default): status, the listed headers and cookies, the whole body (rules above), and
+ *   the headers an RFC says MUST accompany the status (LENIENT_MUST_HEADERS) even when not listed;
  * - `lenient`: the status, the problem `type` slug (last path segment) and, for each item of a
- *   problem's `errors` list, its `loc` and `type` (same items, same order). Messages, `ctx`,
- *   `input`, headers, cookies and success bodies are not graded.
+ *   problem's `errors` list, its `loc` and `type` (same items, same order), and the headers an RFC
+ *   says MUST accompany the status (LENIENT_MUST_HEADERS). Messages, `ctx`, `input`, other headers,
+ *   cookies and success bodies are not graded.
  */
 export type ConformanceLevel = 'strict' | 'lenient';
 export const CONFORMANCE_LEVELS: readonly ConformanceLevel[] = ['strict', 'lenient'];
@@ -231,7 +233,45 @@ function isProblemLike(v: unknown): v is Record<string, unknown> {
   return typeof v === 'object' && v !== null && !Array.isArray(v) && ('type' in v || 'errors' in v);
 }
 
+/**
+ * Headers graded at both levels, listed or not: an answer without them is wrong, not merely worded otherwise.
+ * `Allow` on a 405 (RFC 9110 §15.5.6: the origin server MUST generate it), `WWW-Authenticate` on a
+ * 401 (§15.5.2: MUST send at least one challenge), and `Retry-After` where the case lists it (keel's
+ * 429 cases: a client must learn when to retry, §10.2.3). Checked for presence; a listed `Allow` is
+ * compared as a set of methods (the order is not the RFC's).
+ */
+export const LENIENT_MUST_HEADERS: ReadonlyArray<{ header: string; when: (e: CaseExpectedResponse) => boolean; why: string }> = [
+  { header: 'allow', when: (e) => e.status_code === 405, why: 'RFC 9110 §15.5.6: a 405 MUST carry Allow' },
+  { header: 'www-authenticate', when: (e) => e.status_code === 401, why: 'RFC 9110 §15.5.2: a 401 MUST carry a WWW-Authenticate challenge' },
+  { header: 'retry-after', when: (e) => listedHeader(e, 'retry-after') !== undefined, why: 'the case lists Retry-After (RFC 9110 §10.2.3)' },
+];
+
+function listedHeader(e: CaseExpectedResponse, name: string): string | undefined {
+  const hit = Object.entries(e.headers ?? {}).find(([k]) => k.toLowerCase() === name);
+  return hit === undefined ? undefined : String(hit[1]);
+}
+
+const methodSet = (v: string) => [...new Set(v.split(',').map((m) => m.trim()).filter(Boolean))].sort().join(', ');
+
+function compareMustHeaders(expected: CaseExpectedResponse, snap: ResponseSnapshot, out: Mismatch[], unlistedOnly = false): void {
+  // Only when the status is right: a wrong status is the difference that matters.
+  if (snap.status !== expected.status_code) return;
+  for (const rule of LENIENT_MUST_HEADERS) {
+    if (!rule.when(expected)) continue;
+    const want = listedHeader(expected, rule.header);
+    // At the strict level a listed header is compared exactly already.
+    if (unlistedOnly && want !== undefined) continue;
+    if (want === '<<absent>>') continue;
+    const got = headerValue(snap, rule.header);
+    if (got === undefined) out.push({ what: `header ${rule.header}`, expected: want ?? '<<present>>', actual: '<<absent>>', note: rule.why });
+    else if (rule.header === 'allow' && want !== undefined && !want.startsWith('<<') && !isPattern(want) && methodSet(want) !== methodSet(got)) {
+      out.push({ what: 'header allow', expected: want, actual: got, note: 'compared as a set of methods' });
+    }
+  }
+}
+
 function compareLenient(expected: CaseExpectedResponse, snap: ResponseSnapshot, out: Mismatch[]): void {
+  compareMustHeaders(expected, snap, out);
   const want = expected.body;
   if (!isProblemLike(want)) return;
   const parsed = snap.json !== undefined ? { ok: true as const, value: snap.json } : parseJson(snap.text);
@@ -263,6 +303,7 @@ export function compareResponse(expected: CaseExpectedResponse, snap: ResponseSn
     return out;
   }
   if (expected.headers) compareHeaders(expected.headers, snap, out);
+  compareMustHeaders(expected, snap, out, true);
   if ('body' in expected) compareBody(expected.body, snap, out);
   if (expected.cookies) compareCookies(expected.cookies, snap, out);
   return out;
