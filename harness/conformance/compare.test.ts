@@ -27,6 +27,12 @@ describe('compareResponse', () => {
       assert.deepEqual(compareResponse({ status_code: 200, headers: { 'content-TYPE': 'text/plain' } }, res), []);
       assert.deepEqual(whats(compareResponse({ status_code: 200, headers: { 'Content-Type': 'text/plain; charset=utf-8' } }, res)), ['header content-type']);
     });
+    it('should compare a Content-Type listed without parameters as a media type (charset and case free)', () => {
+      const json = snap(200, { 'Content-Type': 'Application/Problem+JSON; charset=utf-8' });
+      assert.deepEqual(compareResponse({ status_code: 200, headers: { 'Content-Type': 'application/problem+json' } }, json), []);
+      assert.deepEqual(whats(compareResponse({ status_code: 200, headers: { 'Content-Type': 'application/json' } }, json)), ['header content-type']);
+      assert.deepEqual(whats(compareResponse({ status_code: 200, headers: { 'Content-Type': 'application/problem+json; charset=utf-8' } }, json)), ['header content-type'], 'listed parameters: exact');
+    });
     it('should accept <<uuid>> only for a UUID', () => {
       assert.deepEqual(compareResponse({ status_code: 200, headers: { 'x-request-id': '<<uuid>>' } }, res), []);
       assert.deepEqual(whats(compareResponse({ status_code: 200, headers: { 'x-response-time': '<<uuid>>' } }, res)), ['header x-response-time']);

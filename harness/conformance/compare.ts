@@ -6,7 +6,8 @@
  * - headers: the listed ones only, names case-insensitive. `<<absent>>`, `<<present>>` and `<<uuid>>`
  *   are tokens. A value containing `.*` is an anchored regular expression: the corpus writes
  *   `"X-Response-Time": ".*ms"` and `"X-Request-ID": ".*"` meaning "any value (ending in ms)", never
- *   a literal `.*`. Every other value is compared exactly.
+ *   a literal `.*`. A `Content-Type` listed without parameters is compared as a media type (type and
+ *   subtype, case-insensitive; parameters free). Every other value is compared exactly.
  * - JSON bodies: deep-equal (key order free, no extra or missing keys, except `input` and `ctx` in an
  *   item of a problem's `errors` list: the corpus format marks them optional (`{type, loc, msg, input?,
  *   ctx?}`), so an item that omits them asserts nothing about them); the header tokens work on
@@ -52,6 +53,15 @@ function headerValue(snap: ResponseSnapshot, name: string): string | undefined {
   return Array.isArray(v) ? v.join(', ') : v;
 }
 
+/**
+ * A Content-Type's media type, lower case, without parameters: RFC 9110 §8.3.1 makes type and subtype
+ * case-insensitive, and a case that lists no parameter does not ask for their absence
+ * (`application/problem+json; charset=utf-8` is `application/problem+json`, as frameworks send it).
+ */
+function mediaType(value: string): string {
+  return value.split(';', 1)[0]!.trim().toLowerCase();
+}
+
 export function compareHeaders(expected: Record<string, string>, snap: ResponseSnapshot, out: Mismatch[]): void {
   for (const [name, want] of Object.entries(expected)) {
     const got = headerValue(snap, name);
@@ -67,8 +77,8 @@ export function compareHeaders(expected: Record<string, string>, snap: ResponseS
       if (!UUID.test(got)) out.push({ what, expected: '<<uuid>>', actual: got });
     } else if (isPattern(wantStr)) {
       if (!matchesPattern(wantStr, got)) out.push({ what, expected: wantStr, actual: got, note: 'compared as a regular expression' });
-    } else if (got !== wantStr) {
-      out.push({ what, expected: wantStr, actual: got });
+    } else if (name.toLowerCase() === 'content-type' && !wantStr.includes(';') ? mediaType(got) !== mediaType(wantStr) : got !== wantStr) {
+      out.push({ what, expected: wantStr, actual: got, ...(name.toLowerCase() === 'content-type' && !wantStr.includes(';') ? { note: 'compared as a media type (parameters not listed are free)' } : {}) });
     }
   }
 }
