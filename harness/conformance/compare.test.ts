@@ -33,6 +33,11 @@ describe('compareResponse', () => {
       assert.deepEqual(whats(compareResponse({ status_code: 200, headers: { 'Content-Type': 'application/json' } }, json)), ['header content-type']);
       assert.deepEqual(whats(compareResponse({ status_code: 200, headers: { 'Content-Type': 'application/problem+json; charset=utf-8' } }, json)), ['header content-type'], 'listed parameters: exact');
     });
+    it('should compare Vary as a list of field names: each listed one named, case-insensitive, others free', () => {
+      assert.deepEqual(compareResponse({ status_code: 200, headers: { Vary: 'Accept-Encoding' } }, snap(200, { Vary: 'Origin, accept-encoding' })), []);
+      assert.deepEqual(whats(compareResponse({ status_code: 200, headers: { Vary: 'Accept-Encoding, Origin' } }, snap(200, { Vary: 'accept-encoding' }))), ['header vary']);
+      assert.deepEqual(whats(compareResponse({ status_code: 200, headers: { Vary: 'Accept-Encoding' } }, snap(200, {}))), ['header vary']);
+    });
     it('should accept <<uuid>> only for a UUID', () => {
       assert.deepEqual(compareResponse({ status_code: 200, headers: { 'x-request-id': '<<uuid>>' } }, res), []);
       assert.deepEqual(whats(compareResponse({ status_code: 200, headers: { 'x-response-time': '<<uuid>>' } }, res)), ['header x-response-time']);

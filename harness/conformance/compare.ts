@@ -7,7 +7,8 @@
  *   are tokens. A value containing `.*` is an anchored regular expression: the corpus writes
  *   `"X-Response-Time": ".*ms"` and `"X-Request-ID": ".*"` meaning "any value (ending in ms)", never
  *   a literal `.*`. A `Content-Type` listed without parameters is compared as a media type (type and
- *   subtype, case-insensitive; parameters free). Every other value is compared exactly.
+ *   subtype, case-insensitive; parameters free); a listed `Vary` is met by any list naming each of its
+ *   field names (case-insensitive, others free). Every other value is compared exactly.
  * - JSON bodies: deep-equal (key order free, no extra or missing keys, except `input` and `ctx` in an
  *   item of a problem's `errors` list: the corpus format marks them optional (`{type, loc, msg, input?,
  *   ctx?}`), so an item that omits them asserts nothing about them); the header tokens work on
@@ -62,6 +63,15 @@ function mediaType(value: string): string {
   return value.split(';', 1)[0]!.trim().toLowerCase();
 }
 
+/**
+ * `Vary`'s field names, lower case: RFC 9110 §12.5.5 makes it a list of case-insensitive field names,
+ * and a cache reads it as a set. A case listing `Accept-Encoding` is met by `Origin, accept-encoding`
+ * (a CORS layer adds `Origin`).
+ */
+function fieldNames(value: string): string[] {
+  return value.split(',').map((f) => f.trim().toLowerCase()).filter(Boolean);
+}
+
 export function compareHeaders(expected: Record<string, string>, snap: ResponseSnapshot, out: Mismatch[]): void {
   for (const [name, want] of Object.entries(expected)) {
     const got = headerValue(snap, name);
@@ -77,6 +87,9 @@ export function compareHeaders(expected: Record<string, string>, snap: ResponseS
       if (!UUID.test(got)) out.push({ what, expected: '<<uuid>>', actual: got });
     } else if (isPattern(wantStr)) {
       if (!matchesPattern(wantStr, got)) out.push({ what, expected: wantStr, actual: got, note: 'compared as a regular expression' });
+    } else if (name.toLowerCase() === 'vary') {
+      const missing = fieldNames(wantStr).filter((f) => !fieldNames(got).includes(f));
+      if (missing.length) out.push({ what, expected: wantStr, actual: got, note: 'compared as a list of field names: each listed one must be named' });
     } else if (name.toLowerCase() === 'content-type' && !wantStr.includes(';') ? mediaType(got) !== mediaType(wantStr) : got !== wantStr) {
       out.push({ what, expected: wantStr, actual: got, ...(name.toLowerCase() === 'content-type' && !wantStr.includes(';') ? { note: 'compared as a media type (parameters not listed are free)' } : {}) });
     }
