@@ -48,8 +48,10 @@ Where the cases go (one of):
                    (binds to --base-url's host and port when given, else a free loopback port).
 
 Options:
-  --group MODE     With --exec: route (default: few servers, cases share one unless their handlers
-                   collide on a method + route), handler (one per handler definition), case (one per case).
+  --group MODE     With --exec: route (default: few servers, never changing a verdict: cases share one
+                   unless two handlers would take one request; a case expecting 404, 405 or Allow, or
+                   sending HEAD, OPTIONS or a request not for its own route, shares only with its own
+                   handler definition), handler (one per handler definition), case (one per case).
   --exec-timeout MS  With --exec: how long a server may take to listen (default ${DEFAULT_EXEC_START_TIMEOUT_MS}).
   --port-range A-B With --exec: give the servers ports A to B only (inclusive; default any free port).
   --level LEVEL    strict (default): status, listed headers and cookies, whole body.
