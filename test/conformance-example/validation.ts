@@ -11,6 +11,14 @@ import addFormatsModule from 'ajv-formats';
 export type Json = Record<string, unknown>;
 export interface Parameter { name: string; source: 'path' | 'query' | 'headers' | 'cookies' | 'files'; required: boolean; schema: Json; separator?: string; default?: unknown }
 export interface ManifestCase { id: string; method: string; route: string; route_colon: string; parameters: Parameter[]; body: { required: boolean; schema: Json } | null; handler: Json; handler_response: { status: number; body?: unknown; headers?: Record<string, string>; error?: { detail?: string } } }
+/**
+ * Whose wording: `corpus` (default: the shared corpus's, docs/conformance.md "Validation error items:
+ * the corpus's wording") or `page` (the shipped suite's: the page's "Validation: Spikard's rules" —
+ * lower-case header names in loc, strict booleans, query/header/cookie inputs quoted as sent, formats
+ * named, the validator's words for multipleOf).
+ */
+export type Wording = 'corpus' | 'page';
+
 export interface Item { type: string; loc: Array<string | number>; msg: string; input?: unknown; ctx?: Json }
 
 const addFormats = ((addFormatsModule as unknown as { default?: unknown }).default ?? addFormatsModule) as (ajv: Ajv) => Ajv;
@@ -25,7 +33,13 @@ const quoteList = (values: unknown[]) => {
 const plural = (n: number, word: string) => `${n} ${word}${n === 1 ? '' : 's'}`;
 
 /** A text value converted to the schema's type, or the Pydantic-style item saying why it cannot be. */
-function coerce(text: string, schema: Json, loc: Item['loc']): { value: unknown } | { error: Item } {
+function coerce(text: string, schema: Json, loc: Item['loc'], wording: Wording = 'corpus'): { value: unknown } | { error: Item } {
+  if (wording === 'page' && schema.type === 'boolean') {
+    const t = text.toLowerCase();
+    if (t === 'true' || t === '1') return { value: true };
+    if (t === 'false' || t === '0' || t === '') return { value: false };
+    return { error: { type: 'bool_parsing', loc, msg: 'Input should be a valid boolean, unable to interpret input', input: text } };
+  }
   switch (schema.type) {
     case 'integer':
       return /^[+-]?\d+$/.test(text) ? { value: Number(text) } : { error: { type: 'int_parsing', loc, msg: 'Input should be a valid integer, unable to parse string as an integer', input: text } };
@@ -43,7 +57,27 @@ function coerce(text: string, schema: Json, loc: Item['loc']): { value: unknown 
 }
 
 /** One Ajv error as the corpus writes it: Pydantic-style for what Pydantic has, its generic items otherwise. */
-function item(e: ErrorObject, base: Item['loc'], root: unknown): Item {
+/** The page's items where they differ from the corpus's (see Wording); undefined: the corpus's item. */
+function pageItem(e: ErrorObject, loc: Item['loc'], input: unknown): Item | undefined {
+  const p = e.params as Json;
+  if (e.keyword === 'multipleOf') return { type: 'validation_error', loc, msg: `${JSON.stringify(input)} is not a multiple of ${p.multipleOf}`, input };
+  if (e.keyword === 'minItems') return { type: 'too_short', loc, msg: `List should have at least ${p.limit} item after validation`, input, ctx: { min_length: p.limit } };
+  if (e.keyword === 'additionalProperties') return { type: 'validation_error', loc: [...loc, p.additionalProperty as string], msg: 'Additional properties are not allowed', input, ctx: { additional_properties: false, unexpected_field: p.additionalProperty } };
+  if (e.keyword === 'format') {
+    if (p.format === 'email') return { type: 'string_pattern_mismatch', loc, msg: 'value is not a valid email address', input };
+    if (p.format === 'date') return { type: 'date_parsing', loc, msg: 'Input should be a valid date', input };
+    if (p.format === 'ipv4') return { type: 'format_error', loc, msg: 'Input is not a valid IPv4 address', input };
+  }
+  return undefined;
+}
+
+function item(e: ErrorObject, base: Item['loc'], root: unknown, wording: Wording = 'corpus'): Item {
+  if (wording === 'page') {
+    const path = e.instancePath.split('/').slice(1).map((s) => (/^\d+$/.test(s) ? Number(s) : s));
+    const input = path.reduce<unknown>((v, k) => (v as Json | undefined)?.[k as string], root);
+    const own = pageItem(e, [...base, ...path], input);
+    if (own) return own;
+  }
   const path = e.instancePath.split('/').slice(1).map((s) => (/^\d+$/.test(s) ? Number(s) : s.replace(/~1/g, '/').replace(/~0/g, '~')));
   const loc = [...base, ...path];
   const input = path.reduce<unknown>((v, k) => (v as Json | undefined)?.[k as string], root);
@@ -110,12 +144,12 @@ function validator(schema: Json): ValidateFunction {
 }
 
 /** Every validation error of a request against one case's parameters and body. */
-export function validate(c: ManifestCase, req: FastifyRequest): Item[] {
+export function validate(c: ManifestCase, req: FastifyRequest, wording: Wording = 'corpus'): Item[] {
   const items: Item[] = [];
   const url = new URL(req.url, 'http://x');
   const jar = cookies(req.headers.cookie);
   for (const p of c.parameters) {
-    const loc = [LOC[p.source], p.name];
+    const loc = [LOC[p.source], wording === 'page' && p.source === 'headers' ? p.name.toLowerCase() : p.name];
     let raw: string[] = [];
     if (p.source === 'path') raw = [String((req.params as Record<string, string>)[p.name] ?? (req.params as Record<string, string>)['*'])];
     else if (p.source === 'query') raw = url.searchParams.getAll(p.name);
@@ -130,13 +164,13 @@ export function validate(c: ManifestCase, req: FastifyRequest): Item[] {
       const texts = p.separator ? raw.flatMap((r) => r.split(p.separator!)) : raw;
       const list: unknown[] = [];
       texts.forEach((t, i) => {
-        const r = coerce(t, (p.schema.items as Json) ?? {}, [...loc, i]);
+        const r = coerce(t, (p.schema.items as Json) ?? {}, [...loc, i], wording);
         if ('error' in r) items.push(r.error);
         else list.push(r.value);
       });
       value = list;
     } else {
-      const r = coerce(raw.at(-1)!, p.schema, loc);
+      const r = coerce(raw.at(-1)!, p.schema, loc, wording);
       if ('error' in r) {
         items.push(r.error);
         continue;
@@ -144,14 +178,21 @@ export function validate(c: ManifestCase, req: FastifyRequest): Item[] {
       value = r.value;
     }
     const check = validator(p.schema);
-    if (!check(value)) items.push(...leaves(check.errors ?? []).map((e) => item(e, loc, value)));
+    // The page quotes query, header and cookie values as sent in constraint items (path values converted).
+    const echoed = wording === 'page' && p.source !== 'path' && p.schema.type !== 'array' ? raw.at(-1) : value;
+    if (!check(value)) items.push(...leaves(check.errors ?? []).map((e) => ({ ...item(e, loc, value, wording), ...(wording === 'page' && e.instancePath === '' && e.keyword !== 'required' ? { input: echoed } : {}) })));
   }
   if (c.body) {
     if (req.body === undefined || req.body === null) {
       if (c.body.required) items.push({ type: 'missing', loc: ['body'], msg: 'Field required', input: null });
     } else {
       const check = validator(c.body.schema);
-      if (!check(req.body)) items.push(...leaves(check.errors ?? []).map((e) => item(e, ['body'], req.body)));
+      if (!check(req.body)) {
+        const found = leaves(check.errors ?? []).map((e) => item(e, ['body'], req.body, wording));
+        // The page (routes.md): body issues ordered by location.
+        if (wording === 'page') found.sort((x, y) => x.loc.join('\u0000').localeCompare(y.loc.join('\u0000')));
+        items.push(...found);
+      }
     }
   }
   return items;

@@ -4,7 +4,8 @@
  * docs/conformance.md alone, as a Fastify user would: each record of the manifest is mapped onto the
  * plugin that does that job, and what a plugin answers is left as the plugin answers it, except that
  * every error goes through one error handler that renders it as an RFC 9457 problem worded as the
- * page's table of framework-owned answers says. Validation is the worked example's (Ajv).
+ * page's table of framework-owned answers says. Validation is the worked example's Ajv module, in
+ * the page's wording for the shipped suite (`validate(…, 'page')`).
  *
  *   keel-conformance --exec "node --import tsx test/conformance-fastify/server.ts {case_file} {port}"
  *
@@ -176,7 +177,7 @@ for (const [key, cases] of routes) {
     handler: async (req, reply) => {
       const id = req.headers[manifest.case_header.toLowerCase()];
       const c = cases.find((x) => x.id === id) ?? c0;
-      const items = validate(c, req);
+      const items = validate(c, req, 'page');
       if (items.length) return reply.code(422).type('application/problem+json').send(problemBody(422, 'validation-error', 'Request Validation Failed', `${items.length} validation error${items.length === 1 ? '' : 's'} in request`, { errors: items }));
       const timeout = mw(c).request_timeout;
       if (timeout) {
