@@ -19,10 +19,10 @@ import { contradictionIndex } from './contradictions.js';
 import { corpusLayoutDirs, forAnyImplementation, loadCases } from './loader.js';
 import { buildManifest, WEBSOCKET_NOT_IN_MANIFEST } from './manifest.js';
 import { formatList } from './list.js';
-import { loadSuite } from './suite/index.js';
+import { loadSuite, REQUIREMENTS, type Requirement } from './suite/index.js';
 
 export { formatList };
-import { formatContradicted, formatFailures, formatTable, summaryLine, toJson, toJUnit, type RunMeta } from './report.js';
+import { formatContradicted, formatFailures, formatTable, standingLine, summaryLine, toJson, toJUnit, type RunMeta } from './report.js';
 import { runnerVersion } from './version.js';
 import { runCases, type CaseStatus, type RunOptions, type RunReport } from './runner.js';
 import { toHtml } from './report-html.js';
@@ -48,12 +48,18 @@ Where the cases go (one of):
                    (binds to --base-url's host and port when given, else a free loopback port).
 
 Options:
-  --group MODE     With --exec: route (default: few servers, cases share one unless their handlers
-                   collide on a method + route), handler (one per handler definition), case (one per case).
+  --group MODE     With --exec: route (default: few servers, never changing a verdict: cases share one
+                   unless two handlers would take one request; a case expecting 404, 405 or Allow, or
+                   sending HEAD, OPTIONS or a request not for its own route, shares only with its own
+                   handler definition), handler (one per handler definition), case (one per case).
   --exec-timeout MS  With --exec: how long a server may take to listen (default ${DEFAULT_EXEC_START_TIMEOUT_MS}).
   --port-range A-B With --exec: give the servers ports A to B only (inclusive; default any free port).
   --level LEVEL    strict (default): status, listed headers and cookies, whole body.
                    lenient: status, problem type slug, and loc + type of each validation error.
+  --require STANDING  Only cases of that standing or a more general one: required (the
+                   specification or an RFC says so: what every implementation must pass), reference
+                   (also the reference implementation's answers), keel (also keel's own choices: all).
+                   Cases without a standing (corpus files) are left out.
   --list           Print the cases (method and target sent, expected status, route) and the route
                    table an implementation must serve; run nothing.
   --manifest FILE  Write the manifest (JSON: per case route, parameters, schemas, exact request,
@@ -62,8 +68,9 @@ Options:
   --json FILE      Write the results as JSON (summary with runner version, corpus, level, case counts,
                    server starts and wall time; per case: request sent, expected, actual, differences).
   --junit FILE     Write the results as JUnit XML.
-  --filter TEXT    Only cases whose id contains TEXT (plain substring, case-sensitive); a filter
-                   that matches no case is a usage error (exit 2).
+  --filter TEXT    Only cases whose id contains TEXT (plain substring, case-sensitive); repeat it
+                   for a union (--filter keel/routing/ --filter keel/cors/); a filter that matches
+                   no case is a usage error (exit 2).
   --timeout MS     Per-request timeout: the whole answer must arrive within MS milliseconds (default
                    ${DEFAULT_REQUEST_TIMEOUT_MS}). Under --exec a server that does not answer in time is
                    reported once as not answering and killed; its group's other cases are not sent.
@@ -100,12 +107,13 @@ export async function main(argv: readonly string[], io: CliIo = defaultIo): Prom
         'exec-timeout': { type: 'string' },
         'port-range': { type: 'string' },
         level: { type: 'string' },
+        require: { type: 'string' },
         list: { type: 'boolean', default: false },
         manifest: { type: 'string' },
         serve: { type: 'boolean', default: false },
         json: { type: 'string' },
         junit: { type: 'string' },
-        filter: { type: 'string' },
+        filter: { type: 'string', multiple: true },
         timeout: { type: 'string' },
         quiet: { type: 'boolean', default: false },
         'no-diffs': { type: 'boolean', default: false },
@@ -204,12 +212,29 @@ export async function main(argv: readonly string[], io: CliIo = defaultIo): Prom
     io.err((err as Error).message);
     return 2;
   }
-  if (values.filter !== undefined) {
-    const filter = values.filter;
-    cases = cases.filter((c) => c.id.includes(filter));
-    // A typo in a CI filter must not turn into a green run of nothing.
+  // Repeated --filter is a union: a case runs when its id contains any of them. Each must match
+  // something: a typo in a CI filter must not turn into a green run of less than was meant.
+  const filters = values.filter ?? [];
+  if (filters.length) {
+    for (const filter of filters) {
+      if (!cases.some((c) => c.id.includes(filter))) {
+        io.err(`--filter ${JSON.stringify(filter)} matches no case of ${corpusName} (a plain, case-sensitive substring of the case ids; --list shows them)`);
+        return 2;
+      }
+    }
+    cases = cases.filter((c) => filters.some((f) => c.id.includes(f)));
+  }
+
+  if (values.require !== undefined) {
+    const at = REQUIREMENTS.indexOf(values.require as Requirement);
+    if (at < 0) {
+      io.err(`--require must be one of ${REQUIREMENTS.join(', ')}, got ${JSON.stringify(values.require)}`);
+      return 2;
+    }
+    const allowed = new Set(REQUIREMENTS.slice(0, at + 1));
+    cases = cases.filter((c) => c.requirement !== undefined && allowed.has(c.requirement));
     if (cases.length === 0) {
-      io.err(`--filter ${JSON.stringify(filter)} matches no case of ${corpusName} (a plain, case-sensitive substring of the case ids; --list shows them)`);
+      io.err(`--require ${values.require} matches no case of ${corpusName}${filters.length ? ' (after --filter)' : ''}: only cases that carry a requirement (the shipped suite's) are selected`);
       return 2;
     }
   }
@@ -218,7 +243,7 @@ export async function main(argv: readonly string[], io: CliIo = defaultIo): Prom
     cases = [...cases, ...generateVariants(cases, { ...variants, exclude: contradictedBases(verdictCorpus) })];
   }
 
-  const meta = { corpus: shipped ? [SHIPPED_SUITE] : positionals.map((p) => resolve(p)), level, ...(values.filter !== undefined ? { filter: values.filter } : {}), cases_loaded: corpus.length, cases_selected: cases.length, ...(variants ? { variants } : {}) };
+  const meta = { corpus: shipped ? [SHIPPED_SUITE] : positionals.map((p) => resolve(p)), level, ...(filters.length ? { filter: filters.length === 1 ? filters[0]! : filters } : {}), ...(values.require !== undefined ? { require: values.require } : {}), cases_loaded: corpus.length, cases_selected: cases.length, ...(variants ? { variants } : {}) };
 
   if (values.manifest !== undefined) {
     const text = `${JSON.stringify(buildManifest(cases), null, 2)}\n`;
@@ -313,6 +338,8 @@ async function runAndReport(cases: readonly LoadedCase[], options: RunOptions, f
   if (contradicted && !flags['no-diffs']) io.out(`\n${contradicted}`);
   io.out(`\n${formatTable(report)}\n`);
   if (footer) io.out(footer());
+  const standings = standingLine(report.results);
+  if (standings) io.out(standings);
   const variantSummary = variantsAndReport(report, flags, io, about.variants);
   if (flags.json) {
     const { starts, variants: _variants, ...rest } = about;

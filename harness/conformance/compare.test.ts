@@ -27,6 +27,17 @@ describe('compareResponse', () => {
       assert.deepEqual(compareResponse({ status_code: 200, headers: { 'content-TYPE': 'text/plain' } }, res), []);
       assert.deepEqual(whats(compareResponse({ status_code: 200, headers: { 'Content-Type': 'text/plain; charset=utf-8' } }, res)), ['header content-type']);
     });
+    it('should compare a Content-Type listed without parameters as a media type (charset and case free)', () => {
+      const json = snap(200, { 'Content-Type': 'Application/Problem+JSON; charset=utf-8' });
+      assert.deepEqual(compareResponse({ status_code: 200, headers: { 'Content-Type': 'application/problem+json' } }, json), []);
+      assert.deepEqual(whats(compareResponse({ status_code: 200, headers: { 'Content-Type': 'application/json' } }, json)), ['header content-type']);
+      assert.deepEqual(whats(compareResponse({ status_code: 200, headers: { 'Content-Type': 'application/problem+json; charset=utf-8' } }, json)), ['header content-type'], 'listed parameters: exact');
+    });
+    it('should compare Vary as a list of field names: each listed one named, case-insensitive, others free', () => {
+      assert.deepEqual(compareResponse({ status_code: 200, headers: { Vary: 'Accept-Encoding' } }, snap(200, { Vary: 'Origin, accept-encoding' })), []);
+      assert.deepEqual(whats(compareResponse({ status_code: 200, headers: { Vary: 'Accept-Encoding, Origin' } }, snap(200, { Vary: 'accept-encoding' }))), ['header vary']);
+      assert.deepEqual(whats(compareResponse({ status_code: 200, headers: { Vary: 'Accept-Encoding' } }, snap(200, {}))), ['header vary']);
+    });
     it('should accept <<uuid>> only for a UUID', () => {
       assert.deepEqual(compareResponse({ status_code: 200, headers: { 'x-request-id': '<<uuid>>' } }, res), []);
       assert.deepEqual(whats(compareResponse({ status_code: 200, headers: { 'x-response-time': '<<uuid>>' } }, res)), ['header x-response-time']);
@@ -146,6 +157,18 @@ describe('compareResponse, error items and levels', () => {
       const got = snap(422, {}, { type: 'https://example.org/problems/validation-error', title: 'Bad', errors: [{ type: 'string_too_short', loc: ['query', 'q'], msg: 'too short' }] });
       assert.deepEqual(compareResponse(expected, got, 'lenient'), []);
       assert.ok(compareResponse(expected, got, 'strict').length > 0);
+    });
+    it('should still require the headers an RFC says MUST come with the status (Allow on 405, WWW-Authenticate on 401, a listed Retry-After)', () => {
+      const notAllowed = { status_code: 405, headers: { Allow: 'GET, HEAD' }, body: { type: 'https://keel.dev/errors/method-not-allowed', title: 'Method Not Allowed' } };
+      assert.deepEqual(whats(compareResponse(notAllowed, snap(405, {}, { type: 'x/method-not-allowed' }), 'lenient')), ['header allow']);
+      assert.deepEqual(compareResponse(notAllowed, snap(405, { allow: 'HEAD, GET' }, { type: 'x/method-not-allowed' }), 'lenient'), [], 'the order of methods is free');
+      assert.deepEqual(whats(compareResponse(notAllowed, snap(405, { allow: 'GET' }, { type: 'x/method-not-allowed' }), 'lenient')), ['header allow']);
+      assert.deepEqual(whats(compareResponse({ status_code: 405 }, snap(405, {}, {}), 'lenient')), ['header allow'], 'required though the case does not list it');
+      assert.deepEqual(whats(compareResponse({ status_code: 401 }, snap(401, {}, {}), 'lenient')), ['header www-authenticate']);
+      assert.deepEqual(compareResponse({ status_code: 401 }, snap(401, { 'www-authenticate': 'Bearer' }, {}), 'lenient'), []);
+      assert.deepEqual(whats(compareResponse({ status_code: 429, headers: { 'Retry-After': '<<present>>' } }, snap(429, {}, {}), 'lenient')), ['header retry-after']);
+      assert.deepEqual(compareResponse({ status_code: 429 }, snap(429, {}, {}), 'lenient'), [], 'Retry-After only where the case lists it');
+      assert.deepEqual(whats(compareResponse({ status_code: 405 }, snap(404, {}, {}), 'lenient')), ['status'], 'not when the status is wrong already');
     });
     it('should report a wrong slug, loc or type, and a missing item', () => {
       const got = snap(422, {}, { type: 'https://example.org/problems/bad-request', errors: [{ type: 'too_short', loc: ['query', 'r'] }, { type: 'x', loc: [] }] });

@@ -6,7 +6,9 @@
  * - headers: the listed ones only, names case-insensitive. `<<absent>>`, `<<present>>` and `<<uuid>>`
  *   are tokens. A value containing `.*` is an anchored regular expression: the corpus writes
  *   `"X-Response-Time": ".*ms"` and `"X-Request-ID": ".*"` meaning "any value (ending in ms)", never
- *   a literal `.*`. Every other value is compared exactly.
+ *   a literal `.*`. A `Content-Type` listed without parameters is compared as a media type (type and
+ *   subtype, case-insensitive; parameters free); a listed `Vary` is met by any list naming each of its
+ *   field names (case-insensitive, others free). Every other value is compared exactly.
  * - JSON bodies: deep-equal (key order free, no extra or missing keys, except `input` and `ctx` in an
  *   item of a problem's `errors` list: the corpus format marks them optional (`{type, loc, msg, input?,
  *   ctx?}`), so an item that omits them asserts nothing about them); the header tokens work on
@@ -52,6 +54,24 @@ function headerValue(snap: ResponseSnapshot, name: string): string | undefined {
   return Array.isArray(v) ? v.join(', ') : v;
 }
 
+/**
+ * A Content-Type's media type, lower case, without parameters: RFC 9110 §8.3.1 makes type and subtype
+ * case-insensitive, and a case that lists no parameter does not ask for their absence
+ * (`application/problem+json; charset=utf-8` is `application/problem+json`, as frameworks send it).
+ */
+function mediaType(value: string): string {
+  return value.split(';', 1)[0]!.trim().toLowerCase();
+}
+
+/**
+ * `Vary`'s field names, lower case: RFC 9110 §12.5.5 makes it a list of case-insensitive field names,
+ * and a cache reads it as a set. A case listing `Accept-Encoding` is met by `Origin, accept-encoding`
+ * (a CORS layer adds `Origin`).
+ */
+function fieldNames(value: string): string[] {
+  return value.split(',').map((f) => f.trim().toLowerCase()).filter(Boolean);
+}
+
 export function compareHeaders(expected: Record<string, string>, snap: ResponseSnapshot, out: Mismatch[]): void {
   for (const [name, want] of Object.entries(expected)) {
     const got = headerValue(snap, name);
@@ -67,8 +87,11 @@ export function compareHeaders(expected: Record<string, string>, snap: ResponseS
       if (!UUID.test(got)) out.push({ what, expected: '<<uuid>>', actual: got });
     } else if (isPattern(wantStr)) {
       if (!matchesPattern(wantStr, got)) out.push({ what, expected: wantStr, actual: got, note: 'compared as a regular expression' });
-    } else if (got !== wantStr) {
-      out.push({ what, expected: wantStr, actual: got });
+    } else if (name.toLowerCase() === 'vary') {
+      const missing = fieldNames(wantStr).filter((f) => !fieldNames(got).includes(f));
+      if (missing.length) out.push({ what, expected: wantStr, actual: got, note: 'compared as a list of field names: each listed one must be named' });
+    } else if (name.toLowerCase() === 'content-type' && !wantStr.includes(';') ? mediaType(got) !== mediaType(wantStr) : got !== wantStr) {
+      out.push({ what, expected: wantStr, actual: got, ...(name.toLowerCase() === 'content-type' && !wantStr.includes(';') ? { note: 'compared as a media type (parameters not listed are free)' } : {}) });
     }
   }
 }
@@ -221,8 +244,9 @@ export function compareCookies(expected: Record<string, unknown>, snap: Response
  * How much of a response is graded:
  * - `strict` (default): status, the listed headers and cookies, and the whole body (rules above);
  * - `lenient`: the status, the problem `type` slug (last path segment) and, for each item of a
- *   problem's `errors` list, its `loc` and `type` (same items, same order). Messages, `ctx`,
- *   `input`, headers, cookies and success bodies are not graded.
+ *   problem's `errors` list, its `loc` and `type` (same items, same order), and the headers an RFC
+ *   says MUST accompany the status (LENIENT_MUST_HEADERS). Messages, `ctx`, `input`, other headers,
+ *   cookies and success bodies are not graded.
  */
 export type ConformanceLevel = 'strict' | 'lenient';
 export const CONFORMANCE_LEVELS: readonly ConformanceLevel[] = ['strict', 'lenient'];
@@ -231,7 +255,44 @@ function isProblemLike(v: unknown): v is Record<string, unknown> {
   return typeof v === 'object' && v !== null && !Array.isArray(v) && ('type' in v || 'errors' in v);
 }
 
+/**
+ * Headers the lenient level still grades, listed or not: an answer without them is wrong, not merely
+ * worded otherwise (the strict level grades what the case lists: keel's cases list these).
+ * `Allow` on a 405 (RFC 9110 §15.5.6: the origin server MUST generate it), `WWW-Authenticate` on a
+ * 401 (§15.5.2: MUST send at least one challenge), and `Retry-After` where the case lists it (keel's
+ * 429 cases: a client must learn when to retry, §10.2.3). Checked for presence; a listed `Allow` is
+ * compared as a set of methods (the order is not the RFC's).
+ */
+export const LENIENT_MUST_HEADERS: ReadonlyArray<{ header: string; when: (e: CaseExpectedResponse) => boolean; why: string }> = [
+  { header: 'allow', when: (e) => e.status_code === 405, why: 'RFC 9110 §15.5.6: a 405 MUST carry Allow' },
+  { header: 'www-authenticate', when: (e) => e.status_code === 401, why: 'RFC 9110 §15.5.2: a 401 MUST carry a WWW-Authenticate challenge' },
+  { header: 'retry-after', when: (e) => listedHeader(e, 'retry-after') !== undefined, why: 'the case lists Retry-After (RFC 9110 §10.2.3)' },
+];
+
+function listedHeader(e: CaseExpectedResponse, name: string): string | undefined {
+  const hit = Object.entries(e.headers ?? {}).find(([k]) => k.toLowerCase() === name);
+  return hit === undefined ? undefined : String(hit[1]);
+}
+
+const methodSet = (v: string) => [...new Set(v.split(',').map((m) => m.trim()).filter(Boolean))].sort().join(', ');
+
+function compareMustHeaders(expected: CaseExpectedResponse, snap: ResponseSnapshot, out: Mismatch[]): void {
+  // Only when the status is right: a wrong status is the difference that matters.
+  if (snap.status !== expected.status_code) return;
+  for (const rule of LENIENT_MUST_HEADERS) {
+    if (!rule.when(expected)) continue;
+    const want = listedHeader(expected, rule.header);
+    if (want === '<<absent>>') continue;
+    const got = headerValue(snap, rule.header);
+    if (got === undefined) out.push({ what: `header ${rule.header}`, expected: want ?? '<<present>>', actual: '<<absent>>', note: rule.why });
+    else if (rule.header === 'allow' && want !== undefined && !want.startsWith('<<') && !isPattern(want) && methodSet(want) !== methodSet(got)) {
+      out.push({ what: 'header allow', expected: want, actual: got, note: 'compared as a set of methods' });
+    }
+  }
+}
+
 function compareLenient(expected: CaseExpectedResponse, snap: ResponseSnapshot, out: Mismatch[]): void {
+  compareMustHeaders(expected, snap, out);
   const want = expected.body;
   if (!isProblemLike(want)) return;
   const parsed = snap.json !== undefined ? { ok: true as const, value: snap.json } : parseJson(snap.text);

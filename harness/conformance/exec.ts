@@ -6,10 +6,11 @@
  * `{case_file}` is a manifest (manifest.ts, schemas/ConformanceManifest.schema.json) holding only the
  * group's cases; `{port}` a free loopback port the server must listen on (127.0.0.1).
  *
- * Groups (`--group`):
- * - `route` (default): as few servers as possible. Cases share a server unless two different handler
- *   definitions would need the same method + route (`/items/{id}` and `/items/{item_id}` count as one);
- *   a case with a rate limit always gets its own server, so no case sees another's counters.
+ * Groups (`--group`, grouping.ts):
+ * - `route` (default): as few servers as possible without changing a verdict. Cases share a server
+ *   unless two handler definitions would take one request (`/items/{id}` and `/items/{item_id}`);
+ *   a case whose answer depends on the server's other routes (404, 405, `Allow`, HEAD, OPTIONS) shares
+ *   only with cases of its own handler definition; a rate-limited case gets its own server.
  * - `handler`: one server per distinct handler definition;
  * - `case`: one server per case.
  */
@@ -19,15 +20,15 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { NoResponseError } from './client.js';
-import { buildManifest, routeKey } from './manifest.js';
+import { buildManifest } from './manifest.js';
+import { planGroups, type ExecGrouping } from './grouping.js';
 import { canBind, canConnect, freePort } from './ports.js';
 
 export { FREE_PORT_RANGE, freePort, parsePortRange } from './ports.js';
 import type { CaseTarget } from './runner.js';
 import { isProtocolCase, type ConformanceCase, type ProtocolCase } from './types.js';
 
-export type ExecGrouping = 'route' | 'handler' | 'case';
-export const EXEC_GROUPINGS: readonly ExecGrouping[] = ['route', 'handler', 'case'];
+export { EXEC_GROUPINGS, planGroups, type ExecGrouping } from './grouping.js';
 /** How long a started server has to accept connections (default), milliseconds. */
 export const DEFAULT_EXEC_START_TIMEOUT_MS = 15_000;
 /** How long a server has to exit after SIGTERM before it is killed, milliseconds. */
@@ -52,29 +53,6 @@ export interface ExecOptions {
    * not the cases, is most of an --exec run. At most two servers are up at once, on different ports.
    */
   prefetch?: boolean;
-}
-
-function isStateful(c: ConformanceCase): boolean {
-  return c.handler.middleware?.rate_limit !== undefined;
-}
-
-/** Split cases into server groups (see the module comment); order within a group is kept. */
-export function planGroups(cases: readonly ConformanceCase[], grouping: ExecGrouping = 'route'): ConformanceCase[][] {
-  if (grouping === 'case') return cases.map((c) => [c]);
-  const groups: Array<{ cases: ConformanceCase[]; defs: Map<string, string>; single: boolean }> = [];
-  for (const c of cases) {
-    const def = JSON.stringify(c.handler);
-    const key = routeKey(c.handler.method, c.handler.route);
-    const alone = isStateful(c);
-    let g = alone ? undefined : groups.find((x) => !x.single && (grouping === 'handler' ? x.defs.get(key) === def : !x.defs.has(key) || x.defs.get(key) === def));
-    if (!g) {
-      g = { cases: [], defs: new Map(), single: alone };
-      groups.push(g);
-    }
-    g.cases.push(c);
-    g.defs.set(key, def);
-  }
-  return groups.map((g) => g.cases);
 }
 
 /** Exit status in words: `exit code 3`, `signal SIGKILL`. */

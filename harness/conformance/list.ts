@@ -23,14 +23,22 @@ function sessionLine(c: WebSocketCase): string {
   return `  ${c.id}  WebSocket ${handler.route} (${handler.behavior ?? 'no behavior'}): ${sends} sent, ${receives} expected, ${end}`;
 }
 
+/** Under a case's line: why it exists, and its standing (`[required] RFC 9110 §15.5.6: …`), when it has them. */
+function aboutLines(c: LoadedCase): string[] {
+  const out: string[] = [];
+  if (c.description) out.push(`      ${c.description}`);
+  if (c.requirement) out.push(`      [${c.requirement}] ${c.basis ?? ''}`);
+  return out;
+}
+
 /** `--list`: one line per case (id, method and target sent, expected status, route; WebSocket sessions), then the route tables. */
 export function formatList(cases: readonly LoadedCase[]): string {
   const manifest = buildManifest(cases);
   const sessions = cases.filter(isRunnableWebSocket);
   const skipped = manifest.skipped.filter((s) => !sessions.some((w) => w.id === s.id));
   const lines = [`${manifest.cases.length + sessions.length + manifest.protocols.length} cases to run${skipped.length ? ` (${skipped.length} skipped)` : ''}:`];
-  for (const c of cases) if (isRunnable(c)) lines.push(caseLine(c));
-  for (const c of sessions) lines.push(sessionLine(c));
+  for (const c of cases) if (isRunnable(c)) lines.push(caseLine(c), ...aboutLines(c));
+  for (const c of sessions) lines.push(sessionLine(c), ...aboutLines(c));
   // Other protocols (kinds/): each is served on its own, from its manifest entry's `server`.
   for (const p of manifest.protocols) lines.push(`  ${p.id}  ${p.kind} case (served on its own: --manifest protocols[].server)`);
   for (const s of skipped) lines.push(`  ${s.id}  skipped: ${s.reason}`);

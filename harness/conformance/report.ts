@@ -59,6 +59,8 @@ export function formatFailures(results: readonly CaseResult[]): string {
   for (const r of results) {
     if (r.status !== 'failed') continue;
     const lines = [`✗ ${r.id} (${r.name})`, `  source: ${r.source}`];
+    if (r.description) lines.push(`  why: ${r.description}`);
+    if (r.requirement) lines.push(`  standing: ${r.requirement} — ${r.basis}`);
     if (r.error) lines.push(`  error: ${r.error}`);
     const status = r.mismatches.find((m) => m.what === 'status');
     const rest = r.mismatches.filter((m) => m !== status);
@@ -86,6 +88,39 @@ export function formatContradicted(results: readonly CaseResult[]): string {
     .join('\n');
 }
 
+/** The standings in order, from what every implementation must do to keel's own choices. */
+const STANDINGS = ['required', 'reference', 'keel'] as const;
+
+export interface StandingCount {
+  passed: number;
+  failed: number;
+  contradicted: number;
+  skipped: number;
+}
+
+/** Counts per standing (`required`, `reference`, `keel`) of the cases that carry one. */
+export function byRequirement(results: readonly CaseResult[]): Partial<Record<(typeof STANDINGS)[number], StandingCount>> {
+  const out: Partial<Record<(typeof STANDINGS)[number], StandingCount>> = {};
+  for (const st of STANDINGS) {
+    const rs = results.filter((r) => r.requirement === st);
+    if (rs.length) out[st] = { passed: rs.filter((r) => r.status === 'passed').length, failed: rs.filter((r) => r.status === 'failed').length, contradicted: rs.filter((r) => r.status === 'contradicted').length, skipped: rs.filter((r) => r.status === 'skipped').length };
+  }
+  return out;
+}
+
+/**
+ * One line counting each standing apart (`required 120/150 passed, reference …, keel …`), or ''
+ * when no case carries one (a corpus without standings).
+ */
+export function standingLine(results: readonly CaseResult[]): string {
+  const counts = byRequirement(results);
+  const parts = STANDINGS.filter((st) => counts[st]).map((st) => {
+    const c = counts[st]!;
+    return `${st} ${c.passed}/${c.passed + c.failed} passed${c.contradicted ? ` (${c.contradicted} contradicted)` : ''}${c.skipped ? ` (${c.skipped} skipped)` : ''}`;
+  });
+  return parts.length ? `by standing: ${parts.join(', ')}` : '';
+}
+
 /** `N passed, M failed`, then `, C contradicted by the corpus` and `, K skipped` when there are any. */
 export function summaryLine(report: RunReport): string {
   return `${report.passed} passed, ${report.failed} failed${report.contradicted ? `, ${report.contradicted} contradicted by the corpus` : ''}${report.skipped ? `, ${report.skipped} skipped` : ''}`;
@@ -100,8 +135,10 @@ export interface RunMeta {
   level: string;
   /** Where the cases went: `exec`, `base-url` or keel's `fixture-app`. */
   target: 'exec' | 'base-url' | 'fixture-app';
-  /** `--filter`, when given. */
-  filter?: string;
+  /** `--filter`, when given (several: a list, their union ran). */
+  filter?: string | string[];
+  /** `--require`, when given: the standing the run was limited to (and the more general ones). */
+  require?: string;
   /** Cases loaded from `corpus`, and selected by the filter (all cases, runnable or skipped). */
   cases_loaded: number;
   cases_selected: number;
@@ -122,13 +159,15 @@ export interface RunMeta {
 export function toJson(report: RunReport, meta?: RunMeta): string {
   return JSON.stringify(
     {
-      summary: { passed: report.passed, failed: report.failed, contradicted: report.contradicted, skipped: report.skipped, ...(meta ?? {}) },
+      summary: { passed: report.passed, failed: report.failed, contradicted: report.contradicted, skipped: report.skipped, ...(Object.keys(byRequirement(report.results)).length ? { by_requirement: byRequirement(report.results) } : {}), ...(meta ?? {}) },
       categories: report.categories,
       cases: report.results.map((r) => ({
         id: r.id,
         category: r.category,
         name: r.name,
         source: r.source,
+        ...(r.description ? { description: r.description } : {}),
+        ...(r.requirement ? { requirement: r.requirement, basis: r.basis } : {}),
         status: r.status,
         ...(r.variant_of ? { variant_of: r.variant_of, variant_rule: r.variant_rule } : {}),
         ...(r.expected ? { expected_status: r.expected.status_code } : {}),

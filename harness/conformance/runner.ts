@@ -13,7 +13,7 @@ import { classify } from './contradiction-classify.js';
 import type { Contradiction } from './contradictions.js';
 
 export { applyContradictions } from './contradiction-classify.js';
-import { isRunnable, isRunnableProtocol, isRunnableWebSocket, type CaseExpectedResponse, type ConformanceCase, type LoadedCase, type RunnableCase, type WebSocketCase } from './types.js';
+import { isRunnable, isRunnableProtocol, isRunnableWebSocket, type CaseExpectedResponse, type CaseIdentity, type ConformanceCase, type LoadedCase, type RunnableCase, type WebSocketCase } from './types.js';
 import { playSession, type FrameLog } from './ws-session.js';
 import { runProtocolCase } from './kinds/index.js';
 
@@ -47,6 +47,11 @@ export interface CaseResult {
   category: string;
   name: string;
   source: string;
+  /** Why the case exists (its `description`). */
+  description?: string;
+  /** On whose word the case asks it (types.ts CaseIdentity): `required`, `reference` or `keel`, with the basis. */
+  requirement?: CaseIdentity['requirement'];
+  basis?: string;
   status: CaseStatus;
   /** Differences (failed and contradicted cases). */
   mismatches: Mismatch[];
@@ -162,10 +167,16 @@ function actualOf(snap: ResponseSnapshot): ActualResponse {
   return { status: snap.status, headers: snap.headers, body };
 }
 
+/** What a result says of its case: id, category, name, source, and its description and standing when it has them. */
+export function identityOf(c: LoadedCase): Pick<CaseResult, 'id' | 'category' | 'name' | 'source' | 'description' | 'requirement' | 'basis'> {
+  const name = 'name' in c && typeof c.name === 'string' ? c.name : c.id;
+  return { id: c.id, category: c.category, name, source: c.source, ...(c.description ? { description: c.description } : {}), ...(c.requirement ? { requirement: c.requirement, basis: c.basis ?? '' } : {}) };
+}
+
 async function runOne(c: ConformanceCase, options: RunOptions): Promise<CaseResult> {
   const started = performance.now();
   const variant = c as { variant_of?: string; variant_rule?: string };
-  const base = { id: c.id, category: c.category, name: c.name, source: c.source, ...(variant.variant_of ? { variant_of: variant.variant_of, variant_rule: variant.variant_rule } : {}) };
+  const base = { ...identityOf(c), ...(variant.variant_of ? { variant_of: variant.variant_of, variant_rule: variant.variant_rule } : {}) };
   let target: CaseTarget | undefined;
   let request: SentRequest | undefined;
   try {
@@ -218,7 +229,7 @@ async function observed(c: WebSocketCase, observe: NonNullable<CaseTarget['obser
 
 async function runWebSocketOne(c: WebSocketCase, options: RunOptions): Promise<CaseResult> {
   const started = performance.now();
-  const base = { id: c.id, category: c.category, name: c.name, source: c.source };
+  const base = identityOf(c);
   const caseHeader = options.caseHeader ?? CASE_HEADER;
   const headers: Record<string, string> = caseHeader ? { [caseHeader]: c.id } : {};
   const request: SentRequest = { method: 'GET', path: c.websocket.handler.route, headers: Object.entries(headers) };
@@ -260,8 +271,7 @@ export function summarise(results: readonly CaseResult[]): RunReport {
 }
 
 export function skippedResult(c: LoadedCase): CaseResult {
-  const name = 'name' in c && typeof c.name === 'string' ? c.name : c.id;
-  return { id: c.id, category: c.category, name, source: c.source, status: 'skipped', mismatches: [], ...(c.skip !== undefined ? { skip: c.skip } : {}), durationMs: 0 };
+  return { ...identityOf(c), status: 'skipped', mismatches: [], ...(c.skip !== undefined ? { skip: c.skip } : {}), durationMs: 0 };
 }
 
 /**

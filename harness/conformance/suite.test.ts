@@ -9,6 +9,8 @@ import { runCli } from '../../test/helpers/conformance-cli.js';
 import { fixtureTarget } from './fixture-app.js';
 import { isFrameworkOwnedError } from './handler-answer.js';
 import { buildManifest } from './manifest.js';
+import { contradictionIndex } from './contradictions.js';
+import { contradictionsByRule } from './contradiction-rules.js';
 import { formatFailures } from './report.js';
 import { runCases } from './runner.js';
 import { loadSuite } from './suite/index.js';
@@ -17,6 +19,15 @@ import { isRunnable, isRunnableWebSocket, type ConformanceCase } from './types.j
 
 const suite = loadSuite();
 const http = suite.filter(isRunnable) as ConformanceCase[];
+
+describe('when the shipped suite is checked against itself', () => {
+  it('should hold no two cases that contradict each other under the runner\'s rules (same request, validation style, validation input)', () => {
+    const found = contradictionsByRule(suite);
+    assert.deepEqual(found.map((c) => `${c.case} vs ${c.conflicts_with} (${c.rule}): ${c.reason}`), []);
+    const index = contradictionIndex(suite);
+    assert.deepEqual(suite.filter((c) => index.has(c.id)).map((c) => c.id), [], 'no listed contradiction names a shipped case');
+  });
+});
 
 describe('when the shipped suite is loaded', () => {
   it('should hold at least 300 concrete cases with unique keel/ ids', () => {

@@ -65,6 +65,14 @@ export interface CaseIdentity {
   category: string;
   name: string;
   description?: string;
+  /**
+   * What the case asks of an implementation, on whose word (suite/standing.ts): `required` (the
+   * specification or an RFC), `reference` (the reference implementation's answer), `keel` (keel's
+   * choice). Set on the shipped suite's cases; corpus files may carry it too.
+   */
+  requirement?: 'required' | 'reference' | 'keel';
+  /** The citation, the reference's behaviour, or keel's one-line why, for `requirement`. */
+  basis?: string;
   /** File the case came from (plus `#<index>` for array files). */
   source: string;
   /** Why the runner does not send or play this case (other protocol, `skip` for node); undefined = runnable. */
@@ -151,6 +159,9 @@ export interface SkippedCase {
   category: string;
   source: string;
   skip: string;
+  description?: string;
+  requirement?: CaseIdentity['requirement'];
+  basis?: string;
 }
 
 export type LoadedCase = ConformanceCase | WebSocketCase | ProtocolCase | SkippedCase;

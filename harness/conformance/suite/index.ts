@@ -15,10 +15,13 @@ import { miscCases } from './misc.js';
 import { paramCases } from './params.js';
 import { routingCases } from './routing.js';
 import { sessionDocuments, type SessionDocument } from './sessions.js';
+import { standingOf } from './standing.js';
 import { validationCases } from './validation.js';
 
 /** Id prefix of the shipped cases: `keel/<category>/<NN_name>`. */
 export const SUITE_PREFIX = 'keel/';
+
+export { REQUIREMENTS, standingOf, type Requirement, type Standing } from './standing.js';
 
 /** The suite's cases as corpus documents in run order. */
 export function suiteDocuments(): Array<SuiteCase | SessionDocument> {
@@ -27,5 +30,9 @@ export function suiteDocuments(): Array<SuiteCase | SessionDocument> {
 
 /** The shipped suite, loaded as the runner loads any corpus (ids `keel/<category>/<NN_name>`). */
 export function loadSuite(): LoadedCase[] {
-  return suiteDocuments().map((d) => toCase(d, { id: `${SUITE_PREFIX}${d.category}/${d.name}`, category: d.category, source: `keel-conformance suite: ${d.category}/${d.name}` }));
+  return suiteDocuments().map((d) => {
+    const c = toCase(d, { id: `${SUITE_PREFIX}${d.category}/${d.name}`, category: d.category, source: `keel-conformance suite: ${d.category}/${d.name}` });
+    // Every shipped case says why it exists and on whose word (suite/standing.ts).
+    return { ...c, description: d.description, ...standingOf(d) };
+  });
 }
