@@ -97,7 +97,8 @@ export function buildRouter(app: App, parts: RouterParts): KeelRouter {
       maxBodySize: route.maxBodySize === undefined ? app.config.max_body_size : route.maxBodySize,
       jsonPoisoning: jsonPoisoning(route.onProtoPoisoning ?? app.config.on_proto_poisoning, route.onConstructorPoisoning ?? app.config.on_constructor_poisoning),
       logger: app.logger,
-      checkResponses: process.env.NODE_ENV !== 'production',
+      responseValidation: app.config.response_validation,
+      warnUndeclaredStatus: process.env.NODE_ENV !== 'production',
       background: app.extensions.get('background') as never,
     });
     const [chain, traceable] = spanned(route.handler.staticResponse?.() ? [] : routeFeatures(app, route, parts.uses), core, route.path);

@@ -9,7 +9,9 @@ import type { JsonPoisoning } from '../../http/json-parse.js';
 import { handlerFlags, type RequestData } from '../handler.js';
 import type { PhaseHooks } from '../hooks.js';
 import type { RouteDefinition } from '../route-definition.js';
-import { compileRequestValidator, compileSchema } from '../../http/validation.js';
+import { compileRequestValidator } from '../../http/validation.js';
+import type { ResponseValidationMode } from '../../http/response-validation.js';
+import { compileRouteContract, type RouteContract } from './contract.js';
 
 export interface PipelineContext {
   hooks: PhaseHooks;
@@ -18,8 +20,10 @@ export interface PipelineContext {
   /** What `__proto__` / `constructor.prototype` keys in a JSON body get (secure-json-parse options). */
   jsonPoisoning?: JsonPoisoning;
   logger: Logger;
-  /** Check handler output against the response schema (development aid). */
-  checkResponses: boolean;
+  /** How the route's response schemas are enforced: the route's own `response_validation`, else the App's. */
+  responseValidation: ResponseValidationMode;
+  /** Warn about a status `responses` does not list (outside production). */
+  warnUndeclaredStatus: boolean;
   background?: RequestData['background'];
 }
 
@@ -34,9 +38,10 @@ export interface CoreState {
   readonly maxBodySize: number | null;
   readonly jsonPoisoning: JsonPoisoning | undefined;
   readonly validator: ReturnType<typeof compileRequestValidator>;
-  readonly responseCheck: ReturnType<typeof compileSchema> | null;
-  /** `responses`: one check per declared status (null: no content, nothing to check). */
-  readonly statusChecks: Map<number, ReturnType<typeof compileSchema> | null> | null;
+  /** `METHOD /pattern`, as logs name the route. */
+  readonly label: string;
+  /** The response schemas, compiled (null: none, or `response_validation: 'off'`). */
+  readonly contract: RouteContract | null;
   readonly hasOnRequest: boolean;
   readonly hasPreValidation: boolean;
   readonly hasPreHandler: boolean;
@@ -65,10 +70,8 @@ export function compileCoreState(route: RouteDefinition, ctx: PipelineContext): 
     validator: flags.prefersParameterExtraction
       ? compileRequestValidator([], route.body, route.bodyRequired, route.files)
       : compileRequestValidator(route.params, route.body, route.bodyRequired, route.files),
-    responseCheck: ctx.checkResponses && route.response ? compileSchema(route.response) : null,
-    statusChecks: ctx.checkResponses && route.responses
-      ? new Map(Object.entries(route.responses).map(([s, schema]) => [Number(s), schema ? compileSchema(schema) : null]))
-      : null,
+    label: `${route.methods.join('|')} ${route.path}`,
+    contract: compileRouteContract(route, route.responseValidation ?? ctx.responseValidation, ctx.warnUndeclaredStatus),
     hasOnRequest: hooks.on_request.length > 0,
     hasPreValidation: hooks.pre_validation.length > 0,
     hasPreHandler: hooks.pre_handler.length > 0,
