@@ -7,6 +7,7 @@
 import type { ServerResponse } from 'node:http';
 import { recordRequestError } from '../observability/spans.js';
 import { HttpError, KeelError, ERROR_CODES, problemType, statusTitle, type ErrorCode } from './errors.js';
+import { problemJson } from './problem-json.js';
 
 export const PROBLEM_CONTENT_TYPE = 'application/problem+json';
 
@@ -86,7 +87,8 @@ export function sendProblem(res: ServerResponse, input: ProblemDetails | unknown
     if (!res.writableEnded) res.end();
     return;
   }
-  const body = JSON.stringify(p);
+  // Compiled from the problem schema once fast-json-stringify is loaded (lib/http/problem-json.ts).
+  const body = problemJson(p);
   res.statusCode = p.status;
   for (const [k, v] of Object.entries({ ...headers, ...extraHeaders })) res.setHeader(k, v);
   res.setHeader('Content-Type', PROBLEM_CONTENT_TYPE);

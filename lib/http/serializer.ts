@@ -21,6 +21,7 @@ import type * as AjvDraft2020 from 'ajv/dist/2020.js';
 import type FastJsonStringify from 'fast-json-stringify';
 import { lazyRequire } from './lazy-require.js';
 import { withFormats } from './validation.js';
+import { compileProblemSerializer } from './problem-json.js';
 
 const loadAjv = lazyRequire<typeof AjvDraft07>('ajv');
 const loadAjv2020 = lazyRequire<typeof AjvDraft2020>('ajv/dist/2020.js');
@@ -100,6 +101,8 @@ function jsonView(value: unknown): unknown {
  * schema Ajv itself refuses (route schemas were already compiled once at registration).
  */
 export function compileResponseContract(schema: Schema): ResponseContract {
+  // fast-json-stringify is loaded now: problem bodies use a compiled serialiser too (lib/http/problem-json.ts).
+  compileProblemSerializer((s) => (loadFjs().default ?? loadFjs())(s as never) as (v: unknown) => string);
   const loose: ValidateFunction = ajvOf(schema, CHECK_OPTIONS, 'check').compile(checkSchema(schema));
   const check = (value: unknown): ErrorObject[] | null => {
     if (loose(value)) return null;
@@ -124,3 +127,4 @@ export function compileResponseContract(schema: Schema): ResponseContract {
   }
   return { check, serialize, compiled };
 }
+

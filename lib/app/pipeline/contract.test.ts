@@ -152,6 +152,17 @@ describe('when a route declares a response schema (response_validation: strict, 
   });
 });
 
+describe('when an App with a response schema answers a problem', () => {
+  it('should write problem bodies with the compiled serialiser, byte for byte what JSON.stringify wrote', async () => {
+    const { app } = appWithLog();
+    app.get('/n', () => ({ id: 1, title: 't' }), { response: note, parameters: { query: { q: { type: 'integer' } } } });
+    const res = await app.inject('/n?q=x');
+    assert.equal(res.statusCode, 422);
+    assert.equal(res.body, JSON.stringify(res.json()), 'members in keel\'s order, extensions included');
+    assert.match(res.body, /^\{"type":"[^"]+","title":"Request Validation Failed","status":422,"detail":"1 validation error in request","errors":\[\{"type":"int_parsing","loc":\["query","q"\]/);
+  });
+});
+
 describe('when response_validation is strip or off', () => {
   it('should serialise from the schema only under strip (no refusal), as Fastify does', async () => {
     const { app, lines } = appWithLog({ response_validation: 'strip' });

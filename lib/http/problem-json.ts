@@ -1,0 +1,37 @@
+/**
+ * Problem bodies' JSON text. Once an App has a route with a response schema, fast-json-stringify is
+ * loaded and the problem schema below is compiled with it (lib/http/serializer.ts calls
+ * compileProblemSerializer()); until then, and in a process that never loads it (a keel factory under
+ * Express), JSON.stringify writes them. Both write the same bytes: the members in the order keel
+ * builds them, extensions as JSON.stringify writes them. This module imports nothing, so every
+ * middleware can send problems without loading a serialiser (pay for what you use).
+ */
+
+/**
+ * RFC 9457 §3.1's members, and keel's validation `errors` extension (lib/http/validation-errors.ts);
+ * any other extension member is allowed. No `required`: fast-json-stringify writes required members
+ * first, which would reorder them.
+ */
+export const PROBLEM_SCHEMA = {
+  type: 'object',
+  properties: {
+    type: { type: 'string' }, title: { type: 'string' }, status: { type: 'integer' }, detail: { type: 'string' }, instance: { type: 'string' },
+    errors: {
+      type: 'array',
+      items: { type: 'object', properties: { type: { type: 'string' }, loc: { type: 'array', items: { type: ['string', 'integer'] } }, msg: { type: 'string' } }, additionalProperties: true },
+    },
+  },
+  additionalProperties: true,
+} as const;
+
+let compiled: ((p: unknown) => string) | undefined;
+
+/** Compile the problem schema with `build` (fast-json-stringify), once per process. */
+export function compileProblemSerializer(build: (schema: object) => (p: unknown) => string): void {
+  compiled ??= build(PROBLEM_SCHEMA);
+}
+
+/** A problem object's JSON text. */
+export function problemJson(p: unknown): string {
+  return compiled === undefined ? JSON.stringify(p) : compiled(p);
+}
