@@ -18,7 +18,8 @@ export const PROBLEM_SCHEMA = {
     type: { type: 'string' }, title: { type: 'string' }, status: { type: 'integer' }, detail: { type: 'string' }, instance: { type: 'string' },
     errors: {
       type: 'array',
-      items: { type: 'object', properties: { type: { type: 'string' }, loc: { type: 'array', items: { type: ['string', 'integer'] } }, msg: { type: 'string' } }, additionalProperties: true },
+      // In the order lib/http/validation-errors.ts builds an issue (fast-json-stringify writes declared members first).
+      items: { type: 'object', properties: { type: { type: 'string' }, loc: {}, msg: { type: 'string' }, input: {}, ctx: {} }, additionalProperties: true },
     },
   },
   additionalProperties: true,
@@ -31,7 +32,25 @@ export function compileProblemSerializer(build: (schema: object) => (p: unknown)
   compiled ??= build(PROBLEM_SCHEMA);
 }
 
+const isText = (v: unknown): boolean => v === undefined || typeof v === 'string';
+
+/**
+ * The compiled serialiser writes what the schema declares as declared: a problem whose members are
+ * of other types (a numeric `detail`, `errors` that is not a list of issues) is left to JSON.stringify,
+ * never coerced.
+ */
+function fitsSchema(p: Record<string, unknown>): boolean {
+  if (!isText(p.type) || !isText(p.title) || !isText(p.detail) || !isText(p.instance) || !Number.isInteger(p.status)) return false;
+  const errors = p.errors;
+  if (errors === undefined) return true;
+  if (!Array.isArray(errors)) return false;
+  for (const e of errors) {
+    if (e === null || typeof e !== 'object' || Array.isArray(e) || !isText((e as { type?: unknown }).type) || !isText((e as { msg?: unknown }).msg)) return false;
+  }
+  return true;
+}
+
 /** A problem object's JSON text. */
-export function problemJson(p: unknown): string {
-  return compiled === undefined ? JSON.stringify(p) : compiled(p);
+export function problemJson(p: Record<string, unknown>): string {
+  return compiled !== undefined && fitsSchema(p) ? compiled(p) : JSON.stringify(p);
 }

@@ -186,3 +186,17 @@ describe('when response_validation is strip or off', () => {
     assert.throws(() => createApp().get('/x', () => null, { response_validation: 'lenient' } as never), (e: unknown) => e instanceof AppError && /response_validation/.test(e.message) && /lenient/.test(e.message));
   });
 });
+
+describe('when a problem carries members of other types than the problem schema declares', () => {
+  it('should write them as JSON.stringify does, never coerced', async () => {
+    const { HttpError } = await import('../../http/errors.js');
+    const { app } = appWithLog();
+    app.get('/n', () => ({ id: 1, title: 't' }), { response: note });
+    app.get('/odd', () => { throw new HttpError(409, 'conflict', { extensions: { errors: 'not a list', retry: [1, null] } }); });
+    await app.inject('/n');
+    const res = await app.inject('/odd');
+    assert.equal(res.statusCode, 409);
+    assert.equal(res.json().errors, 'not a list');
+    assert.deepEqual(res.json().retry, [1, null]);
+  });
+});
