@@ -200,3 +200,24 @@ describe('when a problem carries members of other types than the problem schema 
     assert.deepEqual(res.json().retry, [1, null]);
   });
 });
+
+describe('when fast-json-stringify cannot take a response schema', () => {
+  // A `$ref` with an escaped JSON Pointer (RFC 6901 `~1`): Ajv resolves it, fast-json-stringify 7 does not.
+  const escaped = {
+    type: 'object', additionalProperties: false, required: ['a'],
+    properties: { a: { $ref: '#/definitions/a~1b' } }, definitions: { 'a/b': { type: 'string' } },
+  } as const;
+
+  it('should still drop forbidden members (JSON.stringify of the value, Ajv removing them) and refuse a wrong type', async () => {
+    const { compileResponseContract } = await import('../../http/serializer.js');
+    assert.equal(compileResponseContract(escaped).compiled, false, 'the fallback is what this test exercises');
+    const { app } = appWithLog();
+    let a: unknown = 'x';
+    app.get('/f', () => ({ a, secret: 1 }) as never, { response: escaped as never });
+    const res = await app.inject('/f');
+    assert.equal(res.statusCode, 200);
+    assert.deepEqual(res.json(), { a: 'x' });
+    a = 5;
+    assert.equal((await violation(app, '/f'))[1].statusCode, 500);
+  });
+});
