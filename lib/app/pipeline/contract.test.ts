@@ -221,3 +221,15 @@ describe('when fast-json-stringify cannot take a response schema', () => {
     assert.equal((await violation(app, '/f'))[1].statusCode, 500);
   });
 });
+
+describe('when a test injects with the chained or callback form', () => {
+  it('should surface the violation from end(), await and end(callback) alike', async () => {
+    const { app } = appWithLog();
+    app.get('/w', () => ({ id: 'x', title: 't' }) as never, { response: note });
+    await assert.rejects(app.inject().get('/w').end(), ResponseContractError);
+    await assert.rejects(async () => { await app.inject().get('/w'); }, ResponseContractError);
+    const viaCallback = await new Promise<unknown>((resolve) => app.inject().get('/w').end((err) => resolve(err)));
+    assert.ok(viaCallback instanceof ResponseContractError);
+    assert.equal((await app.inject().get('/n-a').end()).statusCode, 404, 'other answers resolve as before');
+  });
+});
