@@ -90,6 +90,32 @@ export const orderSchema = {
   },
 } as const;
 
+/** A 20-member account as an API answers it (issue 45): strings, integers, numbers, booleans, a date-time, an enum. */
+export const accountSchema = {
+  type: 'object',
+  additionalProperties: false,
+  required: ['id', 'login', 'name', 'email', 'plan', 'active', 'verified', 'balance', 'credit_limit', 'orders', 'created_at', 'updated_at', 'country', 'city', 'postcode', 'phone', 'locale', 'timezone', 'score', 'referrals'],
+  properties: {
+    id: { type: 'integer' }, login: { type: 'string' }, name: { type: 'string' }, email: { type: 'string' },
+    plan: { type: 'string', enum: ['free', 'pro', 'team'] }, active: { type: 'boolean' }, verified: { type: 'boolean' },
+    balance: { type: 'number' }, credit_limit: { type: 'number' }, orders: { type: 'integer' },
+    created_at: { type: 'string', format: 'date-time' }, updated_at: { type: 'string', format: 'date-time' },
+    country: { type: 'string' }, city: { type: 'string' }, postcode: { type: 'string' }, phone: { type: 'string' },
+    locale: { type: 'string' }, timezone: { type: 'string' }, score: { type: 'number' }, referrals: { type: 'integer' },
+  },
+} as const;
+
+/** The row a handler returns from a variable: the 20 declared members and one the schema forbids. */
+export const ACCOUNT_ROW = {
+  id: 4242, login: 'ada', name: 'Ada Lovelace', email: 'ada@example.com', plan: 'pro', active: true, verified: true,
+  balance: 1234.5, credit_limit: 5000, orders: 87, created_at: '2024-03-01T09:30:00.000Z', updated_at: '2026-11-30T17:05:12.000Z',
+  country: 'GB', city: 'London', postcode: 'W1A 1AA', phone: '+44 20 7946 0000', locale: 'en-GB', timezone: 'Europe/London',
+  score: 0.87, referrals: 12, internalNote: 'do not leak',
+};
+
+/** The problem body the problem scenario answers (RFC 9457). */
+export const PROBLEM_404 = { type: 'https://keel.dev/problems/not-found', title: 'Not Found', status: 404, detail: 'no such account' };
+
 /** Query parameters: q (required), limit 1..100 (default 10), offset ≥ 0 (default 0). */
 export const searchQuerySchema = {
   type: 'object',
@@ -203,6 +229,27 @@ export function scenarios(jwt: string): Scenario[] {
     { id: 'json-100b', title: `JSON body ${small.length} B, schema`, peers: ALL, request: jsonPost('/orders', small), check: orderCheck(small) },
     { id: 'json-5kb', title: `JSON body ${(medium.length / 1024).toFixed(1)} KB, schema`, peers: ALL, request: jsonPost('/orders', medium), check: orderCheck(medium) },
     { id: 'json-150kb', title: `JSON body ${(large.length / 1024).toFixed(0)} KB, schema`, peers: ALL, request: jsonPost('/orders', large), check: orderCheck(large) },
+    {
+      // Issue 45: a 20-member answer with its response schema, the handler returning a row (one member the
+      // schema forbids) from a variable: keel serialises from the schema after its check, Fastify from the schema.
+      id: 'response-schema', title: '20-member JSON answer with its response schema (undeclared member dropped)', peers: ['keel', 'fastify'],
+      why: { node: 'compares response serialisers', express: 'Express has no response schemas' },
+      request: { method: 'GET', path: '/accounts/4242' },
+      check: expectJson(200, (v) => Object.keys(v).length === 20 && v.internalNote === undefined && v.id === 4242),
+    },
+    {
+      // The same route with response_validation: 'off': JSON.stringify as keel wrote it before issue 45 (in production).
+      id: 'response-schema-off', title: "20-member JSON answer, response_validation: 'off' (keel before issue 45)", peers: ['keel'],
+      why: { fastify: 'keel against itself', node: 'keel against itself', express: 'keel against itself' },
+      request: { method: 'GET', path: '/accounts/4242' },
+      check: expectJson(200, (v) => Object.keys(v).length === 21),
+    },
+    {
+      id: 'problem', title: 'a 404 problem body (RFC 9457) from a route with a response schema', peers: ['keel', 'fastify'],
+      why: { node: 'compares response serialisers', express: 'Express has no response schemas' },
+      request: { method: 'GET', path: '/accounts/7' },
+      check: (s, h, b) => (s !== 404 ? `status ${s}` : !String(h['content-type']).startsWith('application/problem+json') ? `type ${String(h['content-type'])}` : (json(b) as { status?: number }).status !== 404 ? 'bad body' : null),
+    },
     {
       id: 'form', title: 'urlencoded form', peers: ALL,
       request: {

@@ -13,6 +13,7 @@ export type { AppWebSocketHandler, AppWebSocketOptions, AppGraphqlRouteOptions, 
 export type { ListenOptions } from './server/server.js';
 export { documentationPages } from './server/server.js';
 export type { InjectOptions, InjectResponse, InjectChain } from './app/inject.js';
+export { ResponseContractError } from './app/inject.js';
 export * from './server/connections.js';
 export {
   KeelResponse, HandlerResult, response, handlerResultFromResponse, handlerError, intoHandler,

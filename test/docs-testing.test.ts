@@ -12,10 +12,12 @@ import { promisify } from 'node:util';
 const root = new URL('..', import.meta.url).pathname;
 const page = readFileSync(join(root, 'docs/testing.md'), 'utf8');
 const block = /<!-- checked by test\/docs-testing\.test\.ts -->\n```ts\n([\s\S]*?)```/.exec(page)?.[1];
+const contractBlock = /<!-- checked by test\/docs-testing\.test\.ts: contract -->\n```ts\n([\s\S]*?)```/.exec(page)?.[1];
 
-describe("when docs/testing.md's JWT route test is run", () => {
+for (const [name, code] of [['JWT route test', block], ['response contract test', contractBlock]] as const) describe(`when docs/testing.md's ${name} is run`, () => {
   it('should pass as written', async () => {
-    assert.ok(block, 'docs/testing.md has the checked block');
+    assert.ok(code, 'docs/testing.md has the checked block');
+    const block = code;
     // Inside the checkout (under test/), so `jose` resolves from its node_modules.
     // Without NODE_TEST_CONTEXT the child reports as a test run of its own (TAP), not to this runner.
     const { NODE_TEST_CONTEXT: _, ...childEnv } = process.env;

@@ -188,7 +188,9 @@ export const app = createApp({ port: 0 }, (a) => {
     const wrong = tsc();
     assert.notEqual(wrong.status, 0, 'a string id in a 201 must not compile');
     t.diagnostic(wrong.out.split('\n').filter((l) => /error TS|is not assignable/.test(l)).slice(0, 4).join(' | '));
-    assert.deepEqual(wrong.out.split('\n').filter((l) => /error TS/.test(l)).map((l) => /src\/app\.ts\((\d+),/.exec(l)?.[1]), ['6'], wrong.out);
+    // At the member, on the response(...) line of this block-bodied handler, in one line (issue 45 item 3).
+    assert.deepEqual(wrong.out.split('\n').filter((l) => /error TS/.test(l)).map((l) => /src\/app\.ts\((\d+,\d+)\)/.exec(l)?.[1]), ['8,23'], wrong.out);
+    assert.match(wrong.out, /error TS2322: Type 'string' is not assignable to type 'number'\.\s*$/, wrong.out);
   });
 
   it('should refuse to start an App with GraphQL on, naming the npm install command', () => {

@@ -44,6 +44,7 @@ describe('when records are parsed from an empty object', () => {
       max_uri_length: 8192, // keel's own (RFC 9110 §15.5.15's 414), not in the specification
       on_proto_poisoning: 'error',
       on_constructor_poisoning: 'error',
+      response_validation: 'strict',
       request_timeout: null,
       compression: null,
       rate_limit: null,

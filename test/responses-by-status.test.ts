@@ -1,7 +1,7 @@
 /**
  * Responses by status (issue 29 item 1): a route's `responses: { 201: schema, 204: null, 404: null }`
- * is checked when the route is registered, checks each answer against the schema of its status
- * outside production (a warning in the log, never a refusal), and lists each status in the OpenAPI
+ * is checked when the route is registered, enforces the schema of each status on the way out (a
+ * mismatch is a 500: lib/app/pipeline/contract.test.ts), and lists each status in the OpenAPI
  * document (201 as JSON, 204 without content, errors as problem+json); a route without it keeps
  * today's document. The compile-time side is test/types/responses.types.ts.
  */
@@ -51,19 +51,20 @@ describe('when a route declares responses by status', () => {
     assert.match(err.message, /^Route GET \/r: the responses\.201 schema is invalid/);
   });
 
-  it('should answer each declared status, warning only when a body does not match its schema', async () => {
+  it('should answer each declared status, refusing (500) a body that does not match its schema (lib/app/pipeline/contract.test.ts)', async () => {
     const { app, warnings } = appWithLog();
     let id: unknown = 1;
     app.post('/notes', () => response({ id, title: 'x' } as never, { status: 201 }), { responses: { 201: note } });
     app.delete('/notes/{id:int}', (d) => (d.pathParams.id === 1 ? undefined : handlerError(404, 'no such note')), { responses: { 204: null, 404: null } });
-    app.get('/loose', () => response({ id: 1 }, { status: 202 }) as never, { responses: { 200: note } });
+    app.get('/loose', () => response({ id: 1 } as never, { status: 202 }) as never, { responses: { 200: note } });
     const created = await app.inject({ method: 'POST', url: '/notes' });
     assert.equal(created.statusCode, 201);
     assert.equal(warnings.length, 0, 'a matching 201 body is not reported');
     id = 'x';
-    assert.equal((await app.inject({ method: 'POST', url: '/notes' })).statusCode, 201, 'a mismatch is logged, never refused');
+    await assert.rejects(app.inject({ method: 'POST', url: '/notes' }), (e: Json) => e.name === 'ResponseContractError' && e.response.statusCode === 500, 'a mismatch is refused');
     assert.equal(warnings.length, 1);
-    assert.equal(warnings[0]!.msg, 'handler response does not match its response schema');
+    assert.match(warnings[0]!.msg, /response does not match its response schema \(responses\.201\)/);
+    assert.equal(warnings[0]!.level, 50);
     assert.equal(warnings[0]!.status, 201);
     assert.equal((await app.inject({ method: 'DELETE', url: '/notes/1' })).statusCode, 204);
     const missing = await app.inject({ method: 'DELETE', url: '/notes/2' });

@@ -138,6 +138,17 @@ describe('when a strict TypeScript project uses keel', () => {
     const r = tsc(['-p', join(dir, 'tsconfig.json')]);
     const lines = [...new Set(r.output.split('\n').flatMap((l) => { const m = /unmarked\.ts\((\d+),\d+\): error TS/.exec(l); return m ? [Number(m[1])] : []; }))];
     assert.deepEqual(lines.sort((a, b) => a - b), marked, r.output);
+    // Block-bodied handlers (docs/routes.md): each error at its member or response(...) argument in at most 3 lines.
+    const first = source.findIndex((l) => l.includes('---- block-bodied handlers')) + 1;
+    const last = source.findIndex((l) => l.includes('---- end of block-bodied handlers')) + 1;
+    const out = r.output.split('\n');
+    const blockErrors = out.flatMap((l, i) => { const m = /unmarked\.ts\((\d+),\d+\): error TS/.exec(l); return m && Number(m[1]) > first && Number(m[1]) < last ? [i] : []; });
+    assert.equal(blockErrors.length, marked.filter((n) => n > first && n < last).length, r.output);
+    for (const i of blockErrors) {
+      let n = 1;
+      while (i + n < out.length && /^\s/.test(out[i + n]!)) n++;
+      assert.ok(n <= 3, `${n} lines:\n${out.slice(i, i + n).join('\n')}`);
+    }
   });
 
   for (const major of [5, 4] as const) {

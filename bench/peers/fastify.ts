@@ -12,7 +12,7 @@ import multipart from '@fastify/multipart';
 import rateLimit from '@fastify/rate-limit';
 import fstatic from '@fastify/static';
 import { createHandler } from 'graphql-http/lib/use/fastify';
-import { BENCH_JWT_SECRET, HUGE_RATE, orderSchema, reportDocument, searchQuerySchema } from '../scenarios.js';
+import { ACCOUNT_ROW, accountSchema, PROBLEM_404, BENCH_JWT_SECRET, HUGE_RATE, orderSchema, reportDocument, searchQuerySchema } from '../scenarios.js';
 import { graphqlRoot, graphqlSchema, rpcServer } from './shared.js';
 import type { PeerContext } from './types.js';
 
@@ -35,6 +35,16 @@ async function routes(app: FastifyInstance, scenario: string, ctx: PeerContext):
     case 'json-150kb':
       app.post('/orders', { schema: { body: orderSchema } }, async (req) => ({ ok: true, items: (req.body as { items: unknown[] }).items.length }));
       return;
+    case 'response-schema':
+    case 'problem': {
+      // Fastify's response schemas: fast-json-stringify per status; the 404 is a problem body with its own schema.
+      const problem = { type: 'object', properties: { type: { type: 'string' }, title: { type: 'string' }, status: { type: 'integer' }, detail: { type: 'string' }, instance: { type: 'string' } }, additionalProperties: true };
+      app.get('/accounts/:id', { schema: { params: { type: 'object', properties: { id: { type: 'integer' } } }, response: { 200: accountSchema, 404: problem } } }, async (req, reply) => {
+        if ((req.params as { id: number }).id === 4242) return ACCOUNT_ROW;
+        return reply.code(404).type('application/problem+json').send(PROBLEM_404);
+      });
+      return;
+    }
     case 'form':
       await app.register(formbody);
       app.post('/form', async (req) => {

@@ -4,8 +4,9 @@
  */
 import { pino } from 'pino';
 import { createApp, type App, type UploadFile } from '../../lib/index.js';
+import { handlerError } from '../../lib/index.js';
 import {
-  BENCH_JWT_SECRET, GRAPHQL_DATA, GRAPHQL_SDL, HUGE_RATE, orderSchema, reportDocument, rpcAddParamsSchema, searchQuerySchema,
+  ACCOUNT_ROW, accountSchema, BENCH_JWT_SECRET, GRAPHQL_DATA, GRAPHQL_SDL, HUGE_RATE, orderSchema, reportDocument, rpcAddParamsSchema, searchQuerySchema,
 } from '../scenarios.js';
 import type { PeerContext } from './types.js';
 import type { RateLimitStore } from '../../middleware/rate-limit/index.js';
@@ -45,6 +46,13 @@ export async function start(scenario: string, ctx: PeerContext): Promise<number>
     case 'json-150kb':
       config.max_body_size = 1024 * 1024;
       setup = (app) => app.post('/orders', order, { body: orderSchema as unknown as Record<string, unknown> });
+      break;
+    case 'response-schema':
+    case 'response-schema-off':
+    case 'problem':
+      // The row comes from a variable (the compiler cannot see its extra member); /accounts/7 is not there: a 404 problem.
+      if (scenario === 'response-schema-off') config.response_validation = 'off';
+      setup = (app) => app.get('/accounts/{id:int}', (d) => (d.pathParams.id === 4242 ? ACCOUNT_ROW : handlerError(404, 'no such account')) as never, { response: accountSchema });
       break;
     case 'form':
       setup = (app) => app.post('/form', (d) => {

@@ -105,7 +105,8 @@ export function buildRouter(app: App, parts: RouterParts): KeelRouter {
       multipartLimits,
       chargedParse,
       logger: app.logger,
-      checkResponses: process.env.NODE_ENV !== 'production',
+      responseValidation: app.config.response_validation,
+      warnUndeclaredStatus: process.env.NODE_ENV !== 'production',
       background: app.extensions.get('background') as never,
     });
     const [chain, traceable] = spanned(route.handler.staticResponse?.() ? [] : routeFeatures(app, route, parts.uses), core, route.path);

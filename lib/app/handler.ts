@@ -61,6 +61,21 @@ export interface ResponseOptions<Status extends number = number> {
 }
 
 /**
+ * Type-only: the body a typed route allows for `Status`, read from the outcome the call's context
+ * expects (`Outcome`, inferred from the handler's return type): the schema of that status, so a wrong
+ * or missing member is reported at the member or at the `response(...)` argument, in a block-bodied
+ * handler too (the compiler checks such a handler's returns only as a whole, at its first line).
+ * `unknown` outside a typed route.
+ */
+type ExpectedBody<Outcome, Status extends number> = unknown extends Outcome ? unknown : OrUndeclared<BodyIn<Outcome, Status>, Status>;
+/** A status the route's `responses` do not list: named in the compiler's message. */
+export interface StatusNotInResponses<Status extends number> { readonly 'this status is not in the route\'s responses': Status }
+type OrUndeclared<B, Status extends number> = [B] extends [never] ? StatusNotInResponses<Status> : B;
+/** The argument's type: the expected body inside a typed route, the body as written elsewhere. */
+type CheckedBody<Body, Expected> = unknown extends Expected ? Body : Expected;
+type BodyIn<Outcome, Status extends number> = Outcome extends KeelResponse<infer S, infer B> ? ([Status] extends [S] ? B : never) : never;
+
+/**
  * Build a Response. `response({ ok: true }, { status: 201, headers: { Location: '/x' } })`.
  *
  * Generic over the status literal and the body, so a route with `responses: { 201: schema }` checks
@@ -70,7 +85,9 @@ export interface ResponseOptions<Status extends number = number> {
  * @example
  * app.post('/notes', (d) => response({ id: 1, title: d.body.title }, { status: 201 }), { body, responses: { 201: note } });
  */
-export function response<const Body = null, const Status extends number = 200>(content?: Body, options?: ResponseOptions<Status>): KeelResponse<NoInfer<Status>, Body>;
+export function response<const Body = null, const Status extends number = 200, Outcome = unknown>(
+  content?: CheckedBody<Body, NoInfer<ExpectedBody<Outcome, Status>>>, options?: ResponseOptions<Status>,
+): KeelResponse<NoInfer<Status>, Body> & Outcome;
 export function response(content: ResponseContent = null, options: ResponseOptions = {}): KeelResponse {
   return new KeelResponse(content, options.status ?? 200, options.headers ?? {}, options.cookies ?? []);
 }
@@ -99,9 +116,20 @@ export function handlerResultFromResponse(r: KeelResponse | { content?: unknown;
   return HandlerResult.from(r instanceof KeelResponse ? r : new KeelResponse(r.content ?? null, r.status_code ?? 200, r.headers ?? {}));
 }
 
-/** A handler error: an HTTP status code plus a message (rendered as problem details). */
+/**
+ * A handler error: an HTTP status code plus a message (rendered as problem details). A client error
+ * (4xx) is an answer, not a fault: it is never logged, so no stack is captured for it (capturing one
+ * was the largest cost of a 404 answer, bench `problem`); a 5xx keeps its stack for the error log.
+ */
 export function handlerError(status: number, message: string): HttpError {
-  return new HttpError(status, message);
+  if (status >= 500) return new HttpError(status, message);
+  const limit = Error.stackTraceLimit;
+  Error.stackTraceLimit = 0;
+  try {
+    return new HttpError(status, message);
+  } finally {
+    Error.stackTraceLimit = limit;
+  }
 }
 
 /**

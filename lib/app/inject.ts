@@ -11,6 +11,42 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import type LightMyRequest from 'light-my-request';
 import { lazyRequire } from '../http/lazy-require.js';
 import type { KeelRouter } from './plugin.js';
+import { CONTRACT_VIOLATION, type ContractViolation } from './pipeline/contract.js';
+
+/**
+ * What `app.inject()` rejects with when the App refused its own answer because it broke the route's
+ * response schema (`response_validation: 'strict'`, docs/routes.md): a test that reaches a contract
+ * violation fails by default, even one that only looks at part of the body. `response` is the 500
+ * problem the client got; `status`, `schema` and `errors` say what the handler answered wrong.
+ */
+export class ResponseContractError extends Error {
+  override readonly name = 'ResponseContractError';
+  readonly route: string;
+  readonly status: number;
+  readonly schema: string;
+  readonly errors: ContractViolation['errors'];
+  readonly response: InjectResponse;
+  constructor(v: ContractViolation, response: InjectResponse) {
+    super(`${v.route} answered ${v.status} with a body that breaks its ${v.schema} schema: ${v.errors.map((e) => `${e.path} ${e.message}`).join('; ')}`);
+    this.route = v.route;
+    this.status = v.status;
+    this.schema = v.schema;
+    this.errors = v.errors;
+    this.response = response;
+  }
+}
+
+/** The violation an injected answer carries, as an error (undefined: none). */
+function violationOf(response: InjectResponse | undefined): ResponseContractError | undefined {
+  const v = (response?.raw?.res as { [CONTRACT_VIOLATION]?: ContractViolation } | undefined)?.[CONTRACT_VIOLATION];
+  return v ? new ResponseContractError(v, response!) : undefined;
+}
+
+function surface(response: InjectResponse): InjectResponse {
+  const err = violationOf(response);
+  if (err) throw err;
+  return response;
+}
 
 /**
  * What `app.inject()` takes: a URL string, or light-my-request's options — `method`, `url`, `query`,
@@ -59,7 +95,33 @@ export function injectInto(app: Injectable, options?: string | InjectOptions): I
       .catch((err: unknown) => res.emit('error', err));
   };
   // With no options, a builder: it waits for `.get(url)`… and `.end()` (or `await`) to start.
-  return lightMyRequest()(dispatch, options ?? { autoStart: false });
+  return surfacingViolations(lightMyRequest()(dispatch, options ?? { autoStart: false }));
+}
+
+/**
+ * The chain, its answer passed through surface(): `end()`, `end(callback)` and the promise methods
+ * (which light-my-request runs through its own start) all see a contract violation as an error.
+ */
+function surfacingViolations(chain: InjectChain): InjectChain {
+  type Internal = InjectChain & { _promise: Promise<InjectResponse> | null };
+  const c = chain as Internal;
+  const end = c.end.bind(c) as (cb?: (err: Error | undefined, res?: InjectResponse) => void) => Promise<InjectResponse> | undefined;
+  const patched = function end_(cb?: (err: Error | undefined, res?: InjectResponse) => void) {
+    if (typeof cb === 'function') return end((err, res) => (err ? cb(err) : cb(violationOf(res), res)));
+    c._promise = end()!.then(surface);
+    return c._promise;
+  };
+  Object.defineProperty(c, 'end', { value: patched, writable: true, configurable: true });
+  for (const m of ['then', 'catch', 'finally'] as const) {
+    Object.defineProperty(c, m, {
+      value: (...args: unknown[]) => {
+        if (!c._promise) patched();
+        return (c._promise as unknown as Record<string, (...a: unknown[]) => unknown>)[m]!.apply(c._promise, args);
+      },
+      writable: true, configurable: true,
+    });
+  }
+  return chain;
 }
 
 /**

@@ -44,7 +44,7 @@ function noBody(status: number): boolean {
  * Write `r` to `res`. Synchronous unless the content is a stream: then the returned promise
  * settles when the stream has been handed to the socket.
  */
-export function writeResponse(res: ServerResponse, r: KeelResponse): void | Promise<void> {
+export function writeResponse(res: ServerResponse, r: KeelResponse, json?: string): void | Promise<void> {
   if (res.writableEnded) return;
   res.statusCode = r.status_code;
   let hasType = false;
@@ -58,15 +58,16 @@ export function writeResponse(res: ServerResponse, r: KeelResponse): void | Prom
     const list = prev === undefined ? [] : Array.isArray(prev) ? prev : [String(prev)];
     res.setHeader('Set-Cookie', [...list, ...r.cookies.map(serializeCookie)]);
   }
-  return writeContent(res, r.status_code, r.content, hasType);
+  return json === undefined ? writeContent(res, r.status_code, r.content, hasType) : writeJson(res, r.status_code, json, hasType);
 }
 
 /**
  * Write a handler's plain return value (not a Response): 200 with the value, 204 for undefined.
  * The common case of a route, so it skips building a Response object.
  */
-export function writeValue(res: ServerResponse, value: unknown): void | Promise<void> {
+export function writeValue(res: ServerResponse, value: unknown, json?: string): void | Promise<void> {
   if (res.writableEnded) return;
+  if (json !== undefined) return writeJson(res, 200, json, false);
   return writeContent(res, value === undefined ? 204 : 200, value === undefined ? null : value, false);
 }
 
@@ -89,7 +90,12 @@ function writeContent(res: ServerResponse, status: number, c: unknown, hasType: 
       if (!res.writableEnded) res.destroy();
     });
   }
-  const body = JSON.stringify(c);
+  return writeJson(res, status, JSON.stringify(c), hasType);
+}
+
+/** A JSON text (JSON.stringify's, or a route's compiled serialiser's: lib/app/pipeline/contract.ts). */
+function writeJson(res: ServerResponse, status: number, body: string, hasType: boolean): void {
+  if (noBody(status)) return void writeContent(res, status, null, hasType);
   if (body.length > ENCODE_ONCE_FROM) {
     // Encoded once here: Buffer.byteLength plus the socket's own encoding would walk a long string twice.
     const bytes = Buffer.from(body);

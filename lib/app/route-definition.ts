@@ -6,6 +6,7 @@ import { AppError, ConfigError } from '../http/errors.js';
 import { defineRecord, t } from '../records/define.js';
 import {
   ApiKeyAuthConfig, AuthorizationConfig, CorsConfig, JwtAuthConfig, LifecycleHooksConfig, RequestIdConfig,
+  RESPONSE_VALIDATION_MODES, type ResponseValidationMode,
 } from '../records/route.js';
 import type { CorsConfigInput, RequestIdConfigInput, JwtAuthConfigInput, ApiKeyAuthConfigInput, AuthorizationConfigInput, LifecycleHooksConfigInput } from '../records/route.js';
 import { CompressionConfig, RateLimitConfig, type CompressionConfigInput, type RateLimitConfigInput } from '../records/server.js';
@@ -63,6 +64,13 @@ export interface RouteOptionsInput {
    * the OpenAPI document.
    */
   responses?: Readonly<Record<number, SchemaInput | null>>;
+  /**
+   * How `response` / `responses` are enforced on this route: `'strict'` (checked, then serialised from
+   * the schema: undeclared members dropped, a wrong type or missing required member a 500 problem),
+   * `'strip'` (serialised from the schema only) or `'off'`. Default: ServerConfig.response_validation
+   * (`'strict'`). docs/routes.md.
+   */
+  response_validation?: ResponseValidationMode;
   cors?: CorsConfigInput | null;
   request_id?: RequestIdConfigInput | null;
   jwt_auth?: JwtAuthConfigInput | null;
@@ -107,6 +115,7 @@ const RouteRecord = defineRecord<Record<string, unknown>>('Route', {
   body_required: { type: t.boolean() },
   response: { type: t.json() },
   responses: { type: t.json() },
+  response_validation: { type: t.string({ enum: RESPONSE_VALIDATION_MODES }) },
   cors: { type: t.json() },
   request_id: { type: t.json() },
   jwt_auth: { type: t.json() },
@@ -139,6 +148,8 @@ export interface RouteDefinition {
   response: Schema | undefined;
   /** `responses` by status code (`null`: answered without content); undefined when not given. */
   responses: Readonly<Record<number, Schema | null>> | undefined;
+  /** undefined: the App's ServerConfig.response_validation. */
+  responseValidation: ResponseValidationMode | undefined;
   cors: CorsConfig | null;
   requestId: Readonly<RequestIdConfig> | null;
   jwtAuth: Readonly<JwtAuthConfig> | null;
@@ -245,6 +256,7 @@ export function parseRouteDefinition(input: RouteDefinitionInput): RouteDefiniti
       bodyRequired: (r.body_required as boolean | undefined) ?? true,
       response: r.response as Schema | undefined,
       responses,
+      responseValidation: (r.response_validation as ResponseValidationMode | undefined) ?? undefined,
       cors: opt(r.cors, (v, p) => CorsConfig.parse(v, p), `${where}.cors`),
       requestId: opt(r.request_id, RequestIdConfig.parse, `${where}.request_id`),
       jwtAuth: withCheckedKey(opt(r.jwt_auth, JwtAuthConfig.parse, `${where}.jwt_auth`), 'JwtAuthConfig', `${where}.jwt_auth`),

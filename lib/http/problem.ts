@@ -4,11 +4,14 @@
  * Middleware calls `sendProblem(res, …)` itself (rather than `next(err)`) so that the same
  * function renders problem+json under plain Express, whose default error handler would send HTML.
  */
-import type { ServerResponse } from 'node:http';
+import { ServerResponse } from 'node:http';
 import { recordRequestError } from '../observability/spans.js';
 import { HttpError, KeelError, ERROR_CODES, problemType, statusTitle, type ErrorCode } from './errors.js';
+import { problemJson } from './problem-json.js';
 
 export const PROBLEM_CONTENT_TYPE = 'application/problem+json';
+
+const nativeWriteHead = ServerResponse.prototype.writeHead;
 
 /** RFC 9457 §3: the standard members plus flattened extension members. */
 export interface ProblemDetails {
@@ -86,11 +89,19 @@ export function sendProblem(res: ServerResponse, input: ProblemDetails | unknown
     if (!res.writableEnded) res.end();
     return;
   }
-  const body = JSON.stringify(p);
-  res.statusCode = p.status;
-  for (const [k, v] of Object.entries({ ...headers, ...extraHeaders })) res.setHeader(k, v);
-  res.setHeader('Content-Type', PROBLEM_CONTENT_TYPE);
-  res.setHeader('Content-Length', Buffer.byteLength(body));
+  // Compiled from the problem schema once fast-json-stringify is loaded (lib/http/problem-json.ts).
+  const body = problemJson(p);
+  for (const k in headers) res.setHeader(k, headers[k]!);
+  if (extraHeaders) for (const k in extraHeaders) res.setHeader(k, extraHeaders[k]!);
+  const length = String(Buffer.byteLength(body));
+  if (res.writeHead === nativeWriteHead) {
+    // One writeHead with the raw list (headers set earlier are kept), as lib/app/respond.ts writes answers.
+    res.writeHead(p.status, ['Content-Type', PROBLEM_CONTENT_TYPE, 'Content-Length', length]);
+  } else {
+    res.statusCode = p.status;
+    res.setHeader('Content-Type', PROBLEM_CONTENT_TYPE);
+    res.setHeader('Content-Length', length);
+  }
   res.end(res.req?.method === 'HEAD' ? undefined : body);
 }
 

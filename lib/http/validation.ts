@@ -41,7 +41,7 @@ const AJV_OPTIONS: Options = { allErrors: true, strict: false, coerceTypes: fals
 /** `format: decimal` (OpenAPI's and Python's `Decimal` as text, e.g. `"19.99"`): a signed decimal number, exponent allowed. */
 export const DECIMAL_PATTERN = '^[+-]?(?:\\d+(?:\\.\\d*)?|\\.\\d+)(?:[eE][+-]?\\d+)?$';
 
-function withFormats<T extends Ajv>(instance: T): T {
+export function withFormats<T extends Ajv>(instance: T): T {
   // ajv-formats is CommonJS with a default export.
   const formats = loadFormats() as unknown as { default?: (ajv: Ajv) => Ajv } & ((ajv: Ajv) => Ajv);
   (formats.default ?? formats)(instance);

@@ -42,12 +42,14 @@ function processRegistry(prom: Prom, defaults: boolean): ProcessMetrics {
     const events = counter('keel_events_total', 'Events: published (to every instance), local_only (Redis away: this instance only), refused (Redis away, fail closed), delivered (to a local subscriber), dropped (a subscriber too far behind)', ['outcome']);
     const reconnects = counter('keel_redis_reconnects_total', 'Reconnection attempts of the Redis clients keel created, by client', ['client']);
     const stalled = counter('keel_background_jobs_stalled_total', 'BullMQ jobs found stalled (their worker died or blocked the event loop) and moved back', ['queue']);
+    const contract = counter('keel_response_contract_violations_total', 'Answers refused (500) because they broke their route\'s response schema (response_validation: strict), by route pattern', ['route']);
     setObserverSink({
       rateLimit: (decision, route) => rateLimit.inc({ route, decision }),
       storeError: (store, kind) => storeErrors.inc({ store, kind }),
       event: (outcome, n) => events.inc({ outcome }, n),
       reconnect: (client) => reconnects.inc({ client }),
       stalled: (queue) => stalled.inc({ queue }),
+      responseContract: (route) => contract.inc({ route }),
     });
     processMetrics = { registry, defaults: false };
   }

@@ -118,6 +118,7 @@ export interface ObserverSink {
   event(outcome: EventOutcome, n: number): void;
   reconnect(client: string): void;
   stalled(queue: string): void;
+  responseContract(route: string): void;
 }
 
 /** An ioredis client, as far as keel looks at it (an EventEmitter with a status and options). */
@@ -168,6 +169,10 @@ export const observe = {
     const route = routeLabelOf(req);
     if (route !== UNMATCHED_ROUTE || typeof res.once !== 'function') return sink.rateLimit(decision, route);
     res.once('close', () => sink?.rateLimit(decision, routeLabelOf(req)));
+  },
+  /** A route's answer broke its response schema and was refused (lib/app/pipeline/contract.ts). */
+  responseContract(route: string): void {
+    sink?.responseContract(route);
   },
   /** A store command failed or timed out. */
   storeError(store: StoreName, err: unknown): void {

@@ -5,6 +5,9 @@ import { ConfigError } from '../http/errors.js';
 import { defineRecord, fail, t, type InputOf, type RecordDef } from './define.js';
 import { DEFAULT_API_KEY_HEADER, DEFAULT_JWT_ALGORITHM, JWT_ALGORITHMS, checkJwtKeys, jwtFields, rejectPlaceholder, secretString, type JwtAlgorithm } from './server.js';
 
+// ---------------------------------------------------------------- response_validation (ServerConfig and each route)
+export { DEFAULT_RESPONSE_VALIDATION, RESPONSE_VALIDATION_MODES, type ResponseValidationMode } from '../http/response-validation.js';
+
 // ---------------------------------------------------------------- CORS (lib/records/cors.ts: ServerConfig.cors uses it too)
 export { CorsConfig, type CorsConfigData, type CorsConfigInput } from './cors.js';
 

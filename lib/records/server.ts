@@ -8,6 +8,7 @@ import type * as P from './protocol.js';
 import { CorsConfig, type CorsConfigData } from './cors.js';
 import { MetricsConfig, OpenTelemetryConfig, ReadinessConfig } from './observability.js';
 import { WorkLimitsConfig } from './work.js';
+import { DEFAULT_RESPONSE_VALIDATION, RESPONSE_VALIDATION_MODES, type ResponseValidationMode } from '../http/response-validation.js';
 import { DEFAULT_ON_CONSTRUCTOR_POISONING, DEFAULT_ON_PROTO_POISONING, POISONING_ACTIONS, type PoisoningAction } from '../http/json-parse.js';
 
 /** Default bind host. */
@@ -264,6 +265,7 @@ export interface ServerConfig {
   max_uri_length: number | null;
   on_proto_poisoning: PoisoningAction;
   on_constructor_poisoning: PoisoningAction;
+  response_validation: ResponseValidationMode;
   request_timeout: number | null;
   compression: Readonly<CompressionConfig> | null;
   rate_limit: Readonly<RateLimitConfig> | null;
@@ -314,6 +316,7 @@ export const ServerConfig = defineRecord<ServerConfig>()('ServerConfig', {
   max_uri_length: { type: t.integer(1), nullable: true, default: DEFAULT_MAX_URI_LENGTH, doc: 'Longest request target (path and query), characters; a longer one is a 414 problem before routing; null = only node\'s header-section limit (431)' },
   on_proto_poisoning: { type: t.string({ enum: POISONING_ACTIONS }), default: DEFAULT_ON_PROTO_POISONING, doc: 'JSON bodies (routes, JSON-RPC, GraphQL) with a "__proto__" key: error (400), remove or ignore' },
   on_constructor_poisoning: { type: t.string({ enum: POISONING_ACTIONS }), default: DEFAULT_ON_CONSTRUCTOR_POISONING, doc: 'JSON bodies with a "constructor": {"prototype": …} key: error (400), remove or ignore' },
+  response_validation: { type: t.string({ enum: RESPONSE_VALIDATION_MODES }), default: DEFAULT_RESPONSE_VALIDATION, doc: 'Routes\' response schemas: strict (checked and serialised from the schema; a violation is a 500 problem), strip (serialised only) or off; a route may set its own' },
   request_timeout: { type: t.integer(1), nullable: true, doc: 'Request timeout, seconds; null = none' },
   compression: { type: t.record(CompressionConfig), nullable: true },
   rate_limit: { type: t.record(RateLimitConfig), nullable: true },

@@ -3,7 +3,7 @@
  * marked `@ts-expect-error`, so tsc fails when one of them compiles; test/types.test.ts also compiles
  * this file without the marks and checks that each marked line, and only those, is an error.
  */
-import { createApp, handlerResultFromResponse, response, KeelResponse } from '../../lib/index.js';
+import { createApp, handlerError, handlerResultFromResponse, response, KeelResponse } from '../../lib/index.js';
 
 const note = { type: 'object', required: ['id', 'title'], properties: { id: { type: 'integer' }, title: { type: 'string' }, state: { type: 'string', enum: ['open', 'done'] } } } as const;
 const claims = { type: 'object', required: ['sub'], properties: { sub: { type: 'string' } } } as const;
@@ -39,6 +39,34 @@ createApp({}, (app) => {
   app.get('/r11', () => handlerResultFromResponse(new KeelResponse()), { responses: { 200: { type: 'strng' } } });
   // @ts-expect-error async handlers are checked the same way
   app.post('/r12', async () => response({ id: 'x', title: 't' }, { status: 201 }), { responses: { 201: note } });
+
+  // ---- block-bodied handlers (issue 45 item 3): the error is at the member or the response(...) argument, in one line
+  app.get('/b1/{id:int}', (d) => {
+    if (d.pathParams.id === 0) return handlerError(404, 'no such note');
+    if (d.pathParams.id === 1) return response({ id: 1, title: 't' }, { status: 201 });
+    return response({
+      // @ts-expect-error id is an integer in the response schema
+      id: String(d.pathParams.id),
+      title: 't',
+    }, { status: 201 });
+  }, { response: note });
+  app.get('/b2/{id:int}', (d) => {
+    if (d.pathParams.id === 0) return response({ id: 1, title: 't' });
+    // @ts-expect-error title is required by the 201 schema
+    return response({ id: 2 }, { status: 201 });
+  }, { responses: { 200: note, 201: note } });
+  app.get('/b3/{id:int}', async (d) => {
+    if (d.pathParams.id === 0) return response(null, { status: 204 });
+    // @ts-expect-error 202 is not in responses (named in the message)
+    return response({ id: 1, title: 't' }, { status: 202 });
+  }, { responses: { 201: note, 204: null } });
+  app.post('/b4', (d) => {
+    const row = { id: 1, title: 't', state: 'closed' as const };
+    if (d.body === undefined) return response({ id: 1, title: 't', state: 'open' }, { status: 201 });
+    // @ts-expect-error 'closed' is not in the enum
+    return response(row, { status: 201 });
+  }, { responses: { 201: note } });
+  // ---- end of block-bodied handlers
 
   // @ts-expect-error data.auth may be undefined on a route that says nothing of JWT
   app.get('/a1', (d) => d.auth.sub);

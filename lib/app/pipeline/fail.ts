@@ -1,0 +1,60 @@
+/**
+ * The error phase: on_error hooks, then one problem+json answer (lib/http/problem.ts). A client that
+ * left mid-answer gets nothing and costs one throttled debug line.
+ */
+import type { ServerResponse } from 'node:http';
+import { HttpError } from '../../http/errors.js';
+import { isErrorStatus, sendProblem } from '../../http/problem.js';
+import type { KeelRequest } from '../../http/request.js';
+import { isExpectedNetworkError, networkErrorLog } from '../../ops/net-errors.js';
+import type { RequestData } from '../handler.js';
+import { runHooks } from '../hooks.js';
+import { writeResponse } from '../respond.js';
+import type { CoreState } from './core.js';
+
+/**
+ * Answer `err`: on_error hooks first when the route has any (they may answer), else the problem
+ * for it, synchronously (no promise on a route without on_error hooks).
+ */
+export function fail(core: CoreState, req: KeelRequest, res: ServerResponse, data: RequestData, err: unknown): void | Promise<void> {
+  if (core.hasOnError) return failThroughHooks(core, req, res, data, err);
+  answerError(core, req, res, err);
+}
+
+async function failThroughHooks(core: CoreState, req: KeelRequest, res: ServerResponse, data: RequestData, err: unknown): Promise<void> {
+  try {
+    const r = await runHooks(core.hooks.on_error, { phase: 'on_error', req, res, data, route: core.path, error: err });
+    if (r) return void (await writeResponse(res, r));
+    if (res.writableEnded) return;
+  } catch (hookErr) {
+    core.logger.error({ err: hookErr, route: core.path }, 'on_error hook failed');
+  }
+  answerError(core, req, res, err);
+}
+
+/** The problem for `err`, logged when it is the server's. */
+function answerError(core: CoreState, req: KeelRequest, res: ServerResponse, err: unknown): void {
+  // The client left while its answer was written (EPIPE, ECONNRESET, premature close): nothing to
+  // fix here, and no one to answer; one throttled debug line (lib/ops/net-errors.ts).
+  if (isExpectedNetworkError(err) && (res.destroyed || req.socket.destroyed)) {
+    networkErrorLog(core.logger).note('http', err);
+    return;
+  }
+  // A 4xx is the client's; an expected 5xx refusal (full queue) is logged, aggregated, by whoever refused.
+  if (!(err instanceof HttpError) || !isErrorStatus(err.status) || (err.status >= 500 && !err.expected)) {
+    core.logger.error({ err, route: core.path, requestId: req.requestId }, 'request failed');
+  }
+  sendProblem(res, err);
+}
+
+/** Errors after the handler was entered: a response already under way is left alone. */
+export function failOpen(core: CoreState, req: KeelRequest, res: ServerResponse, data: RequestData, err: unknown): void {
+  if (res.writableEnded) return;
+  const failed = (e: unknown) => core.logger.error({ err: e, route: core.path }, 'error response failed');
+  try {
+    const p = fail(core, req, res, data, err);
+    if (p) p.catch(failed);
+  } catch (e) {
+    failed(e);
+  }
+}
