@@ -59,10 +59,10 @@ describe('when KEEL_LOG_LEVEL is a level or unset', () => {
     assert.deepEqual([...LOG_LEVELS], ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']);
   });
 
-  it('should default to info, and to silent under NODE_ENV=test', () => {
+  it('should default to info, and to error under NODE_ENV=test (quiet, but errors show)', () => {
     assert.equal(logLevelFromEnv({}), 'info');
     assert.equal(logLevelFromEnv({ KEEL_LOG_LEVEL: '' }), 'info');
-    assert.equal(logLevelFromEnv({ NODE_ENV: 'test' }), 'silent');
+    assert.equal(logLevelFromEnv({ NODE_ENV: 'test' }), 'error');
   });
 });
 

@@ -91,7 +91,7 @@ export type { ServerConfigInput };
 
 export interface AppOptions {
   /**
-   * pino logger (default: pino at KEEL_LOG_LEVEL, `info` when unset, `silent` under NODE_ENV=test; an
+   * pino logger (default: pino at KEEL_LOG_LEVEL, `info` when unset, `error` under NODE_ENV=test; an
    * unknown level is a ConfigError listing the valid ones).
    */
   logger?: Logger;

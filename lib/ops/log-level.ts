@@ -14,16 +14,21 @@ export const LOG_LEVELS: readonly string[] = Object.freeze([
   'silent',
 ]);
 
-/** The default level when KEEL_LOG_LEVEL is unset: `info`, or `silent` under NODE_ENV=test. */
+/** The default level when KEEL_LOG_LEVEL is unset: `info`, or DEFAULT_TEST_LOG_LEVEL under NODE_ENV=test. */
 export const DEFAULT_LOG_LEVEL = 'info';
+/**
+ * The default level under NODE_ENV=test: `error`. A test run stays quiet (no request or warn lines), but what is
+ * wrong still shows: a 500's cause, a response that breaks its schema (docs/routes.md), a failed store.
+ */
+export const DEFAULT_TEST_LOG_LEVEL = 'error';
 
 /**
- * The log level KEEL_LOG_LEVEL names (default DEFAULT_LOG_LEVEL, `silent` under NODE_ENV=test); an
+ * The log level KEEL_LOG_LEVEL names (default DEFAULT_LOG_LEVEL, DEFAULT_TEST_LOG_LEVEL under NODE_ENV=test); an
  * unknown name is a ConfigError listing the valid ones.
  */
 export function logLevelFromEnv(env: NodeJS.ProcessEnv = process.env): string {
   const given = env.KEEL_LOG_LEVEL;
-  if (given === undefined || given === '') return env.NODE_ENV === 'test' ? 'silent' : DEFAULT_LOG_LEVEL;
+  if (given === undefined || given === '') return env.NODE_ENV === 'test' ? DEFAULT_TEST_LOG_LEVEL : DEFAULT_LOG_LEVEL;
   if (LOG_LEVELS.includes(given)) return given;
   const meant = suggest(given, LOG_LEVELS);
   throw new ConfigError(
