@@ -20,6 +20,7 @@ import {
 } from './bullmq-options.js';
 import { JobFates } from './fate.js';
 import { logStall, settlesWithin, workerEnded } from './bullmq-support.js';
+import { RedisEpoch } from '../ops/redis-epoch.js';
 import { errorText, StoreHealth, type StoreStatus } from '../ops/store-health.js';
 import { raceStarvationAware, starved, watchLoop } from '../ops/loop-stall.js';
 import type { JobTracing, TraceCarrier } from '../observability/job-spans.js';
@@ -58,6 +59,7 @@ export class BullMqExecutor implements BackgroundRunner {
   /** Stops this executor's use of the event-loop stall sampler (lib/ops/loop-stall.ts). */
   #unwatch: (() => void) | undefined;
   #fates!: JobFates;
+  #epoch: RedisEpoch | undefined;
   readonly #tracing: JobTracing | undefined;
 
   constructor(config: Readonly<BackgroundTaskConfig>, options: BullMqBackgroundOptions, context: BackendContext, m: Modules) {
@@ -71,6 +73,11 @@ export class BullMqExecutor implements BackgroundRunner {
   }
 
   /** The state of Redis as this executor sees it (readiness: `{ redis: 'up' }` when it can store and take jobs). */
+  async #depth(): Promise<number> {
+    const counts = (await this.#queue.getJobCounts('waiting', 'delayed', 'prioritized', 'paused', 'active')) as Record<string, number>;
+    return Object.values(counts).reduce((a, b) => a + (b || 0), 0);
+  }
+
   status(): StoreStatus {
     return this.#health.status();
   }
@@ -102,6 +109,12 @@ export class BullMqExecutor implements BackgroundRunner {
     this.#fates = new JobFates(producer, `${prefix}:${name}:keel-fate:`, this.#logger);
     // Once Redis answers again, verdicts that could not be sent go first (lib/background/fate.ts).
     this.#health.onChange((state) => state === 'up' && this.#fates.flush());
+    // A Redis that comes back empty lost the jobs it held: say so, and count them (lib/ops/redis-epoch.ts).
+    const epoch = (this.#epoch = new RedisEpoch(producer, `${prefix}:${name}:keel-epoch`, () => this.#depth(), (lost) => {
+      observe.jobsLost(name, lost);
+      this.#logger.error({ component: 'background', store: 'redis', queue: name, jobs_lost: lost }, 'redis came back empty: the jobs it held are lost (waiting, delayed and running at the last sample)');
+    }));
+    this.#health.onChange((state, _previous, reconnected) => (state === 'up' ? epoch.up(reconnected) : epoch.down()));
     this.#queue = new Queue(name, { connection: producer, prefix });
     this.#queue.on('error', (err: Error) => this.#logger.debug({ err: errorText(err) }, 'background queue error'));
     if (this.#options.worker !== false) {
@@ -364,6 +377,7 @@ export class BullMqExecutor implements BackgroundRunner {
     }
     this.#state = 'stopped';
     this.#health.close();
+    this.#epoch?.close();
     this.#unwatch?.();
     if (!away) await settlesWithin(Promise.allSettled([this.#queue?.close()]), HAND_BACK_GRACE_MS);
     for (const c of this.#connections) c.disconnect();

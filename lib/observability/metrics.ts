@@ -42,12 +42,19 @@ function processRegistry(prom: Prom, defaults: boolean): ProcessMetrics {
     const events = counter('keel_events_total', 'Events: published (to every instance), local_only (Redis away: this instance only), refused (Redis away, fail closed), delivered (to a local subscriber), dropped (a subscriber too far behind)', ['outcome']);
     const reconnects = counter('keel_redis_reconnects_total', 'Reconnection attempts of the Redis clients keel created, by client', ['client']);
     const stalled = counter('keel_background_jobs_stalled_total', 'BullMQ jobs found stalled (their worker died or blocked the event loop) and moved back', ['queue']);
+    const shed = counter('keel_requests_shed_total', 'Requests refused with 503 to shed load, by reason: overloaded (the event loop is late), max_queued (expensive work\'s queue is full)', ['reason']);
+    const lost = counter('keel_background_jobs_lost_total', 'Jobs lost because Redis came back empty (restarted without its data), by queue: the depth sampled before the outage', ['queue']);
+    // Present at 0 from start-up: Prometheus sees no increase in a counter whose first sample is already 4.
+    for (const outcome of ['published', 'local_only', 'refused', 'delivered', 'dropped']) events.inc({ outcome }, 0);
+    for (const reason of ['overloaded', 'max_queued']) shed.inc({ reason }, 0);
     setObserverSink({
       rateLimit: (decision, route) => rateLimit.inc({ route, decision }),
       storeError: (store, kind) => storeErrors.inc({ store, kind }),
       event: (outcome, n) => events.inc({ outcome }, n),
-      reconnect: (client) => reconnects.inc({ client }),
-      stalled: (queue) => stalled.inc({ queue }),
+      reconnect: (client, n = 1) => reconnects.inc({ client }, n),
+      stalled: (queue, n = 1) => stalled.inc({ queue }, n),
+      shed: (reason) => shed.inc({ reason }),
+      lost: (queue, n) => lost.inc({ queue }, n),
     });
     processMetrics = { registry, defaults: false };
   }
