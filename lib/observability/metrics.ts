@@ -44,6 +44,8 @@ function processRegistry(prom: Prom, defaults: boolean): ProcessMetrics {
     const stalled = counter('keel_background_jobs_stalled_total', 'BullMQ jobs found stalled (their worker died or blocked the event loop) and moved back', ['queue']);
     const shed = counter('keel_requests_shed_total', 'Requests refused with 503 to shed load, by reason: overloaded (the event loop is late), max_queued (expensive work\'s queue is full)', ['reason']);
     const lost = counter('keel_background_jobs_lost_total', 'Jobs lost because Redis came back empty (restarted without its data), by queue: the depth sampled before the outage', ['queue']);
+    // Always 1: the alert rules find keel's scrape targets by it, also once they stopped answering (`up == 0`).
+    new prom.Gauge({ name: 'keel_info', help: 'Always 1: this process exposes keel\'s metrics', registers: [registry], aggregator: 'max' }).set(1);
     // Present at 0 from start-up: Prometheus sees no increase in a counter whose first sample is already 4.
     for (const outcome of ['published', 'local_only', 'refused', 'delivered', 'dropped']) events.inc({ outcome }, 0);
     for (const reason of ['overloaded', 'max_queued']) shed.inc({ reason }, 0);
