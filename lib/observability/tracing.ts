@@ -131,7 +131,12 @@ export class RequestTracer {
     const trace: RequestTrace = { kit, server, http, method, open: [], errored: false };
     attachRequestTrace(req, trace);
     const sc = server.spanContext();
-    (req as KeelRequest & { keelSpan?: KeelSpanIds }).keelSpan = { traceId: sc.traceId, spanId: sc.spanId, traceFlags: sc.traceFlags };
+    // With no SDK registered the API's span is a NonRecordingSpan: all-zero ids without a parent, the
+    // caller's own span id with one. Neither is this request's span: the log line and the answer keep the
+    // caller's trace (or a new one) instead (issue 47: `traceparent: 00-000…0-000…0-01`, span_id == parent_span_id).
+    if (api.trace.isSpanContextValid(sc) && sc.spanId !== parseTraceparent(req.headers.traceparent)?.parentId) {
+      (req as KeelRequest & { keelSpan?: KeelSpanIds }).keelSpan = { traceId: sc.traceId, spanId: sc.spanId, traceFlags: sc.traceFlags };
+    }
     let named: string | null = null;
     const name = (route: string) => {
       if (route === named || !server.isRecording()) return;
