@@ -2,6 +2,7 @@
  * `keel`: the core (App, records, errors, problem details, handlers, hooks, background tasks).
  */
 export * from './records/index.js';
+export { queryRedactor, untracedRequestHook, REDACTED } from './observability/redact.js';
 export * from './http/errors.js';
 export * from './http/problem.js';
 export type { KeelRequest, KeelRequestExtensions, Middleware, NextFunction } from './http/request.js';
