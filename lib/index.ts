@@ -39,6 +39,6 @@ export { compilePattern, openApiPath } from './app/router.js';
 export { validationError, type ValidationIssue } from './http/validation.js';
 export * from './background/index.js';
 export * from './pubsub/index.js';
-export { parseClusterNodes, type RedisClusterConnection, type RedisConnection } from './ops/redis-connection.js';
+export { parseClusterNodes, pingEverySlot, type RedisClusterConnection, type RedisConnection } from './ops/redis-connection.js';
 // Protocols are subpath exports, loaded only by apps that use them (lib/app/builtins.ts): keel/graphql,
 // keel/grpc, keel/ws, keel/jsonrpc, keel/openapi, keel/asyncapi.

@@ -5,7 +5,7 @@
 import { randomUUID } from 'node:crypto';
 import { performance } from 'node:perf_hooks';
 import type { Logger } from 'pino';
-import { createRedisClient, isClusterConnection, pingEveryPrimary } from '../ops/redis-connection.js';
+import { createRedisClient, isClusterConnection, pingSlotsOf } from '../ops/redis-connection.js';
 import { BackgroundJobMetadata, type BackgroundTaskConfig } from '../records/protocol.js';
 import {
   BackgroundExecutor, BackgroundExecutorClosedError, BackgroundQueueFullError,
@@ -60,6 +60,7 @@ export class BullMqExecutor implements BackgroundRunner {
   #unwatch: (() => void) | undefined;
   #fates!: JobFates;
   #epoch: RedisEpoch | undefined;
+  #probe: (() => Promise<void>) | undefined;
   readonly #tracing: JobTracing | undefined;
 
   constructor(config: Readonly<BackgroundTaskConfig>, options: BullMqBackgroundOptions, context: BackendContext, m: Modules) {
@@ -105,7 +106,11 @@ export class BullMqExecutor implements BackgroundRunner {
     // so enqueue answers soon instead of holding the request. (Not enableOfflineQueue: false: BullMQ's
     // own start-up INFO would fail before the connection is up, and the queue with it.)
     const producer = (this.#producer = this.#connect({ maxRetriesPerRequest: 1, commandTimeout: ENQUEUE_TIMEOUT_MS }));
-    this.#health.attach(producer, () => pingEveryPrimary(producer));
+    // The queue's keys share one hash tag: its shard is the only one this executor needs (issue 47).
+    const needed = [`${prefix}:${name}:keel-epoch`];
+    const probe = (this.#probe = () => pingSlotsOf(producer, needed));
+    this.#health.attach(producer, probe);
+    observe.probe(this, producer, probe);
     this.#fates = new JobFates(producer, `${prefix}:${name}:keel-fate:`, this.#logger);
     // Once Redis answers again, verdicts that could not be sent go first (lib/background/fate.ts).
     this.#health.onChange((state) => state === 'up' && this.#fates.flush());
@@ -392,7 +397,7 @@ export class BullMqExecutor implements BackgroundRunner {
   async #redisAway(): Promise<boolean> {
     if (!this.#health.available || !this.#producer) return true;
     try {
-      await raceStarvationAware(pingEveryPrimary(this.#producer), ENQUEUE_TIMEOUT_MS, () => new Error(`Redis did not answer a PING within ${ENQUEUE_TIMEOUT_MS} ms`));
+      await raceStarvationAware(this.#probe!(), ENQUEUE_TIMEOUT_MS, () => new Error(`Redis did not answer a PING within ${ENQUEUE_TIMEOUT_MS} ms`));
       return false;
     } catch {
       return true;

@@ -147,7 +147,7 @@ let sink: ObserverSink | undefined;
 /** Queues and Redis client roles seen, so their counters are present at 0 from start-up (an increase from 0 is one Prometheus sees). */
 const knownQueues = new Set<string>();
 const knownClients = new Set<string>();
-const clients = new WeakMap<object, { role: string; client: WatchedRedisClient }[]>();
+const clients = new WeakMap<object, { role: string; client: WatchedRedisClient; probe?: () => Promise<unknown> }[]>();
 const queues = new WeakMap<object, { queue: WatchedQueue; worker?: WatchedWorker }>();
 
 /** Whether an error is a timeout (keel's bounds and ioredis' commandTimeout both say so in the message or name). */
@@ -198,6 +198,14 @@ export const observe = {
     knownClients.add(role);
     sink?.reconnect(role, 0);
   },
+  /**
+   * How readiness asks whether `client` of `owner` can do its work (instead of a PING, which a Redis
+   * Cluster client sends to any node: a hung primary of a shard keel does not use made it fail).
+   */
+  probe(owner: object, client: WatchedRedisClient, probe: () => Promise<unknown>): void {
+    const entry = clients.get(owner)?.find((c) => c.client === client);
+    if (entry) entry.probe = probe;
+  },
   /** The BullMQ queue (and worker) of an executor: depths are read from it at scrape time, stalls counted. */
   queue(owner: object, queue: WatchedQueue, worker?: WatchedWorker): void {
     queues.set(owner, { queue, worker });
@@ -221,7 +229,7 @@ export const observe = {
 };
 
 /** The clients registered for `owner`. */
-export function redisClientsOf(owner: object): readonly { role: string; client: WatchedRedisClient }[] {
+export function redisClientsOf(owner: object): readonly { role: string; client: WatchedRedisClient; probe?: () => Promise<unknown> }[] {
   return clients.get(owner) ?? [];
 }
 
