@@ -26,8 +26,11 @@ describe('when tracing is on and no OpenTelemetry SDK is registered', () => {
         done();
       },
     });
-    app = createApp({ port: 0, host: '127.0.0.1', opentelemetry: {}, enable_http_trace: true }, (a) => {
+    app = createApp({ port: 0, host: '127.0.0.1', opentelemetry: {}, enable_http_trace: true, enable_request_id: true }, (a) => {
       a.get('/users/{id}', (d) => ({ id: d.pathParams.id }));
+      a.get('/boom/{id}', () => {
+        throw new Error('a handler failed on purpose');
+      });
     }, { logger: pino({ level: 'info' }, stream) });
     server = await app.listen({ handleSignals: false });
   });
@@ -60,5 +63,20 @@ describe('when tracing is on and no OpenTelemetry SDK is registered', () => {
     assert.equal(line.trace_id, TRACE_ID);
     assert.equal(line.parent_span_id, PARENT_ID);
     assert.notEqual(line.span_id, line.parent_span_id);
+  });
+
+  it('should log "request failed" with the request record\'s fields: status, method, route, request_id, trace_id', async () => {
+    const res = await fetch(`${server.url}/boom/7`, { headers: { traceparent: `00-${TRACE_ID}-${PARENT_ID}-01` } });
+    assert.equal(res.status, 500);
+    await new Promise((r) => setTimeout(r, 50));
+    const failed = lines.find((l) => l.msg === 'request failed')!;
+    const request = record('/boom/7');
+    assert.ok(failed, JSON.stringify(lines.map((l) => l.msg)));
+    assert.equal(failed.status, 500);
+    assert.equal(failed.method, 'GET');
+    assert.equal(failed.route, '/boom/{id}');
+    assert.equal(failed.trace_id, TRACE_ID);
+    assert.equal(failed.request_id, request.request_id);
+    assert.equal(failed.requestId, undefined, 'one convention: request_id');
   });
 });
