@@ -49,6 +49,12 @@ describe('when a workers: 2 server has metrics on', () => {
         assert.match(text, /^keel_cluster_worker_restarts_total 0$/m);
       }
 
+      // Event-loop lag is the worst worker's: one blocked 900 ms beside an idle one (the mean would be about half).
+      await fetch(`${base}/metrics`); // both lag histograms start again from here
+      assert.equal((await fetch(`${base}/block?ms=900`)).status, 200);
+      const lag = Number(/^nodejs_eventloop_lag_p99_seconds (\S+)$/m.exec(await (await fetch(`${base}/metrics`)).text())?.[1]);
+      assert.ok(lag >= 0.6, `nodejs_eventloop_lag_p99_seconds ${lag}: the worst worker's, not the mean`);
+
       // A worker dies: its counts stay in the sum (a counter that fell would read as a reset: issue 47).
       const victim = [...pids][0]!;
       process.kill(victim, 'SIGKILL');
