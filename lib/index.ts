@@ -2,6 +2,7 @@
  * `keel`: the core (App, records, errors, problem details, handlers, hooks, background tasks).
  */
 export * from './records/index.js';
+export { queryRedactor, untracedRequestHook, REDACTED } from './observability/redact.js';
 export * from './http/errors.js';
 export * from './http/problem.js';
 export type { KeelRequest, KeelRequestExtensions, Middleware, NextFunction } from './http/request.js';
@@ -39,6 +40,6 @@ export { compilePattern, openApiPath } from './app/router.js';
 export { validationError, type ValidationIssue } from './http/validation.js';
 export * from './background/index.js';
 export * from './pubsub/index.js';
-export { parseClusterNodes, type RedisClusterConnection, type RedisConnection } from './ops/redis-connection.js';
+export { parseClusterNodes, pingEverySlot, type RedisClusterConnection, type RedisConnection } from './ops/redis-connection.js';
 // Protocols are subpath exports, loaded only by apps that use them (lib/app/builtins.ts): keel/graphql,
 // keel/grpc, keel/ws, keel/jsonrpc, keel/openapi, keel/asyncapi.

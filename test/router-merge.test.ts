@@ -383,7 +383,7 @@ describe('when a merged Express router throws', () => {
     assert.equal(res.status, 500);
     assert.equal(res.text.includes('hunter2'), false);
     const rec = await next();
-    assert.equal(rec.requestId, res.headers['x-request-id']);
+    assert.equal(rec.request_id, res.headers['x-request-id']);
     assert.equal(rec.url, '/boom');
     assert.match(JSON.stringify(rec.err), /hunter2/);
   });

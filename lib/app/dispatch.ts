@@ -165,7 +165,7 @@ export function buildRouter(app: App, parts: RouterParts): KeelRouter {
         // An error out of a merged Express router: answered as a problem, and a server error is
         // logged with what identifies the request; its internals stay here.
         if (toProblem(err).problem.status >= 500) {
-          app.logger.error({ err, requestId: req.requestId, method: req.method, url: req.url }, 'unhandled error in a merged Express router');
+          app.logger.error({ err, status: 500, method: req.method, url: req.url, request_id: req.requestId ?? null }, 'unhandled error in a merged Express router');
         }
         return sendProblem(res, err);
       }

@@ -5,7 +5,7 @@
 import { randomUUID } from 'node:crypto';
 import { performance } from 'node:perf_hooks';
 import type { Logger } from 'pino';
-import { createRedisClient, isClusterConnection, pingEveryPrimary } from '../ops/redis-connection.js';
+import { createRedisClient, isClusterConnection, pingSlotsOf } from '../ops/redis-connection.js';
 import { BackgroundJobMetadata, type BackgroundTaskConfig } from '../records/protocol.js';
 import {
   BackgroundExecutor, BackgroundExecutorClosedError, BackgroundQueueFullError,
@@ -20,6 +20,7 @@ import {
 } from './bullmq-options.js';
 import { JobFates } from './fate.js';
 import { logStall, settlesWithin, workerEnded } from './bullmq-support.js';
+import { RedisEpoch } from '../ops/redis-epoch.js';
 import { errorText, StoreHealth, type StoreStatus } from '../ops/store-health.js';
 import { raceStarvationAware, starved, watchLoop } from '../ops/loop-stall.js';
 import type { JobTracing, TraceCarrier } from '../observability/job-spans.js';
@@ -58,6 +59,8 @@ export class BullMqExecutor implements BackgroundRunner {
   /** Stops this executor's use of the event-loop stall sampler (lib/ops/loop-stall.ts). */
   #unwatch: (() => void) | undefined;
   #fates!: JobFates;
+  #epoch: RedisEpoch | undefined;
+  #probe: (() => Promise<void>) | undefined;
   readonly #tracing: JobTracing | undefined;
 
   constructor(config: Readonly<BackgroundTaskConfig>, options: BullMqBackgroundOptions, context: BackendContext, m: Modules) {
@@ -71,6 +74,11 @@ export class BullMqExecutor implements BackgroundRunner {
   }
 
   /** The state of Redis as this executor sees it (readiness: `{ redis: 'up' }` when it can store and take jobs). */
+  async #depth(): Promise<number> {
+    const counts = (await this.#queue.getJobCounts('waiting', 'delayed', 'prioritized', 'paused', 'active')) as Record<string, number>;
+    return Object.values(counts).reduce((a, b) => a + (b || 0), 0);
+  }
+
   status(): StoreStatus {
     return this.#health.status();
   }
@@ -98,10 +106,20 @@ export class BullMqExecutor implements BackgroundRunner {
     // so enqueue answers soon instead of holding the request. (Not enableOfflineQueue: false: BullMQ's
     // own start-up INFO would fail before the connection is up, and the queue with it.)
     const producer = (this.#producer = this.#connect({ maxRetriesPerRequest: 1, commandTimeout: ENQUEUE_TIMEOUT_MS }));
-    this.#health.attach(producer, () => pingEveryPrimary(producer));
+    // The queue's keys share one hash tag: its shard is the only one this executor needs (issue 47).
+    const needed = [`${prefix}:${name}:keel-epoch`];
+    const probe = (this.#probe = () => pingSlotsOf(producer, needed));
+    this.#health.attach(producer, probe);
+    observe.probe(this, producer, probe);
     this.#fates = new JobFates(producer, `${prefix}:${name}:keel-fate:`, this.#logger);
     // Once Redis answers again, verdicts that could not be sent go first (lib/background/fate.ts).
     this.#health.onChange((state) => state === 'up' && this.#fates.flush());
+    // A Redis that comes back empty lost the jobs it held: say so, and count them (lib/ops/redis-epoch.ts).
+    const epoch = (this.#epoch = new RedisEpoch(producer, `${prefix}:${name}:keel-epoch`, () => this.#depth(), (lost) => {
+      observe.jobsLost(name, lost);
+      this.#logger.error({ component: 'background', store: 'redis', queue: name, jobs_lost: lost }, 'redis came back empty: the jobs it held are lost (waiting, delayed and running at the last sample)');
+    }));
+    this.#health.onChange((state, _previous, reconnected) => (state === 'up' ? epoch.up(reconnected) : epoch.down()));
     this.#queue = new Queue(name, { connection: producer, prefix });
     this.#queue.on('error', (err: Error) => this.#logger.debug({ err: errorText(err) }, 'background queue error'));
     if (this.#options.worker !== false) {
@@ -364,6 +382,7 @@ export class BullMqExecutor implements BackgroundRunner {
     }
     this.#state = 'stopped';
     this.#health.close();
+    this.#epoch?.close();
     this.#unwatch?.();
     if (!away) await settlesWithin(Promise.allSettled([this.#queue?.close()]), HAND_BACK_GRACE_MS);
     for (const c of this.#connections) c.disconnect();
@@ -378,7 +397,7 @@ export class BullMqExecutor implements BackgroundRunner {
   async #redisAway(): Promise<boolean> {
     if (!this.#health.available || !this.#producer) return true;
     try {
-      await raceStarvationAware(pingEveryPrimary(this.#producer), ENQUEUE_TIMEOUT_MS, () => new Error(`Redis did not answer a PING within ${ENQUEUE_TIMEOUT_MS} ms`));
+      await raceStarvationAware(this.#probe!(), ENQUEUE_TIMEOUT_MS, () => new Error(`Redis did not answer a PING within ${ENQUEUE_TIMEOUT_MS} ms`));
       return false;
     } catch {
       return true;

@@ -11,10 +11,12 @@ describe('when a workers: 2 server has metrics on', () => {
   it('should answer every scrape, whichever worker it reaches, with the counts of both workers', { timeout: 120_000 }, async () => {
     const port = await freePort();
     const child = spawn(process.execPath, ['--import', 'tsx', script, String(port)], {
-      env: { ...process.env, NODE_ENV: 'test', KEEL_LOG_LEVEL: 'silent' },
+      env: { ...process.env, NODE_ENV: 'test', KEEL_LOG_LEVEL: 'warn' },
       stdio: ['ignore', 'pipe', 'pipe'],
     });
     let stderr = '';
+    let stdout = '';
+    child.stdout.on('data', (c: Buffer) => (stdout += c.toString()));
     child.stderr.on('data', (c: Buffer) => (stderr += c.toString()));
     const exited = once(child, 'exit') as Promise<[number | null, NodeJS.Signals | null]>;
     try {
@@ -44,7 +46,39 @@ describe('when a workers: 2 server has metrics on', () => {
         assert.match(text, new RegExp(`^keel_http_request_duration_seconds_count\\{method="GET",route="/pid",status="200"\\} ${N}$`, 'm'));
         // Gauges as declared: the dependency the minimum over workers (1, not 2).
         assert.match(text, /^keel_dependency_up\{dependency="background"\} 1$/m);
+        assert.match(text, /^keel_cluster_worker_restarts_total 0$/m);
       }
+
+      // Event-loop lag is the worst worker's: one blocked 900 ms beside an idle one (the mean would be about half).
+      await fetch(`${base}/metrics`); // both lag histograms start again from here
+      assert.equal((await fetch(`${base}/block?ms=900`)).status, 200);
+      const lag = Number(/^nodejs_eventloop_lag_p99_seconds (\S+)$/m.exec(await (await fetch(`${base}/metrics`)).text())?.[1]);
+      assert.ok(lag >= 0.6, `nodejs_eventloop_lag_p99_seconds ${lag}: the worst worker's, not the mean`);
+
+      // A worker dies: its counts stay in the sum (a counter that fell would read as a reset: issue 47).
+      const victim = [...pids][0]!;
+      process.kill(victim, 'SIGKILL');
+      // A kept-alive socket to the killed worker resets: the client's usual retry, on a new connection.
+      const get = async (p: string): Promise<Response> => {
+        try {
+          return await fetch(`${base}${p}`);
+        } catch {
+          return fetch(`${base}${p}`, { headers: { connection: 'close' } });
+        }
+      };
+      const requests = async () => Number(/^keel_http_requests_total\{method="GET",route="\/pid",status="200"\} (\d+)$/m.exec(await (await get('/metrics')).text())?.[1]);
+      const deadline = Date.now() + 60_000;
+      while (!/"msg":"worker exited; starting another"/.test(stdout) || !/^keel_cluster_worker_restarts_total 1$/m.test(await (await get('/metrics')).text())) {
+        assert.ok(Date.now() < deadline, `no restart seen: ${stdout}`);
+        assert.equal(await requests(), N, 'the dead worker\'s requests are still counted');
+        await new Promise((r) => setTimeout(r, 100));
+      }
+      const line = stdout.split('\n').find((l) => l.includes('worker exited'))!;
+      assert.equal(line.match(/"pid":/g)?.length, 1, `one pid key: ${line}`);
+      assert.match(line, new RegExp(`"worker_pid":${victim}\\b`));
+      assert.match(line, /"signal":"SIGKILL"/);
+      for (let i = 0; i < 10; i++) assert.equal((await get('/pid')).status, 200);
+      for (let i = 0; i < 4; i++) assert.equal(await requests(), N + 10, 'new requests add to the kept counts');
       child.kill('SIGTERM');
       const [code] = await exited;
       assert.equal(code, 0, stderr);

@@ -7,6 +7,7 @@ import { BasicTracerProvider, InMemorySpanExporter, SimpleSpanProcessor, type Re
 import { pino } from 'pino';
 import { createApp, RedisPubSub } from '../index.js';
 import { jobTracing } from './job-spans.js';
+import { OpenTelemetryConfig } from '../records/observability.js';
 import { NO_REDIS, startRedis, type RedisServer } from '../../test/helpers/redis-server.js';
 
 const silent = pino({ level: 'silent' });
@@ -58,7 +59,7 @@ describe('when spans are on and events are published', () => {
       redis = await startRedis();
       a = new RedisPubSub({ connection: redis.url, logger: silent });
       b = new RedisPubSub({ connection: redis.url, logger: silent });
-      const tracing = jobTracing({ enabled: true, tracer_name: 'keel', internal_spans: true });
+      const tracing = jobTracing(OpenTelemetryConfig.parse({}, 'OpenTelemetryConfig'));
       a.traceWith(tracing);
       b.traceWith(tracing);
     });

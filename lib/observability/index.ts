@@ -114,7 +114,7 @@ export function instrumentRouter(app: ObservedApp, router: KeelRouter): KeelRout
     }
     if (!metrics && !tracer) return router(req, res, next);
     const started = performance.now();
-    const span = tracer?.start(req, res);
+    const span = tracer && !tracer.untraced(pathOf(req.url)) ? tracer.start(req, res) : undefined;
     let handedOn = false;
     const onNext: NextFunction | undefined = next && ((err?: unknown) => {
       handedOn = true;

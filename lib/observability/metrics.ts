@@ -43,13 +43,22 @@ function processRegistry(prom: Prom, defaults: boolean): ProcessMetrics {
     const reconnects = counter('keel_redis_reconnects_total', 'Reconnection attempts of the Redis clients keel created, by client', ['client']);
     const stalled = counter('keel_background_jobs_stalled_total', 'BullMQ jobs found stalled (their worker died or blocked the event loop) and moved back', ['queue']);
     const contract = counter('keel_response_contract_violations_total', 'Answers refused (500) because they broke their route\'s response schema (response_validation: strict), by route pattern', ['route']);
+    const shed = counter('keel_requests_shed_total', 'Requests refused with 503 to shed load, by reason: overloaded (the event loop is late), max_queued (expensive work\'s queue is full)', ['reason']);
+    const lost = counter('keel_background_jobs_lost_total', 'Jobs lost because Redis came back empty (restarted without its data), by queue: the depth sampled before the outage', ['queue']);
+    // Always 1: the alert rules find keel's scrape targets by it, also once they stopped answering (`up == 0`).
+    new prom.Gauge({ name: 'keel_info', help: 'Always 1: this process exposes keel\'s metrics', registers: [registry], aggregator: 'max' }).set(1);
+    // Present at 0 from start-up: Prometheus sees no increase in a counter whose first sample is already 4.
+    for (const outcome of ['published', 'local_only', 'refused', 'delivered', 'dropped']) events.inc({ outcome }, 0);
+    for (const reason of ['overloaded', 'max_queued']) shed.inc({ reason }, 0);
     setObserverSink({
       rateLimit: (decision, route) => rateLimit.inc({ route, decision }),
       storeError: (store, kind) => storeErrors.inc({ store, kind }),
       event: (outcome, n) => events.inc({ outcome }, n),
-      reconnect: (client) => reconnects.inc({ client }),
-      stalled: (queue) => stalled.inc({ queue }),
+      reconnect: (client, n = 1) => reconnects.inc({ client }, n),
+      stalled: (queue, n = 1) => stalled.inc({ queue }, n),
       responseContract: (route) => contract.inc({ route }),
+      shed: (reason) => shed.inc({ reason }),
+      lost: (queue, n) => lost.inc({ queue }, n),
     });
     processMetrics = { registry, defaults: false };
   }

@@ -116,10 +116,16 @@ export interface ObserverSink {
   rateLimit(decision: RateLimitDecision, route: string): void;
   storeError(store: StoreName, kind: 'timeout' | 'error'): void;
   event(outcome: EventOutcome, n: number): void;
-  reconnect(client: string): void;
-  stalled(queue: string): void;
+  reconnect(client: string, n?: number): void;
+  stalled(queue: string, n?: number): void;
+  /** Requests refused with 503 because the server is overloaded or its work queue is full. */
+  shed(reason: ShedReason): void;
+  lost(queue: string, n: number): void;
   responseContract(route: string): void;
 }
+
+/** Why a request was shed (503 `KEEL_OVERLOADED`): the event loop is late, or expensive work's queue is full. */
+export type ShedReason = 'overloaded' | 'max_queued';
 
 /** An ioredis client, as far as keel looks at it (an EventEmitter with a status and options). */
 export interface WatchedRedisClient {
@@ -139,7 +145,10 @@ export interface WatchedWorker {
 }
 
 let sink: ObserverSink | undefined;
-const clients = new WeakMap<object, { role: string; client: WatchedRedisClient }[]>();
+/** Queues and Redis client roles seen, so their counters are present at 0 from start-up (an increase from 0 is one Prometheus sees). */
+const knownQueues = new Set<string>();
+const knownClients = new Set<string>();
+const clients = new WeakMap<object, { role: string; client: WatchedRedisClient; probe?: () => Promise<unknown> }[]>();
 const queues = new WeakMap<object, { queue: WatchedQueue; worker?: WatchedWorker }>();
 
 /** Whether an error is a timeout (keel's bounds and ioredis' commandTimeout both say so in the message or name). */
@@ -191,16 +200,41 @@ export const observe = {
     list.push({ role, client });
     clients.set(owner, list);
     client.on('reconnecting', () => sink?.reconnect(role));
+    knownClients.add(role);
+    sink?.reconnect(role, 0);
+  },
+  /**
+   * How readiness asks whether `client` of `owner` can do its work (instead of a PING, which a Redis
+   * Cluster client sends to any node: a hung primary of a shard keel does not use made it fail).
+   */
+  probe(owner: object, client: WatchedRedisClient, probe: () => Promise<unknown>): void {
+    const entry = clients.get(owner)?.find((c) => c.client === client);
+    if (entry) entry.probe = probe;
   },
   /** The BullMQ queue (and worker) of an executor: depths are read from it at scrape time, stalls counted. */
   queue(owner: object, queue: WatchedQueue, worker?: WatchedWorker): void {
     queues.set(owner, { queue, worker });
     worker?.on('stalled', () => sink?.stalled(queue.name));
+    knownQueues.add(queue.name);
+    sink?.stalled(queue.name, 0);
+    sink?.lost(queue.name, 0);
+  },
+  /**
+   * One request refused with 503 because the server is overloaded or its work queue is full (lib/server's
+   * WorkRefusal calls this once, as it is made): keel_requests_shed_total.
+   */
+  shed(reason: ShedReason): void {
+    sink?.shed(reason);
+  },
+  /** Redis came back empty: `n` jobs of `queue` it held (at the last sample) are gone. */
+  jobsLost(queue: string, n: number): void {
+    knownQueues.add(queue);
+    sink?.lost(queue, n);
   },
 };
 
 /** The clients registered for `owner`. */
-export function redisClientsOf(owner: object): readonly { role: string; client: WatchedRedisClient }[] {
+export function redisClientsOf(owner: object): readonly { role: string; client: WatchedRedisClient; probe?: () => Promise<unknown> }[] {
   return clients.get(owner) ?? [];
 }
 
@@ -212,4 +246,9 @@ export function queueOf(owner: object): { queue: WatchedQueue; worker?: WatchedW
 /** Turn counting on (the first App with metrics), or off again (tests). */
 export function setObserverSink(next: ObserverSink | undefined): void {
   sink = next;
+  for (const queue of knownQueues) {
+    next?.stalled(queue, 0);
+    next?.lost(queue, 0);
+  }
+  for (const role of knownClients) next?.reconnect(role, 0);
 }

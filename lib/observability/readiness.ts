@@ -63,13 +63,17 @@ function bounded(p: Promise<unknown>, ms: number): Promise<void> {
 }
 
 /** Clients keel created for `owner`: every one connected, and a PING through those that do not block. */
-async function checkClients(list: readonly { role: string; client: WatchedRedisClient }[]): Promise<void> {
+async function checkClients(list: readonly { role: string; client: WatchedRedisClient; probe?: () => Promise<unknown> }[]): Promise<void> {
   for (const { client } of list) {
     if (client.status !== undefined && client.status !== 'ready') throw new Error(`redis connection ${client.status}`);
   }
   // A BullMQ worker's blocking connection (maxRetriesPerRequest: null) would queue a PING behind BZPOPMIN.
-  const pingable = list.filter(({ client }) => client.options?.maxRetriesPerRequest !== null && typeof client.ping === 'function');
-  await Promise.all(pingable.map(({ client }) => client.ping!()));
+  // A store's own probe (the slots it needs, in a cluster) where it gave one.
+  // A Cluster client keeps the option in redisOptions, and sends a PING to any node: a blocking one
+  // (a BullMQ worker's, a sharded subscriber) is not pinged, whatever node a PING would reach.
+  const blocking = (c: WatchedRedisClient) => (c.options?.maxRetriesPerRequest ?? (c.options as { redisOptions?: { maxRetriesPerRequest?: number | null } } | undefined)?.redisOptions?.maxRetriesPerRequest) === null;
+  const pingable = list.filter(({ client, probe }) => probe || (!blocking(client) && typeof client.ping === 'function'));
+  await Promise.all(pingable.map(({ client, probe }) => (probe ? probe() : client.ping!())));
 }
 
 /**

@@ -18,6 +18,7 @@ import type { OpenTelemetryConfig } from '../records/observability.js';
 import type { EventEmitter } from 'node:events';
 import type { KeelRequest } from '../http/request.js';
 import { parseTraceparent } from '../../middleware/http-trace/traceparent.js';
+import { queryRedactor } from './redact.js';
 import { parseTracestate } from '../../middleware/http-trace/tracestate.js';
 import { attachRequestTrace, spanKit, type KitSpan, type RequestTrace, type SpanKit } from './spans.js';
 
@@ -72,10 +73,38 @@ function serverAddress(req: KeelRequest, attributes: Record<string, string | num
 export class RequestTracer {
   readonly #kit: SpanKit;
   readonly #api: any;
+  readonly #redact: (query: string) => string;
+  readonly #untraced: ReadonlySet<string>;
 
   constructor(config: Readonly<OpenTelemetryConfig>) {
     this.#kit = spanKit(config.tracer_name);
     this.#api = this.#kit.api;
+    this.#redact = queryRedactor(config.redacted_query_params ?? ['*']);
+    this.#untraced = new Set(config.untraced_paths ?? []);
+  }
+
+  /** Whether keel starts no span for `path` (ServerConfig.opentelemetry `untraced_paths`: probes). */
+  untraced(path: string): boolean {
+    return this.#untraced.has(path);
+  }
+
+  /**
+   * instrumentation-http records the URL with its query (`url.query`, `url.full`, and the older
+   * `http.target`, `http.url`): a `?token=…` would reach every trace backend. keel, which enriches that
+   * span, writes the redacted query over each of them (issue 47: the docs said redacted; it was not).
+   */
+  #redactHttpSpan(span: KitSpan, url: string): void {
+    const q = url.indexOf('?');
+    if (q < 0) return;
+    const raw = url.slice(q + 1);
+    const safe = this.#redact(raw);
+    if (safe === raw) return;
+    const attributes = (span as { attributes?: Record<string, unknown> }).attributes ?? {};
+    span.setAttribute('url.query', safe);
+    for (const key of ['url.full', 'http.target', 'http.url']) {
+      const v = attributes[key];
+      if (typeof v === 'string' && v.includes(raw)) span.setAttribute(key, v.replace(raw, safe));
+    }
   }
 
   #parent(req: KeelRequest, active: unknown): unknown {
@@ -106,6 +135,7 @@ export class RequestTracer {
       // The standard setup: instrumentation-http's SERVER span is the request's; keel names it.
       server = http.span;
       ctx = active;
+      if (server.isRecording()) this.#redactHttpSpan(server, req.url ?? '/');
     } else {
       const url = req.url ?? '/';
       const q = url.indexOf('?');
@@ -131,7 +161,12 @@ export class RequestTracer {
     const trace: RequestTrace = { kit, server, http, method, open: [], errored: false };
     attachRequestTrace(req, trace);
     const sc = server.spanContext();
-    (req as KeelRequest & { keelSpan?: KeelSpanIds }).keelSpan = { traceId: sc.traceId, spanId: sc.spanId, traceFlags: sc.traceFlags };
+    // With no SDK registered the API's span is a NonRecordingSpan: all-zero ids without a parent, the
+    // caller's own span id with one. Neither is this request's span: the log line and the answer keep the
+    // caller's trace (or a new one) instead (issue 47: `traceparent: 00-000…0-000…0-01`, span_id == parent_span_id).
+    if (api.trace.isSpanContextValid(sc) && sc.spanId !== parseTraceparent(req.headers.traceparent)?.parentId) {
+      (req as KeelRequest & { keelSpan?: KeelSpanIds }).keelSpan = { traceId: sc.traceId, spanId: sc.spanId, traceFlags: sc.traceFlags };
+    }
     let named: string | null = null;
     const name = (route: string) => {
       if (route === named || !server.isRecording()) return;

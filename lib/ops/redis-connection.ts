@@ -4,7 +4,7 @@
  * Checked once when the component is built; ioredis (an optional peer dependency) is passed in, so this
  * file loads nothing.
  */
-import { boundedRetryStrategy } from './redis-policy.js';
+import { boundedRetryStrategy, CLUSTER_SLOTS_REFRESH_MS, DEFAULT_REDIS_COMMAND_TIMEOUT_MS } from './redis-policy.js';
 
 /**
  * A Redis Cluster: `cluster` lists seed nodes (`'host:port'` or `{ host, port }`; ioredis finds the rest
@@ -80,6 +80,7 @@ export function createRedisClient(ioredis: any, c: RedisConnection, own: Record<
     const nodes = c.cluster.map((n) => (typeof n === 'string' ? parseNode(n, n) : n));
     return new ioredis.Cluster(nodes, {
       clusterRetryStrategy: boundedRetryStrategy,
+      slotsRefreshInterval: CLUSTER_SLOTS_REFRESH_MS,
       ...user,
       ...ownCluster,
       redisOptions: { ...(user.redisOptions as object | undefined), ...own },
@@ -89,7 +90,78 @@ export function createRedisClient(ioredis: any, c: RedisConnection, own: Record<
   return typeof c === 'string' ? new Redis(c, extra) : new Redis(extra);
 }
 
-/** PING every primary of a cluster (a store is ready only when each shard answers), or the one server. */
+/**
+ * The slots a store needs answer, or the one server a PING (issue 47). In a cluster, one keyed read
+ * (`EXISTS`) per distinct hash slot group of `keys` goes to the primary that serves it now: a hung
+ * primary of another shard is not asked, and once the cluster promoted a replica for one of ours, the
+ * next probe asks the replica. A failed probe asks ioredis to read the slot map again (else it keeps
+ * sending to the hung node until its own refresh, up to 5 s later). No keys (a pub/sub with no channel
+ * yet): any primary that answers.
+ */
+export async function pingSlotsOf(client: any, keys: readonly string[], timeoutMs = DEFAULT_REDIS_COMMAND_TIMEOUT_MS): Promise<void> {
+  if (typeof client.nodes !== 'function') {
+    await client.ping();
+    return;
+  }
+  try {
+    if (keys.length === 0) {
+      const primaries = client.nodes('master') as any[];
+      if (primaries.length === 0) throw new Error('Redis Cluster: no primary known yet');
+      await Promise.any(primaries.map((n) => n.ping())).catch((err: AggregateError) => {
+        throw err.errors?.[0] ?? err;
+      });
+      return;
+    }
+    // One key per hash tag: keys sharing `{tag}` share a slot (most of keel's do: '{keel:bull}').
+    const bySlotGroup = new Map<string, string>();
+    for (const key of keys) bySlotGroup.set(/\{([^}]+)\}/.exec(key)?.[1] ?? key, key);
+    // Our own bound: a client without commandTimeout would wait on a stopped node for ever, and the
+    // slot map would not be read again.
+    let timer: NodeJS.Timeout | undefined;
+    await Promise.race([
+      Promise.all([...bySlotGroup.values()].map((key) => client.exists(key))),
+      new Promise((_, reject) => {
+        timer = setTimeout(() => reject(new Error(`Redis Cluster: no answer within ${timeoutMs} ms`)), timeoutMs);
+      }),
+    ]).finally(() => clearTimeout(timer));
+  } catch (err) {
+    if (typeof client.refreshSlotsCache === 'function') client.refreshSlotsCache();
+    throw err;
+  }
+}
+
+/**
+ * Every hash slot has a primary that answers (a store whose keys spread over all slots: the rate limit's),
+ * as the cluster sees it now: CLUSTER SLOTS from any node that answers, then a PING to each primary it
+ * names. ioredis's own list (`nodes('master')`) keeps a hung primary after its replica took over, until
+ * it reads the slot map again; this does not. One server: a PING.
+ *
+ * @example
+ * new RedisStore({ sendCommand: (c, ...a) => cluster.call(c!, ...a), ping: () => pingEverySlot(cluster) });
+ */
+export async function pingEverySlot(client: any): Promise<void> {
+  if (typeof client.nodes !== 'function') {
+    await client.ping();
+    return;
+  }
+  const nodes = client.nodes('all') as any[];
+  const ranges = (await Promise.any(nodes.map((n) => n.call('CLUSTER', 'SLOTS')))) as [number, number, [string, number]][];
+  const covered = ranges.reduce((n, [from, to]) => n + to - from + 1, 0);
+  if (covered < 16384) throw new Error(`Redis Cluster: ${16384 - covered} slots have no primary`);
+  const owners = new Set(ranges.map(([, , [host, port]]) => `${host}:${port}`));
+  const byAddress = new Map(nodes.map((n) => [`${n.options?.host}:${n.options?.port}`, n]));
+  const missing = [...owners].filter((a) => !byAddress.has(a));
+  if (missing.length) {
+    if (typeof client.refreshSlotsCache === 'function') client.refreshSlotsCache();
+    throw new Error(`Redis Cluster: primary ${missing[0]} not connected yet`);
+  }
+  await Promise.all([...owners].map((a) => byAddress.get(a).ping()));
+}
+
+/**
+ * PING every primary of a cluster, or the one server. Readiness and store health no longer use it (a hung
+ * primary of any shard kept every store down until it came back): see pingSlotsOf.
+ */
 export async function pingEveryPrimary(client: any): Promise<void> {
   if (typeof client.nodes !== 'function') {
     await client.ping();

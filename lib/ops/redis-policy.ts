@@ -19,3 +19,10 @@ export const REDIS_RECONNECT_MAX_DELAY_MS = 1000;
 export function boundedRetryStrategy(times: number): number {
   return Math.min(times * 100, REDIS_RECONNECT_MAX_DELAY_MS);
 }
+
+/**
+ * How often a Redis Cluster client keel creates reads the slot map again, ms (2000): ioredis's default is
+ * never (it reads it on MOVED or a closed connection, and a hung primary sends neither), so once the
+ * cluster promoted a replica, keel's clients kept sending to the stopped node until it resumed (issue 47).
+ */
+export const CLUSTER_SLOTS_REFRESH_MS = 2000;

@@ -52,6 +52,13 @@ export class StoreHealth {
   /** A connection that was up closed since the state was last 'up' (its subscriptions had to be renewed). */
   #lostConnection = false;
   #toldUnreachable = false;
+  /**
+   * Down / reconnecting / back lines, by message: the first of each at once (one outage: its down line and
+   * its back line, as they happen), repeats within an interval (a failover flapping) as one line each with
+   * `changes`, the line of the state now last.
+   */
+  readonly #transitions: ThrottledLog<string, { level: 'info' | 'warn'; fields: Record<string, unknown> }>;
+  #latestTransition = '';
 
   constructor(logger: Logger, component: string, intervalMs = DEFAULT_STORE_LOG_INTERVAL_MS) {
     this.#logger = logger;
@@ -61,6 +68,16 @@ export class StoreHealth {
       perKey: true,
       first: (message, fields) => this.#warn({ ...fields, count: 1 }, message),
       interval: (counts, ms) => { for (const [message, { count, context }] of counts) this.#warn({ ...context, count, interval_ms: ms }, message); },
+    });
+    // Issue 47: a cluster failover logged 21 down/back pairs in 3 s. The latest change is what an interval's line says.
+    this.#transitions = new ThrottledLog({
+      intervalMs,
+      perKey: true,
+      first: (message, { level, fields }) => this.#logger[level](fields, message),
+      interval: (counts, ms) => {
+        const ordered = [...counts].sort(([a], [b]) => Number(a === this.#latestTransition) - Number(b === this.#latestTransition));
+        for (const [message, { count, context }] of ordered) this.#logger[context.level]({ ...context.fields, changes: count, interval_ms: ms }, message);
+      },
     });
   }
 
@@ -170,19 +187,23 @@ export class StoreHealth {
     this.#state = next;
     this.#since = Date.now();
     const base = { component: this.#component, store: 'redis' };
+    const log = (level: 'info' | 'warn', fields: Record<string, unknown>, message: string) => {
+      this.#latestTransition = message;
+      this.#transitions.note(message, { level, fields });
+    };
     try {
       if (next === 'up') {
         this.#failing = false;
         // The first connection of a fresh process is not news; coming back is.
-        if (this.#downSince) this.#logger.info({ ...base, down_ms: this.#since - this.#downSince }, 'redis store back');
+        if (this.#downSince) log('info', { ...base, down_ms: this.#since - this.#downSince }, 'redis store back');
         this.#downSince = 0;
         this.#everUp = true;
       } else if (previous === 'up') {
         this.#downSince = this.#since;
-        if (next === 'down') this.#logger.warn({ ...base, reason }, 'redis store down (not answering)');
-        else this.#logger.warn(base, 'redis connection lost; reconnecting');
+        if (next === 'down') log('warn', { ...base, reason }, 'redis store down (not answering)');
+        else log('warn', base, 'redis connection lost; reconnecting');
       } else if (next === 'reconnecting' && this.#downSince) {
-        this.#logger.info(base, 'redis store reconnecting');
+        log('info', base, 'redis store reconnecting');
       }
     } catch {
       // as above
@@ -213,5 +234,6 @@ export class StoreHealth {
     this.#closed = true;
     clearTimeout(this.#probeTimer);
     this.#counts.close();
+    this.#transitions.close();
   }
 }

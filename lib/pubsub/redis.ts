@@ -23,7 +23,7 @@ import { pino, type Logger } from 'pino';
 import { HttpError } from '../http/errors.js';
 import { missingPackages, missingPackagesError } from '../ops/packages.js';
 import { DEFAULT_REDIS_COMMAND_TIMEOUT_MS } from '../ops/redis-policy.js';
-import { connectionProblem, createRedisClient, isClusterConnection, pingEveryPrimary, type RedisConnection } from '../ops/redis-connection.js';
+import { connectionProblem, createRedisClient, isClusterConnection, pingSlotsOf, type RedisConnection } from '../ops/redis-connection.js';
 import { logBase } from '../ops/log-level.js';
 import { errorText, StoreHealth, type StoreStatus } from '../ops/store-health.js';
 import { raceStarvationAware, starved, watchLoop } from '../ops/loop-stall.js';
@@ -165,7 +165,10 @@ export class RedisPubSub implements PubSub {
       // In a cluster the channel is the script's key, so it runs on the channel's shard.
       pub.defineCommand('keelPublishBefore', this.#cluster ? { numberOfKeys: 1, lua: SPUBLISH_BEFORE_SCRIPT } : { numberOfKeys: 0, lua: PUBLISH_BEFORE_SCRIPT });
       pub.defineCommand('keelShardNumsub', { numberOfKeys: 1, lua: SHARD_NUMSUB_SCRIPT });
-      this.#health.attach(pub, () => this.#bounded(pingEveryPrimary(pub), 'PING'));
+      // The shards of the channels this instance uses (any primary before the first): issue 47.
+      const probe = () => this.#bounded(pingSlotsOf(pub, this.#neededKeys()), 'PING');
+      this.#health.attach(pub, probe);
+      observe.probe(this, pub, probe);
       this.#unwatch = watchLoop();
       this.#health.attach(sub);
       return { pub, sub, clock: new RedisClock(pub) };
@@ -338,7 +341,12 @@ export class RedisPubSub implements PubSub {
   async ping(): Promise<void> {
     if (this.#closed) throw new Error('RedisPubSub is closed');
     const { pub } = await this.#connect();
-    await this.#bounded(pingEveryPrimary(pub), 'PING');
+    await this.#bounded(pingSlotsOf(pub, this.#neededKeys()), 'PING');
+  }
+
+  /** The keys whose shards this instance needs: its subscribed channels (a cluster shards events by channel). */
+  #neededKeys(): string[] {
+    return this.#cluster ? [...this.#channels.keys()].map((topic) => this.#prefix + topic) : [];
   }
 
   /** A command of the publishing connection, bounded by PUBLISH_TIMEOUT_MS (extended once if the loop was starved). */

@@ -60,11 +60,20 @@ export interface OpenTelemetryConfig {
   enabled: boolean;
   tracer_name: string;
   internal_spans: boolean;
+  redacted_query_params: string[];
+  untraced_paths: string[];
 }
+
+/** Query parameters whose values no span carries: every one (`['*']`), since any may hold a token. */
+export const DEFAULT_REDACTED_QUERY_PARAMS: readonly string[] = ['*'];
+/** Paths answered without a span of keel's (with the readiness and metrics paths, never traced): `['/health']`. */
+export const DEFAULT_UNTRACED_PATHS: readonly string[] = ['/health'];
 export const OpenTelemetryConfig = defineRecord<OpenTelemetryConfig>()('OpenTelemetryConfig', {
   enabled: { type: t.boolean(), default: true, doc: "One SERVER span per request through @opentelemetry/api (instrumentation-http's, named by keel, when registered), job and event spans" },
   tracer_name: { type: t.string({ minLength: 1 }), default: DEFAULT_TRACER_NAME, doc: "Name of keel's tracer (the instrumentation scope of its spans)" },
   internal_spans: { type: t.boolean(), default: true, doc: 'INTERNAL spans for each middleware and the handler of a request (false: the SERVER span and protocol operations only)' },
+  redacted_query_params: { type: t.list(t.string({ minLength: 1 })), default: () => [...DEFAULT_REDACTED_QUERY_PARAMS], doc: "Query parameters whose values are replaced by REDACTED in url.query, url.full, http.target and http.url of the request's SERVER span (instrumentation-http's, which keel enriches); '*' = every parameter" },
+  untraced_paths: { type: t.list(path()), default: () => [...DEFAULT_UNTRACED_PATHS], doc: 'Paths keel starts no span for (probes); the readiness and metrics paths never have one. With instrumentation-http, pass untracedRequestHook(...) as its ignoreIncomingRequestHook' },
 });
 
 export type ReadinessConfigInput = InputOf<typeof ReadinessConfig>;

@@ -217,11 +217,14 @@ async function runPrimary(app: App, options: ListenOptions): Promise<ServerHandl
   let stopping = false;
   const fork = () => cluster.fork({ KEEL_WORKER: '1' });
   // A scrape reaching one worker answers for all of them (docs/operations.md, "Metrics").
-  if (cfg.metrics?.enabled) serveClusterMetrics();
+  const metrics = cfg.metrics?.enabled ? serveClusterMetrics() : undefined;
   for (let i = 0; i < cfg.workers; i++) fork();
-  cluster.on('exit', (worker, code) => {
+  cluster.on('exit', (worker, code, signal) => {
+    metrics?.retire(worker);
     if (!stopping) {
-      app.logger.warn({ pid: worker.process.pid, code }, 'worker exited; starting another');
+      // worker_pid: the logger's own `pid` is the primary's (one key per name in a line).
+      app.logger.warn({ worker_pid: worker.process.pid, code, signal }, 'worker exited; starting another');
+      metrics?.restarted();
       fork();
     }
   });

@@ -5,6 +5,7 @@
 import { performance } from 'node:perf_hooks';
 import { HttpError } from '../http/errors.js';
 import { LoadMonitor } from './overload.js';
+import { observe, type ShedReason } from '../observability/observe.js';
 import { CpuLedger } from './cpu-ledger.js';
 import type { WorkLimitsConfig } from '../records/work.js';
 
@@ -31,6 +32,8 @@ export class WorkRefusal extends HttpError {
       expected: true,
     });
     this.name = 'WorkRefusal';
+    // keel_requests_shed_total: the one place every shed 503 passes (docs/operations.md, "Metrics").
+    if (status === 503) observe.shed(reason as ShedReason);
     this.reason = reason;
     this.retryAfterSeconds = retryAfterSeconds;
   }

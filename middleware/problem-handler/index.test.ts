@@ -119,7 +119,11 @@ for (const { name, express } of EXPRESS_VERSIONS) {
           assert.doesNotMatch(res.text, /hunter2/);
           assert.equal(log.lines.length, 1);
           assert.equal(log.lines[0]!.obj.err, err);
-          assert.equal(log.lines[0]!.obj.requestId, res.headers['x-request-id']);
+          assert.equal(log.lines[0]!.obj.request_id, res.headers['x-request-id']);
+          assert.equal(log.lines[0]!.obj.status, 500);
+          assert.equal(log.lines[0]!.obj.method, 'GET');
+          assert.equal(log.lines[0]!.obj.route, '/async');
+          assert.ok('trace_id' in log.lines[0]!.obj);
           assert.equal(log.lines[0]!.obj.url, '/async');
         });
       }

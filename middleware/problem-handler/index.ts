@@ -111,7 +111,11 @@ export function problemHandler(options: ProblemHandlerOptions = {}): ProblemErro
         : foreignProblem(err);
     if (p.status >= 500 && logger) {
       const r = req as KeelRequest & { id?: unknown; originalUrl?: string };
-      logger.error({ err, requestId: r.requestId ?? r.id, method: req.method, url: r.originalUrl ?? req.url, status: p.status }, 'request failed');
+      // The request record's field names (keel's http-trace line): status, method, route, request_id, trace_id.
+      const x = req as unknown as { routePattern?: string; route?: { path?: unknown }; baseUrl?: string };
+      const route = x.routePattern ?? (typeof x.route?.path === 'string' ? `${x.baseUrl ?? ''}${x.route.path}` : null);
+      const traceId = req.traceContext?.traceId ?? (req as { keelSpan?: { traceId: string } }).keelSpan?.traceId ?? null;
+      logger.error({ err, status: p.status, method: req.method, route, url: r.originalUrl ?? req.url, request_id: r.requestId ?? r.id ?? null, trace_id: traceId }, 'request failed');
     }
     if (res.headersSent) return next(err);
     sendProblem(res, p, headers);

@@ -29,6 +29,9 @@ export interface ClusterNode {
   readonly client: Redis;
   /** SIGKILL the node (a crash). */
   kill(): Promise<void>;
+  /** SIGSTOP the node (a hang: its sockets stay open, nothing answers); resume() sends SIGCONT. */
+  pause(): void;
+  resume(): void;
   readonly alive: boolean;
 }
 
@@ -87,8 +90,15 @@ export async function startRedisCluster(options: StartRedisClusterOptions = {}):
         get alive() {
           return proc.exitCode === null && proc.signalCode === null;
         },
+        pause() {
+          proc.kill('SIGSTOP');
+        },
+        resume() {
+          proc.kill('SIGCONT');
+        },
         async kill() {
           if (proc.exitCode !== null || proc.signalCode !== null) return;
+          proc.kill('SIGCONT'); // a stopped process acts on SIGKILL only once continued on some systems
           proc.kill('SIGKILL');
           await once(proc, 'exit');
         },

@@ -119,6 +119,16 @@ describe('when instrumentation-http is registered before keel loads (the standar
   });
   after(() => child?.stop());
 
+  it('should let no query value reach a span attribute (url.query, url.full, http.target, http.url redacted)', async () => {
+    const res = await fetch(`${child.url}/users/43?token=secret123&page=2`);
+    assert.equal(res.status, 200);
+    const spans = await child.spansWhen((list) => list.some((s) => s.kind === SERVER && s.attributes['url.path'] === '/users/43'));
+    const server = spans.find((s) => s.attributes['url.path'] === '/users/43')!;
+    const leaks = ofTrace(spans, server.traceId).flatMap((s) => Object.entries(s.attributes).filter(([, v]) => String(v).includes('secret123')).map(([k, v]) => `${s.name} ${k}=${String(v)}`));
+    assert.deepEqual(leaks, [], 'attributes carrying the token');
+    assert.equal(server.attributes['url.query'], 'token=REDACTED&page=REDACTED');
+  });
+
   it("should export exactly one SERVER span, instrumentation-http's, named by the route, with keel's work as INTERNAL children", async () => {
     const res = await fetch(`${child.url}/users/42?token=x`);
     assert.deepEqual(await res.json(), { id: 42 });

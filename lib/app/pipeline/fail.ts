@@ -42,7 +42,9 @@ function answerError(core: CoreState, req: KeelRequest, res: ServerResponse, err
   }
   // A 4xx is the client's; an expected 5xx refusal (full queue) is logged, aggregated, by whoever refused.
   if (!(err instanceof HttpError) || !isErrorStatus(err.status) || (err.status >= 500 && !err.expected)) {
-    core.logger.error({ err, route: core.path, requestId: req.requestId }, 'request failed');
+    // The request record's field names (enable_http_trace), so one query finds both lines (issue 47).
+    const traceId = req.traceContext?.traceId ?? (req as { keelSpan?: { traceId: string } }).keelSpan?.traceId ?? null;
+    core.logger.error({ err, status: err instanceof HttpError && isErrorStatus(err.status) ? err.status : 500, method: req.method, route: core.path, request_id: req.requestId ?? null, trace_id: traceId }, 'request failed');
   }
   sendProblem(res, err);
 }
