@@ -96,20 +96,21 @@ export async function buildCommonJs(root, pkg) {
     const names = Object.keys(mod).filter((n) => n !== 'default' && n !== '__esModule');
     const bad = names.filter((n) => !IDENTIFIER.test(n));
     if (bad.length) throw new Error(`${subpath} exports names an ES module wrapper cannot destructure: ${bad.join(', ')}`);
-    let cjsEntry = './index.js';
+    const cjsEntry = middleware ? './index.cjs' : './index.js';
     if (middleware) {
       const camel = middleware.replace(/-([a-z])/g, (_, c) => c.toUpperCase());
       const main = middleware in CALLABLE ? CALLABLE[middleware] : camel;
-      if (main !== null) {
+      if (main === null) {
+        writeFileSync(join(dir, 'index.cjs'), `'use strict';\n// require('${subpath}'): its named exports, an object as require() of the package it replaces is.\nmodule.exports = require('./index.js');\n`);
+      } else {
         if (typeof mod[main] !== 'function') throw new Error(`${subpath}: export ${main} is not a function`);
-        cjsEntry = './index.cjs';
         writeFileSync(join(dir, 'index.cjs'), `'use strict';
 // require('${subpath}'): the factory itself, with every named export as a property and as \`.default\`, the shape of
 // require() of the package it replaces (scripts/build-cjs.mjs). The same function object as \`import { ${main === 'default' ? 'default' : main} }\`.
 const m = require('./index.js');
 const entry = m.${main};
 for (const name of Object.keys(m)) if (name !== '__esModule' && !Object.prototype.hasOwnProperty.call(entry, name)) Object.defineProperty(entry, name, { enumerable: true, get: () => m[name] });
-if (!Object.prototype.hasOwnProperty.call(entry, 'default')) Object.defineProperty(entry, 'default', { enumerable: false, value: entry });
+if (!Object.prototype.hasOwnProperty.call(entry, 'default')) Object.defineProperty(entry, 'default', { enumerable: true, value: entry });
 module.exports = entry;
 `);
       }

@@ -8,7 +8,7 @@ import zlib from 'node:zlib';
 import { randomBytes } from 'node:crypto';
 import type express from 'express';
 import { EXPRESS_VERSIONS } from '../../test/helpers/express-versions.js';
-import { compression, filter, type CompressionConfigInput } from './index.js';
+import { compression, type CompressionConfigInput } from './index.js';
 import { CompressionConfig } from '../../lib/records/server.js';
 
 const PAYLOAD = { message: 'Compressed payload', payload: 'a'.repeat(2000) };
@@ -365,19 +365,4 @@ describe('compression: at the quality bounds', () => {
     assert.equal(typeof compression(CompressionConfig.parse({ quality: 3 })), 'function');
   });
 });
-});
-
-describe('when compression.filter (the package\'s default filter) is called', () => {
-  const res = (type: unknown) => ({ getHeader: (name: string) => (name === 'Content-Type' ? type : undefined) });
-
-  it('should be true for a compressible Content-Type, as the package\'s is', () => {
-    assert.equal(filter({}, res('application/json; charset=utf-8')), true);
-    assert.equal(filter({}, res('text/html')), true);
-  });
-
-  it('should be false for an already-compressed type or no Content-Type', () => {
-    assert.equal(filter({}, res('image/png')), false);
-    assert.equal(filter({}, res(undefined)), false);
-    assert.equal(filter({}, res(['text/html'])), false);
-  });
 });

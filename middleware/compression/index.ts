@@ -57,15 +57,6 @@ export function isCompressible(contentType: unknown): boolean {
 }
 
 /**
- * The compression package's default filter, `compression.filter(req, res)`: true when the response's Content-Type is
- * compressible ({@link isCompressible}). For a filter option that adds a rule to the default, as compression's README
- * writes it: `filter: (req, res) => !req.headers['x-no-compression'] && compression.filter(req, res)`.
- */
-export function filter(_req: unknown, res: { getHeader(name: string): unknown }): boolean {
-  return isCompressible(res.getHeader('Content-Type'));
-}
-
-/**
  * The record's rule (the reference: tower-http's `NotForContentType` GRPC, IMAGES and SSE predicates in
  * spikard-http `server/mod.rs`): every media type except `application/grpc*`, `image/*` other than
  * `image/svg+xml`, and `text/event-stream`; a response without a Content-Type is compressed too.
