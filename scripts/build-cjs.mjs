@@ -13,7 +13,7 @@
 //   every named export as a property (and `.default`), the shape of the package it replaces (require('helmet'),
 //   require('cors'), require('compression'), require('express-rate-limit'), require('serve-static')); jwt-auth stays
 //   an object, as require('express-jwt') is.
-import { copyFileSync, readdirSync, writeFileSync } from 'node:fs';
+import { copyFileSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname, join, relative } from 'node:path';
 
@@ -27,6 +27,14 @@ const TREES = ['lib', 'middleware', 'harness'];
 const CALLABLE = { 'security-headers': 'default', 'jwt-auth': null };
 
 const IDENTIFIER = /^[A-Za-z_$][\w$]*$/;
+
+/**
+ * jose (the asymmetric JWT algorithms) is an ES module only. Node loads it with require(esm), but Jest's runtime cannot:
+ * RS256/ES256/JWKS under Jest would fail with "Cannot use import statement outside a module". So the CommonJS build
+ * loads a CommonJS bundle of the installed jose, written here, still lazily (by the first factory that needs it). Its
+ * errors stay inside keel (mapped to keel's own), so another copy of jose in an app shares nothing with it.
+ */
+const JOSE_BUNDLE = (dist) => join(dist, 'lib', 'vendor', 'jose.cjs');
 
 function filesUnder(dir, suffix) {
   const out = [];
@@ -68,16 +76,23 @@ export async function buildCommonJs(root, pkg) {
     legalComments: 'inline',
     logLevel: 'warning',
   });
+  let joseLoads = 0;
   for (const out of result.outputFiles) {
-    let text = out.text;
+    let text = out.text.replace(/\(0, import_lazy_require\.lazyRequire\)\("jose"\)/g, () => {
+      joseLoads++;
+      return `(0, import_lazy_require.lazyRequire)(require.resolve(${JSON.stringify(`./${relative(dirname(out.path), JOSE_BUNDLE(dist))}`)}))`;
+    });
     const hashbang = text.startsWith('#!') ? text.slice(0, text.indexOf('\n') + 1) : '';
     text = text.slice(hashbang.length);
     // ES modules are strict; the CommonJS copy must be too (sloppy `arguments`, `this`, silent writes).
     const head = `'use strict';\n${text.includes('__keel_import_meta') ? IMPORT_META : ''}`;
     writeFileSync(out.path, hashbang + head + text);
   }
+  if (joseLoads === 0) throw new Error("no module loads jose with lazyRequire('jose') any more: update scripts/build-cjs.mjs");
   writeFileSync(join(dist, 'harness', 'cli.js'), CLI);
   for (const tree of TREES) writeFileSync(join(dist, tree, 'package.json'), `${JSON.stringify({ type: 'commonjs' })}\n`);
+  // After the package.json files: node caches each folder's package scope on the first resolution from it.
+  await bundleEsmOnlyDependencies(dist, build);
 
   // The entries: every subpath of package.json "exports" but keel/express* (bundled by scripts/build.mjs).
   const requireFromDist = createRequire(join(dist, 'package.json'));
@@ -126,4 +141,17 @@ ${names.length ? `export const { ${names.join(', ')} } = m;\n` : ''}${hasDefault
     // The same declarations, read as an ES module's (the folder's package.json makes index.d.ts CommonJS's).
     copyFileSync(join(dir, 'index.d.ts'), join(dir, 'index.d.mts'));
   }
+}
+
+async function bundleEsmOnlyDependencies(dist, build) {
+  await build({
+    entryPoints: [createRequire(join(dist, 'lib', 'index.js')).resolve('jose')],
+    outfile: JOSE_BUNDLE(dist),
+    bundle: true,
+    platform: 'node',
+    format: 'cjs',
+    target: 'node20',
+    legalComments: 'inline',
+    logLevel: 'warning',
+  });
 }

@@ -31,6 +31,12 @@ describe('when a CommonJS Express 4 app tests keel factories with its own runner
     });
   }
 
+  it('should verify an RS256 token under Jest 29\'s default runtime (jose, an ES module, is bundled as CommonJS)', () => {
+    const r = app.node([binOf('jest', 'jest'), '--ci', '--cacheDirectory', join(app.dir, '.cache-jwt'), 'jwt-rs256\\.test\\.js$']);
+    assert.equal(r.status, 0, r.out);
+    assert.match(r.out, /Tests:\s+1 passed, 1 total/, r.out);
+  });
+
   it('should pass 2/2 under ts-jest (TypeScript 5, module commonjs, strict, skipLibCheck false)', () => {
     writeFileSync(join(app.dir, 'tsconfig.json'), JSON.stringify({
       compilerOptions: { module: 'commonjs', target: 'ES2022', strict: true, skipLibCheck: false, esModuleInterop: true, types: ['node'], paths: { express4: ['../node_modules/@types/express4'] } },
