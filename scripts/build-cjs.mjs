@@ -130,7 +130,16 @@ module.exports = entry;
 `);
       }
     }
-    const hasDefault = 'default' in mod;
+    // A factory's entry has a default export, the factory, as the package it replaces does (`import cors from 'cors'`,
+    // or TypeScript's `import cors from …` compiled to require()): in the ES module entry and in the declarations.
+    const factory = middleware ? (middleware in CALLABLE ? CALLABLE[middleware] : middleware.replace(/-([a-z])/g, (_, c) => c.toUpperCase())) : null;
+    const hasDefault = 'default' in mod || (factory !== null && factory !== 'default');
+    if (factory !== null && factory !== 'default') {
+      const dts = join(dir, 'index.d.ts');
+      const text = readFileSync(dts, 'utf8');
+      if (!new RegExp(`^export declare function ${factory}\\b`, 'm').test(text)) throw new Error(`${subpath}: index.d.ts declares no function ${factory}`);
+      writeFileSync(dts, `${text}export default ${factory};\n`);
+    }
     writeFileSync(join(dir, 'index.mjs'), `// ${subpath} as an ES module: it re-exports the CommonJS build (${cjsEntry}) rather than being a second build, so
 // that \`import\` and \`require()\` give one module instance (scripts/build-cjs.mjs). createRequire rather than
 // \`import ... from '${cjsEntry}'\`: node's import of CommonJS lexes the file and goes through the ES module loader.

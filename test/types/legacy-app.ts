@@ -10,6 +10,8 @@ import { compression } from 'keel/middleware/compression';
 import { rateLimit } from 'keel/middleware/rate-limit';
 import { expressjwt, UnauthorizedError } from 'keel/middleware/jwt-auth';
 import { staticFiles } from 'keel/middleware/static-files';
+import corsFactory from 'keel/middleware/cors'; // the default export, as `import cors from 'cors'`
+import rateLimitFactory from 'keel/middleware/rate-limit';
 import { createApp, AppError, type ServerHandle } from 'keel';
 import { JsonRpcRegistry } from 'keel/jsonrpc';
 import { snapshotResponse } from 'keel/harness';
@@ -19,6 +21,7 @@ const legacy = express();
 legacy.use(cors(options), helmet(), hsts({ maxAge: 60 }), compression(), rateLimit({ windowMs: 60_000, limit: 100 }));
 legacy.use(expressjwt({ secret: 'a-secret-of-at-least-32-bytes!!!', algorithms: ['HS256'] }));
 legacy.use('/static', staticFiles('public'));
+legacy.use('/v1', corsFactory({ origin: 'https://a.example' }), rateLimitFactory({ windowMs: 1000, limit: 5 }));
 legacy.use((err: unknown, _req: express.Request, res: express.Response, next: express.NextFunction) => {
   if (err instanceof UnauthorizedError) res.status(err.status).end();
   else next(err);
