@@ -1,5 +1,6 @@
-// `npm run build` (and `prepare`, so a git install builds too): a clean dist/ from tsconfig.build.json,
-// keel/express and keel/express4 bundled (below), then the package's bin made executable. tsc writes files with the default mode (0644 under the
+// `npm run build` (and `prepare`, so a git install builds too): a clean dist/ from tsconfig.build.json (its
+// declarations; the JavaScript is rewritten as CommonJS by scripts/build-cjs.mjs), keel/express and keel/express4
+// bundled (below), then the package's bin made executable. tsc writes files with the default mode (0644 under the
 // usual umask), so without this a rebuilt dist/harness/cli.js answers "Permission denied" to
 // `npx keel-conformance` in a checkout (npm sets the bit itself only when it installs a package).
 import { spawnSync } from 'node:child_process';
@@ -16,6 +17,11 @@ const tsPackage = createRequire(join(root, 'package.json')).resolve('typescript/
 const tsc = join(dirname(tsPackage), JSON.parse(readFileSync(tsPackage, 'utf8')).bin.tsc);
 const r = spawnSync(process.execPath, [tsc, '-p', join(root, 'tsconfig.build.json')], { cwd: root, stdio: 'inherit' });
 if (r.status !== 0) process.exit(r.status ?? 1);
+
+// Everything else (keel, keel/middleware/*, the protocol subpaths, keel/harness) is CommonJS in dist/, one file per
+// source file: scripts/build-cjs.mjs says why and how.
+const { buildCommonJs } = await import('./build-cjs.mjs');
+await buildCommonJs(root, pkg);
 
 // keel/express and keel/express4 are one CommonJS file each, bundled with esbuild from express/*.cts (the engine and
 // the few lib/ modules it uses), with every npm package left as a require() of the installed package:

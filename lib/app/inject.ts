@@ -9,6 +9,10 @@
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type LightMyRequest from 'light-my-request';
+// Named type imports for the exported types: a default import of light-my-request's `export =` names its
+// `default` member (a function, no namespace) under TypeScript's CommonJS settings, and the emitted
+// .d.ts then fails with "Cannot find namespace 'LightMyRequest'" (issue 43).
+import type { Chain, InjectOptions as LightMyRequestOptions, Response } from 'light-my-request';
 import { lazyRequire } from '../http/lazy-require.js';
 import type { KeelRouter } from './plugin.js';
 import { CONTRACT_VIOLATION, type ContractViolation } from './pipeline/contract.js';
@@ -52,14 +56,14 @@ function surface(response: InjectResponse): InjectResponse {
  * What `app.inject()` takes: a URL string, or light-my-request's options — `method`, `url`, `query`,
  * `headers`, `payload` (object → JSON, string, Buffer or stream), `cookies`, `remoteAddress`, …
  */
-export type InjectOptions = LightMyRequest.InjectOptions;
+export type InjectOptions = LightMyRequestOptions;
 /** The answer: `statusCode`, `headers`, `body` (text), `rawPayload` (bytes), `json()`, `cookies`, … */
-export type InjectResponse = LightMyRequest.Response;
+export type InjectResponse = Response;
 /**
  * What `app.inject()` returns: a promise of the InjectResponse, also a builder
  * (`app.inject().post('/x').payload({ a: 1 }).end()`); the request starts when it is awaited or ended.
  */
-export type InjectChain = LightMyRequest.Chain;
+export type InjectChain = Chain;
 
 const lightMyRequest = lazyRequire<typeof LightMyRequest>('light-my-request');
 
