@@ -47,7 +47,7 @@ describe('when a CommonJS Express 4 app tests keel factories with its own runner
       // JavaScript API); a copy of ts-jest in the project resolves it there, the rest from the repository.
       if (!existsSync(join(app.dir, 'node_modules/ts-jest'))) {
         cpSync(join(ROOT, 'node_modules/ts-jest'), join(app.dir, 'node_modules/ts-jest'), { recursive: true });
-        symlinkSync(join(ROOT, 'node_modules/typescript5'), join(app.dir, 'node_modules/typescript'), 'dir');
+        symlinkSync(join(ROOT, 'test/legacy/typescript5/node_modules/typescript'), join(app.dir, 'node_modules/typescript'), 'dir');
       }
       writeFileSync(join(app.dir, 'jest.ts-jest.config.js'), `module.exports = {
     testEnvironment: 'node',

@@ -3,7 +3,7 @@
  * repository: test/types/legacy-app.ts (Express with six factories, keel/express, createApp, keel/jsonrpc,
  * keel/harness) in a consumer project whose node_modules/keel is the packed tarball (test/legacy/consumer.ts),
  * strict, skipLibCheck false, each setting with the current TypeScript (the repo's `typescript`) and TypeScript 5
- * (`typescript5`):
+ * (test/legacy/typescript5):
  * - "module": "commonjs" — TypeScript 5 then resolves as node10, which reads no "exports": package.json
  *   "typesVersions" maps keel/middleware/*, the protocol subpaths, keel/express* and keel/harness;
  * - node16 and nodenext, from a CommonJS file (.ts in a "type": "commonjs" project: the "require" condition's
@@ -21,7 +21,8 @@ import { consumer, ROOT, SKIP, type Consumer } from '../legacy/consumer.js';
 /** One tsc run: TypeScript 5 with skipLibCheck off reads @types/node, Express's and keel's declarations (~10 s CPU). */
 const TSC_TIMEOUT_MS = 120_000;
 
-const COMPILERS = { current: 'typescript', 'TypeScript 5': 'typescript5' } as const;
+/** Each compiler's package folder: the repository's TypeScript, and TypeScript 5 nested under test/legacy/typescript5. */
+const COMPILERS = { current: join(ROOT, 'node_modules/typescript'), 'TypeScript 5': join(ROOT, 'test/legacy/typescript5/node_modules/typescript') } as const;
 
 /** Each setting: its compiler options and the fixture copies it checks (src/ is CommonJS, esm/*.mts ES modules). */
 const SETTINGS: Record<string, { options: Record<string, unknown>; files: string[]; compilers: (keyof typeof COMPILERS)[] }> = {
@@ -33,7 +34,7 @@ const SETTINGS: Record<string, { options: Record<string, unknown>; files: string
 
 function tsc(dir: string, compiler: string, project: string): Promise<{ status: number | null; out: string }> {
   return new Promise((resolve) => {
-    const child = spawn(process.execPath, [join(ROOT, 'node_modules', compiler, 'bin', 'tsc'), '-p', project], { cwd: dir, timeout: TSC_TIMEOUT_MS });
+    const child = spawn(process.execPath, [join(compiler, 'bin', 'tsc'), '-p', project], { cwd: dir, timeout: TSC_TIMEOUT_MS });
     let out = '';
     child.stdout.on('data', (d: Buffer) => (out += d));
     child.stderr.on('data', (d: Buffer) => (out += d));
@@ -87,7 +88,7 @@ describe('when a TypeScript app imports keel under each module setting', { skip:
   it('should fail when the app misuses a factory (the check can fail)', async () => {
     writeFileSync(join(app.dir, 'src/wrong.ts'), "import { cors } from 'keel/middleware/cors';\ncors({ allowed_origins: 42 });\n");
     writeFileSync(join(app.dir, 'tsconfig.wrong.json'), JSON.stringify({ compilerOptions: { module: 'commonjs', strict: true, noEmit: true, types: ['node'] }, files: ['src/wrong.ts'] }));
-    const r = await tsc(app.dir, 'typescript', 'tsconfig.wrong.json');
+    const r = await tsc(app.dir, COMPILERS.current, 'tsconfig.wrong.json');
     assert.match(r.out, /src\/wrong\.ts\(2,.*error TS2322/);
   });
 });
