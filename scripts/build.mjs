@@ -1,4 +1,4 @@
-// `npm run build` (and `prepare`, so a git install builds too): a clean dist/ from tsconfig.build.json (its
+// `npm run build` (run first by `npm test`, and as `prepack`, so `npm pack`, `npm publish` and a git install build too): a clean dist/ from tsconfig.build.json (its
 // declarations; the JavaScript is rewritten as CommonJS by scripts/build-cjs.mjs), keel/express and keel/express4
 // bundled (below), then the package's bin made executable. tsc writes files with the default mode (0644 under the
 // usual umask), so without this a rebuilt dist/harness/cli.js answers "Permission denied" to

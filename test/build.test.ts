@@ -1,5 +1,5 @@
 /**
- * What `npm run build` (and `prepare`, which `npm install` runs in a checkout) leaves in dist/: the
+ * What `npm run build` (which `npm test` runs first, and `prepack` before a tarball is packed) leaves in dist/: the
  * package's bin is executable, so `npx keel-conformance` runs in a checkout as it does once installed.
  */
 import { describe, it } from 'node:test';
@@ -21,8 +21,10 @@ describe('when the package is built', { skip: !built ? 'dist/ is not built (run 
     });
   }
 
-  it('should build through the one script that sets the mode (build and prepare alike)', () => {
+  it('should build through the one script that sets the mode (build and prepack alike), with no install-time build', () => {
     assert.equal(pkg.scripts.build, 'node scripts/build.mjs');
-    assert.equal(pkg.scripts.prepare, pkg.scripts.build);
+    assert.equal(pkg.scripts.prepack, pkg.scripts.build);
+    // An install-time script of keel's own runs in every app that installs the tarball (npm warns, npm 12 blocks).
+    assert.equal(pkg.scripts.prepare, undefined);
   });
 });

@@ -32,3 +32,9 @@ describe('when dependencies have install scripts', () => {
     assert.deepEqual(Object.entries(pkg.allowScripts ?? {}).filter(([, allowed]) => allowed !== false).map(([name]) => name), []);
   });
 });
+
+describe("when keel's own package is installed", () => {
+  it('should run no install-time script of its own (npm warns about them from a tarball, npm 12 blocks them)', () => {
+    for (const script of ['preinstall', 'install', 'postinstall', 'prepare']) assert.equal(pkg.scripts[script], undefined, script);
+  });
+});

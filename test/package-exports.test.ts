@@ -4,7 +4,7 @@ import { execFileSync } from 'node:child_process';
 import { existsSync, readdirSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 
-// `npm install` runs `prepare`, which builds dist/; these imports go through package.json "exports"
+// `npm test` runs `npm run build` first, which builds dist/; these imports go through package.json "exports"
 // exactly as a user's would (a package may import itself by name).
 const built = existsSync(new URL('../dist/lib/index.js', import.meta.url));
 const middleware = readdirSync(new URL('../middleware/', import.meta.url));
