@@ -6,6 +6,7 @@
 // .test-log/spec.txt by scripts/test.mjs.
 import { inspect } from 'node:util';
 import { relative } from 'node:path';
+import { mkdirSync, writeFileSync } from 'node:fs';
 
 const PROGRESS_EVERY = 25;
 const SLOWEST = 10;
@@ -103,7 +104,13 @@ export default async function* quietReporter(source) {
     }
   }
 
-  const slow = [...fileMs].sort((a, b) => b[1] - a[1]).slice(0, SLOWEST);
+  const byTime = [...fileMs].sort((a, b) => b[1] - a[1]);
+  // Every file's time, for choosing what is an integration suite (scripts/test.mjs) by measurement, not by guess.
+  try {
+    mkdirSync('.test-log', { recursive: true });
+    writeFileSync('.test-log/durations.json', JSON.stringify(Object.fromEntries(byTime.map(([f, ms]) => [rel(f), Math.round(ms)])), null, 1));
+  } catch { /* a read-only checkout: the listing is only a convenience */ }
+  const slow = byTime.slice(0, SLOWEST);
   if (slow.length) {
     yield `\nSlowest files:\n`;
     for (const [file, ms] of slow) yield `  ${(ms / 1000).toFixed(1).padStart(6)} s  ${rel(file)}\n`;
