@@ -45,6 +45,29 @@ export const DEFAULT_WS_MESSAGE_BURST = 200;
  */
 export const DEFAULT_MAX_CONNECTIONS_PER_CLIENT = 100;
 /**
+ * Default streams ending in RST_STREAM one HTTP/2 connection may have per second (token refill): 33, nghttp2's own
+ * rate. HTTP/2 rapid reset (CVE-2023-44487) from 100 connections stalled `/health` 11.7 s (issue 44); past the rate
+ * or burst the connection gets GOAWAY ENHANCE_YOUR_CALM and is closed (lib/grpc/h2-abuse.ts).
+ */
+export const DEFAULT_H2_RESETS_PER_SECOND = 33;
+/** Default reset burst of one HTTP/2 connection (bucket size): 200, Netty's budget (200 per 30 s); nghttp2 allows 1000. */
+export const DEFAULT_H2_RESET_BURST = 200;
+/** Default resets per second across one client's HTTP/2 connections: 100 (three connections' worth). */
+export const DEFAULT_H2_CLIENT_RESETS_PER_SECOND = 100;
+/** Default reset burst across one client's HTTP/2 connections: 1000 (while it is spent, its new connections are refused). */
+export const DEFAULT_H2_CLIENT_RESET_BURST = 1_000;
+/**
+ * Default streams one HTTP/2 connection may open per second: 500. A stream the client resets after the server
+ * answered is no reset (the answer was sent): under load rapid reset becomes a request flood, bounded here.
+ */
+export const DEFAULT_H2_STREAMS_PER_SECOND = 500;
+/** Default stream burst of one HTTP/2 connection: 1000. */
+export const DEFAULT_H2_STREAM_BURST = 1_000;
+/** Default streams per second across one client's HTTP/2 connections: 1000 (ten times the default rate_limit). */
+export const DEFAULT_H2_CLIENT_STREAMS_PER_SECOND = 1_000;
+/** Default stream burst across one client's HTTP/2 connections: 2000. */
+export const DEFAULT_H2_CLIENT_STREAM_BURST = 2_000;
+/**
  * Default messages per second one client may send across all its WebSockets and GraphQL subscriptions: 1000.
  * 400 sockets each under the per-socket rate sent 35,700 msg/s and `/health` waited 1.0–2.5 s (issue 35).
  * Past it the client's sockets are not read for a while (TCP backpressure), nothing is dropped or closed.
@@ -251,6 +274,14 @@ export interface ServerConfig {
   shutdown_timeout: number;
   send_timeout: number;
   max_connections_per_client: number | null;
+  h2_resets_per_second: number | null;
+  h2_reset_burst: number;
+  h2_client_resets_per_second: number | null;
+  h2_client_reset_burst: number;
+  h2_streams_per_second: number | null;
+  h2_stream_burst: number;
+  h2_client_streams_per_second: number | null;
+  h2_client_stream_burst: number;
   ws_messages_per_second: number | null;
   ws_message_burst: number;
   ws_client_messages_per_second: number | null;
@@ -296,6 +327,14 @@ export const ServerConfig = defineRecord<ServerConfig>()('ServerConfig', {
   shutdown_timeout: { type: t.integer(0), default: DEFAULT_SHUTDOWN_TIMEOUT, doc: 'Graceful shutdown timeout, seconds' },
   send_timeout: { type: t.integer(0), default: DEFAULT_SEND_TIMEOUT, doc: 'HTTP/1.1 answers: a client that reads none of the pending answer for this long is disconnected, seconds; 0 = none' },
   max_connections_per_client: { type: t.integer(1), nullable: true, default: DEFAULT_MAX_CONNECTIONS_PER_CLIENT, doc: 'Connections one client address may hold open at once (HTTP/1.1, WebSocket, h2c); more get 503 / GOAWAY ENHANCE_YOUR_CALM; a trusted proxy\'s own connections are not counted, its WebSockets count per forwarded client (close 1013); null = no limit' },
+  h2_resets_per_second: { type: t.number(0), nullable: true, default: DEFAULT_H2_RESETS_PER_SECOND, doc: 'HTTP/2 (h2c, the gRPC port): streams ending in RST_STREAM one connection may have per second (rapid reset, CVE-2023-44487); past it and its burst GOAWAY ENHANCE_YOUR_CALM and close; null = no limit' },
+  h2_reset_burst: { type: t.integer(1), default: DEFAULT_H2_RESET_BURST, doc: 'HTTP/2: resets one connection may have at once (bucket size)' },
+  h2_client_resets_per_second: { type: t.number(0), nullable: true, default: DEFAULT_H2_CLIENT_RESETS_PER_SECOND, doc: 'HTTP/2: resets per second across the connections of one client address; past it the connection that breaks it is closed and new ones refused (GOAWAY ENHANCE_YOUR_CALM) until the bucket refills; null = no limit' },
+  h2_client_reset_burst: { type: t.integer(1), default: DEFAULT_H2_CLIENT_RESET_BURST, doc: 'HTTP/2: resets one client address may have at once across its connections (bucket size)' },
+  h2_streams_per_second: { type: t.number(0), nullable: true, default: DEFAULT_H2_STREAMS_PER_SECOND, doc: 'HTTP/2: streams one connection may open per second; past it and its burst GOAWAY ENHANCE_YOUR_CALM and close; null = no limit' },
+  h2_stream_burst: { type: t.integer(1), default: DEFAULT_H2_STREAM_BURST, doc: 'HTTP/2: streams one connection may open at once (bucket size)' },
+  h2_client_streams_per_second: { type: t.number(0), nullable: true, default: DEFAULT_H2_CLIENT_STREAMS_PER_SECOND, doc: 'HTTP/2: streams per second across the connections of one client address (as h2_client_resets_per_second); null = no limit' },
+  h2_client_stream_burst: { type: t.integer(1), default: DEFAULT_H2_CLIENT_STREAM_BURST, doc: 'HTTP/2: streams one client address may open at once across its connections (bucket size)' },
   ws_client_messages_per_second: { type: t.number(0), nullable: true, default: DEFAULT_WS_CLIENT_MESSAGES_PER_SECOND, doc: 'WebSocket and GraphQL-over-WebSocket: messages per second one client may send across all its sockets; past it its sockets are not read for a while (backpressure); null = no limit' },
   ws_client_message_burst: { type: t.integer(1), default: DEFAULT_WS_CLIENT_MESSAGE_BURST, doc: 'WebSocket: messages one client may send at once across its sockets (bucket size)' },
   ws_messages_per_second: { type: t.number(0), nullable: true, default: DEFAULT_WS_MESSAGES_PER_SECOND, doc: 'WebSocket and GraphQL-over-WebSocket: messages per second one socket may send (token refill); null = no limit' },
@@ -319,6 +358,9 @@ export const ServerConfig = defineRecord<ServerConfig>()('ServerConfig', {
   check: (v, path) => {
     checkTrustProxy('ServerConfig', path, 'trust_proxy', v.trust_proxy);
     if (v.ws_client_messages_per_second === 0) fail('ServerConfig', path, 'ws_client_messages_per_second', 0, 'a number > 0, or null for no limit', 'At 0 a client could never send again once its burst is spent.');
+    for (const key of ['h2_resets_per_second', 'h2_client_resets_per_second', 'h2_streams_per_second', 'h2_client_streams_per_second'] as const) {
+      if (v[key] === 0) fail('ServerConfig', path, key, 0, 'a number > 0, or null for no limit', 'At 0 a connection could never reset or open a stream again once its burst is spent.');
+    }
     if (v.ws_messages_per_second === 0) fail('ServerConfig', path, 'ws_messages_per_second', 0, 'a number > 0, or null for no limit', 'At 0 a socket could never send again once its burst is spent.');
   },
 });
