@@ -41,7 +41,7 @@ export const DEFAULT_WS_MESSAGE_BURST = 200;
  * Default connections one client (one address, lib/server/client-budget.ts) may hold open at once, across HTTP/1.1,
  * WebSockets and h2c sessions: 100, as DEFAULT_MAX_H2_SESSIONS_PER_CLIENT. 400 sockets from one address took
  * every file descriptor under `ulimit -n 256` (issue 35). Clients behind one NAT share it: raise it, or set
- * trust_proxy behind a proxy (the proxy's own connections are then not counted).
+ * trust_proxy to the proxy's addresses (its own connections are then not counted; under `true` or a hop count every peer is).
  */
 export const DEFAULT_MAX_CONNECTIONS_PER_CLIENT = 100;
 /**
@@ -326,7 +326,7 @@ export const ServerConfig = defineRecord<ServerConfig>()('ServerConfig', {
   graceful_shutdown: { type: t.boolean(), default: true, doc: 'Graceful shutdown on SIGTERM/SIGINT' },
   shutdown_timeout: { type: t.integer(0), default: DEFAULT_SHUTDOWN_TIMEOUT, doc: 'Graceful shutdown timeout, seconds' },
   send_timeout: { type: t.integer(0), default: DEFAULT_SEND_TIMEOUT, doc: 'HTTP/1.1 answers: a client that reads none of the pending answer for this long is disconnected, seconds; 0 = none' },
-  max_connections_per_client: { type: t.integer(1), nullable: true, default: DEFAULT_MAX_CONNECTIONS_PER_CLIENT, doc: 'Connections one client address may hold open at once (HTTP/1.1, WebSocket, h2c); more get 503 / GOAWAY ENHANCE_YOUR_CALM; a trusted proxy\'s own connections are not counted, its WebSockets count per forwarded client (close 1013); null = no limit' },
+  max_connections_per_client: { type: t.integer(1), nullable: true, default: DEFAULT_MAX_CONNECTIONS_PER_CLIENT, doc: 'Connections one client address may hold open at once (HTTP/1.1, WebSocket, h2c); more get 503 / GOAWAY ENHANCE_YOUR_CALM; the own connections of a proxy named in trust_proxy by address are not counted (under true or a hop count every peer is), its WebSockets count per forwarded client (close 1013); null = no limit' },
   h2_resets_per_second: { type: t.number(0), nullable: true, default: DEFAULT_H2_RESETS_PER_SECOND, doc: 'HTTP/2 (h2c, the gRPC port): streams ending in RST_STREAM one connection may have per second (rapid reset, CVE-2023-44487); past it and its burst GOAWAY ENHANCE_YOUR_CALM and close; null = no limit' },
   h2_reset_burst: { type: t.integer(1), default: DEFAULT_H2_RESET_BURST, doc: 'HTTP/2: resets one connection may have at once (bucket size)' },
   h2_client_resets_per_second: { type: t.number(0), nullable: true, default: DEFAULT_H2_CLIENT_RESETS_PER_SECOND, doc: 'HTTP/2: resets per second across the connections of one client address; past it the connection that breaks it is closed and new ones refused (GOAWAY ENHANCE_YOUR_CALM) until the bucket refills; null = no limit' },

@@ -19,7 +19,7 @@ import { AppError, ERROR_CODES, type ErrorCode } from '../http/errors.js';
 import { problemFor, PROBLEM_CONTENT_TYPE } from '../http/problem.js';
 import { writeSocketResponse } from '../http/socket-problem.js';
 import { serveClusterMetrics } from '../observability/cluster.js';
-import { clientBudgetOf, countConnections, isOverClientBudget, OVER_BUDGET_GRACE_MS } from './client-budget.js';
+import { clientBudgetOf, countConnections, isOverClientBudget, OVER_BUDGET_GRACE_MS, trustProxyWarning } from './client-budget.js';
 
 /**
  * Creates the listening server for a request listener (gRPC swaps in a dual HTTP/1.1 + h2c server);
@@ -133,6 +133,8 @@ export async function listen(app: App, options: ListenOptions = {}): Promise<Ser
   for (const fn of app.startHooks) await fn(handle, app);
   const pages = documentationPages(app, handle.url);
   app.logger.info(pages ? { url: handle.url, pages } : { url: handle.url }, 'listening');
+  const trustWarning = trustProxyWarning(cfg.trust_proxy);
+  if (trustWarning) app.logger.warn({ trust_proxy: cfg.trust_proxy }, trustWarning);
   return handle;
 }
 
