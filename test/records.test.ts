@@ -55,6 +55,7 @@ describe('when records are parsed from an empty object', () => {
       // keel's own (issue 26: WebSocket floods and slow readers), not in the specification.
       // keel's own (issue 35: one budget per client across connections).
       max_connections_per_client: 100,
+      max_connections: 'auto',
       h2_resets_per_second: 33,
       h2_reset_burst: 200,
       h2_client_resets_per_second: 100,

@@ -45,6 +45,13 @@ export const DEFAULT_WS_MESSAGE_BURST = 200;
  */
 export const DEFAULT_MAX_CONNECTIONS_PER_CLIENT = 100;
 /**
+ * Default connections open at once on one server (every protocol): 'auto', 80 % of the process's soft file-descriptor
+ * limit (Linux; elsewhere none). At the cap an address holding fewer connections than the heaviest one is still
+ * admitted, and the heaviest gives up its oldest idle connection (lib/server/connection-cap.ts): 3 addresses × 90
+ * idle WebSockets took every descriptor under `ulimit -n 256` from a fourth (issue 44).
+ */
+export const DEFAULT_MAX_CONNECTIONS = 'auto' as const;
+/**
  * Default streams ending in RST_STREAM one HTTP/2 connection may have per second (token refill): 33, nghttp2's own
  * rate. HTTP/2 rapid reset (CVE-2023-44487) from 100 connections stalled `/health` 11.7 s (issue 44); past the rate
  * or burst the connection gets GOAWAY ENHANCE_YOUR_CALM and is closed (lib/grpc/h2-abuse.ts).
@@ -274,6 +281,7 @@ export interface ServerConfig {
   shutdown_timeout: number;
   send_timeout: number;
   max_connections_per_client: number | null;
+  max_connections: number | 'auto' | null;
   h2_resets_per_second: number | null;
   h2_reset_burst: number;
   h2_client_resets_per_second: number | null;
@@ -327,6 +335,7 @@ export const ServerConfig = defineRecord<ServerConfig>()('ServerConfig', {
   shutdown_timeout: { type: t.integer(0), default: DEFAULT_SHUTDOWN_TIMEOUT, doc: 'Graceful shutdown timeout, seconds' },
   send_timeout: { type: t.integer(0), default: DEFAULT_SEND_TIMEOUT, doc: 'HTTP/1.1 answers: a client that reads none of the pending answer for this long is disconnected, seconds; 0 = none' },
   max_connections_per_client: { type: t.integer(1), nullable: true, default: DEFAULT_MAX_CONNECTIONS_PER_CLIENT, doc: 'Connections one client address may hold open at once (HTTP/1.1, WebSocket, h2c); more get 503 / GOAWAY ENHANCE_YOUR_CALM; the own connections of a proxy named in trust_proxy by address are not counted (under true or a hop count every peer is), its WebSockets count per forwarded client (close 1013); null = no limit' },
+  max_connections: { type: t.json(), nullable: true, default: DEFAULT_MAX_CONNECTIONS, doc: "Connections open at once on the server (HTTP/1.1, WebSocket, h2c): 'auto' = 80 % of the soft file-descriptor limit (Linux), a number, or null = none; at the cap an address with fewer connections than the heaviest is admitted and the heaviest loses its oldest idle one, a connection from the heaviest is closed" },
   h2_resets_per_second: { type: t.number(0), nullable: true, default: DEFAULT_H2_RESETS_PER_SECOND, doc: 'HTTP/2 (h2c, the gRPC port): streams ending in RST_STREAM one connection may have per second (rapid reset, CVE-2023-44487); past it and its burst GOAWAY ENHANCE_YOUR_CALM and close; null = no limit' },
   h2_reset_burst: { type: t.integer(1), default: DEFAULT_H2_RESET_BURST, doc: 'HTTP/2: resets one connection may have at once (bucket size)' },
   h2_client_resets_per_second: { type: t.number(0), nullable: true, default: DEFAULT_H2_CLIENT_RESETS_PER_SECOND, doc: 'HTTP/2: resets per second across the connections of one client address; past it the connection that breaks it is closed and new ones refused (GOAWAY ENHANCE_YOUR_CALM) until the bucket refills; null = no limit' },
@@ -357,6 +366,10 @@ export const ServerConfig = defineRecord<ServerConfig>()('ServerConfig', {
 }, {
   check: (v, path) => {
     checkTrustProxy('ServerConfig', path, 'trust_proxy', v.trust_proxy);
+    const mc = v.max_connections as unknown;
+    if (mc !== null && mc !== 'auto' && !(typeof mc === 'number' && Number.isInteger(mc) && mc >= 1)) {
+      fail('ServerConfig', path, 'max_connections', mc, "'auto', an integer >= 1, or null", "'auto' takes 80 % of the process's file-descriptor limit.");
+    }
     if (v.ws_client_messages_per_second === 0) fail('ServerConfig', path, 'ws_client_messages_per_second', 0, 'a number > 0, or null for no limit', 'At 0 a client could never send again once its burst is spent.');
     for (const key of ['h2_resets_per_second', 'h2_client_resets_per_second', 'h2_streams_per_second', 'h2_client_streams_per_second'] as const) {
       if (v[key] === 0) fail('ServerConfig', path, key, 0, 'a number > 0, or null for no limit', 'At 0 a connection could never reset or open a stream again once its burst is spent.');

@@ -19,6 +19,7 @@ import { AppError, ERROR_CODES, type ErrorCode } from '../http/errors.js';
 import { problemFor, PROBLEM_CONTENT_TYPE } from '../http/problem.js';
 import { writeSocketResponse } from '../http/socket-problem.js';
 import { serveClusterMetrics } from '../observability/cluster.js';
+import { ConnectionCap, resolveMaxConnections } from './connection-cap.js';
 import { clientBudgetOf, countConnections, isOverClientBudget, OVER_BUDGET_GRACE_MS, trustProxyWarning } from './client-budget.js';
 
 /**
@@ -101,6 +102,12 @@ export async function listen(app: App, options: ListenOptions = {}): Promise<Ser
   const sockets = new Set<Socket>();
   // Connections per client (ServerConfig.max_connections_per_client): HTTP/1.1, WebSocket and h2c alike.
   countConnections(server, clientBudgetOf(app));
+  // Connections per server, fair between addresses (ServerConfig.max_connections, ./connection-cap.ts).
+  const maxConnections = resolveMaxConnections(cfg.max_connections);
+  if (maxConnections !== null) {
+    const cap = new ConnectionCap(maxConnections);
+    server.on('connection', (socket: Socket) => cap.admit(socket));
+  }
   server.on('connection', (socket: Socket) => {
     sockets.add(socket);
     socket.once('close', () => sockets.delete(socket));
