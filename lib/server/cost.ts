@@ -12,8 +12,9 @@
  *    holds anything; once it is done its measured time is charged, and the bucket may go into debt,
  *    so the client's next requests are refused with 429 + Retry-After (the time until the debt is
  *    repaid). Charging after the work is what lets the cost be measured rather than guessed.
- * 2. **A server-wide queue**: at most `max_concurrent` operations run at once and `max_queued` wait;
- *    past the queue: 503 + Retry-After. The queue starts one operation per turn of the event loop
+ * 2. **A server-wide queue**: at most `max_concurrent` operations run at once and `max_queued` wait,
+ *    served round-robin between clients; past the queue: 503 + Retry-After to the client with most waiting
+ *    (a lighter client's operation takes the place of that client's newest, issue 44 #9). The queue starts one operation per turn of the event loop
  *    (setImmediate), and after an operation that took d ms the next starts no sooner than
  *    d × (1 − max_loop_share) / max_loop_share ms later, so the requests that arrived meanwhile
  *    (`/health`, cheap routes, new connections, which take several turns to become requests) are
