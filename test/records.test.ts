@@ -56,6 +56,8 @@ describe('when records are parsed from an empty object', () => {
       // keel's own (issue 35: one budget per client across connections).
       max_connections_per_client: 100,
       max_connections: 'auto',
+      shed_event_loop_delay_ms: 200,
+      shed_event_loop_utilization: 0,
       h2_resets_per_second: 33,
       h2_reset_burst: 200,
       h2_client_resets_per_second: 100,

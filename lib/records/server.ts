@@ -52,6 +52,14 @@ export const DEFAULT_MAX_CONNECTIONS_PER_CLIENT = 100;
  */
 export const DEFAULT_MAX_CONNECTIONS = 'auto' as const;
 /**
+ * Default mean event-loop delay (ms, over 500 ms windows) past which every new HTTP request but the health, readiness
+ * and metrics paths is answered 503 `overloaded` before routing (lib/server/shedding.ts): 200. Twice work_limits'
+ * threshold for expensive work, so expensive work is shed first; a loop this late already makes every request wait.
+ */
+export const DEFAULT_SHED_EVENT_LOOP_DELAY_MS = 200;
+/** Default event-loop utilisation past which cheap requests are shed: 0, not checked (busy is not late). */
+export const DEFAULT_SHED_EVENT_LOOP_UTILIZATION = 0;
+/**
  * Default streams ending in RST_STREAM one HTTP/2 connection may have per second (token refill): 33, nghttp2's own
  * rate. HTTP/2 rapid reset (CVE-2023-44487) from 100 connections stalled `/health` 11.7 s (issue 44); past the rate
  * or burst the connection gets GOAWAY ENHANCE_YOUR_CALM and is closed (lib/grpc/h2-abuse.ts).
@@ -282,6 +290,8 @@ export interface ServerConfig {
   send_timeout: number;
   max_connections_per_client: number | null;
   max_connections: number | 'auto' | null;
+  shed_event_loop_delay_ms: number;
+  shed_event_loop_utilization: number;
   h2_resets_per_second: number | null;
   h2_reset_burst: number;
   h2_client_resets_per_second: number | null;
@@ -336,6 +346,8 @@ export const ServerConfig = defineRecord<ServerConfig>()('ServerConfig', {
   send_timeout: { type: t.integer(0), default: DEFAULT_SEND_TIMEOUT, doc: 'HTTP/1.1 answers: a client that reads none of the pending answer for this long is disconnected, seconds; 0 = none' },
   max_connections_per_client: { type: t.integer(1), nullable: true, default: DEFAULT_MAX_CONNECTIONS_PER_CLIENT, doc: 'Connections one client address may hold open at once (HTTP/1.1, WebSocket, h2c); more get 503 / GOAWAY ENHANCE_YOUR_CALM; the own connections of a proxy named in trust_proxy by address are not counted (under true or a hop count every peer is), its WebSockets count per forwarded client (close 1013); null = no limit' },
   max_connections: { type: t.json(), nullable: true, default: DEFAULT_MAX_CONNECTIONS, doc: "Connections open at once on the server (HTTP/1.1, WebSocket, h2c): 'auto' = 80 % of the soft file-descriptor limit (Linux), a number, or null = none; at the cap an address with fewer connections than the heaviest is admitted and the heaviest loses its oldest idle one, a connection from the heaviest is closed" },
+  shed_event_loop_delay_ms: { type: t.number(0), default: DEFAULT_SHED_EVENT_LOOP_DELAY_MS, doc: 'Every new HTTP request (cheap ones too; not the health, readiness and metrics paths) is answered 503 overloaded with Retry-After while the mean event-loop delay of the last 500 ms passes this, ms; 0 = not checked' },
+  shed_event_loop_utilization: { type: t.number(0, 1), default: DEFAULT_SHED_EVENT_LOOP_UTILIZATION, doc: 'The same shedding while event-loop utilisation over the last 500 ms passes this (0-1); 0 = not checked' },
   h2_resets_per_second: { type: t.number(0), nullable: true, default: DEFAULT_H2_RESETS_PER_SECOND, doc: 'HTTP/2 (h2c, the gRPC port): streams ending in RST_STREAM one connection may have per second (rapid reset, CVE-2023-44487); past it and its burst GOAWAY ENHANCE_YOUR_CALM and close; null = no limit' },
   h2_reset_burst: { type: t.integer(1), default: DEFAULT_H2_RESET_BURST, doc: 'HTTP/2: resets one connection may have at once (bucket size)' },
   h2_client_resets_per_second: { type: t.number(0), nullable: true, default: DEFAULT_H2_CLIENT_RESETS_PER_SECOND, doc: 'HTTP/2: resets per second across the connections of one client address; past it the connection that breaks it is closed and new ones refused (GOAWAY ENHANCE_YOUR_CALM) until the bucket refills; null = no limit' },

@@ -46,7 +46,9 @@ export { CpuLedger, DEFAULT_LEDGER_MAX_KEYS } from './cpu-ledger.js';
 export { WorkGate, WorkRefusal, SHED_CHARGED_SHARE, WORK_UNAVAILABLE_RETRY_AFTER_SECONDS } from './work-gate.js';
 
 /** Where an App's gate is kept in `host.extensions`. */
-const GATE_KEY = 'keel:work-gate';
+/** Key of the App's work gate in `app.extensions`. */
+export const WORK_GATE_EXTENSION = 'keel:work-gate';
+const GATE_KEY = WORK_GATE_EXTENSION;
 
 export interface WorkGateHost {
   readonly config: { readonly work_limits: Readonly<WorkLimitsConfig> | null; readonly trust_proxy: unknown };

@@ -20,6 +20,9 @@ import { problemFor, PROBLEM_CONTENT_TYPE } from '../http/problem.js';
 import { writeSocketResponse } from '../http/socket-problem.js';
 import { serveClusterMetrics } from '../observability/cluster.js';
 import { ConnectionCap, resolveMaxConnections } from './connection-cap.js';
+import { RequestShedder } from './shedding.js';
+import { WORK_GATE_EXTENSION, type AppWorkGate } from './cost.js';
+import { DEFAULT_METRICS_PATH, DEFAULT_READINESS_PATH } from '../records/observability.js';
 import { clientBudgetOf, countConnections, isOverClientBudget, OVER_BUDGET_GRACE_MS, trustProxyWarning } from './client-budget.js';
 
 /**
@@ -78,9 +81,18 @@ export async function listen(app: App, options: ListenOptions = {}): Promise<Ser
   await app.ready();
   const router = app.intoRouter();
   const sendTimeoutMs = cfg.send_timeout * 1000;
+  // Cheap work shed too while the event loop is late (ServerConfig.shed_event_loop_*, ./shedding.ts).
+  const shedder = RequestShedder.create({
+    maxEventLoopDelayMs: cfg.shed_event_loop_delay_ms,
+    maxEventLoopUtilization: cfg.shed_event_loop_utilization,
+    exemptPaths: ['/health', cfg.readiness?.path ?? DEFAULT_READINESS_PATH, cfg.metrics?.path ?? DEFAULT_METRICS_PATH],
+    // The App's work gate, once something made it (lib/server/cost.ts).
+    expensiveWorkBusy: () => (app.extensions.get(WORK_GATE_EXTENSION) as AppWorkGate | undefined)?.gate.busy ?? false,
+  });
   const listener: RequestListener = (req, res) => {
     if (isOverClientBudget(req.socket)) return refuseOverBudget(res);
     boundUnreadBody(req, res, limits);
+    if (shedder?.shedIfOverloaded(req, res)) return;
     boundSlowReader(req, res, sendTimeoutMs);
     router(req, res);
   };
@@ -132,7 +144,7 @@ export async function listen(app: App, options: ListenOptions = {}): Promise<Ser
     port: addr.port,
     url: `http://${addr.family === 'IPv6' ? `[${addr.address}]` : addr.address}:${addr.port}`,
     close() {
-      closing ??= shutdown(app, server, sockets, cfg.shutdown_timeout * 1000, limits.shutdown_idle_grace_ms).finally(() => removeSignals());
+      closing ??= shutdown(app, server, sockets, cfg.shutdown_timeout * 1000, limits.shutdown_idle_grace_ms).finally(() => (removeSignals(), shedder?.close()));
       return closing;
     },
   };

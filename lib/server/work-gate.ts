@@ -6,6 +6,7 @@ import { performance } from 'node:perf_hooks';
 import { HttpError } from '../http/errors.js';
 import { LoadMonitor } from './overload.js';
 import { CpuLedger } from './cpu-ledger.js';
+import { publishShed } from './shedding.js';
 import type { WorkLimitsConfig } from '../records/work.js';
 
 /** Retry-After (seconds) of a 503 for a full queue or an overloaded loop: one sample window is rarely longer. */
@@ -101,14 +102,24 @@ export class WorkGate {
     return this.#ledger ? this.#ledger.remainingMs(key) : Infinity;
   }
 
+  /**
+   * Whether expensive work is what keeps the loop busy now: some running or waiting, or SHED_CHARGED_SHARE of a
+   * window charged over the last two. Then shedding is the gate's (it refuses that work, in each protocol's
+   * words), not the cheap-request shedder's (lib/server/shedding.ts).
+   */
+  get busy(): boolean {
+    return this.#running + this.#queued > 0 || this.#recentlyCharged(0) >= SHED_CHARGED_SHARE * this.config.sample_interval_ms;
+  }
+
   /** Throws a WorkRefusal when `key` may not start expensive work now: overloaded, or its budget spent. */
   admit(key: string): void {
     this.monitor.start();
     const load = this.monitor.sample;
     // Shed only while expensive work is already running or waiting: what piles up behind a late loop.
     // A lone request on a loop made late by something else is not refused for it.
-    if (load.overloaded && (this.#running + this.#queued > 0 || this.#recentlyCharged(0) >= SHED_CHARGED_SHARE * this.config.sample_interval_ms)) {
+    if (load.overloaded && this.busy) {
       this.refused.overloaded++;
+      publishShed({ kind: 'work', reason: 'overloaded', eventLoopDelayMs: Math.round(load.delayMs), eventLoopUtilization: Math.round(load.utilization * 100) / 100 });
       throw new WorkRefusal('overloaded', `The server is overloaded (event-loop delay ${Math.round(load.delayMs)} ms, utilisation ${load.utilization.toFixed(2)}); retry in ${WORK_UNAVAILABLE_RETRY_AFTER_SECONDS} s`,
         WORK_UNAVAILABLE_RETRY_AFTER_SECONDS, { event_loop_delay_ms: Math.round(load.delayMs), event_loop_utilization: Math.round(load.utilization * 100) / 100 });
     }
@@ -231,6 +242,7 @@ export class WorkGate {
   }
 
   #queueFull(): WorkRefusal {
+    publishShed({ kind: 'work', reason: 'max_queued' });
     return new WorkRefusal('max_queued', `Too much expensive work is waiting (${this.config.max_queued} queued); retry in ${WORK_UNAVAILABLE_RETRY_AFTER_SECONDS} s`,
       WORK_UNAVAILABLE_RETRY_AFTER_SECONDS, { limit: this.config.max_queued });
   }
