@@ -2,7 +2,7 @@
  * Overload shedding for cheap work too (issue 44 #9; anchor: fastify's @fastify/under-pressure). Shedding that
  * covers only expensive work leaves the server to a botnet of polite clients: 199 addresses at 45 cheap requests a
  * second each (every one under every limit) saturated it, `/health` p99 167 ms. While the event loop's mean delay
- * over the last window passes `shed_event_loop_delay_ms` (or its utilisation `shed_event_loop_utilization`), every
+ * over the last two windows in a row passes `shed_event_loop_delay_ms` (or its utilisation `shed_event_loop_utilization`), every
  * new HTTP request is answered at once with a 503 problem `overloaded` and `Retry-After: 1`, before routing, parsing
  * or any middleware; the health, readiness and metrics paths are never shed, so probes still see the truth. While
  * expensive work is what keeps the loop late, the work gate sheds that first (lib/server/work-gate.ts) and cheap
@@ -23,6 +23,11 @@ export const SHED_CHANNEL = 'keel.shed';
 export const SHED_RETRY_AFTER_SECONDS = 1;
 /** The window the event loop is sampled over for shedding, ms: 500 (as work_limits' default). */
 export const SHED_SAMPLE_INTERVAL_MS = 500;
+/**
+ * Overloaded windows in a row before cheap requests are shed: 2. One long task (a 16 MB JSON answer) makes one
+ * window late and is over; a flood keeps the loop late window after window.
+ */
+export const SHED_AFTER_WINDOWS = 2;
 
 /** What `keel.shed` carries. */
 export interface ShedEvent {
@@ -88,7 +93,7 @@ export class RequestShedder {
   /** Answer `req` with 503 when the loop is overloaded and its path is not exempt; true when it was shed. */
   shedIfOverloaded(req: IncomingMessage, res: ServerResponse): boolean {
     const load = this.monitor.sample;
-    if (!load.overloaded) return false;
+    if (!load.overloaded || this.monitor.streak < SHED_AFTER_WINDOWS) return false;
     const url = req.url ?? '/';
     const q = url.indexOf('?');
     if (this.#exempt.has(q === -1 ? url : url.slice(0, q)) || this.#expensiveWorkBusy()) return false;
