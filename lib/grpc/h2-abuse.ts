@@ -140,7 +140,11 @@ export class H2Abuse {
     }
     if (state.calm) {
       stream.on('error', () => {});
-      if (!stream.destroyed) stream.close(h2.NGHTTP2_REFUSED_STREAM);
+      // Not inside node's HEADERS callback: resetting there, with the session going away, corrupted node's heap
+      // under a flood ("malloc(): mismatching next->prev_size").
+      setImmediate(() => {
+        if (!stream.destroyed && !session!.destroyed) stream.close(h2.NGHTTP2_REFUSED_STREAM);
+      });
       return;
     }
     state.lastStreamId = Math.max(state.lastStreamId, stream.id ?? 0);

@@ -97,7 +97,8 @@ export class H2Sessions {
     if (this.abuse && !this.abuse.admitSession(session)) {
       this.refused.h2_client_budget++;
       session.goaway(h2.NGHTTP2_ENHANCE_YOUR_CALM, 0);
-      return void setImmediate(() => session.destroy());
+      session.close();
+      return destroyAfterGrace(session);
     }
     this.open.add(session);
     this.#byClient.set(client, fromClient + 1);
