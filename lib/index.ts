@@ -16,6 +16,7 @@ export { documentationPages } from './server/server.js';
 export type { InjectOptions, InjectResponse, InjectChain } from './app/inject.js';
 export { ResponseContractError } from './app/inject.js';
 export * from './server/connections.js';
+export { onShed, publishShed, SHED_CHANNEL, SHED_RETRY_AFTER_SECONDS, type ShedEvent } from './server/shedding.js';
 export {
   KeelResponse, HandlerResult, response, handlerResultFromResponse, handlerError, intoHandler,
   type Handler, type HandlerFunction, type BackgroundApi, type HandlerFlags, type RequestData, type ResponseCookie, type ResponseOptions,

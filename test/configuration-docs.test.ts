@@ -20,7 +20,7 @@ function serverConfigRows(markdown: string): Array<{ keys: string[]; default: st
     .slice(2) // the header and the |---| line
     .map((line) => {
       const cells = line.split(/(?<!\\)\|/).slice(1, -1).map((c) => c.trim());
-      return { keys: [...cells[0]!.matchAll(/`([a-z_]+)`/g)].map((m) => m[1]!), default: cells[1]! };
+      return { keys: [...cells[0]!.matchAll(/`([a-z][a-z0-9_]*)`/g)].map((m) => m[1]!), default: cells[1]! };
     });
 }
 

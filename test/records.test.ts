@@ -57,6 +57,17 @@ describe('when records are parsed from an empty object', () => {
       // keel's own (issue 26: WebSocket floods and slow readers), not in the specification.
       // keel's own (issue 35: one budget per client across connections).
       max_connections_per_client: 100,
+      max_connections: 'auto',
+      shed_event_loop_delay_ms: 200,
+      shed_event_loop_utilization: 0,
+      h2_resets_per_second: 33,
+      h2_reset_burst: 200,
+      h2_client_resets_per_second: 100,
+      h2_client_reset_burst: 1000,
+      h2_streams_per_second: 500,
+      h2_stream_burst: 1000,
+      h2_client_streams_per_second: 1000,
+      h2_client_stream_burst: 2000,
       ws_client_messages_per_second: 1000,
       ws_client_message_burst: 2000,
       ws_messages_per_second: 100,

@@ -13,6 +13,7 @@ export type { GrpcStatusCode, GrpcStatusName, GrpcStatusObject, GrpcMetadataInit
 export { attachGrpc, createDualServer, HTTP2_PREFACE, DEFAULT_SNIFF_TIMEOUT_MS, SHUTDOWN_SNIFF_GRACE_MS } from './server.js';
 export type { GrpcAttachment, GrpcServerOptions, Http2FallbackMode } from './server.js';
 export { H2_CLOSE_GRACE_MS, DEFAULT_H2_REFUSAL_LOG_INTERVAL_MS } from './sessions.js';
+export { H2_CALM_GRACE_MS, type H2AbuseLimits, type H2Breach } from './h2-abuse.js';
 export { isGrpcRequest, GRPC_COMPRESS_MIN_BYTES } from './call.js';
 export type { GrpcGuard, GrpcGuardContext } from './call.js';
 export { HealthRegistry, HEALTH_SERVICE } from './health.js';

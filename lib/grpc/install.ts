@@ -13,6 +13,7 @@ import { apiKeyAuth } from '../../middleware/api-key-auth/index.js';
 import { guardFromMiddleware } from './guard.js';
 import { createGrpcRouter, type GrpcProtoSource, type GrpcRouter, type GrpcServiceHandlers, type GrpcServiceOptions } from './router.js';
 import { createDualServer, type GrpcAttachment } from './server.js';
+import { h2AbuseLimitsOf } from './h2-abuse.js';
 import { grpcTracing } from '../observability/grpc-spans.js';
 import { workGateOf } from '../server/cost.js';
 
@@ -59,6 +60,8 @@ export function installGrpc(app: App): void {
     work: workGateOf(app),
     // HTTP/2 connections refused by max_h2_sessions / max_h2_sessions_per_client: one throttled warn line.
     logger: app.logger,
+    // ServerConfig.h2_*: reset and stream rates per connection and per client (lib/grpc/h2-abuse.ts).
+    h2Limits: h2AbuseLimitsOf(c),
     // A call whose client went away (stream cancelled, connection reset) is not a handler failure.
     onError: (err: unknown, path: string) => (isExpectedNetworkError(err) ? networkErrorLog(app.logger).note('grpc', err) : app.logger.error({ err, path }, 'gRPC handler failed')),
   };

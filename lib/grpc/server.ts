@@ -9,16 +9,21 @@ import http2, { constants as h2, type Http2Server, type Http2Session, type Incom
 import type { Socket } from 'node:net';
 import type { Logger } from 'pino';
 import { GrpcConfig } from '../records/protocol.js';
+import { ServerConfig } from '../records/server.js';
 import { problem, sendProblem } from '../http/problem.js';
 import { handleGrpcCall, isGrpcRequest, type GrpcCallSettings, type GrpcGuard } from './call.js';
 import { HEALTH_SERVICE } from './health.js';
 import type { GrpcRouter } from './router.js';
 import { H2Sessions, type H2Refusals } from './sessions.js';
+import { h2AbuseLimitsOf, type H2AbuseLimits, type H2Breach } from './h2-abuse.js';
 import { GrpcStatus, encodeGrpcMessage } from './status.js';
 import { ClientCalls } from './client-calls.js';
 import type { GrpcTracing } from '../observability/grpc-spans.js';
 import { WorkRefusal, type AppWorkGate } from '../server/cost.js';
 import { admitCall, refuseCallForWork, type GrpcCharge } from './work.js';
+
+/** ServerConfig's default `h2_*` rates, for a server attached without an App. */
+const DEFAULT_H2_ABUSE_LIMITS = h2AbuseLimitsOf(ServerConfig.defaults());
 
 /** RFC 9113 §3.4: the client connection preface. */
 export const HTTP2_PREFACE = Buffer.from('PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n', 'latin1');
@@ -58,6 +63,11 @@ export interface GrpcServerOptions {
   work?: AppWorkGate;
   /** node:http options of the HTTP/1.1 server createDualServer makes (e.g. `connectionsCheckingInterval`). */
   httpOptions?: http.ServerOptions;
+  /**
+   * HTTP/2 reset and stream rates per connection and per client (./h2-abuse.ts); the App passes ServerConfig's
+   * `h2_*` keys. Default: ServerConfig's defaults (`null`: none).
+   */
+  h2Limits?: H2AbuseLimits | null;
 }
 
 /** The HTTP/2 side attached to an HTTP/1 server. */
@@ -68,6 +78,8 @@ export interface GrpcAttachment {
   readonly sessions: ReadonlySet<Http2Session>;
   /** HTTP/2 connections refused since the server started, by the cap that refused them. */
   readonly refused: Readonly<H2Refusals>;
+  /** HTTP/2 sessions closed with GOAWAY ENHANCE_YOUR_CALM for a reset or stream rate, by the limit they broke. */
+  readonly calmed: Readonly<Record<H2Breach, number>>;
   /** gRPC calls refused by max_calls_per_client since the server started. */
   readonly refusedCalls: () => number;
   /** HTTP/2 sessions opened while their client was at max_calls_per_client (SETTINGS_MAX_CONCURRENT_STREAMS 0 until a call ended). */
@@ -141,6 +153,7 @@ export function attachGrpc(server: http.Server, router: GrpcRouter, config: unkn
     maxSessionsPerClient: cfg.max_h2_sessions_per_client,
     keepalive: cfg.enable_keepalive ? { intervalMs: cfg.keepalive_interval * 1000, timeoutMs: cfg.keepalive_timeout * 1000 } : undefined,
     logger: options.logger,
+    abuse: options.h2Limits === undefined ? DEFAULT_H2_ABUSE_LIMITS : options.h2Limits ?? undefined,
   });
   http2Server.on('session', (session: Http2Session) => sessions.add(session));
 
@@ -171,7 +184,10 @@ export function attachGrpc(server: http.Server, router: GrpcRouter, config: unkn
   if (callsPerClient) http2Server.on('session', (session: Http2Session) => callsPerClient.onSession(session));
   const work = options.work;
   let refusedWork = 0;
-  http2Server.on('stream', (stream: ServerHttp2Stream, headers: IncomingHttpHeaders, flags: number, rawHeaders: unknown) => {
+  // Reset and stream rates first: a calmed session's streams, and reset ones, reach no handler (CVE-2023-44487).
+  http2Server.on('stream', (stream: ServerHttp2Stream, headers: IncomingHttpHeaders, flags: number, rawHeaders: unknown) =>
+    sessions.admitStream(stream, () => dispatchStream(stream, headers, flags, rawHeaders)));
+  function dispatchStream(stream: ServerHttp2Stream, headers: IncomingHttpHeaders, flags: number, rawHeaders: unknown): void {
     if (isGrpcRequest(headers)) {
       // Across all the client's sessions (max_concurrent_streams bounds one): refused before anything
       // else runs, with one static Trailers-Only answer, so a refused burst costs little (issue 35).
@@ -191,7 +207,7 @@ export function attachGrpc(server: http.Server, router: GrpcRouter, config: unkn
     }
     else if (compat && !shuttingDown) compat.call(http2Server, stream, headers, flags, rawHeaders);
     else reject505(stream);
-  });
+  }
 
   const http1Listeners = server.listeners('connection') as ((socket: Socket) => void)[];
   server.removeAllListeners('connection');
@@ -250,6 +266,7 @@ export function attachGrpc(server: http.Server, router: GrpcRouter, config: unkn
     http2Server,
     sessions: sessions.open,
     refused: sessions.refused,
+    calmed: sessions.abuse?.calmed ?? { h2_resets_per_second: 0, h2_client_resets_per_second: 0, h2_streams_per_second: 0, h2_client_streams_per_second: 0 },
     refusedCalls: () => callsPerClient?.refused ?? 0,
     heldSessions: () => callsPerClient?.held ?? 0,
     refusedWork: () => refusedWork,

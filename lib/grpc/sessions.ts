@@ -13,10 +13,11 @@
  * - Shutdown sends GOAWAY to every session at once: an idle one closes at once, a busy one when its streams
  *   end, and what is left at the deadline is destroyed.
  */
-import { constants as h2, type Http2Session } from 'node:http2';
+import { constants as h2, type Http2Session, type ServerHttp2Stream } from 'node:http2';
 import type { Logger } from 'pino';
 import { isOverClientBudget } from '../server/client-budget.js';
 import { ThrottledLog } from '../ops/throttled-log.js';
+import { H2Abuse, type H2AbuseLimits, type H2Breach } from './h2-abuse.js';
 
 /** After GOAWAY, how long a session may take to flush and close before it is destroyed, ms: 1000. */
 export const H2_CLOSE_GRACE_MS = 1_000;
@@ -34,18 +35,25 @@ export interface H2SessionPolicy {
   keepalive?: { intervalMs: number; timeoutMs: number };
   /** Where refusals are logged (warn, throttled). */
   logger?: Pick<Logger, 'warn'>;
+  /** Resets and streams opened per second, per session and per client (./h2-abuse.ts); none when absent. */
+  abuse?: H2AbuseLimits;
 }
 
-type RefusalReason = 'max_h2_sessions' | 'max_h2_sessions_per_client';
-/** Refusals by cap; `max_connections_per_client` is the App's budget across protocols (lib/server/client-budget.ts). */
-export type H2Refusals = Record<RefusalReason | 'max_connections_per_client', number>;
+type RefusalReason = 'max_h2_sessions' | 'max_h2_sessions_per_client' | H2Breach;
+/**
+ * Refusals by cap; `max_connections_per_client` is the App's budget across protocols (lib/server/client-budget.ts);
+ * the `h2_client_*` keys count new sessions of a client whose reset / stream budget was spent (./h2-abuse.ts).
+ */
+export type H2Refusals = Record<'max_h2_sessions' | 'max_h2_sessions_per_client' | 'max_connections_per_client' | 'h2_client_budget', number>;
 
 /** The open HTTP/2 sessions of one server and the rules they live by. */
 export class H2Sessions {
   /** Open (admitted) sessions. */
   readonly open = new Set<Http2Session>();
   /** Sessions refused since the server started, by the cap that refused them. */
-  readonly refused: H2Refusals = { max_h2_sessions: 0, max_h2_sessions_per_client: 0, max_connections_per_client: 0 };
+  readonly refused: H2Refusals = { max_h2_sessions: 0, max_h2_sessions_per_client: 0, max_connections_per_client: 0, h2_client_budget: 0 };
+  /** Reset and stream rates (./h2-abuse.ts); `abuse.calmed` counts the sessions closed for them. */
+  readonly abuse: H2Abuse | undefined;
   readonly #policy: H2SessionPolicy;
   readonly #byClient = new Map<string, number>();
   /** The first refusal at once, then one line per interval with the counts since the last. */
@@ -59,8 +67,16 @@ export class H2Sessions {
       interval: (counts, ms) => this.#write({
         max_h2_sessions: counts.get('max_h2_sessions')?.count ?? 0,
         max_h2_sessions_per_client: counts.get('max_h2_sessions_per_client')?.count ?? 0,
+        ...Object.fromEntries([...counts].filter(([k]) => k.startsWith('h2_')).map(([k, c]) => [k, c.count])),
       }, { interval_ms: ms }),
     });
+    this.abuse = policy.abuse ? new H2Abuse(policy.abuse, (breach, client) => this.#policy.logger && this.#log.note(breach, client)) : undefined;
+  }
+
+  /** Every stream, before the App sees it: `dispatch` hands it to the App, now or a turn later, unless refused (./h2-abuse.ts). */
+  admitStream(stream: ServerHttp2Stream, dispatch: () => void): void {
+    if (this.abuse) this.abuse.admitStream(stream, dispatch);
+    else dispatch();
   }
 
   /** Take a new session (the http2 server's 'session' event): admit it, or refuse it with GOAWAY. */
@@ -78,6 +94,12 @@ export class H2Sessions {
     if (this.open.size >= this.#policy.maxSessions) return this.#refuse(session, 'max_h2_sessions', h2.NGHTTP2_REFUSED_STREAM, client);
     const fromClient = this.#byClient.get(client) ?? 0;
     if (fromClient >= this.#policy.maxSessionsPerClient) return this.#refuse(session, 'max_h2_sessions_per_client', h2.NGHTTP2_ENHANCE_YOUR_CALM, client);
+    if (this.abuse && !this.abuse.admitSession(session)) {
+      this.refused.h2_client_budget++;
+      session.goaway(h2.NGHTTP2_ENHANCE_YOUR_CALM, 0);
+      session.close();
+      return destroyAfterGrace(session);
+    }
     this.open.add(session);
     this.#byClient.set(client, fromClient + 1);
     session.once('close', () => {
@@ -104,7 +126,7 @@ export class H2Sessions {
     if (result === 'timeout') for (const s of this.open) s.destroy();
   }
 
-  #refuse(session: Http2Session, reason: RefusalReason, code: number, client: string): void {
+  #refuse(session: Http2Session, reason: 'max_h2_sessions' | 'max_h2_sessions_per_client', code: number, client: string): void {
     this.refused[reason]++;
     session.goaway(code, 0);
     session.close();
@@ -114,7 +136,7 @@ export class H2Sessions {
 
   #write(counts: Partial<Record<RefusalReason, number>>, extra: object): void {
     const limits = { max_h2_sessions: this.#policy.maxSessions, max_h2_sessions_per_client: this.#policy.maxSessionsPerClient };
-    this.#policy.logger!.warn({ refused: counts, ...limits, ...extra }, 'HTTP/2 connections refused (GOAWAY): session limit reached');
+    this.#policy.logger!.warn({ refused: counts, ...limits, ...extra }, 'HTTP/2 connections refused or closed (GOAWAY): session limit or reset / stream rate reached');
   }
 }
 

@@ -54,9 +54,47 @@ export const DEFAULT_WS_MESSAGE_BURST = 200;
  * Default connections one client (one address, lib/server/client-budget.ts) may hold open at once, across HTTP/1.1,
  * WebSockets and h2c sessions: 100, as DEFAULT_MAX_H2_SESSIONS_PER_CLIENT. 400 sockets from one address took
  * every file descriptor under `ulimit -n 256` (issue 35). Clients behind one NAT share it: raise it, or set
- * trust_proxy behind a proxy (the proxy's own connections are then not counted).
+ * trust_proxy to the proxy's addresses (its own connections are then not counted; under `true` or a hop count every peer is).
  */
 export const DEFAULT_MAX_CONNECTIONS_PER_CLIENT = 100;
+/**
+ * Default connections open at once on one server (every protocol): 'auto', 80 % of the process's soft file-descriptor
+ * limit (Linux; elsewhere none). At the cap an address holding fewer connections than the heaviest one is still
+ * admitted, and the heaviest gives up its oldest idle connection (lib/server/connection-cap.ts): 3 addresses × 90
+ * idle WebSockets took every descriptor under `ulimit -n 256` from a fourth (issue 44).
+ */
+export const DEFAULT_MAX_CONNECTIONS = 'auto' as const;
+/**
+ * Default mean event-loop delay (ms, over 500 ms windows) past which every new HTTP request but the health, readiness
+ * and metrics paths is answered 503 `overloaded` before routing (lib/server/shedding.ts): 200. Twice work_limits'
+ * threshold for expensive work, so expensive work is shed first; a loop this late already makes every request wait.
+ */
+export const DEFAULT_SHED_EVENT_LOOP_DELAY_MS = 200;
+/** Default event-loop utilisation past which cheap requests are shed: 0, not checked (busy is not late). */
+export const DEFAULT_SHED_EVENT_LOOP_UTILIZATION = 0;
+/**
+ * Default streams ending in RST_STREAM one HTTP/2 connection may have per second (token refill): 33, nghttp2's own
+ * rate. HTTP/2 rapid reset (CVE-2023-44487) from 100 connections stalled `/health` 11.7 s (issue 44); past the rate
+ * or burst the connection gets GOAWAY ENHANCE_YOUR_CALM and is closed (lib/grpc/h2-abuse.ts).
+ */
+export const DEFAULT_H2_RESETS_PER_SECOND = 33;
+/** Default reset burst of one HTTP/2 connection (bucket size): 200, Netty's budget (200 per 30 s); nghttp2 allows 1000. */
+export const DEFAULT_H2_RESET_BURST = 200;
+/** Default resets per second across one client's HTTP/2 connections: 100 (three connections' worth). */
+export const DEFAULT_H2_CLIENT_RESETS_PER_SECOND = 100;
+/** Default reset burst across one client's HTTP/2 connections: 1000 (while it is spent, its new connections are refused). */
+export const DEFAULT_H2_CLIENT_RESET_BURST = 1_000;
+/**
+ * Default streams one HTTP/2 connection may open per second: 500. A stream the client resets after the server
+ * answered is no reset (the answer was sent): under load rapid reset becomes a request flood, bounded here.
+ */
+export const DEFAULT_H2_STREAMS_PER_SECOND = 500;
+/** Default stream burst of one HTTP/2 connection: 1000. */
+export const DEFAULT_H2_STREAM_BURST = 1_000;
+/** Default streams per second across one client's HTTP/2 connections: 1000 (ten times the default rate_limit). */
+export const DEFAULT_H2_CLIENT_STREAMS_PER_SECOND = 1_000;
+/** Default stream burst across one client's HTTP/2 connections: 2000. */
+export const DEFAULT_H2_CLIENT_STREAM_BURST = 2_000;
 /**
  * Default messages per second one client may send across all its WebSockets and GraphQL subscriptions: 1000.
  * 400 sockets each under the per-socket rate sent 35,700 msg/s and `/health` waited 1.0–2.5 s (issue 35).
@@ -276,6 +314,17 @@ export interface ServerConfig {
   shutdown_timeout: number;
   send_timeout: number;
   max_connections_per_client: number | null;
+  max_connections: number | 'auto' | null;
+  shed_event_loop_delay_ms: number;
+  shed_event_loop_utilization: number;
+  h2_resets_per_second: number | null;
+  h2_reset_burst: number;
+  h2_client_resets_per_second: number | null;
+  h2_client_reset_burst: number;
+  h2_streams_per_second: number | null;
+  h2_stream_burst: number;
+  h2_client_streams_per_second: number | null;
+  h2_client_stream_burst: number;
   ws_messages_per_second: number | null;
   ws_message_burst: number;
   ws_client_messages_per_second: number | null;
@@ -326,7 +375,18 @@ export const ServerConfig = defineRecord<ServerConfig>()('ServerConfig', {
   graceful_shutdown: { type: t.boolean(), default: true, doc: 'Graceful shutdown on SIGTERM/SIGINT' },
   shutdown_timeout: { type: t.integer(0), default: DEFAULT_SHUTDOWN_TIMEOUT, doc: 'Graceful shutdown timeout, seconds' },
   send_timeout: { type: t.integer(0), default: DEFAULT_SEND_TIMEOUT, doc: 'HTTP/1.1 answers: a client that reads none of the pending answer for this long is disconnected, seconds; 0 = none' },
-  max_connections_per_client: { type: t.integer(1), nullable: true, default: DEFAULT_MAX_CONNECTIONS_PER_CLIENT, doc: 'Connections one client address may hold open at once (HTTP/1.1, WebSocket, h2c); more get 503 / GOAWAY ENHANCE_YOUR_CALM; a trusted proxy\'s own connections are not counted, its WebSockets count per forwarded client (close 1013); null = no limit' },
+  max_connections_per_client: { type: t.integer(1), nullable: true, default: DEFAULT_MAX_CONNECTIONS_PER_CLIENT, doc: 'Connections one client address may hold open at once (HTTP/1.1, WebSocket, h2c); more get 503 / GOAWAY ENHANCE_YOUR_CALM; the own connections of a proxy named in trust_proxy by address are not counted (under true or a hop count every peer is), its WebSockets count per forwarded client (close 1013); null = no limit' },
+  max_connections: { type: t.json(), nullable: true, default: DEFAULT_MAX_CONNECTIONS, doc: "Connections open at once on the server (HTTP/1.1, WebSocket, h2c): 'auto' = 80 % of the soft file-descriptor limit (Linux), a number, or null = none; at the cap an address with fewer connections than the heaviest is admitted and the heaviest loses its oldest idle one, a connection from the heaviest is closed" },
+  shed_event_loop_delay_ms: { type: t.number(0), default: DEFAULT_SHED_EVENT_LOOP_DELAY_MS, doc: 'Every new HTTP request (cheap ones too; not the health, readiness and metrics paths) is answered 503 overloaded with Retry-After while the mean event-loop delay of the last 500 ms passes this, ms; 0 = not checked' },
+  shed_event_loop_utilization: { type: t.number(0, 1), default: DEFAULT_SHED_EVENT_LOOP_UTILIZATION, doc: 'The same shedding while event-loop utilisation over the last 500 ms passes this (0-1); 0 = not checked' },
+  h2_resets_per_second: { type: t.number(0), nullable: true, default: DEFAULT_H2_RESETS_PER_SECOND, doc: 'HTTP/2 (h2c, the gRPC port): streams ending in RST_STREAM one connection may have per second (rapid reset, CVE-2023-44487); past it and its burst GOAWAY ENHANCE_YOUR_CALM and close; null = no limit' },
+  h2_reset_burst: { type: t.integer(1), default: DEFAULT_H2_RESET_BURST, doc: 'HTTP/2: resets one connection may have at once (bucket size)' },
+  h2_client_resets_per_second: { type: t.number(0), nullable: true, default: DEFAULT_H2_CLIENT_RESETS_PER_SECOND, doc: 'HTTP/2: resets per second across the connections of one client address; past it the connection that breaks it is closed and new ones refused (GOAWAY ENHANCE_YOUR_CALM) until the bucket refills; null = no limit' },
+  h2_client_reset_burst: { type: t.integer(1), default: DEFAULT_H2_CLIENT_RESET_BURST, doc: 'HTTP/2: resets one client address may have at once across its connections (bucket size)' },
+  h2_streams_per_second: { type: t.number(0), nullable: true, default: DEFAULT_H2_STREAMS_PER_SECOND, doc: 'HTTP/2: streams one connection may open per second; past it and its burst GOAWAY ENHANCE_YOUR_CALM and close; null = no limit' },
+  h2_stream_burst: { type: t.integer(1), default: DEFAULT_H2_STREAM_BURST, doc: 'HTTP/2: streams one connection may open at once (bucket size)' },
+  h2_client_streams_per_second: { type: t.number(0), nullable: true, default: DEFAULT_H2_CLIENT_STREAMS_PER_SECOND, doc: 'HTTP/2: streams per second across the connections of one client address (as h2_client_resets_per_second); null = no limit' },
+  h2_client_stream_burst: { type: t.integer(1), default: DEFAULT_H2_CLIENT_STREAM_BURST, doc: 'HTTP/2: streams one client address may open at once across its connections (bucket size)' },
   ws_client_messages_per_second: { type: t.number(0), nullable: true, default: DEFAULT_WS_CLIENT_MESSAGES_PER_SECOND, doc: 'WebSocket and GraphQL-over-WebSocket: messages per second one client may send across all its sockets; past it its sockets are not read for a while (backpressure); null = no limit' },
   ws_client_message_burst: { type: t.integer(1), default: DEFAULT_WS_CLIENT_MESSAGE_BURST, doc: 'WebSocket: messages one client may send at once across its sockets (bucket size)' },
   ws_messages_per_second: { type: t.number(0), nullable: true, default: DEFAULT_WS_MESSAGES_PER_SECOND, doc: 'WebSocket and GraphQL-over-WebSocket: messages per second one socket may send (token refill); null = no limit' },
@@ -350,7 +410,14 @@ export const ServerConfig = defineRecord<ServerConfig>()('ServerConfig', {
 }, {
   check: (v, path) => {
     checkTrustProxy('ServerConfig', path, 'trust_proxy', v.trust_proxy);
+    const mc = v.max_connections as unknown;
+    if (mc !== null && mc !== 'auto' && !(typeof mc === 'number' && Number.isInteger(mc) && mc >= 1)) {
+      fail('ServerConfig', path, 'max_connections', mc, "'auto', an integer >= 1, or null", "'auto' takes 80 % of the process's file-descriptor limit.");
+    }
     if (v.ws_client_messages_per_second === 0) fail('ServerConfig', path, 'ws_client_messages_per_second', 0, 'a number > 0, or null for no limit', 'At 0 a client could never send again once its burst is spent.');
+    for (const key of ['h2_resets_per_second', 'h2_client_resets_per_second', 'h2_streams_per_second', 'h2_client_streams_per_second'] as const) {
+      if (v[key] === 0) fail('ServerConfig', path, key, 0, 'a number > 0, or null for no limit', 'At 0 a connection could never reset or open a stream again once its burst is spent.');
+    }
     if (v.ws_messages_per_second === 0) fail('ServerConfig', path, 'ws_messages_per_second', 0, 'a number > 0, or null for no limit', 'At 0 a socket could never send again once its burst is spent.');
   },
 });

@@ -31,6 +31,13 @@ describe('when a ClientBudget counts connections', () => {
     assert.equal(budget.connectionKey(socket('127.0.0.1')), undefined);
     assert.equal(budget.connectionKey(socket('203.0.113.9')), '203.0.113.9');
   });
+
+  for (const trustProxy of [true, 2] as const) {
+    it(`should count every peer under trust_proxy ${trustProxy} (any of them may be a direct client)`, () => {
+      const budget = new ClientBudget({ maxConnectionsPerClient: 1, messagesPerSecond: null, messageBurst: 1, trustProxy });
+      assert.equal(budget.connectionKey(socket('127.0.0.1')), '127.0.0.1');
+    });
+  }
 });
 
 describe("when a client's sockets share one message meter", () => {

@@ -13,7 +13,10 @@
  *
  * The key is the rate limit's (middleware/rate-limit/client-key.ts): the address, IPv6 grouped by /56, the
  * forwarded one when `trust_proxy` trusts the peer. A trusted proxy's own TCP connections are not counted: it
- * speaks for many clients.
+ * speaks for many clients. Only a proxy named by address, subnet or name (`'10.0.0.5'`, `'10.0.0.0/8'`,
+ * `'loopback'`) is told apart that way: `true` and hop counts trust whatever peer connects, so under them
+ * connections are counted per peer as without a proxy (issue 44 #5: a direct client was otherwise uncounted),
+ * and listen() warns at start-up (trustProxyWarning).
  */
 import type { IncomingMessage } from 'node:http';
 import type { Socket } from 'node:net';
@@ -96,6 +99,8 @@ export class ClientBudget {
   readonly #buckets = new Map<string, Bucket>();
   readonly #key = clientKeys(DEFAULT_IPV6_SUBNET);
   readonly #trust: ((addr: string, i: number) => boolean) | null;
+  /** Trust by address (a list, subnet or name): only then is a peer known to be the proxy. */
+  readonly #trustNamesProxies: boolean;
   readonly #log: NetworkErrorLog | undefined;
 
   constructor(options: ClientBudgetOptions) {
@@ -104,6 +109,7 @@ export class ClientBudget {
     this.#perMs = options.messagesPerSecond === null ? null : options.messagesPerSecond / 1000;
     this.#burst = options.messageBurst;
     this.#trust = compileTrust(options.trustProxy ?? false);
+    this.#trustNamesProxies = typeof options.trustProxy === 'string' || Array.isArray(options.trustProxy);
     if (this.#trust) proxyAddr();
     this.#log = options.logger && new NetworkErrorLog(options.logger, DEFAULT_CLIENT_BUDGET_LOG_INTERVAL_MS, {
       level: 'warn', message: 'connections refused: client connection limit reached', fields: { max_connections_per_client: this.#max },
@@ -115,10 +121,13 @@ export class ClientBudget {
     return this.#max !== null;
   }
 
-  /** The client of a TCP connection; `undefined` when its peer is a trusted proxy (it speaks for many clients). */
+  /**
+   * The client of a TCP connection; `undefined` when its peer is a proxy trusted by address (it speaks for many
+   * clients). Under `true` or a hop count every peer is counted: any of them may be a client connecting directly.
+   */
   connectionKey(socket: Pick<Socket, 'remoteAddress'>): string | undefined {
     const address = socket.remoteAddress ?? 'unknown';
-    if (this.#trust?.(address, 0)) return undefined;
+    if (this.#trustNamesProxies && this.#trust?.(address, 0)) return undefined;
     return this.#key(address);
   }
 
@@ -129,7 +138,7 @@ export class ClientBudget {
 
   /** Whether the request came through a trusted proxy (its connection was not counted as the client's). */
   viaTrustedProxy(req: IncomingMessage): boolean {
-    return this.#trust !== null && this.#trust(req.socket.remoteAddress ?? 'unknown', 0);
+    return this.#trustNamesProxies && this.#trust !== null && this.#trust(req.socket.remoteAddress ?? 'unknown', 0);
   }
 
   /** Count one connection of `key`; `false` (nothing counted, one throttled warn line) past the limit. */
@@ -178,6 +187,26 @@ export class ClientBudget {
       },
     };
   }
+}
+
+/**
+ * The start-up warning for a `trust_proxy` that trusts whoever connects (`true`, a hop count ≥ 1), or undefined. Under
+ * those, a client reaching the server directly writes its own X-Forwarded-For and so picks its own key: the rate
+ * limit, CPU budget and per-client WebSocket cap are each a fresh budget per forged address (issue 44 #5). Safe:
+ * the proxies' addresses, subnets or names, which proxy-addr believes only from those peers.
+ */
+export function trustProxyWarning(setting: TrustProxySetting): string | undefined {
+  if (setting === true) {
+    return 'trust_proxy: true believes X-Forwarded-For from any peer: a client that reaches this server directly chooses its own address, '
+      + 'and with it a fresh rate limit, CPU budget and WebSocket cap per request. Set trust_proxy to your proxies\' addresses or subnets '
+      + '(e.g. "10.0.0.0/8", "loopback"), and let only them reach this port. Connections are counted per peer (max_connections_per_client), the proxy\'s too.';
+  }
+  if (typeof setting === 'number' && setting > 0) {
+    return `trust_proxy: ${setting} (a hop count) believes the last ${setting} X-Forwarded-For entries from any peer: a client that reaches this server directly `
+      + 'chooses its own address, and with it a fresh rate limit, CPU budget and WebSocket cap per request. Set trust_proxy to your proxies\' addresses or '
+      + 'subnets (e.g. "10.0.0.0/8", "loopback"), and let only them reach this port. Connections are counted per peer (max_connections_per_client), the proxy\'s too.';
+  }
+  return undefined;
 }
 
 const BUDGET_EXTENSION = 'client-budget';

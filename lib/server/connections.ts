@@ -25,6 +25,8 @@ export const DEFAULT_HEADERS_TIMEOUT_MS = 30_000;
 export const DEFAULT_KEEP_ALIVE_TIMEOUT_MS = 5_000;
 /** At shutdown, how long an idle keep-alive connection is left open for a request already on its way, ms: 500. */
 export const DEFAULT_SHUTDOWN_IDLE_GRACE_MS = 500;
+/** Longest period between two checks of a slow reader's progress (send_timeout), ms: 1000. */
+export const SLOW_READER_CHECK_MS = 1_000;
 /** How often node checks the header and request deadlines (`connectionsCheckingInterval`), ms: 1000. */
 export const DEFAULT_CONNECTIONS_CHECK_INTERVAL_MS = 1_000;
 
@@ -130,7 +132,7 @@ function discardUnread(req: IncomingMessage, socket: Socket, limits: Readonly<Co
  * Cut a client that stops reading its answer (issue 26: slow readers pinned every answer they did not
  * read). Armed only while part of the answer waits in the socket's buffer: a handler that computes,
  * or a stream with nothing to send, is never cut. If no byte of the pending answer reached the client
- * in `timeoutMs`, the socket is destroyed (RFC 9112 §9.6 lets either side close; the answer cannot be
+ * in `timeoutMs` (checked every quarter of it, at most every SLOW_READER_CHECK_MS), the socket is destroyed (RFC 9112 §9.6 lets either side close; the answer cannot be
  * completed anyway). HTTP/1.1 only: an HTTP/2 stream has its own flow control within a shared session.
  */
 export function boundSlowReader(req: IncomingMessage, res: ServerResponse, timeoutMs: number): void {
@@ -139,6 +141,12 @@ export function boundSlowReader(req: IncomingMessage, res: ServerResponse, timeo
   let timer: NodeJS.Timeout | undefined;
   let completed = 0;
   let queued = 0;
+  /** When the pending answer last moved (performance.now()). */
+  let movedAt = 0;
+  // Checked every quarter of the timeout (at most every second), so the cut comes within one period after the
+  // timeout, not up to twice it: a check that saw progress used to wait a whole timeout again (issue 44 #10:
+  // paused readers were cut at 55–60 s, the documented 30 s).
+  const period = Math.max(10, Math.min(SLOW_READER_CHECK_MS, Math.floor(timeoutMs / 4)));
   // Progress is a write completing, or libuv's queue of the write in progress shrinking (one res.end
   // of 4 MB is one write: it only completes once the client has taken it all).
   const handle = () => (socket as Socket & { _handle?: { writeQueueSize?: number } | null })._handle;
@@ -151,16 +159,22 @@ export function boundSlowReader(req: IncomingMessage, res: ServerResponse, timeo
     if (socket.destroyed || socket.writableLength === 0) return;
     const nowCompleted = socket.bytesWritten - socket.writableLength;
     const nowQueued = handle()?.writeQueueSize ?? 0;
-    if (nowCompleted <= completed && nowQueued >= queued) {
+    const now = performance.now();
+    if (nowCompleted > completed || nowQueued < queued) {
+      movedAt = now;
+      snapshot();
+    } else if (now - movedAt >= timeoutMs) {
       socket.destroy();
       return;
     }
-    arm();
+    timer = setTimeout(check, period);
+    timer.unref();
   };
   const arm = () => {
     if (timer || socket.writableLength === 0) return;
     snapshot();
-    timer = setTimeout(check, timeoutMs);
+    movedAt = performance.now();
+    timer = setTimeout(check, period);
     timer.unref();
   };
   const write = res.write;

@@ -12,8 +12,9 @@
  *    holds anything; once it is done its measured time is charged, and the bucket may go into debt,
  *    so the client's next requests are refused with 429 + Retry-After (the time until the debt is
  *    repaid). Charging after the work is what lets the cost be measured rather than guessed.
- * 2. **A server-wide queue**: at most `max_concurrent` operations run at once and `max_queued` wait;
- *    past the queue: 503 + Retry-After. The queue starts one operation per turn of the event loop
+ * 2. **A server-wide queue**: at most `max_concurrent` operations run at once and `max_queued` wait,
+ *    served round-robin between clients; past the queue: 503 + Retry-After to the client with most waiting
+ *    (a lighter client's operation takes the place of that client's newest, issue 44 #9). The queue starts one operation per turn of the event loop
  *    (setImmediate), and after an operation that took d ms the next starts no sooner than
  *    d × (1 − max_loop_share) / max_loop_share ms later, so the requests that arrived meanwhile
  *    (`/health`, cheap routes, new connections, which take several turns to become requests) are
@@ -45,7 +46,9 @@ export { CpuLedger, DEFAULT_LEDGER_MAX_KEYS } from './cpu-ledger.js';
 export { WorkGate, WorkRefusal, SHED_CHARGED_SHARE, WORK_UNAVAILABLE_RETRY_AFTER_SECONDS } from './work-gate.js';
 
 /** Where an App's gate is kept in `host.extensions`. */
-const GATE_KEY = 'keel:work-gate';
+/** Key of the App's work gate in `app.extensions`. */
+export const WORK_GATE_EXTENSION = 'keel:work-gate';
+const GATE_KEY = WORK_GATE_EXTENSION;
 
 export interface WorkGateHost {
   readonly config: { readonly work_limits: Readonly<WorkLimitsConfig> | null; readonly trust_proxy: unknown };

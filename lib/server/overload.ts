@@ -53,6 +53,8 @@ export class LoadMonitor {
   #elu: EventLoopUtilization | undefined;
   #timer: NodeJS.Timeout | undefined;
   #sample: LoadSample = IDLE;
+  /** Windows in a row that were overloaded (0 after one that was not). */
+  #streak = 0;
   /** When the last window ended (performance.now()). */
   #lastAt = 0;
 
@@ -68,6 +70,11 @@ export class LoadMonitor {
   /** The last complete window (all zeros before the first). */
   get sample(): LoadSample {
     return this.#sample;
+  }
+
+  /** How many windows in a row, up to the last, were overloaded: one long task makes one window late, a flood many. */
+  get streak(): number {
+    return this.#streak;
   }
 
   /** Begin sampling (idempotent; nothing when disabled). */
@@ -88,6 +95,7 @@ export class LoadMonitor {
     this.#timer = undefined;
     this.#histogram = undefined;
     this.#sample = IDLE;
+    this.#streak = 0;
   }
 
   #measure(): void {
@@ -105,5 +113,6 @@ export class LoadMonitor {
     const { maxEventLoopDelayMs: maxDelay, maxEventLoopUtilization: maxElu } = this.options;
     const overloaded = (maxDelay > 0 && delayMs > maxDelay) || (maxElu > 0 && utilization > maxElu);
     this.#sample = { delayMs, utilization, overloaded };
+    this.#streak = overloaded ? this.#streak + 1 : 0;
   }
 }

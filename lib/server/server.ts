@@ -19,7 +19,11 @@ import { AppError, ERROR_CODES, type ErrorCode } from '../http/errors.js';
 import { problemFor, PROBLEM_CONTENT_TYPE } from '../http/problem.js';
 import { writeSocketResponse } from '../http/socket-problem.js';
 import { serveClusterMetrics } from '../observability/cluster.js';
-import { clientBudgetOf, countConnections, isOverClientBudget, OVER_BUDGET_GRACE_MS } from './client-budget.js';
+import { ConnectionCap, resolveMaxConnections } from './connection-cap.js';
+import { RequestShedder } from './shedding.js';
+import { WORK_GATE_EXTENSION, type AppWorkGate } from './cost.js';
+import { DEFAULT_METRICS_PATH, DEFAULT_READINESS_PATH } from '../records/observability.js';
+import { clientBudgetOf, countConnections, isOverClientBudget, OVER_BUDGET_GRACE_MS, trustProxyWarning } from './client-budget.js';
 
 /**
  * Creates the listening server for a request listener (gRPC swaps in a dual HTTP/1.1 + h2c server);
@@ -77,9 +81,18 @@ export async function listen(app: App, options: ListenOptions = {}): Promise<Ser
   await app.ready();
   const router = app.intoRouter();
   const sendTimeoutMs = cfg.send_timeout * 1000;
+  // Cheap work shed too while the event loop is late (ServerConfig.shed_event_loop_*, ./shedding.ts).
+  const shedder = RequestShedder.create({
+    maxEventLoopDelayMs: cfg.shed_event_loop_delay_ms,
+    maxEventLoopUtilization: cfg.shed_event_loop_utilization,
+    exemptPaths: ['/health', cfg.readiness?.path ?? DEFAULT_READINESS_PATH, cfg.metrics?.path ?? DEFAULT_METRICS_PATH],
+    // The App's work gate, once something made it (lib/server/cost.ts).
+    expensiveWorkBusy: () => (app.extensions.get(WORK_GATE_EXTENSION) as AppWorkGate | undefined)?.gate.busy ?? false,
+  });
   const listener: RequestListener = (req, res) => {
     if (isOverClientBudget(req.socket)) return refuseOverBudget(res);
     boundUnreadBody(req, res, limits);
+    if (shedder?.shedIfOverloaded(req, res)) return;
     boundSlowReader(req, res, sendTimeoutMs);
     router(req, res);
   };
@@ -101,6 +114,12 @@ export async function listen(app: App, options: ListenOptions = {}): Promise<Ser
   const sockets = new Set<Socket>();
   // Connections per client (ServerConfig.max_connections_per_client): HTTP/1.1, WebSocket and h2c alike.
   countConnections(server, clientBudgetOf(app));
+  // Connections per server, fair between addresses (ServerConfig.max_connections, ./connection-cap.ts).
+  const maxConnections = resolveMaxConnections(cfg.max_connections);
+  if (maxConnections !== null) {
+    const cap = new ConnectionCap(maxConnections);
+    server.on('connection', (socket: Socket) => cap.admit(socket));
+  }
   server.on('connection', (socket: Socket) => {
     sockets.add(socket);
     socket.once('close', () => sockets.delete(socket));
@@ -125,7 +144,7 @@ export async function listen(app: App, options: ListenOptions = {}): Promise<Ser
     port: addr.port,
     url: `http://${addr.family === 'IPv6' ? `[${addr.address}]` : addr.address}:${addr.port}`,
     close() {
-      closing ??= shutdown(app, server, sockets, cfg.shutdown_timeout * 1000, limits.shutdown_idle_grace_ms).finally(() => removeSignals());
+      closing ??= shutdown(app, server, sockets, cfg.shutdown_timeout * 1000, limits.shutdown_idle_grace_ms).finally(() => (removeSignals(), shedder?.close()));
       return closing;
     },
   };
@@ -133,6 +152,8 @@ export async function listen(app: App, options: ListenOptions = {}): Promise<Ser
   for (const fn of app.startHooks) await fn(handle, app);
   const pages = documentationPages(app, handle.url);
   app.logger.info(pages ? { url: handle.url, pages } : { url: handle.url }, 'listening');
+  const trustWarning = trustProxyWarning(cfg.trust_proxy);
+  if (trustWarning) app.logger.warn({ trust_proxy: cfg.trust_proxy }, trustWarning);
   return handle;
 }
 

@@ -7,6 +7,7 @@ import { HttpError } from '../http/errors.js';
 import { LoadMonitor } from './overload.js';
 import { observe, type ShedReason } from '../observability/observe.js';
 import { CpuLedger } from './cpu-ledger.js';
+import { publishShed } from './shedding.js';
 import type { WorkLimitsConfig } from '../records/work.js';
 
 /** Retry-After (seconds) of a 503 for a full queue or an overloaded loop: one sample window is rarely longer. */
@@ -41,6 +42,8 @@ export class WorkRefusal extends HttpError {
 
 interface Waiting {
   start: () => void;
+  /** Reject it without running (evicted by another client's fair share). */
+  refuse: (err: WorkRefusal) => void;
 }
 
 /** A thenable, without assuming a Promise. */
@@ -60,7 +63,12 @@ export class WorkGate {
   readonly config: Readonly<WorkLimitsConfig>;
   readonly monitor: LoadMonitor;
   readonly #ledger: CpuLedger | undefined;
-  readonly #queue: Waiting[] = [];
+  /**
+   * Waiting work by client key, served round-robin (one client's backlog never delays another's first operation);
+   * a Map keeps the order in which clients came, and a client served goes to the back.
+   */
+  readonly #queues = new Map<string, Waiting[]>();
+  #queued = 0;
   #running = 0;
   #pumpScheduled = false;
   /** No operation starts before this instant (performance.now()): the rest of the loop's time (max_loop_share). */
@@ -89,12 +97,21 @@ export class WorkGate {
 
   /** Operations waiting for a slot now. */
   get queued(): number {
-    return this.#queue.length;
+    return this.#queued;
   }
 
   /** The client's budget left, ms (Infinity without per-client budgets). */
   remainingMs(key: string): number {
     return this.#ledger ? this.#ledger.remainingMs(key) : Infinity;
+  }
+
+  /**
+   * Whether expensive work is what keeps the loop busy now: some running or waiting, or SHED_CHARGED_SHARE of a
+   * window charged over the last two. Then shedding is the gate's (it refuses that work, in each protocol's
+   * words), not the cheap-request shedder's (lib/server/shedding.ts).
+   */
+  get busy(): boolean {
+    return this.#running + this.#queued > 0 || this.#recentlyCharged(0) >= SHED_CHARGED_SHARE * this.config.sample_interval_ms;
   }
 
   /** Throws a WorkRefusal when `key` may not start expensive work now: overloaded, or its budget spent. */
@@ -103,8 +120,9 @@ export class WorkGate {
     const load = this.monitor.sample;
     // Shed only while expensive work is already running or waiting: what piles up behind a late loop.
     // A lone request on a loop made late by something else is not refused for it.
-    if (load.overloaded && (this.#running + this.#queue.length > 0 || this.#recentlyCharged(0) >= SHED_CHARGED_SHARE * this.config.sample_interval_ms)) {
+    if (load.overloaded && this.busy) {
       this.refused.overloaded++;
+      publishShed({ kind: 'work', reason: 'overloaded', eventLoopDelayMs: Math.round(load.delayMs), eventLoopUtilization: Math.round(load.utilization * 100) / 100 });
       throw new WorkRefusal('overloaded', `The server is overloaded (event-loop delay ${Math.round(load.delayMs)} ms, utilisation ${load.utilization.toFixed(2)}); retry in ${WORK_UNAVAILABLE_RETRY_AFTER_SECONDS} s`,
         WORK_UNAVAILABLE_RETRY_AFTER_SECONDS, { event_loop_delay_ms: Math.round(load.delayMs), event_loop_utilization: Math.round(load.utilization * 100) / 100 });
     }
@@ -128,13 +146,28 @@ export class WorkGate {
    */
   run<T>(key: string, work: () => T | Promise<T>, cancelled?: () => boolean): Promise<T | undefined> {
     // Free slots take queued work on the next turns: only what waits beyond them counts against max_queued.
-    if (this.#queue.length >= this.config.max_queued + Math.max(0, this.config.max_concurrent - this.#running)) {
+    if (this.#queued >= this.config.max_queued + Math.max(0, this.config.max_concurrent - this.#running)) {
+      // Full. Per-client shares (issue 44 #9: 32 concurrent queries from one client refused another's trivial
+      // one): a client with less waiting than the client with most gets in, and that client's newest waiting
+      // operation is refused instead; the client with most (or as many) is refused.
+      const heaviest = this.#heaviest();
+      const mine = this.#queues.get(key)?.length ?? 0;
+      if (!heaviest || heaviest[1].length <= mine) {
+        this.refused.max_queued++;
+        return Promise.reject(this.#queueFull());
+      }
       this.refused.max_queued++;
-      return Promise.reject(new WorkRefusal('max_queued', `Too much expensive work is waiting (${this.config.max_queued} queued); retry in ${WORK_UNAVAILABLE_RETRY_AFTER_SECONDS} s`,
-        WORK_UNAVAILABLE_RETRY_AFTER_SECONDS, { limit: this.config.max_queued }));
+      const evicted = heaviest[1].pop()!;
+      this.#queued--;
+      if (heaviest[1].length === 0) this.#queues.delete(heaviest[0]);
+      evicted.refuse(this.#queueFull());
     }
     return new Promise<T | undefined>((resolve, reject) => {
-      this.#queue.push({
+      let waiting = this.#queues.get(key);
+      if (!waiting) this.#queues.set(key, (waiting = []));
+      this.#queued++;
+      waiting.push({
+        refuse: reject,
         start: () => {
           if (cancelled?.()) {
             this.#release();
@@ -211,6 +244,30 @@ export class WorkGate {
     if (share < 1) this.#resumeAt = Math.max(this.#resumeAt, performance.now() + (ms * (1 - share)) / share);
   }
 
+  #queueFull(): WorkRefusal {
+    publishShed({ kind: 'work', reason: 'max_queued' });
+    return new WorkRefusal('max_queued', `Too much expensive work is waiting (${this.config.max_queued} queued); retry in ${WORK_UNAVAILABLE_RETRY_AFTER_SECONDS} s`,
+      WORK_UNAVAILABLE_RETRY_AFTER_SECONDS, { limit: this.config.max_queued });
+  }
+
+  #heaviest(): [string, Waiting[]] | undefined {
+    let best: [string, Waiting[]] | undefined;
+    for (const entry of this.#queues) if (!best || entry[1].length > best[1].length) best = entry;
+    return best;
+  }
+
+  /** The next waiting operation, round-robin between clients. */
+  #next(): Waiting | undefined {
+    for (const [key, waiting] of this.#queues) {
+      const next = waiting.shift()!;
+      this.#queues.delete(key);
+      if (waiting.length > 0) this.#queues.set(key, waiting);
+      this.#queued--;
+      return next;
+    }
+    return undefined;
+  }
+
   #release(): void {
     this.#running--;
     this.#schedule();
@@ -222,7 +279,7 @@ export class WorkGate {
    * a new connection takes several turns to become a request.
    */
   #schedule(): void {
-    if (this.#pumpScheduled || this.#queue.length === 0 || this.#running >= this.config.max_concurrent) return;
+    if (this.#pumpScheduled || this.#queued === 0 || this.#running >= this.config.max_concurrent) return;
     this.#pumpScheduled = true;
     const wait = this.#resumeAt - performance.now();
     if (wait > 1) setTimeout(() => setImmediate(() => this.#pump()), wait);
@@ -232,7 +289,7 @@ export class WorkGate {
   #pump(): void {
     this.#pumpScheduled = false;
     if (this.#running >= this.config.max_concurrent) return;
-    const next = this.#queue.shift();
+    const next = this.#next();
     if (!next) return;
     this.#running++;
     next.start();

@@ -1,0 +1,180 @@
+/**
+ * HTTP/2 abuse limits of the shared port, keel's own (issue 44 #3): HTTP/2 "rapid reset" (CVE-2023-44487) opens a
+ * stream and resets it at once, over and over. Every stream still costs node a stream object, its events and the
+ * App's handler, while SETTINGS_MAX_CONCURRENT_STREAMS never bounds anything (a reset stream is no longer open):
+ * 100 connections from one address stalled `/health` 11.7 s and left 1 GB of RSS. nghttp2's own mitigation
+ * (1.57+: GOAWAY INTERNAL_ERROR after a burst of 1000 resets, then 33/s) stops reading the connection but node
+ * never closes it.
+ *
+ * So, as nginx, Envoy, Go and h2o did, keel keeps two token buckets per connection and two per client (the
+ * remote address, IPv6 by /56): streams that end in RST_STREAM (`h2_resets_per_second` / `h2_reset_burst`; a
+ * stream the server reset counts too, since a client can provoke those, CVE-2025-8671 "MadeYouReset") and
+ * streams opened (`h2_streams_per_second` / `h2_stream_burst`). The stricter of nghttp2's figures and
+ * Netty's (200 resets per 30 s) set the per-connection reset defaults, so keel always acts before nghttp2.
+ *
+ * On a breach the session gets GOAWAY ENHANCE_YOUR_CALM (RFC 9113 §5.4.1, §7: "excessive load") naming the last
+ * stream handed to the App, streams it opens afterwards are refused before any handler runs, and it is
+ * destroyed after H2_CALM_GRACE_MS (time for the GOAWAY to leave), never left open. While a client's bucket
+ * is empty its new sessions are refused the same way at once, so reconnecting does not buy a new budget.
+ */
+import { constants as h2, type Http2Session, type ServerHttp2Stream } from 'node:http2';
+import { clientKeys, DEFAULT_IPV6_SUBNET } from '../../middleware/rate-limit/client-key.js';
+import type { ServerConfig } from '../records/server.js';
+
+/** After GOAWAY ENHANCE_YOUR_CALM, how long the session has to send it before it is destroyed, ms: 250. */
+export const H2_CALM_GRACE_MS = 250;
+
+/** The settings (ServerConfig `h2_*`, lib/records/server.ts); a null rate turns that bucket off. */
+export interface H2AbuseLimits {
+  resetsPerSecond: number | null;
+  resetBurst: number;
+  clientResetsPerSecond: number | null;
+  clientResetBurst: number;
+  streamsPerSecond: number | null;
+  streamBurst: number;
+  clientStreamsPerSecond: number | null;
+  clientStreamBurst: number;
+}
+
+type H2Keys = 'h2_resets_per_second' | 'h2_reset_burst' | 'h2_client_resets_per_second' | 'h2_client_reset_burst'
+  | 'h2_streams_per_second' | 'h2_stream_burst' | 'h2_client_streams_per_second' | 'h2_client_stream_burst';
+/** The limits of ServerConfig's `h2_*` keys. */
+export function h2AbuseLimitsOf(c: Pick<ServerConfig, H2Keys>): H2AbuseLimits {
+  return {
+    resetsPerSecond: c.h2_resets_per_second, resetBurst: c.h2_reset_burst,
+    clientResetsPerSecond: c.h2_client_resets_per_second, clientResetBurst: c.h2_client_reset_burst,
+    streamsPerSecond: c.h2_streams_per_second, streamBurst: c.h2_stream_burst,
+    clientStreamsPerSecond: c.h2_client_streams_per_second, clientStreamBurst: c.h2_client_stream_burst,
+  };
+}
+
+/** Which limit a calmed session broke (the ServerConfig key). */
+export type H2Breach = 'h2_resets_per_second' | 'h2_client_resets_per_second' | 'h2_streams_per_second' | 'h2_client_streams_per_second';
+
+class Bucket {
+  #tokens: number;
+  #last = performance.now();
+  constructor(readonly rate: number, readonly burst: number) {
+    this.#tokens = burst;
+  }
+  #refill(): void {
+    const now = performance.now();
+    this.#tokens = Math.min(this.burst, this.#tokens + ((now - this.#last) / 1000) * this.rate);
+    this.#last = now;
+  }
+  take(): boolean {
+    this.#refill();
+    if (this.#tokens < 1) return false;
+    this.#tokens--;
+    return true;
+  }
+  empty(): boolean {
+    this.#refill();
+    return this.#tokens < 1;
+  }
+  /** ms until the bucket is full again (how long a client's state must outlive its last session). */
+  refillMs(): number {
+    this.#refill();
+    return ((this.burst - this.#tokens) / this.rate) * 1000;
+  }
+}
+
+const bucket = (rate: number | null, burst: number) => (rate === null ? undefined : new Bucket(rate, burst));
+
+interface ClientState { resets?: Bucket; streams?: Bucket; sessions: number; forget?: NodeJS.Timeout }
+interface SessionState { client: ClientState; key: string; resets?: Bucket; streams?: Bucket; calm: boolean; lastStreamId: number; resetsSeen: number }
+
+export class H2Abuse {
+  /** Sessions calmed (GOAWAY ENHANCE_YOUR_CALM) since the server started, by the limit they broke. */
+  readonly calmed: Record<H2Breach, number> = { h2_resets_per_second: 0, h2_client_resets_per_second: 0, h2_streams_per_second: 0, h2_client_streams_per_second: 0 };
+  readonly #limits: H2AbuseLimits;
+  readonly #onBreach: (breach: H2Breach, client: string) => void;
+  readonly #key = clientKeys(DEFAULT_IPV6_SUBNET);
+  readonly #clients = new Map<string, ClientState>();
+  readonly #sessions = new WeakMap<Http2Session, SessionState>();
+
+  constructor(limits: H2AbuseLimits, onBreach: (breach: H2Breach, client: string) => void = () => {}) {
+    this.#limits = limits;
+    this.#onBreach = onBreach;
+  }
+
+  /**
+   * A new session: false when its client's reset or stream budget is spent (the caller refuses it with GOAWAY
+   * ENHANCE_YOUR_CALM); otherwise it is watched from now on.
+   */
+  admitSession(session: Http2Session): boolean {
+    const l = this.#limits;
+    const key = this.#key(session.socket?.remoteAddress ?? 'unknown');
+    let client = this.#clients.get(key);
+    if (client && (client.resets?.empty() || client.streams?.empty())) return false;
+    if (!client) this.#clients.set(key, (client = { resets: bucket(l.clientResetsPerSecond, l.clientResetBurst), streams: bucket(l.clientStreamsPerSecond, l.clientStreamBurst), sessions: 0 }));
+    clearTimeout(client.forget);
+    client.sessions++;
+    const state: SessionState = { client, key, resets: bucket(l.resetsPerSecond, l.resetBurst), streams: bucket(l.streamsPerSecond, l.streamBurst), calm: false, lastStreamId: 0, resetsSeen: 0 };
+    this.#sessions.set(session, state);
+    session.once('close', () => {
+      if (--client.sessions > 0) return;
+      // Kept until its buckets are full again: closing every connection does not reset a client's budget.
+      const ms = Math.max(client.resets?.refillMs() ?? 0, client.streams?.refillMs() ?? 0);
+      if (ms <= 0) return void this.#clients.delete(key);
+      client.forget = setTimeout(() => this.#clients.delete(key), ms);
+      client.forget.unref();
+    });
+    return true;
+  }
+
+  /**
+   * Every stream of a watched session, before anything else sees it: `dispatch` hands it to the App, or it is
+   * refused (RST_STREAM REFUSED_STREAM, RFC 9113 §8.7: not processed) because its session is calmed or has just
+   * broken a limit. node emits 'stream' while it reads the HEADERS, before the RST_STREAM that follows them in the
+   * same read: once a session has reset a stream, its streams are dispatched a turn later (setImmediate), and one
+   * reset by then reaches no handler. Dispatching the first streams at once keeps a polite session's latency.
+   */
+  admitStream(stream: ServerHttp2Stream, dispatch: () => void): void {
+    const session = stream.session;
+    const state = session ? this.#sessions.get(session) : undefined;
+    if (!state) return dispatch();
+    if (!state.calm) {
+      if (state.streams && !state.streams.take()) this.#calm(session!, state, 'h2_streams_per_second');
+      else if (state.client.streams && !state.client.streams.take()) this.#calm(session!, state, 'h2_client_streams_per_second');
+    }
+    if (state.calm) {
+      stream.on('error', () => {});
+      // Not inside node's HEADERS callback: resetting there, with the session going away, corrupted node's heap
+      // under a flood ("malloc(): mismatching next->prev_size").
+      setImmediate(() => {
+        if (!stream.destroyed && !session!.destroyed) stream.close(h2.NGHTTP2_REFUSED_STREAM);
+      });
+      return;
+    }
+    state.lastStreamId = Math.max(state.lastStreamId, stream.id ?? 0);
+    stream.once('close', () => this.#onClose(session!, state, stream));
+    if (state.resetsSeen === 0) return dispatch();
+    setImmediate(() => {
+      if (stream.closed || stream.destroyed || state.calm) return;
+      dispatch();
+    });
+  }
+
+  #onClose(session: Http2Session, state: SessionState, stream: ServerHttp2Stream): void {
+    if (state.calm || session.destroyed || stream.rstCode === undefined || stream.rstCode === h2.NGHTTP2_NO_ERROR) return;
+    state.resetsSeen++;
+    if (state.resets && !state.resets.take()) this.#calm(session, state, 'h2_resets_per_second');
+    else if (state.client.resets && !state.client.resets.take()) this.#calm(session, state, 'h2_client_resets_per_second');
+  }
+
+  #calm(session: Http2Session, state: SessionState, breach: H2Breach): void {
+    state.calm = true;
+    this.calmed[breach]++;
+    try {
+      session.goaway(h2.NGHTTP2_ENHANCE_YOUR_CALM, state.lastStreamId);
+    } catch {
+      // Destroyed meanwhile.
+    }
+    // Not session.close(): node then waits for the peer to end the socket, which a hostile peer never does.
+    const timer = setTimeout(() => session.destroy(), H2_CALM_GRACE_MS);
+    timer.unref();
+    session.once('close', () => clearTimeout(timer));
+    this.#onBreach(breach, state.key);
+  }
+}

@@ -1,0 +1,148 @@
+/**
+ * Attack replay (issue 44 #3): HTTP/2 rapid reset (CVE-2023-44487) on the shared port. node's http2 client opens a
+ * stream and resets it (RST_STREAM CANCEL), over and over. Before: nghttp2's own limit answered GOAWAY
+ * INTERNAL_ERROR after ~1000 resets and node kept the connection open; 100 connections stalled `/health` 11.7 s.
+ * Now keel's per-connection and per-client budgets (ServerConfig `h2_*`) answer GOAWAY ENHANCE_YOUR_CALM, close the
+ * connection, refuse the client's next ones while its budget is spent, and serve every other client. The figures
+ * (100 connections, /health p99, RSS) are measured by `npm run floods -- --only rapid-reset`.
+ */
+import { describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import http2 from 'node:http2';
+import type { Server } from 'node:http';
+import { setImmediate as turn } from 'node:timers/promises';
+import { App } from '../../lib/app/app.js';
+import { ConfigError } from '../../lib/http/errors.js';
+import '../../lib/grpc/index.js';
+import type { GrpcAttachment } from '../../lib/grpc/index.js';
+import { GREETER_PROTO } from '../../lib/grpc/testkit.js';
+import type { ServerConfigInput } from '../../lib/records/server.js';
+import { client, connections, get, until, type Client } from './h2c.js';
+
+const CALM = http2.constants.NGHTTP2_ENHANCE_YOUR_CALM;
+
+async function serve(config: ServerConfigInput = {}) {
+  const app = new App({ host: '127.0.0.1', port: 0, grpc: {}, rate_limit: null, ...config });
+  let hits = 0;
+  app.get('/hello', () => (hits++, { hello: 'http' }));
+  app.get('/slow', async () => {
+    await new Promise((r) => setTimeout(r, 20));
+    return { slow: true };
+  });
+  app.grpc(GREETER_PROTO, 'keel.examples.v1.Greeter', { SayHello: ({ name }: { name: string }) => ({ message: `Hello, ${name}` }), async *SayHelloMany() {} });
+  const handle = await app.listen({ handleSignals: false });
+  const server = handle.server as Server & { grpc: GrpcAttachment };
+  return { url: handle.url, port: handle.port, server, grpc: server.grpc, hits: () => hits, close: () => handle.close() };
+}
+
+/** Open a stream and reset it, `batch` at a time, until the session ends or `max` streams were reset. */
+async function rapidReset(c: Client, path: string, max: number, batch = 50): Promise<number> {
+  let sent = 0;
+  while (sent < max && !c.session.closed && !c.session.destroyed) {
+    for (let i = 0; i < batch && sent < max; i++) {
+      try {
+        const req = c.session.request({ ':path': path });
+        req.on('error', () => {});
+        req.close(http2.constants.NGHTTP2_CANCEL);
+        sent++;
+      } catch {
+        return sent; // the session is going away
+      }
+    }
+    await turn();
+  }
+  return sent;
+}
+
+describe('when an h2c client resets every stream it opens (rapid reset)', () => {
+  it('should send GOAWAY ENHANCE_YOUR_CALM, close the connection, and serve the other clients', async () => {
+    const s = await serve();
+    try {
+      const polite = await client(s.port);
+      const attacker = await client(s.port);
+      const sent = await rapidReset(attacker, '/slow', 20_000);
+      const { code } = await attacker.goaway;
+      assert.equal(code, CALM, 'GOAWAY code');
+      await attacker.closed;
+      // Well before nghttp2's own 1000-reset burst, and keel counted it.
+      assert.ok(sent < 20_000, `${sent} streams sent`);
+      assert.equal(s.grpc.calmed.h2_resets_per_second, 1);
+      // The server closed its side: only the polite session is left.
+      await until('the attacker\'s session closed on the server', () => s.grpc.sessions.size === 1);
+      assert.equal((await get(polite.session, '/hello')).status, 200);
+      assert.equal((await fetch(`${s.url}/hello`)).status, 200);
+      polite.session.close();
+    } finally {
+      await s.close();
+    }
+  });
+
+  it('should refuse the client\'s new connections while its reset budget is spent', async () => {
+    // The per-connection budget out of the way: the client's (across connections) breaks first.
+    const s = await serve({ h2_reset_burst: 100_000, h2_client_reset_burst: 300, h2_client_resets_per_second: 0.01 });
+    try {
+      const first = await client(s.port);
+      await rapidReset(first, '/hello', 20_000);
+      assert.equal((await first.goaway).code, CALM);
+      await first.closed;
+      assert.equal(s.grpc.calmed.h2_client_resets_per_second, 1);
+      const next = await client(s.port);
+      assert.deepEqual(await next.goaway, { code: CALM, lastStreamId: 0 });
+      await next.closed;
+      assert.ok(s.grpc.refused.h2_client_budget >= 1);
+      await until('no session left', async () => s.grpc.sessions.size === 0 && (await connections(s.server)) === 0);
+      // HTTP/1.1 from the same address is not an HTTP/2 abuse: still served.
+      assert.equal((await fetch(`${s.url}/hello`)).status, 200);
+    } finally {
+      await s.close();
+    }
+  });
+});
+
+describe('when an h2c client opens streams faster than h2_streams_per_second', () => {
+  it('should send GOAWAY ENHANCE_YOUR_CALM past the burst, after answering the streams within it', async () => {
+    const s = await serve({ h2_stream_burst: 30, h2_streams_per_second: 0.01 });
+    try {
+      const c = await client(s.port);
+      await Promise.allSettled(Array.from({ length: 60 }, () => get(c.session, '/hello')));
+      const { code, lastStreamId } = await c.goaway;
+      assert.equal(code, CALM);
+      // The GOAWAY names the last stream handed to the App (30 streams: ids 1 … 59); the rest reached no handler.
+      // (node's client drops its streams on any GOAWAY that is not NO_ERROR, answered or not.)
+      assert.equal(lastStreamId, 59);
+      assert.equal(s.hits(), 30);
+      assert.equal(s.grpc.calmed.h2_streams_per_second, 1);
+      await c.closed;
+    } finally {
+      await s.close();
+    }
+  });
+});
+
+describe('when an h2c client behaves', () => {
+  it('should never be calmed at the default limits: 400 requests, some of them cancelled', async () => {
+    const s = await serve();
+    try {
+      const c = await client(s.port);
+      let goaway: number | undefined;
+      void c.goaway.then((g) => (goaway = g.code));
+      for (let round = 0; round < 4; round++) {
+        await Promise.all(Array.from({ length: 90 }, () => get(c.session, '/hello')));
+        await rapidReset(c, '/slow', 10);
+      }
+      assert.equal(goaway, undefined);
+      assert.equal((await get(c.session, '/hello')).status, 200);
+      c.session.close();
+    } finally {
+      await s.close();
+    }
+  });
+});
+
+describe('when the h2_* rates are configured', () => {
+  for (const key of ['h2_resets_per_second', 'h2_client_resets_per_second', 'h2_streams_per_second', 'h2_client_streams_per_second']) {
+    it(`should refuse ${key}: 0 at start-up, naming the key`, () => {
+      assert.throws(() => new App({ [key]: 0 }), (err: unknown) => err instanceof ConfigError && err.message.includes(key));
+    });
+  }
+});
