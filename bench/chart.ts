@@ -26,6 +26,7 @@ const LABELS: Record<string, string> = {
   'json-100b': 'JSON ~100 B + schema',
   'json-5kb': 'JSON ~5 KB + schema',
   'json-150kb': 'JSON ~150 KB + schema',
+  'json-invalid': 'JSON failing its schema (422 / 400)',
   form: 'urlencoded form',
   multipart: 'multipart upload 16 KB',
   jwt: 'JWT (HS256) route',

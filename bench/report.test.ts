@@ -200,3 +200,22 @@ describe('when the express-engine scenarios ran', () => {
     assert.equal(checkTargets(run([engine('express-engine-hello', { 'keel-express': 40, express: 200 })])).some((x) => x.name.includes('keel/express4')), false);
   });
 });
+
+describe("when issue 48's scenarios ran against Fastify", () => {
+  function vsFastify(id: string, keel: number, fastify: number): ScenarioResult {
+    const results = [summarise('keel', [round(1000, keel)], 100 * 1048576, 'VmHWM'), summarise('fastify', [round(1000, fastify)], 100 * 1048576, 'VmHWM')];
+    return { id, title: id, results, na: {}, ratios: { fastify: 1 }, cpuRatios: { fastify: fastify / keel }, rssRatios: { fastify: 1 } };
+  }
+  it("should hold the default stack to half of Fastify + plugins' CPU (1.9×) and say how to profile a miss", () => {
+    const at = (keel: number) => checkTargets(run([vsFastify('full', keel, 38)])).find((x) => x.name.includes('(full)'))!;
+    assert.equal(at(20).met, true);
+    assert.equal(at(21).met, false);
+    assert.match(at(21).hint!, /--scenarios full --peers keel,fastify --profile/);
+  });
+  it("should hold keel's 422 to 1.05× Fastify's 400", () => {
+    const at = (keel: number) => checkTargets(run([vsFastify('json-invalid', keel, 20)])).find((x) => x.name.includes('json-invalid'))!;
+    assert.equal(at(21).met, true);
+    assert.equal(at(21.5).met, false);
+    assert.match(at(21.5).detail, /keel at 1\.07× Fastify's/);
+  });
+});

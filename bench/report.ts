@@ -8,6 +8,11 @@ const mb = (b: number) => `${(b / 1048576).toFixed(0)} MB`;
 const pct = (x: number) => `${Math.round(x * 100)}%`;
 /** Issue 33: keel/express's CPU per request on the express-engine app at most this many times Fastify's. */
 export const ENGINE_VS_FASTIFY = 1.25;
+/** Issue 48's bars, as Fastify's CPU per request ÷ keel's: the default stack at half of Fastify + plugins (1.9 measured from outside), a 422 at most 1.05× Fastify's 400. */
+export const FASTIFY_CPU_BARS: readonly (readonly [id: string, fastifyOverKeel: number, name: string])[] = [
+  ['full', 1.9, "Fastify + helmet, rate-limit, compress ≥ 1.9× the CPU per request of keel's default stack (full)"],
+  ['json-invalid', 1 / 1.05, "keel's 422 problem ≤ 1.05× the CPU per request of Fastify's 400 (json-invalid)"],
+];
 
 function peersOf(run: RunResult): Peer[] {
   return PEERS.filter((p) => run.scenarios.some((s) => s.results.some((r) => r.peer === p)));
@@ -106,6 +111,18 @@ export function checkTargets(run: RunResult): TargetCheck[] {
       met,
       detail: `${ratio.toFixed(2)}× Fastify's CPU per request`,
       ...(met ? {} : { hint: 'where the time goes: `npm run bench -- --scenarios express-engine --peers keel-express,fastify --profile`' }),
+    });
+  }
+  // issue 48: Fastify + helmet, rate-limit and compress spend ≥ 1.9× keel's default stack's CPU per request (full);
+  // keel's 422 problem costs ≤ 1.05× Fastify's 400 (json-invalid). cpuRatios.fastify is Fastify's ÷ keel's.
+  for (const [id, fastifyOverKeel, name] of FASTIFY_CPU_BARS) {
+    const s = run.scenarios.find((x) => x.id === id && x.cpuRatios.fastify !== undefined && x.cpuRatios.fastify > 0);
+    if (!s) continue;
+    const met = s.cpuRatios.fastify! >= fastifyOverKeel;
+    out.push({
+      name, met,
+      detail: `Fastify ÷ keel CPU per request ${s.cpuRatios.fastify!.toFixed(2)}× (keel at ${(1 / s.cpuRatios.fastify!).toFixed(2)}× Fastify's)`,
+      ...(met ? {} : { hint: `where the time goes: \`npm run bench -- --scenarios ${id} --peers keel,fastify --profile\`` }),
     });
   }
   const hello = run.scenarios.find((s) => s.id === 'hello' && s.ratios.node !== undefined);

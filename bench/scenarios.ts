@@ -155,6 +155,11 @@ export function orderOfSize(bytes: number): Buffer {
   return Buffer.from(JSON.stringify(order));
 }
 
+/** A small order that fails `orderSchema` twice: a bad e-mail and an item quantity of 0. */
+export function invalidOrder(): Buffer {
+  return Buffer.from(JSON.stringify({ customer: { id: 7, name: 'Ada Lovelace', email: 'not-an-email' }, items: [{ sku: 'AB-1000', qty: 0, price: 9.5 }] }));
+}
+
 /** The ~20 KB JSON document the compression scenario serves (compressible, like real API output). */
 export function reportDocument(): { rows: { i: number; name: string; status: string; amount: number }[] } {
   const rows = [];
@@ -249,6 +254,14 @@ export function scenarios(jwt: string): Scenario[] {
       why: { node: 'compares response serialisers', express: 'Express has no response schemas' },
       request: { method: 'GET', path: '/accounts/7' },
       check: (s, h, b) => (s !== 404 ? `status ${s}` : !String(h['content-type']).startsWith('application/problem+json') ? `type ${String(h['content-type'])}` : (json(b) as { status?: number }).status !== 404 ? 'bad body' : null),
+    },
+    {
+      // A client's bad request (issue 48): the json-100b order with a zero quantity and a bad e-mail, so
+      // two schema errors. keel answers its 422 problem (errors listed), Fastify its 400, Express and
+      // node:http + Ajv a 422 problem built from Ajv's errors.
+      id: 'json-invalid', title: 'JSON body failing its schema (keel 422 problem, Fastify 400)', peers: ALL,
+      request: jsonPost('/orders', invalidOrder()),
+      check: (s, _h, b) => (s !== 422 && s !== 400 ? `status ${s}: ${b.toString('utf8').slice(0, 200)}` : b[0] !== 0x7b ? `not a JSON object: ${b.toString('utf8').slice(0, 200)}` : null),
     },
     {
       id: 'form', title: 'urlencoded form', peers: ALL,

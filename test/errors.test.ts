@@ -173,3 +173,32 @@ describe('when an HttpError is built', () => {
     assert.equal(statusTitle(404), 'Not Found');
   });
 });
+
+describe('when a client error is built (issue 48: errors as cheap as successes)', () => {
+  it('should capture no stack frames for a status below 500', () => {
+    const err = new HttpError(422, 'bad');
+    assert.equal(err.stack, 'HttpError: bad');
+    assert.ok(err instanceof HttpError && err instanceof KeelError && err instanceof Error);
+  });
+
+  it('should keep the frames of a 5xx and restore Error.stackTraceLimit', () => {
+    const before = Error.stackTraceLimit;
+    new HttpError(404);
+    assert.equal(Error.stackTraceLimit, before);
+    const err = new HttpError(503, 'down');
+    assert.match(err.stack ?? '', /\n\s+at /);
+  });
+
+  it('should list the class names once per class, still recognised by instanceof', () => {
+    const a = new HttpError(400);
+    const b = new HttpError(404);
+    assert.equal(Object.getOwnPropertySymbols(a).length, 0);
+    const key = Symbol.for('keel.error.classes');
+    assert.deepEqual((a as unknown as Record<symbol, unknown>)[key], ['HttpError', 'KeelError']);
+    assert.equal((a as unknown as Record<symbol, unknown>)[key], (b as unknown as Record<symbol, unknown>)[key]);
+    // An error of another copy of keel: a plain Error carrying the names.
+    const foreign = Object.assign(new Error('x'), { [key]: ['HttpError', 'KeelError'] });
+    assert.ok(foreign instanceof HttpError);
+    assert.ok(!(new ConfigError('m', { record: 'R', path: 'R', key: 'k' }) instanceof HttpError));
+  });
+});

@@ -40,6 +40,7 @@ function routes(app: Express, scenario: string, ctx: PeerContext): void {
     case 'json-100b':
     case 'json-5kb':
     case 'json-150kb':
+    case 'json-invalid':
       app.post('/orders', express.json({ limit: '1mb' }), (req, res) => {
         if (!validateOrder(req.body)) return void res.status(422).type('application/problem+json').send(validationProblem(validateOrder.errors));
         res.json({ ok: true, items: (req.body as { items: unknown[] }).items.length });

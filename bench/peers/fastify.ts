@@ -33,6 +33,7 @@ async function routes(app: FastifyInstance, scenario: string, ctx: PeerContext):
     case 'json-100b':
     case 'json-5kb':
     case 'json-150kb':
+    case 'json-invalid':
       app.post('/orders', { schema: { body: orderSchema } }, async (req) => ({ ok: true, items: (req.body as { items: unknown[] }).items.length }));
       return;
     case 'response-schema':

@@ -44,6 +44,7 @@ export async function start(scenario: string, ctx: PeerContext): Promise<number>
     case 'json-100b':
     case 'json-5kb':
     case 'json-150kb':
+    case 'json-invalid':
       config.max_body_size = 1024 * 1024;
       setup = (app) => app.post('/orders', order, { body: orderSchema as unknown as Record<string, unknown> });
       break;

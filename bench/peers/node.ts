@@ -55,6 +55,7 @@ function routes(scenario: string, ctx: PeerContext): H {
     case 'json-100b':
     case 'json-5kb':
     case 'json-150kb':
+    case 'json-invalid':
       return (req, res) =>
         readBody(req, 1024 * 1024, (err, raw) => {
           if (err) return send(res, 413, '{}');

@@ -121,7 +121,10 @@ export class KeelError<C extends string = ErrorCode> extends Error {
     this.code = code;
     this.status = (ERROR_CODES as Record<string, CodeInfo>)[code]?.status ?? 500;
     this.name = new.target.name;
-    Object.defineProperty(this, KEEL_ERROR_CLASSES, { value: classNames(new.target) });
+    // The class names live on the class's prototype, listed once per class (not per error): a
+    // request error is made per refused request, and `instanceof` reads them through the prototype.
+    const proto = new.target.prototype as object;
+    if (!Object.hasOwn(proto, KEEL_ERROR_CLASSES)) Object.defineProperty(proto, KEEL_ERROR_CLASSES, { value: classNames(new.target) });
   }
   /**
    * `err instanceof ConfigError` holds for an error of this class or of the same class in another copy of this
@@ -253,7 +256,16 @@ export class HttpError extends KeelError<ErrorCode | ExpressJwtErrorCode> {
     // A status keel has no code for (418, 502, ...) gets the reason phrase and `about:blank`: the
     // problem means no more than its status (RFC 9457 §4.2.1), not one of keel's problem types.
     const own = options.code !== undefined || ERROR_CODES[code].status === status;
-    super(code, detail ?? (own ? ERROR_CODES[code].title : statusTitle(status)), { cause: options.cause });
+    // A client error (< 500) is an answer, not a fault: its stack says nothing a log reader needs and
+    // capturing it is most of what a refused request would cost (issue 48). `err.stack` is then the
+    // "HttpError: message" line alone; a 5xx keeps its frames.
+    const limit = Error.stackTraceLimit;
+    if (status < 500) Error.stackTraceLimit = 0;
+    try {
+      super(code, detail ?? (own ? ERROR_CODES[code].title : statusTitle(status)), { cause: options.cause });
+    } finally {
+      Error.stackTraceLimit = limit;
+    }
     this.status = status;
     this.title = options.title ?? (ERROR_CODES[code].status === status ? ERROR_CODES[code].title : statusTitle(status));
     this.type = options.type ?? (own ? problemType(code) : 'about:blank');

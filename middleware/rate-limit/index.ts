@@ -202,8 +202,22 @@ function limiter(config: Readonly<RateLimitConfig>, extensions: RateLimitExtensi
   const detailFor = (retryAfter: number): string => `${exceeded}; retry in ${retryAfter} s`;
   const unavailable = Object.freeze(problemFor('KEEL_SERVICE_UNAVAILABLE', 'The rate limiter is unavailable', STORE_UNAVAILABLE_EXTENSIONS));
 
+  // The RateLimit field of the last (remaining, reset) answered: under steady traffic they repeat from
+  // one request to the next, so the string is built when they change, not per request.
+  let lastRemaining = -1;
+  let lastReset = -1;
+  let lastState = '';
+  const stateOf = (remaining: number, reset: number): string => {
+    if (remaining !== lastRemaining || reset !== lastReset) {
+      lastState = `limit=${policy.burst}, remaining=${remaining}, reset=${reset}`;
+      lastRemaining = remaining;
+      lastReset = reset;
+    }
+    return lastState;
+  };
+
   function answer(req: KeelRequest, res: ServerResponse, next: NextFunction, result: TakeResult): void {
-    const state = `limit=${policy.burst}, remaining=${result.remaining}, reset=${Math.ceil(result.resetMs / 1000)}`;
+    const state = stateOf(result.remaining, Math.ceil(result.resetMs / 1000));
     if (!res.headersSent) {
       res.setHeader('RateLimit-Policy', policyHeader);
       res.setHeader('RateLimit', state);

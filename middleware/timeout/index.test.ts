@@ -245,3 +245,40 @@ for (const { name: expressVersion, express } of EXPRESS_VERSIONS) {
     });
   });
 }
+
+describe('timeout: when requests arrive at different times on one instance (one queue, one timer)', () => {
+  it('should give each request its own full deadline, after answered ones and before later ones', async () => {
+    const mw = timeout({ request_timeout: 1 });
+    const server = http.createServer((req, res) => {
+      mw(req, res, () => {
+        if (req.url === '/fast') res.end('ok');
+        // /wait never answers: only the 408 does.
+      });
+    });
+    server.listen(0, '127.0.0.1');
+    await once(server, 'listening');
+    const base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+    const timed = async (path: string) => {
+      const t0 = performance.now();
+      const res = await fetch(base + path, { headers: { connection: 'close' } });
+      await res.text();
+      return { status: res.status, ms: performance.now() - t0 };
+    };
+    try {
+      for (let i = 0; i < 5; i++) assert.equal((await timed('/fast')).status, 200);
+      const first = timed('/wait');
+      await sleep(500);
+      for (let i = 0; i < 5; i++) assert.equal((await timed('/fast')).status, 200);
+      const second = timed('/wait');
+      const [a, b] = await Promise.all([first, second]);
+      assert.equal(a.status, 408);
+      assert.equal(b.status, 408);
+      // Load only delays a timer: neither may be answered before its own second is up.
+      assert.ok(a.ms >= 950, `first answered after ${a.ms.toFixed(0)} ms`);
+      assert.ok(b.ms >= 950, `second answered after ${b.ms.toFixed(0)} ms (fired with the first's deadline?)`);
+    } finally {
+      server.closeAllConnections();
+      server.close();
+    }
+  });
+});

@@ -104,25 +104,79 @@ export function timeout(options: TimeoutOptions): Middleware {
     reject: rejecter(onReject),
   });
 
-  // The response's pending timer, under this instance's own key (two instances on one response each
-  // keep theirs).
-  const kTimer = Symbol('keel.timeout.timer');
-  type TimedResponse = ServerResponse & { [kTimer]?: NodeJS.Timeout };
+  // Every deadline of this instance is `ms` after its request arrived, so deadlines expire in arrival
+  // order: one queue and one (unref'd) timer per instance instead of a timer per request. Node keeps a
+  // timer list per duration, and a lone request's clearTimeout() empties it, so a timer per request
+  // paid for a list and a priority-queue entry made and dropped each time.
+  const queue: (Pending | undefined)[] = [];
+  let head = 0;
+  let timer: NodeJS.Timeout | undefined;
+  const arm = (delay: number): void => {
+    timer = setTimeout(expire, delay);
+    timer.unref();
+  };
+  function expire(): void {
+    timer = undefined;
+    const now = performance.now();
+    while (head < queue.length) {
+      const p = queue[head]!;
+      if (p.res !== null && p.at > now) {
+        arm(Math.max(1, Math.ceil(p.at - now)));
+        break;
+      }
+      queue[head++] = undefined;
+      if (p.res !== null) {
+        const { req, res, next } = p;
+        release(p);
+        onTimeout(req!, res, deadline, next!);
+      }
+    }
+    compact();
+  }
+  /** Drop settled entries at the front (requests answer roughly in arrival order), so the queue stays short. */
+  function compact(): void {
+    while (head < queue.length && queue[head]!.res === null) queue[head++] = undefined;
+    if (head === queue.length) {
+      queue.length = 0;
+      head = 0;
+    } else if (head > 1024 && head * 2 > queue.length) {
+      queue.splice(0, head);
+      head = 0;
+    }
+  }
+  // Under this instance's own key (two instances on one response each keep theirs).
+  const kPending = Symbol('keel.timeout.pending');
+  type TimedResponse = ServerResponse & { [kPending]?: Pending };
   // A response emits 'close' once it is done, whether it finished (node emits it right after
-  // 'finish') or the connection went away first: one listener covers both.
-  function clearTimer(this: TimedResponse): void {
-    clearTimeout(this[kTimer]);
-    this[kTimer] = undefined;
+  // 'finish') or the connection went away first: one listener covers both. The entry lets go of the
+  // request's objects at once; the queue drops it when it reaches the front.
+  function settle(this: TimedResponse): void {
+    const p = this[kPending];
+    if (p !== undefined) release(p);
+    this[kPending] = undefined;
   }
 
   return function timeout(req: KeelRequest, res: ServerResponse, next: NextFunction): void {
-    // Callback and listener made once per instance, the request's own objects as arguments: a
-    // timer per request, but no closures and no once() wrappers.
-    const timer = setTimeout(onTimeout, ms, req, res, deadline, next);
-    // A pending timer must not keep a shutting-down process alive.
-    timer.unref();
-    (res as TimedResponse)[kTimer] = timer;
-    res.on('close', clearTimer);
+    const p: Pending = { at: performance.now() + ms, req, res, next };
+    (res as TimedResponse)[kPending] = p;
+    res.on('close', settle);
+    if (head < queue.length && queue[head]!.res === null) compact();
+    queue.push(p);
+    if (timer === undefined) arm(ms);
     next();
   };
+}
+
+/** One request's deadline in an instance's queue; `res` null once the response is done (or timed out). */
+interface Pending {
+  readonly at: number;
+  req: KeelRequest | null;
+  res: ServerResponse | null;
+  next: NextFunction | null;
+}
+
+function release(p: Pending): void {
+  p.req = null;
+  p.res = null;
+  p.next = null;
 }
