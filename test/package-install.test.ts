@@ -85,6 +85,18 @@ describe('when keel is installed from its tarball with express', { skip: built ?
   });
 
   const project = () => join(dir, 'app');
+  /** Start the App `createApp(…)` builds in the installed project: prints STARTED, or the AppError's name, kind and message. */
+  const startOrSayWhy = (createAppCall: string) => run(process.execPath, ['--input-type=module', '-e', `
+      const { createApp } = await import('keel');
+      const app = ${createAppCall};
+      try {
+        const server = await app.listen({ handleSignals: false });
+        await server.close();
+        console.log('STARTED');
+      } catch (err) {
+        console.log(err.name, err.kind, err.message);
+      }
+    `], project());
 
   it('should pack the build, the schemas, the docs, the operator assets, README and LICENSE, and no tests, test helpers or source maps', () => {
     assert.ok(files.includes('LICENSE') && files.includes('README.md') && files.includes('dist/lib/index.js') && files.includes('dist/lib/index.d.ts'));
@@ -198,17 +210,7 @@ export const app = createApp({ port: 0 }, (a) => {
   });
 
   it('should refuse to start an App with GraphQL on, naming the npm install command', () => {
-    const r = run(process.execPath, ['--input-type=module', '-e', `
-      const { createApp } = await import('keel');
-      const app = createApp({ port: 0, host: '127.0.0.1' }, (a) => a.registerGraphqlRoute('/graphql', 'POST', 'full'));
-      try {
-        const server = await app.listen({ handleSignals: false });
-        await server.close();
-        console.log('STARTED');
-      } catch (err) {
-        console.log(err.name, err.kind, err.message);
-      }
-    `], project());
+    const r = startOrSayWhy("createApp({ port: 0, host: '127.0.0.1' }, (a) => a.registerGraphqlRoute('/graphql', 'POST', 'full'))");
     assert.equal(r.status, 0, r.out);
     assert.match(r.out, /AppError Server keel\/graphql needs packages .*`npm install graphql@16 graphql-http@1 graphql-ws@6 ws@8[^`]*`/);
   });
@@ -234,17 +236,7 @@ export const app = createApp({ port: 0 }, (a) => {
   });
 
   it('should refuse to start an App whose chosen Swagger UI path has no package, naming the one npm install', () => {
-    const r = run(process.execPath, ['--input-type=module', '-e', `
-      const { createApp } = await import('keel');
-      const app = createApp({ port: 0, host: '127.0.0.1', openapi: { enabled: true, swagger_ui_path: '/api-docs', redoc_path: null } });
-      try {
-        const server = await app.listen({ handleSignals: false });
-        await server.close();
-        console.log('STARTED');
-      } catch (err) {
-        console.log(err.name, err.kind, err.message);
-      }
-    `], project());
+    const r = startOrSayWhy("createApp({ port: 0, host: '127.0.0.1', openapi: { enabled: true, swagger_ui_path: '/api-docs', redoc_path: null } })");
     assert.equal(r.status, 0, r.out);
     assert.match(r.out, /AppError Server keel\/openapi's Swagger UI page \(OpenApiConfig\.swagger_ui_path: "\/api-docs"\) needs .*`npm install swagger-ui-express@5`/);
     assert.doesNotMatch(r.out, /redoc/);
