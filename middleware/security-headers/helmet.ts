@@ -45,10 +45,14 @@ function build(name: string, make: () => HelmetMiddleware, options: unknown): He
  * @example
  * app.use(contentSecurityPolicy({ directives: { scriptSrc: ["'self'", 'example.com'] } }));
  */
+function cspFactory(options?: Readonly<ContentSecurityPolicyOptions>): HelmetMiddleware {
+  return build('contentSecurityPolicy', () => h.contentSecurityPolicy(options), options);
+}
+// helmet's own name (its suite compares `helmet.contentSecurityPolicy.name`): set here, since a bundler renames a
+// function written with the name of the binding it is assigned to (contentSecurityPolicy2 in the CommonJS build).
+Object.defineProperty(cspFactory, 'name', { value: 'contentSecurityPolicy' });
 export const contentSecurityPolicy = Object.assign(
-  function contentSecurityPolicy(options?: Readonly<ContentSecurityPolicyOptions>): HelmetMiddleware {
-    return build('contentSecurityPolicy', () => h.contentSecurityPolicy(options), options);
-  },
+  cspFactory,
   {
     /** helmet's default directives, to extend: `{ ...contentSecurityPolicy.getDefaultDirectives(), ... }`. */
     getDefaultDirectives: h.contentSecurityPolicy.getDefaultDirectives,
