@@ -85,14 +85,16 @@ export const DEFAULT_H2_CLIENT_RESETS_PER_SECOND = 100;
 /** Default reset burst across one client's HTTP/2 connections: 1000 (while it is spent, its new connections are refused). */
 export const DEFAULT_H2_CLIENT_RESET_BURST = 1_000;
 /**
- * Default streams one HTTP/2 connection may open per second: 500. A stream the client resets after the server
- * answered is no reset (the answer was sent): under load rapid reset becomes a request flood, bounded here.
+ * Default streams one HTTP/2 connection may open per second: null, no limit. A stream the client resets after the
+ * server answered is no reset (the answer was sent): under load rapid reset becomes a request flood, which this
+ * bounds when set (e.g. 500 on a public h2c port). Off by default: one gRPC channel legitimately carries thousands of
+ * calls a second (test/hostile/grpc-fairness.test.ts), and the reset budgets above already stop rapid reset itself.
  */
-export const DEFAULT_H2_STREAMS_PER_SECOND = 500;
+export const DEFAULT_H2_STREAMS_PER_SECOND = null;
 /** Default stream burst of one HTTP/2 connection: 1000. */
 export const DEFAULT_H2_STREAM_BURST = 1_000;
-/** Default streams per second across one client's HTTP/2 connections: 1000 (ten times the default rate_limit). */
-export const DEFAULT_H2_CLIENT_STREAMS_PER_SECOND = 1_000;
+/** Default streams per second across one client's HTTP/2 connections: null, no limit (as DEFAULT_H2_STREAMS_PER_SECOND). */
+export const DEFAULT_H2_CLIENT_STREAMS_PER_SECOND = null;
 /** Default stream burst across one client's HTTP/2 connections: 2000. */
 export const DEFAULT_H2_CLIENT_STREAM_BURST = 2_000;
 /**
