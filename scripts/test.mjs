@@ -16,7 +16,8 @@ function walk(dir) {
   let entries;
   try { entries = readdirSync(dir); } catch { return; }
   for (const name of entries) {
-    if (name === 'node_modules' || name === 'dist') continue;
+    // fixtures/ hold other runners' files (a Jest project's *.test.ts), not node:test files.
+    if (name === 'node_modules' || name === 'dist' || name === 'fixtures') continue;
     const p = join(dir, name);
     if (statSync(p).isDirectory()) walk(p);
     else if (name.endsWith('.test.ts')) files.push(p);

@@ -1,3 +1,4 @@
+// keel:integration
 /**
  * A second outside implementation in CI: Fastify 5 with its own plugins (@fastify/cors, @fastify/jwt,
  * @fastify/rate-limit, @fastify/compress), written from docs/conformance.md

@@ -1,3 +1,4 @@
+// keel:integration
 // Switching a typed Express app to keel by one import, replayed on the packed tarball as a user gets it (issue 33):
 // an Express 5 app (ES modules, @types/express 5) and an Express 4 app (CommonJS, @types/express 4, Jest 29 and
 // supertest) each installed from the registry beside keel's tarball, in fresh projects. Bounded in time (~1-2 min).

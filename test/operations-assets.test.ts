@@ -1,3 +1,4 @@
+// keel:integration
 /**
  * The operator assets keel ships (operations/): the Prometheus alert rules pass promtool's checks and
  * unit tests, and every query of the Grafana dashboard runs on real Prometheus against a keel App under

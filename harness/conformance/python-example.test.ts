@@ -1,3 +1,4 @@
+// keel:integration
 /**
  * docs/conformance.md's Python standard-library server, run as written there against the shipped
  * suite: it must start, route, answer the handlers' answers, and end with the figures the page gives

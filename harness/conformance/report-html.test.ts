@@ -1,3 +1,4 @@
+// keel:integration
 /**
  * The HTML report opened at a section link, as a reader opens a link someone pasted: headless
  * Chromium loads `report.html#<anchor>` directly (a fresh navigation, not a click) and the linked

@@ -1,3 +1,4 @@
+// keel:integration
 /**
  * The GraphiQL playground in a real browser (headless Chromium): it renders from local assets under
  * the route's CSP, loads nothing from outside the server, loads the schema through its introspection

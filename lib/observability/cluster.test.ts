@@ -1,3 +1,4 @@
+// keel:integration
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';

@@ -1,3 +1,4 @@
+// keel:integration
 /**
  * Swagger UI and Redoc in a real browser (headless Chromium): the pages render the App's operations
  * under keel's default security headers, load nothing from outside the server, and raise no CSP

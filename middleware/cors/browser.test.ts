@@ -1,3 +1,4 @@
+// keel:integration
 /**
  * Same-origin requests in a real browser (headless Chromium): a page served by the app POSTs JSON to
  * its own API on a route with a `cors` record, and Swagger UI's "Try it out" executes a POST on such a

@@ -1,3 +1,4 @@
+// keel:integration
 /**
  * Issue 44: streams and stores that once grew without bound, replayed against the example server (`npm start`)
  * in a child process whose RSS is read from /proc (Linux; skipped elsewhere). What is asserted is the outcome:

@@ -1,3 +1,4 @@
+// keel:integration
 /**
  * require() of every public entry under plain node (issue 43 item 1), through package.json "exports" from the
  * repository's build (a package may require itself by name), in fresh CommonJS processes:

@@ -1,3 +1,4 @@
+// keel:integration
 /**
  * The legacy test runners (issue 43 item 1): a CommonJS Express 4 app that require()s five factories in the shape of
  * the packages they replace and mounts an App from createApp (test/legacy/fixtures/), in a consumer project whose

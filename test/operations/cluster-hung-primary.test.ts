@@ -1,3 +1,4 @@
+// keel:integration
 /**
  * Issue 47, item 3: a hung Redis Cluster primary (SIGSTOP) affects only its own slots, and only until the
  * cluster fails it over. On 3 primaries with a replica each: instance A enqueues jobs and publishes events

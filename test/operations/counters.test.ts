@@ -1,3 +1,4 @@
+// keel:integration
 /**
  * Issue 47, item 2: counters an alert can see move. Every counter an alert reads is present at 0 from
  * start-up (an increase from a first sample of 4 is no increase to Prometheus); load shedding (503

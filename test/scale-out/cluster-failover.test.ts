@@ -1,3 +1,4 @@
+// keel:integration
 /**
  * A Redis Cluster in trouble during traffic (issue 37), on 3 primaries: (1) with one replica each, the
  * primary holding the job queue's slot (and, by the '{keel:bull}' hash tag in PUBSUB_PREFIX, the chat

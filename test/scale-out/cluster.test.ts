@@ -1,3 +1,4 @@
+// keel:integration
 /**
  * Two keel processes on a real 3-primary Redis Cluster (`redis-cli --cluster create` on loopback,
  * issue 37): a rate limit is one limit across both (the GCRA script's one key lives on one shard), a

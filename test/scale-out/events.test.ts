@@ -1,3 +1,4 @@
+// keel:integration
 /**
  * Cross-instance events through RedisPubSub, two keel processes: a GraphQL subscription on instance B
  * receives the book added through instance A (built-in `full` schema), an SDL route's subscription

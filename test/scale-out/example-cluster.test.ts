@@ -1,3 +1,4 @@
+// keel:integration
 /**
  * Two example servers (examples/server.ts) with REDIS_CLUSTER_NODES on a real 3-primary Redis Cluster
  * (issue 37): both ready; the server-level limit (burst 100, 50/s, per client address) is one bucket

@@ -1,3 +1,4 @@
+// keel:integration
 /**
  * Durable background jobs (BullMQ) across keel processes: a job queued on instance A while A is
  * stopping is run later by instance B, a worker-only process (`app.runWorker()`), with the request id

@@ -1,3 +1,4 @@
+// keel:integration
 /**
  * Issue 28's outage, replayed against two keel Apps sharing one real redis-server (AOF, as
  * docs/scaling.md asks for jobs): requests flow to both the whole time while Redis is stopped

@@ -1,3 +1,4 @@
+// keel:integration
 /**
  * Two keel processes, one Redis: a per-route rate limit is one limit across both (the GCRA step is a
  * Lua script, atomic in Redis), each route has its own bucket, and a Redis outage follows

@@ -1,3 +1,4 @@
+// keel:integration
 /**
  * Two keel instances behind Sentinel (issue 37): ioredis options `{ sentinels, name }` in place of the
  * URL for the rate-limit client, `bullmqBackground` and `RedisPubSub`. A job enqueued on A runs on B and

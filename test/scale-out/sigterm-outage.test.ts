@@ -1,3 +1,4 @@
+// keel:integration
 /**
  * Issue 36, item 2: SIGTERM while Redis is away (SIGSTOPped: hung; or killed: reconnecting). The
  * instance (HTTP + a BullMQ worker) must exit within its drain timeout, not drain + BullMQ's hand-back

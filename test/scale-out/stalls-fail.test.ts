@@ -1,3 +1,4 @@
+// keel:integration
 /**
  * Issue 36, item 2: a worker killed (SIGKILL) twice during one job. With maxStalledCount 1, BullMQ
  * marks the job to fail after its second stall and the next worker fails it without running it: keel

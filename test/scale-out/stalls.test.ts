@@ -1,3 +1,4 @@
+// keel:integration
 /**
  * A worker killed during a job (kill -9): the job's lock expires, another instance's stall check moves
  * it back to waiting and logs the stall with the job id and attempt, and the job runs again there

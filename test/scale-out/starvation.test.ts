@@ -1,3 +1,4 @@
+// keel:integration
 /**
  * Issue 36, item 4: a Redis command that timed out because this process was starved (its event loop
  * blocked by a synchronous stall, as a CPU-heavy route or a busy CI machine does) is not a Redis

@@ -1,3 +1,4 @@
+// keel:integration
 /**
  * Issue 36, item 2: every Redis-backed store (rate limit, jobs, events) logs its down and back
  * transitions once each, through the App's logger when it was made without one.

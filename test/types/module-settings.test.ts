@@ -1,3 +1,4 @@
+// keel:integration
 /**
  * keel's types under every TypeScript module setting users have (issue 43 item 2), checked from outside the
  * repository: test/types/legacy-app.ts (Express with six factories, keel/express, createApp, keel/jsonrpc,
