@@ -1,3 +1,4 @@
+// keel:integration
 import { describe, it, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';

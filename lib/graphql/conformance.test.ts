@@ -1,3 +1,4 @@
+// keel:integration
 /**
  * The GraphQL cases of the shared conformance corpus (../shared/conformance/testing_data/graphql),
  * each served by an App through `registerGraphqlSdlRoute` and checked over real HTTP (queries,
