@@ -6,11 +6,12 @@
  * in one turn of its event loop (keep-alive sockets warmed first), from two clients (X-Forwarded-For through a
  * trusted loopback proxy).
  */
-import { connect, type Socket } from 'node:net';
+import type { Socket } from 'node:net';
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { pino } from 'pino';
 import { createApp } from '../../lib/index.js';
+import { warmSocket } from '../helpers/raw-http.js';
 
 const ATTACKER = '203.0.113.7';
 const NEIGHBOUR = '198.51.100.1';
@@ -23,21 +24,6 @@ async function start() {
   return app.listen({ handleSignals: false });
 }
 
-/** A keep-alive connection after one `/health` exchange (accepted, being read). */
-function warm(port: number): Promise<Socket> {
-  return new Promise((resolve, reject) => {
-    const s = connect(port, '127.0.0.1', () => s.write('GET /health HTTP/1.1\r\nHost: x\r\n\r\n'));
-    s.once('error', reject);
-    let seen = '';
-    const onData = (c: Buffer): void => {
-      seen += c.toString('latin1');
-      if (!seen.endsWith('}')) return;
-      s.off('data', onData);
-      resolve(s);
-    };
-    s.on('data', onData);
-  });
-}
 
 /** One `{ __typename }` POST per socket, from `clients[i]`, all written in one turn; the statuses. */
 function queries(sockets: Socket[], clients: string[]): Promise<number[]> {
@@ -57,7 +43,7 @@ describe('when one client fills the queue of expensive work', () => {
     try {
       // Warm-up: the GraphQL module loads on first use.
       assert.equal((await fetch(`${server.url}/graphql`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"query":"{ __typename }"}' })).status, 200);
-      const sockets = await Promise.all(Array.from({ length: 33 }, () => warm(server.port)));
+      const sockets = await Promise.all(Array.from({ length: 33 }, () => warmSocket(server.port)));
       const clients = [...Array.from({ length: 32 }, () => ATTACKER), NEIGHBOUR];
       const statuses = await queries(sockets, clients);
       assert.equal(statuses[32], 200, `the neighbour's query (the attacker's: ${statuses.slice(0, 32).join(',')})`);

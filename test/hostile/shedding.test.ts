@@ -6,12 +6,13 @@
  * by blocking it here; the requests are written while it is blocked, so they are read right after the late window
  * is measured (what is asserted is the answer, never a time).
  */
-import { connect, type Socket } from 'node:net';
+import type { Socket } from 'node:net';
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { pino } from 'pino';
 import { App } from '../../lib/app/app.js';
 import { onShed, type ShedEvent } from '../../lib/index.js';
+import { warmSocket } from '../helpers/raw-http.js';
 
 async function start(config: Record<string, unknown>) {
   const app = new App({ host: '127.0.0.1', port: 0, rate_limit: null, ...config }, { logger: pino({ level: 'silent' }) });
@@ -20,20 +21,6 @@ async function start(config: Record<string, unknown>) {
   return app.listen({ handleSignals: false });
 }
 
-function warm(port: number): Promise<Socket> {
-  return new Promise((resolve, reject) => {
-    const s = connect(port, '127.0.0.1', () => s.write('GET /health HTTP/1.1\r\nHost: x\r\n\r\n'));
-    s.once('error', reject);
-    let seen = '';
-    const onData = (c: Buffer) => {
-      seen += c.toString('latin1');
-      if (!seen.endsWith('}')) return;
-      s.off('data', onData);
-      resolve(s);
-    };
-    s.on('data', onData);
-  });
-}
 
 function answer(s: Socket): Promise<{ status: number; retryAfter?: string; body: string }> {
   return new Promise((resolve) => {
@@ -65,7 +52,7 @@ describe('when the event loop is late past shed_event_loop_delay_ms', () => {
     const events: ShedEvent[] = [];
     const stop = onShed((e) => events.push(e));
     try {
-      const sockets = await Promise.all([warm(server.port), warm(server.port)]);
+      const sockets = await Promise.all([warmSocket(server.port), warmSocket(server.port)]);
       const answers = sockets.map(answer);
       await lateLoopThen(sockets, ['/cheap', '/health']);
       const [cheap, health] = await Promise.all(answers);
@@ -88,7 +75,7 @@ describe('when the event loop is late past shed_event_loop_delay_ms', () => {
   it('should shed nothing at shed_event_loop_delay_ms: 0', async () => {
     const server = await start({ shed_event_loop_delay_ms: 0 });
     try {
-      const [s] = await Promise.all([warm(server.port)]);
+      const [s] = await Promise.all([warmSocket(server.port)]);
       const pending = answer(s!);
       await lateLoopThen([s!], ['/cheap']);
       assert.equal((await pending).status, 200);

@@ -14,7 +14,7 @@
  * Retry-After), that another client is served meanwhile, and the frame's size. The budgets are set
  * small (CI size) so that a few documents spend them however fast or slow the machine is.
  */
-import { connect, type Socket } from 'node:net';
+import type { Socket } from 'node:net';
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { pino } from 'pino';
@@ -24,6 +24,7 @@ import { WorkLimitsConfig } from '../../lib/records/work.js';
 import { connectGraphqlWs, sendFrame, waitForFrame, type Frame } from '../helpers/graphql-ws-client.js';
 import { nearBudgetDocument } from '../helpers/budget-attacks.js';
 import { DEFAULT_GRAPHQL_MAX_RESPONSE_BYTES } from '../../lib/records/graphql.js';
+import { warmSocket } from '../helpers/raw-http.js';
 
 const silent = { logger: pino({ level: 'silent' }) };
 const ATTACKER = '203.0.113.7';
@@ -61,20 +62,9 @@ async function burst(server: ServerHandle, bodies: string[]): Promise<RawAnswer[
   return send(await warmSockets(server, bodies.length), bodies);
 }
 
-/** `n` keep-alive connections, each after one `/health` exchange. */
+/** `n` keep-alive connections, each after one `/health` exchange, client i as 192.0.2.(i+1) behind the trusted proxy. */
 function warmSockets(server: ServerHandle, n: number): Promise<Socket[]> {
-  return Promise.all(Array.from({ length: n }, (_, i) => new Promise<Socket>((resolve, reject) => {
-    const s = connect(server.port, '127.0.0.1', () => s.write(`GET /health HTTP/1.1\r\nHost: x\r\nX-Forwarded-For: 192.0.2.${i + 1}\r\n\r\n`));
-    s.once('error', reject);
-    let seen = '';
-    const warm = (c: Buffer): void => {
-      seen += c.toString('latin1');
-      if (!seen.endsWith('}')) return;
-      s.off('data', warm);
-      resolve(s);
-    };
-    s.on('data', warm);
-  })));
+  return Promise.all(Array.from({ length: n }, (_, i) => warmSocket(server.port, `X-Forwarded-For: 192.0.2.${i + 1}\r\n`)));
 }
 
 /** One POST /asyncapi/parse per socket, all written in this turn; the answers. */
