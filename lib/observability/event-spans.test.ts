@@ -1,29 +1,26 @@
 import { describe, it, before, after, beforeEach } from 'node:test';
 import assert from 'node:assert/strict';
 import { context, propagation, SpanKind, SpanStatusCode, trace } from '@opentelemetry/api';
-import { AsyncLocalStorageContextManager } from '@opentelemetry/context-async-hooks';
 import { W3CTraceContextPropagator } from '@opentelemetry/core';
-import { BasicTracerProvider, InMemorySpanExporter, SimpleSpanProcessor, type ReadableSpan } from '@opentelemetry/sdk-trace-base';
+import { type ReadableSpan } from '@opentelemetry/sdk-trace-base';
 import { pino } from 'pino';
 import { createApp, RedisPubSub } from '../index.js';
 import { jobTracing } from './job-spans.js';
 import { OpenTelemetryConfig } from '../records/observability.js';
 import { NO_REDIS, startRedis, type RedisServer } from '../../test/helpers/redis-server.js';
+import { memorySdk } from '../../test/helpers/otel-sdk.js';
 
 const silent = pino({ level: 'silent' });
 
 describe('when spans are on and events are published', () => {
-  const exporter = new InMemorySpanExporter();
-  const provider = new BasicTracerProvider({ spanProcessors: [new SimpleSpanProcessor(exporter)] });
+  const sdk = memorySdk();
+  const { exporter } = sdk;
   before(() => {
-    trace.setGlobalTracerProvider(provider);
-    context.setGlobalContextManager(new AsyncLocalStorageContextManager().enable());
+    sdk.register();
     propagation.setGlobalPropagator(new W3CTraceContextPropagator());
   });
   after(async () => {
-    await provider.shutdown();
-    trace.disable();
-    context.disable();
+    await sdk.unregister();
     propagation.disable();
   });
   beforeEach(() => exporter.reset());

@@ -1,26 +1,25 @@
 import { describe, it, before, after, beforeEach } from 'node:test';
 import assert from 'node:assert/strict';
 import * as grpc from '@grpc/grpc-js';
-import { context, propagation, SpanKind, SpanStatusCode, trace } from '@opentelemetry/api';
-import { AsyncLocalStorageContextManager } from '@opentelemetry/context-async-hooks';
+import { propagation, SpanKind, SpanStatusCode, trace } from '@opentelemetry/api';
 import { W3CTraceContextPropagator } from '@opentelemetry/core';
-import { BasicTracerProvider, InMemorySpanExporter, SimpleSpanProcessor, type ReadableSpan } from '@opentelemetry/sdk-trace-base';
+import { type ReadableSpan } from '@opentelemetry/sdk-trace-base';
 import { pino } from 'pino';
 import { createApp, type ServerHandle } from '../index.js';
 import { clientFor, connect, unary, GREETER_PROTO } from '../grpc/testkit.js';
+import { memorySdk } from '../../test/helpers/otel-sdk.js';
 
 const TRACE_ID = '4bf92f3577b34da6a3ce929d0e0e4736';
 const PARENT_ID = '00f067aa0ba902b7';
 
 describe('when spans are on and the App serves gRPC calls', () => {
-  const exporter = new InMemorySpanExporter();
-  const provider = new BasicTracerProvider({ spanProcessors: [new SimpleSpanProcessor(exporter)] });
+  const sdk = memorySdk();
+  const { exporter } = sdk;
   let handle: ServerHandle;
   let client: grpc.Client & Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any
 
   before(async () => {
-    trace.setGlobalTracerProvider(provider);
-    context.setGlobalContextManager(new AsyncLocalStorageContextManager().enable());
+    sdk.register();
     propagation.setGlobalPropagator(new W3CTraceContextPropagator());
     const app = createApp({ port: 0, host: '127.0.0.1', grpc: {}, opentelemetry: {} }, (a) => {
       a.grpc(GREETER_PROTO, 'keel.examples.v1.Greeter', {
@@ -38,9 +37,7 @@ describe('when spans are on and the App serves gRPC calls', () => {
   after(async () => {
     client?.close();
     await handle?.close();
-    await provider.shutdown();
-    trace.disable();
-    context.disable();
+    await sdk.unregister();
     propagation.disable();
   });
   beforeEach(() => exporter.reset());

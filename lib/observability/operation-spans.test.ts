@@ -1,19 +1,18 @@
 import { describe, it, before, after, beforeEach } from 'node:test';
 import assert from 'node:assert/strict';
-import { context, SpanKind, SpanStatusCode, trace } from '@opentelemetry/api';
-import { AsyncLocalStorageContextManager } from '@opentelemetry/context-async-hooks';
-import { BasicTracerProvider, InMemorySpanExporter, SimpleSpanProcessor, type ReadableSpan } from '@opentelemetry/sdk-trace-base';
+import { SpanKind, SpanStatusCode } from '@opentelemetry/api';
+import { type ReadableSpan } from '@opentelemetry/sdk-trace-base';
 import { pino } from 'pino';
 import { App, type ServerHandle } from '../index.js';
+import { memorySdk } from '../../test/helpers/otel-sdk.js';
 
 describe('when spans are on and a request carries GraphQL or JSON-RPC operations', () => {
-  const exporter = new InMemorySpanExporter();
-  const provider = new BasicTracerProvider({ spanProcessors: [new SimpleSpanProcessor(exporter)] });
+  const sdk = memorySdk();
+  const { exporter } = sdk;
   let server: ServerHandle;
 
   before(async () => {
-    trace.setGlobalTracerProvider(provider);
-    context.setGlobalContextManager(new AsyncLocalStorageContextManager().enable());
+    sdk.register();
     const app = new App({ port: 0, host: '127.0.0.1', opentelemetry: {} }, { logger: pino({ level: 'silent' }) })
       .registerGraphqlSdlRoute('/graphql', 'POST', 'type Query { user(id: Int!): String, broken: String }', { user: 'user 7', broken: 'x' }, {
         introspection_enabled: true, field_errors: [{ path: 'broken', message: 'no access to broken' }],
@@ -26,9 +25,7 @@ describe('when spans are on and a request carries GraphQL or JSON-RPC operations
   });
   after(async () => {
     await server?.close();
-    await provider.shutdown();
-    trace.disable();
-    context.disable();
+    await sdk.unregister();
   });
   beforeEach(() => exporter.reset());
 

@@ -1,10 +1,9 @@
 import { describe, it, before, after, beforeEach } from 'node:test';
 import assert from 'node:assert/strict';
 import { context, ROOT_CONTEXT, SpanKind, SpanStatusCode, trace } from '@opentelemetry/api';
-import { AsyncLocalStorageContextManager } from '@opentelemetry/context-async-hooks';
 import { getRPCMetadata, RPCType, setRPCMetadata } from '@opentelemetry/core';
-import { BasicTracerProvider, InMemorySpanExporter, SimpleSpanProcessor } from '@opentelemetry/sdk-trace-base';
 import { registeredSpanKit, spanKit, type HttpRpcMetadata, type KitSpan } from './spans.js';
+import { memorySdk } from '../../test/helpers/otel-sdk.js';
 
 // The primitives keel's App (lib/observability/tracing.ts) and keel/express (express/tracing.ts) share, against
 // OpenTelemetry's own SDK and @opentelemetry/core's RPC metadata (what instrumentation-http puts in the context).
@@ -16,17 +15,14 @@ describe('when no OTel context manager is registered', () => {
 });
 
 describe('when an OTel SDK is registered', () => {
-  const exporter = new InMemorySpanExporter();
-  const provider = new BasicTracerProvider({ spanProcessors: [new SimpleSpanProcessor(exporter)] });
+  const sdk = memorySdk();
+  const { exporter } = sdk;
 
   before(() => {
-    trace.setGlobalTracerProvider(provider);
-    context.setGlobalContextManager(new AsyncLocalStorageContextManager().enable());
+    sdk.register();
   });
   after(async () => {
-    await provider.shutdown();
-    trace.disable();
-    context.disable();
+    await sdk.unregister();
   });
   beforeEach(() => exporter.reset());
 

@@ -1,23 +1,21 @@
 import { describe, it, before, after, beforeEach } from 'node:test';
 import assert from 'node:assert/strict';
-import { context, SpanKind, SpanStatusCode, trace } from '@opentelemetry/api';
-import { AsyncLocalStorageContextManager } from '@opentelemetry/context-async-hooks';
+import { SpanKind, SpanStatusCode, trace } from '@opentelemetry/api';
 import { BasicTracerProvider, InMemorySpanExporter, SimpleSpanProcessor, type ReadableSpan } from '@opentelemetry/sdk-trace-base';
 import { createApp, type App, type ServerHandle } from '../index.js';
+import { memorySdk } from '../../test/helpers/otel-sdk.js';
 
 const TRACE_ID = '4bf92f3577b34da6a3ce929d0e0e4736';
 const PARENT_ID = '00f067aa0ba902b7';
 
 describe('when ServerConfig.opentelemetry is on and the app registered an OTel SDK', () => {
-  const exporter = new InMemorySpanExporter();
-  const provider = new BasicTracerProvider({ spanProcessors: [new SimpleSpanProcessor(exporter)] });
+  const sdk = memorySdk();
+  const { exporter } = sdk;
   let app: App;
   let server: ServerHandle;
 
   before(async () => {
-    trace.setGlobalTracerProvider(provider);
-    // What NodeSDK registers: the active span follows async continuations.
-    context.setGlobalContextManager(new AsyncLocalStorageContextManager().enable());
+    sdk.register();
     app = createApp({ port: 0, opentelemetry: {}, enable_http_trace: true }, (a) => {
       a.get('/users/{id}', (d) => ({ id: d.pathParams.id }));
       a.get('/boom', () => {
@@ -34,9 +32,7 @@ describe('when ServerConfig.opentelemetry is on and the app registered an OTel S
   });
   after(async () => {
     await server?.close();
-    await provider.shutdown();
-    trace.disable();
-    context.disable();
+    await sdk.unregister();
   });
   beforeEach(() => exporter.reset());
 

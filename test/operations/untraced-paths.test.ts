@@ -5,19 +5,16 @@
  */
 import { describe, it, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { context, trace } from '@opentelemetry/api';
-import { AsyncLocalStorageContextManager } from '@opentelemetry/context-async-hooks';
-import { BasicTracerProvider, InMemorySpanExporter, SimpleSpanProcessor } from '@opentelemetry/sdk-trace-base';
 import { createApp, untracedRequestHook, queryRedactor, type App, type ServerHandle } from '../../lib/index.js';
+import { memorySdk } from '../helpers/otel-sdk.js';
 
 describe('when tracing is on with an SDK and a probe asks /health, /ready or /metrics', () => {
-  const exporter = new InMemorySpanExporter();
-  const provider = new BasicTracerProvider({ spanProcessors: [new SimpleSpanProcessor(exporter)] });
+  const sdk = memorySdk();
+  const { exporter } = sdk;
   let app: App;
   let server: ServerHandle;
   before(async () => {
-    trace.setGlobalTracerProvider(provider);
-    context.setGlobalContextManager(new AsyncLocalStorageContextManager().enable());
+    sdk.register();
     app = createApp({ port: 0, host: '127.0.0.1', opentelemetry: {}, readiness: {}, metrics: { default_metrics: false } }, (a) => {
       a.get('/health', () => ({ status: 'ok' }));
       a.get('/users/{id}', (d) => ({ id: d.pathParams.id }));
@@ -26,9 +23,7 @@ describe('when tracing is on with an SDK and a probe asks /health, /ready or /me
   });
   after(async () => {
     await server?.close();
-    await provider.shutdown();
-    trace.disable();
-    context.disable();
+    await sdk.unregister();
   });
 
   it('should start no span for them, and one for a route', async () => {
