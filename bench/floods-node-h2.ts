@@ -7,7 +7,7 @@
  */
 import http from 'node:http';
 import http2 from 'node:http2';
-import { monitorEventLoopDelay } from 'node:perf_hooks';
+import { answerReadings } from './floods-readings.js';
 
 const body = JSON.stringify({ status: 'ok' });
 const health = http.createServer((_req, res) => res.writeHead(200, { 'content-type': 'application/json' }).end(body));
@@ -24,14 +24,5 @@ h2.on('stream', (stream) => {
 h2.on('session', (s) => s.on('error', () => {}));
 await new Promise<void>((r) => health.listen(0, '127.0.0.1', r));
 await new Promise<void>((r) => h2.listen(0, '127.0.0.1', r));
-const delay = monitorEventLoopDelay({ resolution: 5 });
-delay.enable();
-const mb = () => process.memoryUsage.rss() / 1_048_576;
-let rssAtReset = mb();
-let rssPeak = rssAtReset;
-setInterval(() => (rssPeak = Math.max(rssPeak, mb())), 100).unref();
-process.on('message', (m) => {
-  if (m === 'reset') (delay.reset(), (rssAtReset = rssPeak = mb()));
-  if (m === 'read') process.send!({ p99: delay.percentile(99) / 1e6, max: delay.max / 1e6, rssAtReset, rssPeak: Math.max(rssPeak, mb()), rss: mb() });
-});
+answerReadings();
 process.send!({ health: `http://127.0.0.1:${(health.address() as { port: number }).port}`, h2: `http://127.0.0.1:${(h2.address() as { port: number }).port}` });
