@@ -26,15 +26,6 @@ import { raceStarvationAware, starved, watchLoop } from '../ops/loop-stall.js';
 import type { JobTracing, TraceCarrier } from '../observability/job-spans.js';
 import { BackgroundStoreError, ENQUEUE_TIMEOUT_MS, HAND_BACK_GRACE_MS, type BackendContext, type Modules } from './bullmq-contract.js';
 
-/** How long an enqueue waits for a replica of the queue's primary to have the job (Redis Cluster), ms: 200. */
-export const REPLICA_ACK_TIMEOUT_MS = 200;
-/** The part of an ioredis Cluster this file uses: the slot map and the per-node connections. */
-interface ClusterLike {
-  slots?: string[][];
-  nodes(role: 'master'): Array<{ options: { host: string; port: number }; call(...args: unknown[]): Promise<unknown> }>;
-  cluster(sub: 'KEYSLOT', key: string): Promise<unknown>;
-}
-
 /* eslint-disable @typescript-eslint/no-explicit-any */
 /** Why a running job's signal fired at shutdown: it is handed back, not failed. */
 const HANDED_BACK = 'keel: shutdown drain timed out; job handed back to the queue';
@@ -70,9 +61,6 @@ export class BullMqExecutor implements BackgroundRunner {
   #fates!: JobFates;
   #epoch: RedisEpoch | undefined;
   #probe: (() => Promise<void>) | undefined;
-  /** The queue's hash slot (Redis Cluster), asked once; and a key of it. */
-  #slot: Promise<number> | undefined;
-  #slotKey = '';
   readonly #tracing: JobTracing | undefined;
 
   constructor(config: Readonly<BackgroundTaskConfig>, options: BullMqBackgroundOptions, context: BackendContext, m: Modules) {
@@ -120,7 +108,6 @@ export class BullMqExecutor implements BackgroundRunner {
     const producer = (this.#producer = this.#connect({ maxRetriesPerRequest: 1, commandTimeout: ENQUEUE_TIMEOUT_MS }));
     // The queue's keys share one hash tag: its shard is the only one this executor needs (issue 47).
     const needed = [`${prefix}:${name}:keel-epoch`];
-    this.#slotKey = needed[0]!;
     const probe = (this.#probe = () => pingSlotsOf(producer, needed));
     this.#health.attach(producer, probe);
     observe.probe(this, producer, probe);
@@ -258,7 +245,6 @@ export class BullMqExecutor implements BackgroundRunner {
     });
     attempt.sent = true;
     await add();
-    await this.#replicated();
     if (!keyed || attempt.expired) return;
     // A caller's key that already names a job: BullMQ kept that job and ignored this add. Fine (the
     // idempotent answer) unless that job is the inert copy of an enqueue answered 503: then replace it.
@@ -269,26 +255,6 @@ export class BullMqExecutor implements BackgroundRunner {
     if (verdict !== 'refused' && verdict !== 'local') return;
     await existing.remove(); // throws while a worker holds it (discarding it): the caller retries
     if (!attempt.expired) await add();
-  }
-
-  /**
-   * Redis Cluster: the job counts as accepted once a replica of its primary has it too (WAIT 1), so a primary killed
-   * right after answering does not take an accepted job with it (replication is asynchronous: a failover loses the
-   * writes a replica had not yet received). No replica acknowledging within REPLICA_ACK_TIMEOUT_MS fails the
-   * enqueue: the caller gets 503 and the stored copy is made inert (its fate says refused). Without a replica, or
-   * outside a cluster, nothing is waited for. WAIT counts the writes of the connection it is sent on: the producer's
-   * own connection to the queue's primary, the one BullMQ's add used.
-   */
-  async #replicated(): Promise<void> {
-    const producer = this.#producer as unknown as ClusterLike | undefined;
-    if (!producer || !isClusterConnection(this.#options.connection) || typeof producer.nodes !== 'function') return;
-    this.#slot ??= producer.cluster('KEYSLOT', this.#slotKey).then(Number);
-    const owners = producer.slots?.[await this.#slot];
-    if (!owners || owners.length < 2) return;
-    const primary = producer.nodes('master').find((n) => `${n.options.host}:${n.options.port}` === owners[0]);
-    if (!primary) throw new Error(`the queue's primary ${owners[0]} is not connected (failover under way)`);
-    const acked = Number(await primary.call('WAIT', 1, REPLICA_ACK_TIMEOUT_MS));
-    if (acked < 1) throw new Error(`no replica of ${owners[0]} acknowledged the job within ${REPLICA_ACK_TIMEOUT_MS} ms`);
   }
 
   #localExecutor(): BackgroundExecutor {
