@@ -16,6 +16,7 @@
 import { copyFileSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname, join, relative } from 'node:path';
+import { typeExportsOf, writeRequireDeclarations } from './build-cjs-types.mjs';
 
 /** The source trees compiled to CommonJS (tsconfig.build.json's "include"). */
 const TREES = ['lib', 'middleware', 'harness'];
@@ -97,6 +98,8 @@ export async function buildCommonJs(root, pkg) {
   // The entries: every subpath of package.json "exports" but keel/express* (bundled by scripts/build.mjs).
   const requireFromDist = createRequire(join(dist, 'package.json'));
   const entryDirs = [];
+  /** Callable middleware entries, for their index.d.cts once every index.d.ts is final. */
+  const callables = [];
   for (const [subpath, target] of Object.entries(pkg.exports)) {
     const file = typeof target === 'object' ? target.require?.default ?? target.default : null;
     if (!file || !file.startsWith('./dist/') || subpath.startsWith('./express')) continue;
@@ -117,7 +120,9 @@ export async function buildCommonJs(root, pkg) {
       const main = middleware in CALLABLE ? CALLABLE[middleware] : camel;
       if (main === null) {
         writeFileSync(join(dir, 'index.cjs'), `'use strict';\n// require('${subpath}'): its named exports, an object as require() of the package it replaces is.\nmodule.exports = require('./index.js');\n`);
+        writeFileSync(join(dir, 'index.d.cts'), `// require('${subpath}'): its named exports, an object (scripts/build-cjs.mjs).\nexport * from './index.js';\n`);
       } else {
+        callables.push({ dir, subpath, main });
         if (typeof mod[main] !== 'function') throw new Error(`${subpath}: export ${main} is not a function`);
         writeFileSync(join(dir, 'index.cjs'), `'use strict';
 // require('${subpath}'): the factory itself, with every named export as a property and as \`.default\`, the shape of
@@ -150,6 +155,8 @@ ${names.length ? `export const { ${names.join(', ')} } = m;\n` : ''}${hasDefault
     // The same declarations, read as an ES module's (the folder's package.json makes index.d.ts CommonJS's).
     copyFileSync(join(dir, 'index.d.ts'), join(dir, 'index.d.mts'));
   }
+  const types = typeExportsOf(root, callables.map(({ dir }) => join(dir, 'index.d.ts')));
+  for (const { dir, subpath, main } of callables) writeRequireDeclarations(dir, subpath, main, types.get(join(dir, 'index.d.ts')));
 }
 
 async function bundleEsmOnlyDependencies(dist, build) {

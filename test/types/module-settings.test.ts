@@ -10,6 +10,8 @@
  * - node16 and nodenext, from a CommonJS file (.ts in a "type": "commonjs" project: the "require" condition's
  *   declarations) and from an ES module (.mts: the "import" condition's index.d.mts);
  * - "moduleResolution": "bundler".
+ * The CommonJS settings also check test/types/legacy-require.ts: `import cors = require('keel/middleware/cors')`, the
+ * factory callable and its types on it, as @types/cors declares the package (scripts/build-cjs-types.mjs).
  * The fixture's @ts-expect-error lines fail the check if a module resolved to `any`.
  */
 import { describe, it, before, after } from 'node:test';
@@ -27,9 +29,9 @@ const COMPILERS = { current: join(ROOT, 'node_modules/typescript'), 'TypeScript 
 
 /** Each setting: its compiler options and the fixture copies it checks (src/ is CommonJS, esm/*.mts ES modules). */
 const SETTINGS: Record<string, { options: Record<string, unknown>; files: string[]; compilers: (keyof typeof COMPILERS)[] }> = {
-  'commonjs (node10)': { options: { module: 'commonjs' }, files: ['src/app.ts'], compilers: ['current', 'TypeScript 5'] },
-  node16: { options: { module: 'node16' }, files: ['src/app.ts', 'esm/app.mts'], compilers: ['current'] },
-  nodenext: { options: { module: 'nodenext' }, files: ['src/app.ts', 'esm/app.mts'], compilers: ['current', 'TypeScript 5'] },
+  'commonjs (node10)': { options: { module: 'commonjs' }, files: ['src/app.ts', 'src/require.ts'], compilers: ['current', 'TypeScript 5'] },
+  node16: { options: { module: 'node16' }, files: ['src/app.ts', 'src/require.ts', 'esm/app.mts'], compilers: ['current'] },
+  nodenext: { options: { module: 'nodenext' }, files: ['src/app.ts', 'src/require.ts', 'esm/app.mts'], compilers: ['current', 'TypeScript 5'] },
   bundler: { options: { module: 'esnext', moduleResolution: 'bundler' }, files: ['src/app.ts'], compilers: ['current'] },
 };
 
@@ -53,6 +55,7 @@ describe('when a TypeScript app imports keel under each module setting', { skip:
     mkdirSync(join(app.dir, 'esm'));
     copyFileSync(join(ROOT, 'test/types/legacy-app.ts'), join(app.dir, 'src/app.ts'));
     copyFileSync(join(ROOT, 'test/types/legacy-app.ts'), join(app.dir, 'esm/app.mts'));
+    copyFileSync(join(ROOT, 'test/types/legacy-require.ts'), join(app.dir, 'src/require.ts'));
     // Two checks at a time (CI has two cores); each test awaits its own.
     const queue: (() => Promise<unknown>)[] = [];
     for (const [name, { options, files, compilers }] of Object.entries(SETTINGS)) {
