@@ -6,13 +6,15 @@
  *   `raw_request` (text sent as is), or `request` + `expected_response` (batches);
  * - a document of named scenarios (`{name: {request, expected_response}}`);
  * - a validation item (`{name, method, params, expectedSuccess, expectedError?}`): a call whose answer
- *   is only "succeeds" or the error it expects.
+ *   is only "succeeds" or the error it expects; an invalid-params item's `data` names the JSON Schema
+ *   constraint the params break, which is the method's params schema (jsonrpc-constraints.ts).
  * The spec says which methods the server has (every method called, but one the call expects -32601
  * for), their schemas (the document's params/result schema for its own method), and what each
  * method's handler answers for given params: its result, or an application error (a code outside
  * JSON-RPC's reserved -32768..-32000 range). Protocol errors (parse, invalid request, unknown method,
  * invalid params, internal) are the server's to produce and never handed to a handler.
  */
+import { paramsSchemaFromConstraints } from './jsonrpc-constraints.js';
 import { isObject, type Json, type KindLoad, type KindLoader } from './kind.js';
 
 export interface JsonRpcAnswer { params: unknown; result?: unknown; error?: { code: number; message: string; data?: unknown } }
@@ -98,7 +100,10 @@ export function fromJsonRpcDocument(doc: unknown, category: string): KindLoad[] 
   if (typeof doc.method === 'string' && 'params' in doc && ('expectedSuccess' in doc || 'expectedError' in doc)) {
     const request = call(doc.method, doc.params, 1);
     const err = errorOf(doc.expectedError);
-    return { ...(typeof doc.name === 'string' ? { name: doc.name } : {}), spec: spec({}, { json: request }, doc.expectedSuccess === true || !err ? { success: true } : { error: err }) };
+    // An invalid-params item states the constraint its params break: the method's params schema.
+    const declared = err?.code === -32602 ? paramsSchemaFromConstraints(err.data) : undefined;
+    const own = declared ? { method: doc.method, params_schema: declared } : {};
+    return { ...(typeof doc.name === 'string' ? { name: doc.name } : {}), spec: spec(own, { json: request }, doc.expectedSuccess === true || !err ? { success: true } : { error: err }) };
   }
   if (Array.isArray(doc.examples) || Array.isArray(doc.error_cases)) {
     const items = [
