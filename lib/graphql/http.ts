@@ -12,6 +12,7 @@
  * - a resolver throwing keel's GraphQlError AuthenticationError / AuthorizationError /
  *   RateLimitExceeded: 401 / 403 / 429 (its ERROR_CODES status), body still a GraphQL response;
  * - transport errors (405, 406, 413, 415, 500): RFC 9457 problem details via sendProblem.
+ * A schema declaring `scalar Upload` also takes the GraphQL multipart request (file uploads, uploads.ts).
  * Unexpected resolver exceptions are reported as "Internal server error" without their message.
  */
 import type { ServerResponse } from 'node:http';
@@ -27,6 +28,7 @@ import { DocumentCache, isRejected, type DocumentCacheOptions } from './document
 import type { GraphqlLimits } from './limits.js';
 import { DEFAULT_GRAPHQL_MAX_RESPONSE_BYTES, responseTooLarge, resultExceeds } from './budget.js';
 import { withoutSuggestions } from './suggestions.js';
+import { operationFromMultipart, takesUploads } from './uploads.js';
 import { runWork, type AppWorkGate } from '../server/cost.js';
 import { traceOperation } from '../observability/operation-spans.js';
 import { requestTraceOf } from '../observability/spans.js';
@@ -97,7 +99,9 @@ export function formatGraphqlError(err: Readonly<GraphQLError | Error>): GraphQL
   if (!original || original instanceof GraphQLError) return err;
   const keel = keelOf(err);
   const expose = keel !== undefined && (keel.status < 500 || keel instanceof GraphQlError && keel.status === 200);
-  const code = keel instanceof GraphQlError ? keel.kind.replace(/([a-z])([A-Z])/g, '$1_$2').toUpperCase() : keel?.code ?? 'INTERNAL_SERVER_ERROR';
+  // An exposed application error that names its own code (`extensions.code`) keeps it: the client's contract.
+  const own = expose && !(keel instanceof GraphQlError) && typeof err.extensions?.code === 'string' ? err.extensions.code : undefined;
+  const code = own ?? (keel instanceof GraphQlError ? keel.kind.replace(/([a-z])([A-Z])/g, '$1_$2').toUpperCase() : keel?.code ?? 'INTERNAL_SERVER_ERROR');
   return new GraphQLError(expose ? err.message : MESSAGE_HIDDEN, {
     nodes: err.nodes, source: err.source, positions: err.positions, path: err.path,
     extensions: { ...err.extensions, code },
@@ -137,6 +141,7 @@ export function createGraphqlHttpHandler(schema: GraphQLSchema, options: Graphql
   const contextFor = options.context ?? ((req: KeelRequest) => ({ req }) as unknown as OperationContext);
   const documents = new DocumentCache(schema, limits, options.documentCache);
   const gate = options.workGate;
+  const uploads = takesUploads(schema);
   const handle = createHandler<KeelRequest, Executed, OperationContext>({
     schema,
     context: (req) => contextFor(req.raw),
@@ -177,11 +182,21 @@ export function createGraphqlHttpHandler(schema: GraphQLSchema, options: Graphql
       let body: string | Record<string, unknown> | null = null;
       // GET `variables` (and `extensions`) are JSON too: one nesting rule, checked before graphql-http parses them.
       if (req.method !== 'POST') refuseDeepQuery(req.url);
-      if (req.method === 'POST') body = requestBody((await readRawBody(req, maxBodySize)).toString('utf8'), req.headers['content-type'], poisoning);
+      let requestHeaders = req.headers;
+      if (req.method === 'POST') {
+        const raw = await readRawBody(req, maxBodySize);
+        if (uploads && parseMediaType(req.headers['content-type'])?.type === 'multipart/form-data') {
+          // The operation with its files in place, handed on as the JSON request it describes.
+          body = await operationFromMultipart(raw, req.headers);
+          requestHeaders = { ...req.headers, 'content-type': 'application/json' };
+        } else {
+          body = requestBody(raw.toString('utf8'), req.headers['content-type'], poisoning);
+        }
+      }
       const executed: Executed = { result: undefined };
       // Parse, validation and execution: queued, measured and charged to the client (lib/server/cost.ts).
       const handled = await runWork(gate, req, res, () => handle({
-        method: req.method ?? 'GET', url: req.url ?? '/', headers: req.headers, body, raw: req, context: executed,
+        method: req.method ?? 'GET', url: req.url ?? '/', headers: requestHeaders, body, raw: req, context: executed,
       }));
       if (handled === undefined) return;
       const [payload, init] = handled;
