@@ -105,7 +105,8 @@ export function fromJsonRpcDocument(doc: unknown, category: string): KindLoad[] 
     const own = declared ? { method: doc.method, params_schema: declared } : {};
     return { ...(typeof doc.name === 'string' ? { name: doc.name } : {}), spec: spec(own, { json: request }, doc.expectedSuccess === true || !err ? { success: true } : { error: err }) };
   }
-  if (Array.isArray(doc.examples) || Array.isArray(doc.error_cases)) {
+  // A method document names its method (or sits in a jsonrpc category): other documents have examples too (message schemas).
+  if ((Array.isArray(doc.examples) || Array.isArray(doc.error_cases)) && (typeof doc.method === 'string' || category.toLowerCase().includes('jsonrpc'))) {
     const items = [
       ...(Array.isArray(doc.examples) ? doc.examples : []).map((e, i) => (isObject(e) ? fromItem(doc, e, i, 'example') : { skip: `examples[${i}] is not an object` })),
       ...(Array.isArray(doc.error_cases) ? doc.error_cases : []).map((e, i) => (isObject(e) ? fromItem(doc, e, i, 'error') : { skip: `error_cases[${i}] is not an object` })),
