@@ -10,6 +10,13 @@
  * ("String length must be at least 2" → minLength 2), a `type` the type it expects ("Expected type
  * integer, got string"), a `format` the format it names ("Invalid email format"), an `enum` the list
  * after "one of:". A statement that gives no bound adds nothing (the case then fails, visibly).
+ *
+ * Method documents word the same statements without the keyword: `{field, reason}`, a list
+ * `errors: [{field, message}]`, or an object of messages by field (`errors: {address: {zip:
+ * "…"}}`, list items by `index`). The keyword is then read from the words (wordedKeyword): required
+ * or missing; "Expected <type>"; "<format> format"; "one of: …"; "must not be empty"; non-negative,
+ * positive; a number with at least / at most / not exceed / less than / greater than, a length bound
+ * for a string or list value (the value the call sends at that field), else a numeric one.
  */
 import { isObject, type Json } from './kind.js';
 
@@ -70,26 +77,82 @@ function keywordOf(constraint: string, details: string): [string, unknown] | und
   return undefined;
 }
 
-/** The statements of an error's data: itself, or each of its `errors`. */
-function statements(data: Json): Json[] {
-  const list = Array.isArray(data.errors) ? data.errors.filter(isObject) : [data];
-  return list.filter((s) => typeof s.fieldPath === 'string' && typeof s.constraint === 'string');
+/** One statement: where, which keyword (or undefined: read it from the words), and the words. */
+interface Statement { path: Array<string | number>; constraint?: string; words: string; bounds: Json }
+
+/** Messages by field (`{address: {zip: "…"}, items: [{index: 0, quantity: "…"}]}`) as statements. */
+function byField(node: unknown, path: Array<string | number>, out: Statement[]): void {
+  if (typeof node === 'string') {
+    if (path.length) out.push({ path, words: node, bounds: {} });
+  } else if (Array.isArray(node)) {
+    for (const item of node.filter(isObject)) {
+      const { index, ...rest } = item;
+      byField(rest, typeof index === 'number' ? [...path, index] : path, out);
+    }
+  } else if (isObject(node)) {
+    for (const [k, v] of Object.entries(node)) byField(v, [...path, k], out);
+  }
+}
+
+/** The statements of an error's data (see the module comment). */
+function statements(data: Json): Statement[] {
+  const list = Array.isArray(data.errors) ? data.errors.filter(isObject) : isObject(data.errors) ? [] : [data];
+  const out: Statement[] = [];
+  for (const s of list) {
+    const field = typeof s.fieldPath === 'string' ? s.fieldPath : typeof s.field === 'string' ? s.field : undefined;
+    const words = [s.details, s.reason, s.message].find((w) => typeof w === 'string') as string | undefined;
+    if (field === undefined || (typeof s.constraint !== 'string' && words === undefined)) continue;
+    out.push({ path: fieldPathSegments(field), ...(typeof s.constraint === 'string' ? { constraint: s.constraint } : {}), words: words ?? '', bounds: s });
+  }
+  if (isObject(data.errors)) byField(data.errors, [], out);
+  return out;
+}
+
+/** The value the call sends at `path`. */
+function valueAt(params: unknown, path: ReadonlyArray<string | number>): unknown {
+  let v = params;
+  for (const seg of path) v = v !== null && typeof v === 'object' ? (v as Record<string | number, unknown>)[seg] : undefined;
+  return v;
+}
+
+const LOWER = /\b(?:at least|minimum|min|no less than|greater than or equal to)\b/i;
+const UPPER = /\b(?:at most|maximum|max|not exceed|no more than|less than or equal to)\b/i;
+
+/** The keyword a reason worded without one states (see the module comment), or 'required'. */
+export function wordedKeyword(words: string, value: unknown, bounds: Json = {}): [string, unknown] | 'required' | undefined {
+  if (/\b(?:required|missing)\b/i.test(words)) return 'required';
+  const typed = keywordOf('type', words);
+  if (typed && /expected/i.test(words)) return typed;
+  const format = keywordOf('format', words);
+  if (format) return format;
+  if (/one of/i.test(words)) return keywordOf('enum', words);
+  const length = typeof value === 'string' ? 'Length' : Array.isArray(value) ? 'Items' : undefined;
+  if (/not be empty|not be blank/i.test(words)) return length ? [`min${length}`, 1] : undefined;
+  if (/non-negative/i.test(words)) return ['minimum', 0];
+  if (/\bpositive\b/i.test(words)) return ['exclusiveMinimum', 0];
+  const stated = /-?\d+(?:\.\d+)?/.exec(words);
+  const n = stated ? Number(stated[0]) : typeof bounds.max_value === 'number' && UPPER.test(words) ? bounds.max_value : typeof bounds.min_value === 'number' && LOWER.test(words) ? bounds.min_value : undefined;
+  if (n === undefined) return undefined;
+  if (/\bless than\b/i.test(words) && !/or equal/i.test(words)) return length ? [`max${length}`, n - 1] : ['exclusiveMaximum', n];
+  if (/\bgreater than\b/i.test(words) && !/or equal/i.test(words)) return length ? [`min${length}`, n + 1] : ['exclusiveMinimum', n];
+  if (LOWER.test(words) || /exceeds? (?:the )?min/i.test(words)) return [length ? `min${length}` : 'minimum', n];
+  if (UPPER.test(words) || /exceeds?/i.test(words)) return [length ? `max${length}` : 'maximum', n];
+  return undefined;
 }
 
 /**
  * The params schema an expected -32602's data declares, or undefined when the data is not in the
  * validation format (or states nothing a schema can say).
  */
-export function paramsSchemaFromConstraints(data: unknown): Json | undefined {
+export function paramsSchemaFromConstraints(data: unknown, params?: unknown): Json | undefined {
   if (!isObject(data)) return undefined;
   const root: Json = { type: 'object' };
   let said = false;
   for (const s of statements(data)) {
-    const path = fieldPathSegments(s.fieldPath as string);
-    const constraint = s.constraint as string;
-    const details = typeof s.details === 'string' ? s.details : '';
+    const { path } = s;
     if (!path.length) continue;
-    if (constraint === 'required') {
+    const kw = s.constraint === undefined ? wordedKeyword(s.words, valueAt(params, path), s.bounds) : s.constraint === 'required' ? 'required' : keywordOf(s.constraint, s.words);
+    if (kw === 'required') {
       const last = path[path.length - 1]!;
       if (typeof last !== 'string') continue;
       const parent = nodeAt(root, path.slice(0, -1));
@@ -98,7 +161,6 @@ export function paramsSchemaFromConstraints(data: unknown): Json | undefined {
       said = true;
       continue;
     }
-    const kw = keywordOf(constraint, details);
     if (!kw) continue;
     nodeAt(root, path)[kw[0]] = kw[1];
     said = true;
