@@ -12,7 +12,8 @@
  * - a resolver throwing keel's GraphQlError AuthenticationError / AuthorizationError /
  *   RateLimitExceeded: 401 / 403 / 429 (its ERROR_CODES status), body still a GraphQL response;
  * - transport errors (405, 406, 413, 415, 500): RFC 9457 problem details via sendProblem.
- * A schema declaring `scalar Upload` also takes the GraphQL multipart request (file uploads, uploads.ts).
+ * A schema declaring `scalar Upload` also takes the GraphQL multipart request (file uploads, uploads.ts);
+ * automatic persisted queries (persisted.ts) are served unless `persistedQueries: false`.
  * Unexpected resolver exceptions are reported as "Internal server error" without their message.
  */
 import type { ServerResponse } from 'node:http';
@@ -29,6 +30,7 @@ import type { GraphqlLimits } from './limits.js';
 import { DEFAULT_GRAPHQL_MAX_RESPONSE_BYTES, responseTooLarge, resultExceeds } from './budget.js';
 import { withoutSuggestions } from './suggestions.js';
 import { operationFromMultipart, takesUploads } from './uploads.js';
+import { PersistedQueries, withPersistedQuery, type PersistedQueryOptions } from './persisted.js';
 import { runWork, type AppWorkGate } from '../server/cost.js';
 import { traceOperation } from '../observability/operation-spans.js';
 import { requestTraceOf } from '../observability/spans.js';
@@ -56,10 +58,15 @@ export interface GraphqlHttpOptions {
    * Default none.
    */
   workGate?: AppWorkGate;
+  /** Automatic persisted queries (lib/graphql/persisted.ts): the bounds of the kept texts, or false to refuse none and serve none. Default on, DocumentCache's bounds. */
+  persistedQueries?: PersistedQueryOptions | false;
 }
 
-/** Per request, through graphql-http: the execution result, so the status can be chosen from the original thrown errors. */
-interface Executed { result: ExecutionResult | undefined }
+/**
+ * Per request, through graphql-http: the execution result, so the status can be chosen from the original thrown
+ * errors; and a refusal decided before graphql-http parses the request (a persisted query not found).
+ */
+interface Executed { result: ExecutionResult | undefined; refusal?: GraphQLError }
 
 /** The request whose operation is executed, on the execution args when it has spans. */
 const TRACED = Symbol('keel.graphql.traced');
@@ -142,6 +149,7 @@ export function createGraphqlHttpHandler(schema: GraphQLSchema, options: Graphql
   const documents = new DocumentCache(schema, limits, options.documentCache);
   const gate = options.workGate;
   const uploads = takesUploads(schema);
+  const persisted = options.persistedQueries === false ? undefined : new PersistedQueries(options.persistedQueries);
   const handle = createHandler<KeelRequest, Executed, OperationContext>({
     schema,
     context: (req) => contextFor(req.raw),
@@ -149,6 +157,7 @@ export function createGraphqlHttpHandler(schema: GraphQLSchema, options: Graphql
     // cache; graphql-http still checks the operation (GET mutations), builds the context and executes.
     execute: tracedExecute,
     onSubscribe: (req, params) => {
+      if (req.context.refusal) return [req.context.refusal];
       let checked;
       try {
         checked = documents.prepare(params.query, params.variables);
@@ -194,9 +203,11 @@ export function createGraphqlHttpHandler(schema: GraphQLSchema, options: Graphql
         }
       }
       const executed: Executed = { result: undefined };
+      let url = req.url ?? '/';
+      if (persisted) ({ body, url, refusal: executed.refusal } = withPersistedQuery(persisted, body, url));
       // Parse, validation and execution: queued, measured and charged to the client (lib/server/cost.ts).
       const handled = await runWork(gate, req, res, () => handle({
-        method: req.method ?? 'GET', url: req.url ?? '/', headers: requestHeaders, body, raw: req, context: executed,
+        method: req.method ?? 'GET', url, headers: requestHeaders, body, raw: req, context: executed,
       }));
       if (handled === undefined) return;
       const [payload, init] = handled;
