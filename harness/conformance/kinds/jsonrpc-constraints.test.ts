@@ -30,7 +30,7 @@ describe('JSON-RPC validation items as params schemas', () => {
 
     it('should state nothing for data in another shape or without a bound', () => {
       assert.equal(paramsSchemaFromConstraints({ where: 'name', why: 'Required field is missing' }), undefined);
-      assert.equal(paramsSchemaFromConstraints({ field: 'zip', reason: 'Must be 5 digits' }, { zip: '123' }), undefined);
+      assert.equal(paramsSchemaFromConstraints({ field: 'zip', reason: 'Must be 5 digits' }, { zip: 123 }), undefined);
       assert.equal(paramsSchemaFromConstraints({ fieldPath: 'name', constraint: 'minLength', details: 'too short' }), undefined);
       assert.equal(paramsSchemaFromConstraints({ fieldPath: 'x', constraint: 'format', details: 'Invalid shoe-size format' }), undefined);
       assert.equal(paramsSchemaFromConstraints('Invalid params'), undefined);
@@ -59,11 +59,20 @@ describe('JSON-RPC validation items as params schemas', () => {
         ['Must be non-negative', -5, ['minimum', 0]],
         ['Must be positive', -5, ['exclusiveMinimum', 0]],
         ['Role must be one of: user, admin', 'root', ['enum', ['user', 'admin']]],
-        ['Must be 5 digits', '123', undefined],
+        ['Must be 5 digits', '123', ['pattern', '^[0-9]{5}$']],
+        ['Must be 5 digits', 123, undefined],
+        ['Must be a valid email address', 'x', ['format', 'email']],
+        ['Age must be an integer', 'x', ['type', 'integer']],
+        ['String length must be between 3 and 50 characters', 'a', ['minLength', 3]],
+        ['String length must be between 3 and 50 characters', 'a'.repeat(51), ['maxLength', 50]],
+        ['Value must be between 1 and 10', 11, ['maximum', 10]],
+        ['Username too short (minimum 3)', 'ab', ['minLength', 3]],
         ['Invalid format', 'x', undefined],
+        ['Must be valid', 'x', undefined],
       ];
       for (const [words, value, want] of cases) assert.deepEqual(wordedKeyword(words, value), want, words);
       assert.deepEqual(wordedKeyword('Value exceeds maximum', 10000, { max_value: 1000 }), ['maximum', 1000]);
+      assert.deepEqual(wordedKeyword('Type mismatch', 'thirty', { expected_type: 'integer' }), ['type', 'integer']);
     });
 
     it('should read fields from lists and from messages by field', () => {

@@ -14,9 +14,11 @@
  * Method documents word the same statements without the keyword: `{field, reason}`, a list
  * `errors: [{field, message}]`, or an object of messages by field (`errors: {address: {zip:
  * "…"}}`, list items by `index`). The keyword is then read from the words (wordedKeyword): required
- * or missing; "Expected <type>"; "<format> format"; "one of: …"; "must not be empty"; non-negative,
- * positive; a number with at least / at most / not exceed / less than / greater than, a length bound
- * for a string or list value (the value the call sends at that field), else a numeric one.
+ * or missing; "Expected <type>", "must be a <type>" (or an `expected_type` member); "<format> format",
+ * "valid <format>"; "one of: …"; "must not be empty"; non-negative, positive; "N digits" (a pattern);
+ * "between A and B" (the bound the value sent breaks); a number with at least / at most / not exceed /
+ * less than / greater than / too short / too long: a length bound for a string or list value (the
+ * value the call sends at that field), else a numeric one.
  */
 import { isObject, type Json } from './kind.js';
 
@@ -123,20 +125,32 @@ export function wordedKeyword(words: string, value: unknown, bounds: Json = {}):
   if (/\b(?:required|missing)\b/i.test(words)) return 'required';
   const typed = keywordOf('type', words);
   if (typed && /expected/i.test(words)) return typed;
-  const format = keywordOf('format', words);
+  const named = /must be an? (string|integer|number|boolean|object|array)\b/i.exec(words)?.[1] ?? (typeof bounds.expected_type === 'string' ? bounds.expected_type : undefined);
+  if (named && TYPES.has(named.toLowerCase())) return ['type', named.toLowerCase()];
+  const format = keywordOf('format', words) ?? keywordOf('format', `${/valid ([\w-]+)/i.exec(words)?.[1] ?? ''} format`);
   if (format) return format;
   if (/one of/i.test(words)) return keywordOf('enum', words);
   const length = typeof value === 'string' ? 'Length' : Array.isArray(value) ? 'Items' : undefined;
   if (/not be empty|not be blank/i.test(words)) return length ? [`min${length}`, 1] : undefined;
   if (/non-negative/i.test(words)) return ['minimum', 0];
   if (/\bpositive\b/i.test(words)) return ['exclusiveMinimum', 0];
+  const digits = /\b(\d+) digits\b/i.exec(words);
+  if (digits && typeof value === 'string') return ['pattern', `^[0-9]{${digits[1]}}$`];
+  // "between A and B": the side the value the call sends is on.
+  const between = /between (-?\d+(?:\.\d+)?) and (-?\d+(?:\.\d+)?)/i.exec(words);
+  if (between) {
+    const [lo, hi] = [Number(between[1]), Number(between[2])];
+    const size = typeof value === 'string' || Array.isArray(value) ? value.length : typeof value === 'number' ? value : undefined;
+    if (size === undefined) return undefined;
+    return size < lo ? [length ? `min${length}` : 'minimum', lo] : [length ? `max${length}` : 'maximum', hi];
+  }
   const stated = /-?\d+(?:\.\d+)?/.exec(words);
   const n = stated ? Number(stated[0]) : typeof bounds.max_value === 'number' && UPPER.test(words) ? bounds.max_value : typeof bounds.min_value === 'number' && LOWER.test(words) ? bounds.min_value : undefined;
   if (n === undefined) return undefined;
   if (/\bless than\b/i.test(words) && !/or equal/i.test(words)) return length ? [`max${length}`, n - 1] : ['exclusiveMaximum', n];
   if (/\bgreater than\b/i.test(words) && !/or equal/i.test(words)) return length ? [`min${length}`, n + 1] : ['exclusiveMinimum', n];
-  if (LOWER.test(words) || /exceeds? (?:the )?min/i.test(words)) return [length ? `min${length}` : 'minimum', n];
-  if (UPPER.test(words) || /exceeds?/i.test(words)) return [length ? `max${length}` : 'maximum', n];
+  if (LOWER.test(words) || /exceeds? (?:the )?min|too short/i.test(words)) return [length ? `min${length}` : 'minimum', n];
+  if (UPPER.test(words) || /exceeds?|too long/i.test(words)) return [length ? `max${length}` : 'maximum', n];
   return undefined;
 }
 
