@@ -236,7 +236,7 @@ export function createGraphqlHttpHandler(schema: GraphQLSchema, options: Graphql
         const raw = await readRawBody(req, maxBodySize);
         if (uploads && parseMediaType(req.headers['content-type'])?.type === 'multipart/form-data') {
           // The operation with its files in place, handed on as the JSON request it describes.
-          body = await operationFromMultipart(raw, req.headers);
+          body = await operationFromMultipart(raw, req.headers, poisoning);
           requestHeaders = { ...req.headers, 'content-type': 'application/json' };
         } else {
           body = requestBody(raw.toString('utf8'), req.headers['content-type'], poisoning);

@@ -61,6 +61,18 @@ describe('when a schema declares scalar Upload', () => {
     }
   });
 
+  it('should read operations under a JSON body\'s rules (nesting depth, __proto__ keys)', async () => {
+    let deep: unknown = null;
+    for (let i = 0; i < 100; i++) deep = [deep];
+    const nested = await upload(server(), { query: ONE, variables: { file: null, deep } }, { 0: ['variables.file'] }, [['0', 'a', 'x']]);
+    assert.equal(nested.status, 400);
+    assert.match(nested.body.detail, /nesting exceeds/);
+    const poisoned = await request(server()).post('/graphql')
+      .field('operations', `{"query": ${JSON.stringify(ONE)}, "variables": {"file": null, "__proto__": {"x": 1}}}`)
+      .field('map', '{"0": ["variables.file"]}').attach('0', Buffer.from('x'), { filename: 'a', contentType: 'text/plain' });
+    assert.equal(poisoned.status, 400);
+  });
+
   it('should refuse more fields than operations and map (413)', async () => {
     const res = await upload(server(), { query: ONE, variables: { file: null } }, { 0: ['variables.file'] }, [['0', 'a', 'x']]).field('extra', '1');
     assert.equal(res.status, 413);

@@ -7,12 +7,15 @@
  * keeps answering multipart bodies with 415, so an API that takes no files accepts no multipart body.
  * Each file reaches its resolver as keel's UploadFile (`filename`, `contentType`, `size`, `asBytes()`),
  * the value HTTP routes give file parameters. The body stays under the route's body cap; its parts are
- * bounded by DEFAULT_GRAPHQL_UPLOAD_LIMITS (two fields, at most that many files), and a map path may
- * only point into `variables` (never `__proto__`, `constructor`, `prototype`).
+ * bounded by DEFAULT_GRAPHQL_UPLOAD_LIMITS (two fields, at most that many files), the two fields are
+ * JSON under a JSON body's rules (nesting depth, `__proto__` keys), and a map path may only point into
+ * `variables` (never `__proto__`, `constructor`, `prototype`).
  */
 import { GraphQLScalarType, type GraphQLSchema } from 'graphql';
 import { HttpError } from '../http/errors.js';
 import { parseMultipart, type MultipartLimits, type UploadFile } from '../http/multipart.js';
+import { refuseDeepJson } from '../http/content.js';
+import { DEFAULT_JSON_POISONING, parseJsonText, type JsonPoisoning } from '../http/json-parse.js';
 
 /** Bounds of a GraphQL multipart request: `operations` and `map`, and at most 100 files. */
 export const DEFAULT_GRAPHQL_UPLOAD_LIMITS: MultipartLimits = Object.freeze({ parts: 102, files: 100, fields: 2, fieldSize: null });
@@ -28,12 +31,15 @@ function bad(message: string): HttpError {
   return new HttpError(400, `Invalid GraphQL multipart request: ${message}`);
 }
 
-function jsonField(fields: Record<string, string | string[]>, name: string): unknown {
+/** A JSON field, under the rules of a JSON body: nesting depth, then `__proto__` keys (400 problems). */
+function jsonField(fields: Record<string, string | string[]>, name: string, poisoning: JsonPoisoning): unknown {
   const text = fields[name];
   if (typeof text !== 'string') throw bad(`the ${JSON.stringify(name)} field is missing (or given twice)`);
+  refuseDeepJson(text);
   try {
-    return JSON.parse(text);
-  } catch {
+    return parseJsonText(text, poisoning);
+  } catch (err) {
+    if (err instanceof HttpError) throw err;
     throw bad(`the ${JSON.stringify(name)} field is not JSON`);
   }
 }
@@ -59,12 +65,12 @@ function place(operation: Record<string, unknown>, path: string, file: UploadFil
  * (a missing or unparsable field, a file the map names but the body lacks, a map path outside
  * `variables`) is a 400; a body past the bounds a 413 naming the bound.
  */
-export async function operationFromMultipart(raw: Buffer, headers: Record<string, string | string[] | undefined>, limits: MultipartLimits = DEFAULT_GRAPHQL_UPLOAD_LIMITS): Promise<Record<string, unknown>> {
+export async function operationFromMultipart(raw: Buffer, headers: Record<string, string | string[] | undefined>, poisoning: JsonPoisoning = DEFAULT_JSON_POISONING, limits: MultipartLimits = DEFAULT_GRAPHQL_UPLOAD_LIMITS): Promise<Record<string, unknown>> {
   const { fields, files } = await parseMultipart(raw, headers, limits);
-  const operation = jsonField(fields, 'operations');
+  const operation = jsonField(fields, 'operations', poisoning);
   // A batch of operations (an array) is not served: keel's GraphQL route takes one operation per request.
   if (operation === null || typeof operation !== 'object' || Array.isArray(operation)) throw bad('operations must be one GraphQL request (a JSON object)');
-  const map = jsonField(fields, 'map');
+  const map = jsonField(fields, 'map', poisoning);
   if (map === null || typeof map !== 'object' || Array.isArray(map)) throw bad('map must be a JSON object of file keys to paths');
   for (const [key, paths] of Object.entries(map)) {
     const file = files[key];
