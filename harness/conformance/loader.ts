@@ -27,8 +27,8 @@ function outOfScopeReason(doc: Json, category: string): string {
   if ('protobuf' in doc) return 'protobuf/gRPC case (not an HTTP request/response case)';
   if ('openrpc' in doc || 'openapi' in doc || 'asyncapi' in doc) return 'API description document (not an HTTP request/response case)';
   if ('operation_type' in doc || category.startsWith('graphql')) return 'GraphQL document (not an HTTP request/response case)';
-  if ('examples' in doc || 'params_schema' in doc || category.startsWith('jsonrpc')) return 'JSON-RPC method document (not an HTTP request/response case)';
-  if (category === 'websockets' || category === 'sse' || 'channel' in doc) return `${category} channel document (not an HTTP request/response case)`;
+  if ('method' in doc || 'params_schema' in doc || category.startsWith('jsonrpc')) return 'JSON-RPC method document (not an HTTP request/response case)';
+  if (category === 'websockets' || category === 'sse' || 'channel' in doc) return `${category} message document without a channel or protocol: there is no address a client could send it to`;
   return 'not an HTTP request/response case (no handler.route, request.path and expected_response.status_code)';
 }
 

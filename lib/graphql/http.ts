@@ -12,6 +12,8 @@
  * - a resolver throwing keel's GraphQlError AuthenticationError / AuthorizationError /
  *   RateLimitExceeded: 401 / 403 / 429 (its ERROR_CODES status), body still a GraphQL response;
  * - transport errors (405, 406, 413, 415, 500): RFC 9457 problem details via sendProblem.
+ * A schema declaring `scalar Upload` also takes the GraphQL multipart request (file uploads, uploads.ts);
+ * automatic persisted queries (persisted.ts) are served unless `persistedQueries: false`.
  * Unexpected resolver exceptions are reported as "Internal server error" without their message.
  */
 import type { ServerResponse } from 'node:http';
@@ -20,13 +22,17 @@ import { execute, getOperationAST, GraphQLError, type ExecutionArgs, type Execut
 import { readRawBody } from '../http/body.js';
 import { GraphQlError, HttpError, KeelError } from '../http/errors.js';
 import { problemFor, sendProblem } from '../http/problem.js';
-import { isJsonType, parseMediaType, refuseDeepJson } from '../http/content.js';
-import { DEFAULT_JSON_POISONING, parseJsonText, type JsonPoisoning } from '../http/json-parse.js';
+import { parseMediaType } from '../http/content.js';
+import { DEFAULT_JSON_POISONING, type JsonPoisoning } from '../http/json-parse.js';
 import type { KeelRequest } from '../http/request.js';
 import { DocumentCache, isRejected, type DocumentCacheOptions } from './documents.js';
 import type { GraphqlLimits } from './limits.js';
 import { DEFAULT_GRAPHQL_MAX_RESPONSE_BYTES, responseTooLarge, resultExceeds } from './budget.js';
 import { withoutSuggestions } from './suggestions.js';
+import { operationFromMultipart, takesUploads } from './uploads.js';
+import { PersistedQueries, withPersistedQuery, type PersistedQueryOptions } from './persisted.js';
+import { batchBody, batchOf, DEFAULT_GRAPHQL_MAX_BATCH, type GraphqlBatching } from './batch.js';
+import { refuseDeepQuery, requestBody } from './request-body.js';
 import { runWork, type AppWorkGate } from '../server/cost.js';
 import { traceOperation } from '../observability/operation-spans.js';
 import { requestTraceOf } from '../observability/spans.js';
@@ -54,10 +60,20 @@ export interface GraphqlHttpOptions {
    * Default none.
    */
   workGate?: AppWorkGate;
+  /** Batched operations (a JSON array body, lib/graphql/batch.ts): true or `{ max_operations }`. Default false (one operation per request, GraphQL over HTTP). */
+  batching?: GraphqlBatching | boolean;
+  /** Automatic persisted queries (lib/graphql/persisted.ts): the bounds of the kept texts, or false to refuse none and serve none. Default on, DocumentCache's bounds. */
+  persistedQueries?: PersistedQueryOptions | false;
 }
 
-/** Per request, through graphql-http: the execution result, so the status can be chosen from the original thrown errors. */
-interface Executed { result: ExecutionResult | undefined }
+/**
+ * Per request, through graphql-http: the execution result, so the status can be chosen from the original thrown
+ * errors; and a refusal decided before graphql-http parses the request (a persisted query not found).
+ */
+interface Executed { result: ExecutionResult | undefined; refusal?: GraphQLError }
+
+/** One operation's answer: a GraphQL response (status, headers, body text), or a transport error's problem. */
+type Operated = { status: number; headers: Record<string, string>; answer: string | null } | { problem: ReturnType<typeof problemFor>; extra: Record<string, string> };
 
 /** The request whose operation is executed, on the execution args when it has spans. */
 const TRACED = Symbol('keel.graphql.traced');
@@ -97,7 +113,9 @@ export function formatGraphqlError(err: Readonly<GraphQLError | Error>): GraphQL
   if (!original || original instanceof GraphQLError) return err;
   const keel = keelOf(err);
   const expose = keel !== undefined && (keel.status < 500 || keel instanceof GraphQlError && keel.status === 200);
-  const code = keel instanceof GraphQlError ? keel.kind.replace(/([a-z])([A-Z])/g, '$1_$2').toUpperCase() : keel?.code ?? 'INTERNAL_SERVER_ERROR';
+  // An exposed application error that names its own code (`extensions.code`) keeps it: the client's contract.
+  const own = expose && !(keel instanceof GraphQlError) && typeof err.extensions?.code === 'string' ? err.extensions.code : undefined;
+  const code = own ?? (keel instanceof GraphQlError ? keel.kind.replace(/([a-z])([A-Z])/g, '$1_$2').toUpperCase() : keel?.code ?? 'INTERNAL_SERVER_ERROR');
   return new GraphQLError(expose ? err.message : MESSAGE_HIDDEN, {
     nodes: err.nodes, source: err.source, positions: err.positions, path: err.path,
     extensions: { ...err.extensions, code },
@@ -137,6 +155,9 @@ export function createGraphqlHttpHandler(schema: GraphQLSchema, options: Graphql
   const contextFor = options.context ?? ((req: KeelRequest) => ({ req }) as unknown as OperationContext);
   const documents = new DocumentCache(schema, limits, options.documentCache);
   const gate = options.workGate;
+  const uploads = takesUploads(schema);
+  const persisted = options.persistedQueries === false ? undefined : new PersistedQueries(options.persistedQueries);
+  const batching = options.batching === true ? {} : options.batching || undefined;
   const handle = createHandler<KeelRequest, Executed, OperationContext>({
     schema,
     context: (req) => contextFor(req.raw),
@@ -144,6 +165,7 @@ export function createGraphqlHttpHandler(schema: GraphQLSchema, options: Graphql
     // cache; graphql-http still checks the operation (GET mutations), builds the context and executes.
     execute: tracedExecute,
     onSubscribe: (req, params) => {
+      if (req.context.refusal) return [req.context.refusal];
       let checked;
       try {
         checked = documents.prepare(params.query, params.variables);
@@ -170,6 +192,38 @@ export function createGraphqlHttpHandler(schema: GraphQLSchema, options: Graphql
     },
   });
 
+  /** One operation through graphql-http, and the status table above applied to its answer. */
+  const operate = async (req: KeelRequest, requestBody: string | Record<string, unknown> | null, requestUrl: string, headers: KeelRequest['headers']): Promise<Operated> => {
+    const executed: Executed = { result: undefined };
+    let body = requestBody;
+    let url = requestUrl;
+    if (persisted) ({ body, url, refusal: executed.refusal } = withPersistedQuery(persisted, body, url));
+    const [payload, init] = await handle({ method: req.method ?? 'GET', url, headers, body, raw: req, context: executed });
+    let status = init.status;
+    const out = init.headers ?? {};
+    if (status === 405 || status === 406 || status === 415) {
+      // Not a GraphQL response: transport errors are problem details (RFC 9457).
+      const code = status === 405 ? 'KEEL_METHOD_NOT_ALLOWED' : status === 406 ? 'KEEL_NOT_ACCEPTABLE' : 'KEEL_UNSUPPORTED_MEDIA_TYPE';
+      const detail = status === 406 ? `Acceptable media types: ${out.accept ?? 'application/json'}` : payloadMessage(payload);
+      const extra: Record<string, string> = {};
+      if (out.allow) extra.Allow = out.allow;
+      if (out.accept) extra.Accept = out.accept;
+      return { problem: problemFor(code, detail), extra };
+    }
+    if (status === 200 && payload) {
+      // No execution result with `data`: a request error (parse, validation, variable coercion,
+      // limits; GraphQL spec §7.1.2), which graphql-http answers with 200 under application/json.
+      const { result } = executed;
+      status = result && 'data' in result ? executionStatus(result.errors ?? []) : 400;
+    }
+    let answer = payload;
+    // The count before serialising leaves escapes and multi-byte characters out: the bytes decide.
+    if (answer !== null && maxResponseBytes !== null && executed.result && Buffer.byteLength(answer) > maxResponseBytes) {
+      answer = JSON.stringify({ data: null, errors: [responseTooLarge(maxResponseBytes).toJSON()] });
+    }
+    return { status, headers: out as Record<string, string>, answer };
+  };
+
   return async function graphqlHttpHandler(req: KeelRequest, res: ServerResponse): Promise<void> {
     try {
       // Refused before the body is read: a client past its CPU budget, or an overloaded server (WorkRefusal).
@@ -177,75 +231,51 @@ export function createGraphqlHttpHandler(schema: GraphQLSchema, options: Graphql
       let body: string | Record<string, unknown> | null = null;
       // GET `variables` (and `extensions`) are JSON too: one nesting rule, checked before graphql-http parses them.
       if (req.method !== 'POST') refuseDeepQuery(req.url);
-      if (req.method === 'POST') body = requestBody((await readRawBody(req, maxBodySize)).toString('utf8'), req.headers['content-type'], poisoning);
-      const executed: Executed = { result: undefined };
+      let requestHeaders = req.headers;
+      if (req.method === 'POST') {
+        const raw = await readRawBody(req, maxBodySize);
+        if (uploads && parseMediaType(req.headers['content-type'])?.type === 'multipart/form-data') {
+          // The operation with its files in place, handed on as the JSON request it describes.
+          body = await operationFromMultipart(raw, req.headers, poisoning);
+          requestHeaders = { ...req.headers, 'content-type': 'application/json' };
+        } else {
+          body = requestBody(raw.toString('utf8'), req.headers['content-type'], poisoning);
+        }
+      }
+      if (batching && typeof body === 'string') {
+        const operations = batchOf(body, req.headers['content-type'], batching.max_operations ?? DEFAULT_GRAPHQL_MAX_BATCH, poisoning);
+        if (operations) {
+          // The whole batch is one piece of work: admitted, queued and charged together.
+          const parts = await runWork(gate, req, res, async () => {
+            const out: Operated[] = [];
+            for (const op of operations) out.push(await operate(req, op, req.url ?? '/', requestHeaders));
+            return out;
+          });
+          if (parts === undefined) return;
+          const text = batchBody(parts.map((p) => ('problem' in p ? { detail: p.problem.detail ?? p.problem.title } : { answer: p.answer })));
+          res.statusCode = 200;
+          res.setHeader('Content-Type', parts.find((p): p is Extract<Operated, { status: number }> => 'status' in p)?.headers['content-type'] ?? 'application/json; charset=utf-8');
+          res.setHeader('Content-Length', Buffer.byteLength(text));
+          res.end(text);
+          return;
+        }
+      }
       // Parse, validation and execution: queued, measured and charged to the client (lib/server/cost.ts).
-      const handled = await runWork(gate, req, res, () => handle({
-        method: req.method ?? 'GET', url: req.url ?? '/', headers: req.headers, body, raw: req, context: executed,
-      }));
-      if (handled === undefined) return;
-      const [payload, init] = handled;
-      let status = init.status;
-      const headers = init.headers ?? {};
-      if (status === 405 || status === 406 || status === 415) {
-        // Not a GraphQL response: transport errors are problem details (RFC 9457).
-        const code = status === 405 ? 'KEEL_METHOD_NOT_ALLOWED' : status === 406 ? 'KEEL_NOT_ACCEPTABLE' : 'KEEL_UNSUPPORTED_MEDIA_TYPE';
-        const detail = status === 406 ? `Acceptable media types: ${headers.accept ?? 'application/json'}` : payloadMessage(payload);
-        const extra: Record<string, string> = {};
-        if (headers.allow) extra.Allow = headers.allow;
-        if (headers.accept) extra.Accept = headers.accept;
-        sendProblem(res, problemFor(code, detail), extra);
+      const operated = await runWork(gate, req, res, () => operate(req, body, req.url ?? '/', requestHeaders));
+      if (operated === undefined) return;
+      if ('problem' in operated) {
+        sendProblem(res, operated.problem, operated.extra);
         return;
       }
-      if (status === 200 && payload) {
-        // No execution result with `data`: a request error (parse, validation, variable coercion,
-        // limits; GraphQL spec §7.1.2), which graphql-http answers with 200 under application/json.
-        const { result } = executed;
-        status = result && 'data' in result ? executionStatus(result.errors ?? []) : 400;
-      }
-      let answer = payload;
-      // The count before serialising leaves escapes and multi-byte characters out: the bytes decide.
-      if (answer !== null && maxResponseBytes !== null && executed.result && Buffer.byteLength(answer) > maxResponseBytes) {
-        answer = JSON.stringify({ data: null, errors: [responseTooLarge(maxResponseBytes).toJSON()] });
-      }
-      res.statusCode = status;
-      for (const k in headers) res.setHeader(k, headers[k]!);
-      if (answer !== null) res.setHeader('Content-Length', Buffer.byteLength(answer));
-      res.end(answer ?? undefined);
+      res.statusCode = operated.status;
+      for (const k in operated.headers) res.setHeader(k, operated.headers[k]!);
+      if (operated.answer !== null) res.setHeader('Content-Length', Buffer.byteLength(operated.answer));
+      res.end(operated.answer ?? undefined);
     } catch (err) {
       // HttpError: body too large (413) or aborted (400); anything else is an internal error.
       sendProblem(res, err instanceof HttpError ? err : problemFor('KEEL_INTERNAL'));
     }
   };
-}
-
-/**
- * A JSON body, parsed here with the prototype-poisoning check (a refused key throws the 400
- * HttpError), so graphql-http gets the object and does not parse again. Other media types, malformed
- * JSON and non-objects stay text: graphql-http gives them its own answers.
- */
-function requestBody(text: string, contentType: string | undefined, poisoning: JsonPoisoning): string | Record<string, unknown> {
-  if (!isJsonType(parseMediaType(contentType)?.type ?? '')) return text;
-  refuseDeepJson(text);
-  let value: unknown;
-  try {
-    value = parseJsonText(text, poisoning);
-  } catch (err) {
-    if (err instanceof HttpError) throw err;
-    return text;
-  }
-  return value !== null && typeof value === 'object' && !Array.isArray(value) ? (value as Record<string, unknown>) : text;
-}
-
-/** The JSON query parameters of a GraphQL GET (graphql-over-http: `variables`, `extensions`) under the JSON nesting rule. */
-function refuseDeepQuery(url: string | undefined): void {
-  const q = url?.indexOf('?') ?? -1;
-  if (q < 0) return;
-  const params = new URLSearchParams(url!.slice(q + 1));
-  for (const name of ['variables', 'extensions']) {
-    const value = params.get(name);
-    if (value) refuseDeepJson(value);
-  }
 }
 
 function hideSuggestion(err: GraphQLError | Error): GraphQLError | Error {

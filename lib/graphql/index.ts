@@ -12,6 +12,9 @@ export {
 } from './limits.js';
 export { estimateResponseBytes, responseSizeRule, resultExceeds, DEFAULT_GRAPHQL_MAX_RESPONSE_BYTES, LEAF_BYTES, RESPONSE_SIZE_CODE } from './budget.js';
 export { withoutSuggestions } from './suggestions.js';
+export { operationFromMultipart, takesUploads, DEFAULT_GRAPHQL_UPLOAD_LIMITS } from './uploads.js';
+export { batchOf, batchBody, DEFAULT_GRAPHQL_MAX_BATCH, type GraphqlBatching, type BatchPart } from './batch.js';
+export { PersistedQueries, withPersistedQuery, type PersistedQueryOptions, type PersistedOutcome } from './persisted.js';
 export { createGraphqlHttpHandler, formatGraphqlError, DEFAULT_GRAPHQL_MAX_BODY_SIZE, type GraphqlHttpOptions, type GraphqlContext } from './http.js';
 export {
   createGraphqlWsUpgradeHandler, DEFAULT_CONNECTION_INIT_WAIT_TIMEOUT, DEFAULT_MAX_SUBSCRIPTIONS_PER_CONNECTION, type GraphqlWsOptions,

@@ -20,6 +20,8 @@ import type { WebSocketFairnessOptions } from '../ws/fairness.js';
 import { slicedPubSub } from '../ws/fanout.js';
 import { builtinSchema } from './builtin-schemas.js';
 import { createGraphqlHttpHandler } from './http.js';
+import type { PersistedQueryOptions } from './persisted.js';
+import type { GraphqlBatching } from './batch.js';
 import type { AppWorkGate } from '../server/cost.js';
 import { graphqlOpenApi } from './openapi.js';
 import type { GraphqlLimits } from './limits.js';
@@ -75,6 +77,10 @@ export interface GraphqlRouteOptions {
    * charged to the client's CPU budget. An App passes its own (ServerConfig.work_limits). Default none.
    */
   workGate?: AppWorkGate;
+  /** Automatic persisted queries: the bounds of the kept texts, or false for none (GraphqlHttpOptions.persistedQueries). Default on. */
+  persistedQueries?: PersistedQueryOptions | false;
+  /** Batched operations (GraphqlHttpOptions.batching): true or `{ max_operations }`. Default false. */
+  batching?: GraphqlBatching | boolean;
 }
 
 export interface GraphqlRoute {
@@ -113,7 +119,7 @@ export function graphqlRouteForSchema(path: string, method: unknown, schema: Gra
   const playground = options.enablePlayground ?? false;
   const assetsPath = path.replace(/\/$/, '') + PLAYGROUND_ASSETS_SEGMENT;
   const documentCache = options.maxTokens === undefined ? {} : { maxTokens: options.maxTokens };
-  const http = createGraphqlHttpHandler(schema, { limits, maxBodySize: options.maxBodySize, jsonPoisoning: options.jsonPoisoning, documentCache, workGate: options.workGate });
+  const http = createGraphqlHttpHandler(schema, { limits, maxBodySize: options.maxBodySize, jsonPoisoning: options.jsonPoisoning, documentCache, workGate: options.workGate, ...(options.persistedQueries !== undefined ? { persistedQueries: options.persistedQueries } : {}), ...(options.batching !== undefined ? { batching: options.batching } : {}) });
   // Parsed here: a bad CorsConfig is a ConfigError at registration.
   const guards = [...(options.guards ?? []), ...(options.cors !== undefined ? [originGuard(options.cors)] : [])];
   const ws: UpgradeHandler = createGraphqlWsUpgradeHandler(schema, {

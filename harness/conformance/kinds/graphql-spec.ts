@@ -17,6 +17,8 @@ export interface GraphqlResolverSpec extends Json {
   return_value?: unknown;
   error_message?: string;
   error_extensions?: Json;
+  /** Answers by argument value (`{"user-1": "<JSON>"}`): the resolver returns the one its arguments name. */
+  arg_mapping?: Json;
 }
 
 export interface GraphqlSpec extends Json {
@@ -24,6 +26,8 @@ export interface GraphqlSpec extends Json {
   endpoint: string;
   sdl: string;
   resolvers: Record<string, GraphqlResolverSpec>;
+  /** The route takes batches (a JSON array of operations): the case sends one, so its route must. */
+  batching?: true;
   /** Introspection, depth and complexity limits the route declares (`handler_config`, `depth_limit`, `complexity_limit`). */
   limits: { introspection_enabled: boolean; depth_limit: number | null; complexity_limit: number | null };
   request: {
@@ -82,6 +86,7 @@ export function fromGraphqlDocument(doc: Json): KindLoad {
     sdl: String(doc.schema),
     resolvers: (isObject(doc.resolvers) ? doc.resolvers : {}) as Record<string, GraphqlResolverSpec>,
     limits: { introspection_enabled: config.introspection_enabled !== false, depth_limit: limit(doc.depth_limit), complexity_limit: limit(doc.complexity_limit) },
+    ...(Array.isArray(body) ? { batching: true as const } : {}),
     request: {
       method: typeof request.method === 'string' ? request.method.toUpperCase() : 'POST',
       path: typeof request.path === 'string' ? request.path : endpoint,
@@ -107,7 +112,7 @@ export const graphqlLoader: KindLoader = {
     // Resolvers answer from the expected data (those written as code, `factory`), and an `error`
     // resolver fails with the case's error status; validation and parse errors stay the server's.
     return {
-      endpoint: spec.endpoint, sdl: spec.sdl, resolvers: spec.resolvers, limits: spec.limits,
+      endpoint: spec.endpoint, sdl: spec.sdl, resolvers: spec.resolvers, limits: spec.limits, ...(spec.batching ? { batching: true } : {}),
       data: spec.expected.data ?? spec.expected.data_partial ?? null,
       resolver_error_status: spec.expected.status_code >= 400 ? spec.expected.status_code : null,
     };

@@ -19,6 +19,20 @@ describe('GraphQL kind', () => {
       assert.equal(r.status, 'passed', JSON.stringify(r.mismatches ?? r.error));
     });
 
+    it('should send a batch to a route that takes batches and compare each response\'s data in order', async () => {
+      const mapping = { 'Query.book': { type: 'mock_with_args', arg_mapping: { b1: '{"id": "b1", "title": "Dune"}', b2: '{"id": "b2", "title": "Emma"}' } } };
+      const doc = (titles: string[]) => ({
+        ...gql(BOOK, { status_code: 200, data: titles.map((t, i) => ({ book: { id: `b${i + 1}`, title: t } })) }, mapping),
+        request: { method: 'POST', path: '/graphql', headers: { 'Content-Type': 'application/json' }, body: [{ query: '{ book(id: "b1") { id title } }' }, { query: '{ book(id: "b2") { id title } }' }] },
+      });
+      const [c] = casesOf(doc(['Dune', 'Emma']));
+      const r = await run(c!);
+      assert.equal(r.status, 'passed', JSON.stringify(r.mismatches ?? r.error));
+      assert.deepEqual((await run(casesOf(doc(['Dune', 'Persuasion']))[0]!)).mismatches.map((m) => m.what), ['body $[1].data']);
+      // A route that does not say it takes batches refuses the array (the case sent to a single-operation case's server).
+      assert.equal((await run(c!, casesOf(gql(BOOK, { status_code: 200, data: { book: null } }))[0]!)).status, 'failed');
+    });
+
     it('should answer a resolver written as code (factory) with the expected data at its field', async () => {
       const [c] = casesOf(gql(BOOK, { status_code: 200, data: { book: { id: 'b1', title: 'Emma' } } }, { 'Query.book': { type: 'factory', factory_fn: 'load_book' } }));
       assert.equal((await run(c!)).status, 'passed');

@@ -28,7 +28,7 @@ function expectedData(spec: GraphqlSpec): Json {
 }
 
 /** The resolver of a declared `Type.field` (see the module comment). */
-async function declaredResolver(spec: GraphqlSpec, r: GraphqlResolverSpec, parent: unknown, key: string): Promise<unknown> {
+async function declaredResolver(spec: GraphqlSpec, r: GraphqlResolverSpec, parent: unknown, key: string, args: Json): Promise<unknown> {
   if (r.type === 'error' || (typeof r.error_message === 'string' && !('return_value' in r))) {
     const message = r.error_message ?? 'Resolver error';
     const extensions = isObject(r.error_extensions) ? r.error_extensions : undefined;
@@ -39,7 +39,25 @@ async function declaredResolver(spec: GraphqlSpec, r: GraphqlResolverSpec, paren
     throw new GraphQLError(message, extensions ? { extensions } : {});
   }
   if ('return_value' in r) return r.return_value;
+  const mapped = mappedAnswer(r, args);
+  if (mapped !== undefined) return mapped;
   return isObject(parent) ? parent[key] : undefined;
+}
+
+/** The answer an `arg_mapping` gives for the call's arguments (a JSON text is parsed), if any. */
+function mappedAnswer(r: GraphqlResolverSpec, args: Json): unknown {
+  if (!isObject(r.arg_mapping)) return undefined;
+  for (const v of Object.values(args)) {
+    if (typeof v !== 'string' || !Object.hasOwn(r.arg_mapping, v)) continue;
+    const answer = r.arg_mapping[v];
+    if (typeof answer !== 'string') return answer;
+    try {
+      return JSON.parse(answer);
+    } catch {
+      return answer;
+    }
+  }
+  return undefined;
 }
 
 /** Abstract types: `__typename` when the value names one, else the first possible type having all its keys. */
@@ -75,10 +93,10 @@ export function caseSchema(spec: GraphqlSpec): GraphQLSchema {
     const root = ROOTS.includes(type.name) || [schema.getQueryType(), schema.getMutationType(), schema.getSubscriptionType()].includes(type);
     for (const field of Object.values(type.getFields())) {
       const declared = spec.resolvers[`${type.name}.${field.name}`];
-      const resolve: GraphQLFieldResolver<unknown, unknown> = (parent, _args, _ctx, info) => {
+      const resolve: GraphQLFieldResolver<unknown, unknown> = (parent, args, _ctx, info) => {
         const key = info.path.key as string;
         const source = root ? data : parent;
-        if (declared) return declaredResolver(spec, declared, source, key);
+        if (declared) return declaredResolver(spec, declared, source, key, args as Json);
         return isObject(source) ? (key in source ? source[key] : source[field.name]) : undefined;
       };
       if (type === schema.getSubscriptionType()) {
@@ -99,7 +117,7 @@ async function serve(raw: Json) {
   const { App } = await import('../../../lib/app/app.js');
   const { graphqlRouteForSchema, installGraphqlRoute } = await import('../../../lib/graphql/route.js');
   const app = new App({ host: '127.0.0.1', port: 0, graceful_shutdown: false, shutdown_timeout: 0 }, { logger: pino({ level: 'silent' }) });
-  const route = graphqlRouteForSchema(spec.endpoint, 'POST', caseSchema(spec), { ...spec.limits });
+  const route = graphqlRouteForSchema(spec.endpoint, 'POST', caseSchema(spec), { ...spec.limits }, spec.batching ? { batching: true } : {});
   installGraphqlRoute(app as never, route);
   await app.ready();
   const handle = await app.listen({ host: '127.0.0.1', port: 0, handleSignals: false });
@@ -126,6 +144,15 @@ export function compareGraphql(spec: GraphqlSpec, status: number, headers: Recor
   for (const [k, v] of Object.entries(exp.headers ?? {})) {
     const got = headers[k.toLowerCase()];
     if (got === undefined || got.toLowerCase() !== v.toLowerCase()) out.push({ what: `header ${k.toLowerCase()}`, expected: v, actual: got ?? '<<absent>>' });
+  }
+  // A batch's answer is an array of responses: the case lists their data in order.
+  if (Array.isArray(exp.data)) {
+    if (!Array.isArray(body) || body.length !== exp.data.length) return [...out, { what: 'body (batch)', expected: `${exp.data.length} responses`, actual: body }];
+    exp.data.forEach((d, i) => {
+      const got = isObject(body[i]) ? (body[i] as Json).data : undefined;
+      if (!deepEqual(d ?? null, got ?? null)) out.push({ what: `body $[${i}].data`, expected: d, actual: got ?? null });
+    });
+    return out;
   }
   const b = isObject(body) ? body : {};
   if ('data' in exp && !deepEqual(exp.data ?? null, b.data ?? null)) out.push({ what: 'body $.data', expected: exp.data, actual: b.data ?? null });

@@ -1,13 +1,14 @@
 /**
  * gRPC cases, normalised from the corpus's two shapes into one spec (the manifest's `protocol`):
  * - protobuf documents (`{protobuf {package, messages, services}, handler {service, method},
- *   request {metadata, message | stream}, expected_response {status_code (gRPC name), message | stream}}`);
+ *   request {metadata, message | stream | stream_size + stream_generator}, expected_response {status_code (gRPC name), message | stream}}`);
  * - gRPC calls written as HTTP/1.1 JSON exchanges (`Content-Type: application/grpc`, route
  *   `/<package>.<Service>/<Method>`, a JSON body and a body_schema; the expected `grpc-status`
  *   header and body): their messages are derived from the request's body_schema and the expected
  *   body's JSON types (string, int64 for integers, double, bool), so they become real gRPC calls.
  * The spec carries a `.proto` text an implementation can load (protoText).
  */
+import { generatedStream } from './grpc-generated-stream.js';
 import { isObject, type Json, type KindLoad, type KindLoader } from './kind.js';
 
 export interface ProtoField { name: string; type: string; number: number; label?: string; oneof?: string }
@@ -111,7 +112,11 @@ export function fromProtobufDocument(doc: Json): KindLoad {
   let requests: Json[];
   if (Array.isArray(request.stream)) requests = request.stream as Json[];
   else if (isObject(request.message)) requests = [request.message];
-  else if (request.stream_size !== undefined) return { skip: `the request stream is described in prose only (${JSON.stringify(request.stream_generator ?? request.stream_note)}), not as messages a client can send` };
+  else if (request.stream_size !== undefined) {
+    const generated = generatedStream(request.stream_size, request.stream_generator, messages.find((m) => m.name === method.input_type || `${pkg}.${m.name}` === method.input_type));
+    if (!Array.isArray(generated)) return { skip: `the request stream cannot be generated: ${generated.skip}` };
+    requests = generated;
+  }
   else requests = [{}];
   const headers = strings(exp.headers ?? exp.metadata);
   delete headers['content-type'];

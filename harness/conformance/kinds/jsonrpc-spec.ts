@@ -7,15 +7,22 @@
  * - a document of named scenarios (`{name: {request, expected_response}}`);
  * - a validation item (`{name, method, params, expectedSuccess, expectedError?}`): a call whose answer
  *   is only "succeeds" or the error it expects.
+ * An expected -32602 for a method the document gives no params schema states, in its `data`, the
+ * constraint the params break: that is the method's params schema (jsonrpc-constraints.ts).
  * The spec says which methods the server has (every method called, but one the call expects -32601
  * for), their schemas (the document's params/result schema for its own method), and what each
  * method's handler answers for given params: its result, or an application error (a code outside
  * JSON-RPC's reserved -32768..-32000 range). Protocol errors (parse, invalid request, unknown method,
  * invalid params, internal) are the server's to produce and never handed to a handler.
  */
+import { paramsSchemaFromConstraints } from './jsonrpc-constraints.js';
 import { isObject, type Json, type KindLoad, type KindLoader } from './kind.js';
 
-export interface JsonRpcAnswer { params: unknown; result?: unknown; error?: { code: number; message: string; data?: unknown } }
+/**
+ * What a method's handler does for given params: returns `result`, raises an application `error`, or
+ * `fails` (an unexpected failure: JSON-RPC 2.0 §5.1's -32603 Internal error is then the server's answer).
+ */
+export interface JsonRpcAnswer { params: unknown; result?: unknown; error?: { code: number; message: string; data?: unknown }; fails?: true }
 export interface JsonRpcMethodSpec { name: string; params_schema?: Json; result_schema?: Json; answers: JsonRpcAnswer[] }
 
 export interface JsonRpcSpec extends Json {
@@ -62,8 +69,14 @@ function spec(doc: Json, request: JsonRpcSpec['request'], expected: JsonRpcSpec[
     const err = errorOf(answer?.error) ?? (expected.error && !Array.isArray(request.json) ? expected.error : undefined);
     if (err?.code === -32601) continue;
     const m = methods.get(c.method) ?? { name: c.method, answers: [], ...(c.method === own && isObject(doc.params_schema) ? { params_schema: doc.params_schema } : {}), ...(c.method === own && isObject(doc.result_schema) ? { result_schema: doc.result_schema } : {}) };
+    // An invalid-params answer for a method the document gives no schema: its data states the constraint the params break.
+    if (err?.code === -32602 && !m.params_schema) {
+      const declared = paramsSchemaFromConstraints(err.data, c.params);
+      if (declared) m.params_schema = declared;
+    }
     if (answer && 'result' in answer) m.answers.push({ params: c.params, result: answer.result });
     else if (err && !isProtocolError(err.code)) m.answers.push({ params: c.params, error: { code: err.code, message: err.message ?? '', ...('data' in err ? { data: err.data } : {}) } });
+    else if (err?.code === -32603) m.answers.push({ params: c.params, fails: true });
     methods.set(c.method, m);
   }
   return { endpoint: typeof doc.endpoint === 'string' && doc.endpoint.startsWith('/') ? doc.endpoint : '/rpc', methods: [...methods.values()], request, expected };
@@ -100,7 +113,8 @@ export function fromJsonRpcDocument(doc: unknown, category: string): KindLoad[] 
     const err = errorOf(doc.expectedError);
     return { ...(typeof doc.name === 'string' ? { name: doc.name } : {}), spec: spec({}, { json: request }, doc.expectedSuccess === true || !err ? { success: true } : { error: err }) };
   }
-  if (Array.isArray(doc.examples) || Array.isArray(doc.error_cases)) {
+  // A method document names its method (or sits in a jsonrpc category): other documents have examples too (message schemas).
+  if ((Array.isArray(doc.examples) || Array.isArray(doc.error_cases)) && (typeof doc.method === 'string' || category.toLowerCase().includes('jsonrpc'))) {
     const items = [
       ...(Array.isArray(doc.examples) ? doc.examples : []).map((e, i) => (isObject(e) ? fromItem(doc, e, i, 'example') : { skip: `examples[${i}] is not an object` })),
       ...(Array.isArray(doc.error_cases) ? doc.error_cases : []).map((e, i) => (isObject(e) ? fromItem(doc, e, i, 'error') : { skip: `error_cases[${i}] is not an object` })),

@@ -1,8 +1,8 @@
 /**
  * JSON-RPC cases as calls over HTTP POST, and keel's fixture for them: an App with `jsonrpc` on at
  * the case's endpoint and `app.rpc` per method (its params/result schemas when the case gives them),
- * whose handler answers what the spec says for the params it got (a result, or an application
- * error), else `{}`. Parse errors, invalid requests, unknown methods, invalid params, batches and
+ * whose handler answers what the spec says for the params it got (a result, an application error,
+ * or an unexpected failure), else `{}`. Parse errors, invalid requests, unknown methods, invalid params, batches and
  * notifications are keel's.
  *
  * Comparison (JSON-RPC 2.0 §5): `jsonrpc`, `id`, the result (deep equal), the error's code and
@@ -25,6 +25,7 @@ async function serve(raw: Json) {
   const handler = (m: JsonRpcMethodSpec) => (params: unknown) => {
     const hit = m.answers.find((a) => same(a.params, params));
     if (hit?.error) throw new JsonRpcError(hit.error.code, hit.error.message, hit.error.data);
+    if (hit?.fails) throw new Error(`fixture: the handler of ${m.name} fails, as the case says`);
     return hit && 'result' in hit ? hit.result : {};
   };
   for (const m of spec.methods) {
