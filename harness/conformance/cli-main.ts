@@ -273,7 +273,10 @@ export async function main(argv: readonly string[], io: CliIo = defaultIo): Prom
   if (baseUrl && !values.serve) target = baseUrl;
   else {
     // Imported lazily: runs against a base URL need none of keel's server code.
-    const { serveFixtureApp, fixtureTarget } = await import('./fixture-app.js');
+    const [{ serveFixtureApp, fixtureTarget }, { skipWithoutPackages }] = await Promise.all([import('./fixture-app.js'), import('./fixture-packages.js')]);
+    const available = skipWithoutPackages(cases);
+    cases = available.cases;
+    if (available.missing.length) io.err(`note: cases that need ${available.missing.join(', ')} are skipped (optional peer dependencies of keel that are not installed here): npm install ${available.missing.join(' ')} to run them`);
     if (values.serve) {
       const runnable = cases.filter((c) => isRunnable(c) || isRunnableWebSocket(c)) as RunnableCase[];
       const served = await serveFixtureApp(runnable, { ...(baseUrl ? { host: new URL(baseUrl).hostname, port: Number(new URL(baseUrl).port) } : {}) });

@@ -26,7 +26,7 @@ import type { CaseTarget } from './runner.js';
 import { withCorpusErrorStyle } from './error-style.js';
 import { registerCaseHooks } from './fixture-hooks.js';
 import { handlerAnswer } from './handler-answer.js';
-import { isGraphqlSession, registerGraphqlSession, registerJsonWebSocket, registerWebSocket, websocketEnabled, type SessionCounters } from './fixture-ws.js';
+import { isGraphqlSession, loadWebSocketFixtures, registerGraphqlSession, registerJsonWebSocket, registerWebSocket, websocketEnabled, type SessionCounters } from './fixture-ws.js';
 import { protocolFixtureTarget } from './kinds/index.js';
 import { isProtocolCase, isWebSocketCase, type ConformanceCase, type RunnableCase, type WebSocketCase } from './types.js';
 
@@ -170,6 +170,7 @@ export async function buildFixtureApp(cases: readonly RunnableCase[]): Promise<F
     const seen = new Set<string>();
     const shadowed: string[] = [];
     const counters = new Map<string, SessionCounters>();
+    if (cases.some((c) => isWebSocketCase(c) && !isGraphqlSession(c))) await loadWebSocketFixtures();
     for (const c of cases) {
       // A protocol case is served by its kind's own app (kinds/), one per case.
       if (isProtocolCase(c)) continue;

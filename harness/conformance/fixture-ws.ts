@@ -14,7 +14,8 @@
  */
 import type { App } from '../../lib/app/app.js';
 import { defineRecord, t } from '../../lib/records/define.js';
-import { jsonWebSocket, type JsonWebSocketLogger, type JsonWebSocketOptions } from '../../lib/ws/json.js';
+import type { JsonWebSocketLogger, JsonWebSocketOptions, jsonWebSocket as JsonWebSocketFactory } from '../../lib/ws/json.js';
+import { missingPackages, missingPackagesError } from '../../lib/ops/packages.js';
 import type { CaseHandler, WebSocketCase } from './types.js';
 
 /**
@@ -119,8 +120,24 @@ export function registerGraphqlSession(app: App, c: WebSocketCase): void {
   app.registerGraphqlRoute(h.route, 'POST', g.schema_type);
 }
 
+/**
+ * keel/ws's jsonWebSocket, loaded by loadWebSocketFixtures(). Not imported with this module: keel/ws
+ * needs the `ws` package, an optional peer dependency, and the fixture app serves every other case
+ * without it (keel-conformance would otherwise fail to start in a project without `ws`).
+ */
+let jsonWebSocket: typeof JsonWebSocketFactory | undefined;
+
+/** Load what the WebSocket endpoints need; an AppError with the install command when `ws` is missing. */
+export async function loadWebSocketFixtures(): Promise<void> {
+  if (jsonWebSocket) return;
+  const missing = missingPackages(['ws@8']);
+  if (missing.length) throw missingPackagesError("WebSocket cases in keel's fixture app (keel-conformance)", missing);
+  ({ jsonWebSocket } = await import('../../lib/ws/json.js'));
+}
+
 /** Serve a session case's handler with `app.ws(route, jsonWebSocket(...))`; returns the endpoint's counters. */
 export function registerJsonWebSocket(app: App, c: WebSocketCase, logger: JsonWebSocketLogger): SessionCounters {
+  if (!jsonWebSocket) throw new Error('registerJsonWebSocket: await loadWebSocketFixtures() first');
   const h = SessionHandlerRecord.parse(c.websocket.handler, 'websocket.handler');
   const counters: SessionCounters = { connect_count: 0, message_count: 0, disconnect_count: 0 };
   const { onMessage, onBinary } = behaviour(h.behavior);
