@@ -17,12 +17,34 @@ import type { RouterRules, RouterState } from './types.js';
 import { traceLayer, traceOf, type ExpressTrace } from '../tracing.js';
 import { runLayer } from './channels.js';
 
-function getPathname(req: any): string | null | undefined {
+function parsedPathname(req: any): string | null | undefined {
   try {
     return parseUrl(req)!.pathname;
   } catch {
     return undefined;
   }
+}
+
+/**
+ * The pathname of req.url, as parseurl gives it. An origin-form target ('/a/b?q') is scanned exactly as parseurl's
+ * own fast path scans it, without its Url object: a request usually passes two routers (the app's, then a mounted
+ * one whose req.url the mount changed), and parseurl's cache on req holds one URL, so each router parsed again.
+ * Whatever parseurl hands to url.parse (absolute form, '#', whitespace) goes to parseurl itself.
+ */
+export function pathnameOf(req: any): string | null | undefined {
+  const url = req.url;
+  if (typeof url !== 'string' || url.charCodeAt(0) !== 0x2f /* / */) return parsedPathname(req);
+  let end = -1;
+  for (let i = 1; i < url.length; i++) {
+    switch (url.charCodeAt(i)) {
+      case 0x3f: /* ? */
+        if (end === -1) end = i;
+        break;
+      case 0x09: case 0x0a: case 0x0c: case 0x0d: case 0x20: case 0x23: case 0xa0: case 0xfeff:
+        return parsedPathname(req);
+    }
+  }
+  return end === -1 ? url : url.slice(0, end);
 }
 
 /** The scheme and host of an absolute-form request target ('http://a.example'), which mounting leaves alone. */
@@ -192,7 +214,7 @@ class RouterPass {
   private locate(req: any): boolean {
     const url = req.url;
     if (url !== this.urlOf) {
-      const pathname = getPathname(req);
+      const pathname = pathnameOf(req);
       if (pathname == null) return false;
       this.path = pathname;
       this.urlOf = url;
