@@ -36,12 +36,14 @@ export function pathnameOf(req: any): string | null | undefined {
   if (typeof url !== 'string' || url.charCodeAt(0) !== 0x2f /* / */) return parsedPathname(req);
   let end = -1;
   for (let i = 1; i < url.length; i++) {
-    switch (url.charCodeAt(i)) {
-      case 0x3f: /* ? */
-        if (end === -1) end = i;
-        break;
-      case 0x09: case 0x0a: case 0x0c: case 0x0d: case 0x20: case 0x23: case 0xa0: case 0xfeff:
-        return parsedPathname(req);
+    const c = url.charCodeAt(i);
+    // letters and most punctuation first: above '?', only U+00A0 and U+FEFF send parseurl to url.parse
+    if (c > 0x3f) {
+      if (c === 0xa0 || c === 0xfeff) return parsedPathname(req);
+    } else if (c === 0x3f /* ? */) {
+      if (end === -1) end = i;
+    } else if (c <= 0x23 && (c === 0x20 || c === 0x23 || c === 0x09 || c === 0x0a || c === 0x0c || c === 0x0d)) {
+      return parsedPathname(req);
     }
   }
   return end === -1 ? url : url.slice(0, end);

@@ -51,7 +51,10 @@ export function segmentMatcher(pattern: string, options: SegmentOptions): Segmen
   return function matchSegments(path) {
     const len = path.length;
     let pos = 0;
-    let values: string[] | undefined;
+    // the raw values, decoded only once the whole path matched (as the regexp's captures are): the first in a
+    // variable (most patterns have one), any others in an array
+    let first: string | undefined;
+    let others: string[] | undefined;
     for (let t = 0; t < count; t++) {
       if (path.charCodeAt(pos) !== 0x2f /* / */) return false;
       pos++;
@@ -60,7 +63,9 @@ export function segmentMatcher(pattern: string, options: SegmentOptions): Segmen
         let stop = path.indexOf('/', pos);
         if (stop === -1) stop = len;
         if (stop === pos) return false;
-        (values ??= []).push(path.slice(pos, stop));
+        const value = path.slice(pos, stop);
+        if (first === undefined) first = value;
+        else (others ??= []).push(value);
         pos = stop;
         continue;
       }
@@ -79,7 +84,10 @@ export function segmentMatcher(pattern: string, options: SegmentOptions): Segmen
     if (trailing && pos === len - 1 && path.charCodeAt(pos) === 0x2f) pos = len;
     if (pos !== len && (end || path.charCodeAt(pos) !== 0x2f)) return false;
     const params: Record<string, any> = Object.create(null);
-    for (let k = 0; k < names.length; k++) params[names[k]!] = decode(values![k]!);
+    if (first !== undefined) {
+      params[names[0]!] = decode(first);
+      for (let k = 1; k < names.length; k++) params[names[k]!] = decode(others![k - 1]!);
+    }
     return { params, path: pos === len ? path : path.slice(0, pos) };
   };
 }
