@@ -181,7 +181,7 @@ describe('when a router stack is changed or shares layers with another router (k
 
 describe('when the router reads the pathname of req.url', () => {
   it("should give parseurl's pathname for every form of request target", async () => {
-    const { pathnameOf } = await import('./router/handle.js');
+    const { pathnameOf } = await import('./router/url.js');
     const parseurl = (await import('parseurl')).default;
     const urls = [
       '/', '/a/b', '/a/b?', '/a/b?x=1&y=2', '/a?b?c', '/%E2%82%AC/x', '/a b', '/a#frag', '/a?q#frag', '/a\tb',

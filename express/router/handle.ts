@@ -8,7 +8,6 @@
  * one RouterPass object whose methods are those steps, and the only function allocated per pass is the `next` given
  * to the layers (a router runs on every request, usually twice: the app's and a mounted one).
  */
-import parseUrl from 'parseurl';
 import type { AnyFn } from '../utils.js';
 import type { Layer, LayerMatch } from './layer.js';
 import { firstSegment, LayerIndex, lowerBound } from './layer-index.js';
@@ -16,47 +15,7 @@ import { mergeParams, paramKeys, walkParams, type ParamCalled } from './params.j
 import type { RouterRules, RouterState } from './types.js';
 import { traceLayer, traceOf, type ExpressTrace } from '../tracing.js';
 import { runLayer } from './channels.js';
-
-function parsedPathname(req: any): string | null | undefined {
-  try {
-    return parseUrl(req)!.pathname;
-  } catch {
-    return undefined;
-  }
-}
-
-/**
- * The pathname of req.url, as parseurl gives it. An origin-form target ('/a/b?q') is scanned exactly as parseurl's
- * own fast path scans it, without its Url object: a request usually passes two routers (the app's, then a mounted
- * one whose req.url the mount changed), and parseurl's cache on req holds one URL, so each router parsed again.
- * Whatever parseurl hands to url.parse (absolute form, '#', whitespace) goes to parseurl itself.
- */
-export function pathnameOf(req: any): string | null | undefined {
-  const url = req.url;
-  if (typeof url !== 'string' || url.charCodeAt(0) !== 0x2f /* / */) return parsedPathname(req);
-  let end = -1;
-  for (let i = 1; i < url.length; i++) {
-    const c = url.charCodeAt(i);
-    // letters and most punctuation first: above '?', only U+00A0 and U+FEFF send parseurl to url.parse
-    if (c > 0x3f) {
-      if (c === 0xa0 || c === 0xfeff) return parsedPathname(req);
-    } else if (c === 0x3f /* ? */) {
-      if (end === -1) end = i;
-    } else if (c <= 0x23 && (c === 0x20 || c === 0x23 || c === 0x09 || c === 0x0a || c === 0x0c || c === 0x0d)) {
-      return parsedPathname(req);
-    }
-  }
-  return end === -1 ? url : url.slice(0, end);
-}
-
-/** The scheme and host of an absolute-form request target ('http://a.example'), which mounting leaves alone. */
-function getProtohost(url: unknown): string | undefined {
-  if (typeof url !== 'string' || url.length === 0 || url[0] === '/') return undefined;
-  const searchIndex = url.indexOf('?');
-  const pathLength = searchIndex !== -1 ? searchIndex : url.length;
-  const fqdnIndex = url.slice(0, pathLength).indexOf('://');
-  return fqdnIndex !== -1 ? url.substring(0, url.indexOf('/', 3 + fqdnIndex)) : undefined;
-}
+import { getProtohost, pathnameOf } from './url.js';
 
 /** The router's index for `stack`, rebuilt when the stack was replaced or changed length. */
 export function indexOf(router: RouterState, stack: Layer[]): LayerIndex {
