@@ -4,23 +4,26 @@
  * requests' instructions (client included, a constant) under valgrind's callgrind, switched on and
  * off around them with callgrind_control.
  *
- *   valgrind --tool=callgrind --collect-atstart=no --callgrind-out-file=/tmp/cg.%p \
+ *   valgrind --tool=callgrind --instr-atstart=no --callgrind-out-file=/tmp/cg.%p \
  *     node --import tsx bench/instructions.ts full keel [warm=20000] [n=2000]
  *   callgrind_annotate /tmp/cg.<pid> | head -30     # the PROGRAM TOTALS line ÷ n
  *
  * Without valgrind it runs too (a quick check that the scenario answers 2xx/4xx as expected).
  */
-import { execFileSync } from 'node:child_process';
+import { spawn } from 'node:child_process';
 import net from 'node:net';
 import { scenarios } from './scenarios.js';
-import type { StartPeer } from './peers/types.js';
+import type { PeerContext, StartPeer } from './peers/types.js';
 
 const [scenarioId = 'full', peer = 'keel', warmArg = '20000', nArg = '2000'] = process.argv.slice(2);
 const warm = Number(warmArg);
 const n = Number(nArg);
 const scenario = scenarios('unused').find((s) => s.id === scenarioId);
 if (!scenario) throw new Error(`no scenario ${scenarioId}`);
-const { start } = (await import(`./peers/${peer}.js`)) as { start: StartPeer };
+// the express-engine scenarios run one app on each Express engine and Fastify (as bench/server.ts loads them)
+const start: StartPeer = scenarioId.startsWith('express-engine')
+  ? ((engine) => (s: string, c: PeerContext) => engine.start(peer, s, c))(await import('./peers/express-engine.js'))
+  : ((await import(`./peers/${peer}.js`)) as { start: StartPeer }).start;
 const port = await start(scenarioId, { staticDir: '/tmp' });
 
 const { method, path, headers = {}, body } = scenario.request;
@@ -59,17 +62,28 @@ function once(): Promise<void> {
   });
 }
 
-const callgrind = (what: string[]) => {
-  try {
-    execFileSync('callgrind_control', [...what, String(process.pid)], { stdio: 'ignore' });
-  } catch {
-    /* not under valgrind */
-  }
-};
+/**
+ * Switches callgrind's instrumentation. callgrind only reads a command while the program runs code, so the
+ * tool runs in a child while a 1 ms timer keeps this process waking up (a synchronous call blocks in a syscall,
+ * callgrind_control times out, and nothing is counted). No pipes to the child: pipe sockets change the stream
+ * classes' maps, V8 then deoptimises node's stream code and recompiles it inside the counted window (it was
+ * ~95k instructions per request of TurboFan work at N = 4000). A first, uncounted spawn before the warm-up makes
+ * whatever a spawn changes happen before the code warms up.
+ */
+const callgrind = (what: string[]) => new Promise<void>((resolve) => {
+  const awake = setInterval(() => {}, 1);
+  const done = () => {
+    clearInterval(awake);
+    resolve();
+  };
+  // not under valgrind (or no callgrind_control): the error is ignored
+  spawn('callgrind_control', [...what, String(process.pid)], { stdio: 'ignore' }).once('error', done).once('exit', done);
+});
+await callgrind(['-i', 'off']);
 for (let i = 0; i < warm; i++) await once();
-callgrind(['-i', 'on']);
+await callgrind(['-i', 'on']);
 for (let i = 0; i < n; i++) await once();
-callgrind(['-i', 'off']);
+await callgrind(['-i', 'off']);
 console.log(`${peer} ${scenarioId}: last status ${status}, ${n} requests counted after ${warm} warm-up`);
 socket.destroy();
 process.exit(0);

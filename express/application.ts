@@ -6,6 +6,7 @@
  */
 import { resolve } from 'node:path';
 import { appHandle, appListen } from './app-handle.js';
+import { settingsChanged } from './hot-settings.js';
 import { View } from './view.js';
 import { compileETag, compileQueryParser, compileTrust, flattenArgs, methods, type AnyFn } from './utils.js';
 
@@ -169,6 +170,8 @@ function mountApp(parent: any, router: any, path: any, sub: any): void {
     });
   });
   sub.emit('mount', parent);
+  // the sub-app now reads its parent's settings (its settings' prototype changed)
+  settingsChanged();
 }
 
 /** app.set (and app.get(setting)), app.enabled, app.disabled, app.enable, app.disable and app.path. */
@@ -189,6 +192,7 @@ function installSettings(app: Record<string, any>): void {
 /** Stores a setting, and the function compiled from it for 'etag', 'query parser' (with `compileQuery`) and 'trust proxy'. */
 export function storeSetting(app: any, setting: string, val: unknown, compileQuery: (val: unknown) => unknown): any {
   app.settings[setting] = val;
+  settingsChanged();
   switch (setting) {
     case 'etag':
       app.set('etag fn', compileETag(val));

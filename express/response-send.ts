@@ -12,6 +12,7 @@
 
 import { Buffer } from 'node:buffer';
 import { hash } from 'node:crypto';
+import { hotSettings } from './hot-settings.js';
 import { stringify, withUtf8, type MediaTypes } from './response-helpers.js';
 import { strongETag, weakETag } from './utils.js';
 
@@ -69,8 +70,8 @@ export function installBodyMethods(res: any): void {
   };
 
   res.json = function json(this: any, obj?: any) {
-    const app = this.app;
-    const body = stringify(obj, app.get('json replacer'), app.get('json spaces'), app.get('json escape'));
+    const hot = hotSettings(this.app);
+    const body = stringify(obj, hot.jsonReplacer, hot.jsonSpaces, hot.jsonEscape);
     if (!this.getHeader('content-type')) this.set('Content-Type', 'application/json');
     return this.send(body);
   };
@@ -89,7 +90,7 @@ export function installBodyMethods(res: any): void {
 export function writeBody(res: any, body: any, bodyEncoding: BufferEncoding | undefined, lengthWhenChunked: boolean): any {
   let chunk = body;
   let encoding = bodyEncoding;
-  const etagFn = res.app.get('etag fn');
+  const etagFn = hotSettings(res.app).etagFn;
   const generateETag = !res.getHeader('etag') && typeof etagFn === 'function';
 
   let len: number | undefined;

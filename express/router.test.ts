@@ -178,3 +178,18 @@ describe('when a router stack is changed or shares layers with another router (k
     await request(appB).get('/y').expect(200, 'a y');
   });
 });
+
+describe('when the router reads the pathname of req.url', () => {
+  it("should give parseurl's pathname for every form of request target", async () => {
+    const { pathnameOf } = await import('./router/url.js');
+    const parseurl = (await import('parseurl')).default;
+    const urls = [
+      '/', '/a/b', '/a/b?', '/a/b?x=1&y=2', '/a?b?c', '/%E2%82%AC/x', '/a b', '/a#frag', '/a?q#frag', '/a\tb',
+      '/caf\u00e9', '/a\u00a0b', '/a\ufeffb', 'http://example.com/a/b?c', 'http://example.com', '*', '', '//x/y',
+    ];
+    for (const url of urls) {
+      assert.equal(pathnameOf({ url }), parseurl({ url } as any)?.pathname, JSON.stringify(url));
+    }
+    assert.equal(pathnameOf({ url: undefined }), undefined);
+  });
+});

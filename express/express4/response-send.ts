@@ -10,6 +10,7 @@
 import { Buffer } from 'node:buffer';
 import depd from 'depd';
 import statuses from 'statuses';
+import { hotSettings } from '../hot-settings.js';
 import { stringify } from '../response-helpers.js';
 import { jsonpBody, setUtf8, writeBody } from '../response-send.js';
 
@@ -78,8 +79,8 @@ export function installBodyMethods4(res: any): void {
         val = arguments[1];
       }
     }
-    const app = this.app;
-    const body = stringify(val, app.get('json replacer'), app.get('json spaces'), app.get('json escape'));
+    const hot = hotSettings(this.app);
+    const body = stringify(val, hot.jsonReplacer, hot.jsonSpaces, hot.jsonEscape);
     if (!this.getHeader('content-type')) this.set('Content-Type', 'application/json');
     return this.send(body);
   };

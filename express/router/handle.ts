@@ -8,7 +8,6 @@
  * one RouterPass object whose methods are those steps, and the only function allocated per pass is the `next` given
  * to the layers (a router runs on every request, usually twice: the app's and a mounted one).
  */
-import parseUrl from 'parseurl';
 import type { AnyFn } from '../utils.js';
 import type { Layer, LayerMatch } from './layer.js';
 import { firstSegment, LayerIndex, lowerBound } from './layer-index.js';
@@ -16,23 +15,7 @@ import { mergeParams, paramKeys, walkParams, type ParamCalled } from './params.j
 import type { RouterRules, RouterState } from './types.js';
 import { traceLayer, traceOf, type ExpressTrace } from '../tracing.js';
 import { runLayer } from './channels.js';
-
-function getPathname(req: any): string | null | undefined {
-  try {
-    return parseUrl(req)!.pathname;
-  } catch {
-    return undefined;
-  }
-}
-
-/** The scheme and host of an absolute-form request target ('http://a.example'), which mounting leaves alone. */
-function getProtohost(url: unknown): string | undefined {
-  if (typeof url !== 'string' || url.length === 0 || url[0] === '/') return undefined;
-  const searchIndex = url.indexOf('?');
-  const pathLength = searchIndex !== -1 ? searchIndex : url.length;
-  const fqdnIndex = url.slice(0, pathLength).indexOf('://');
-  return fqdnIndex !== -1 ? url.substring(0, url.indexOf('/', 3 + fqdnIndex)) : undefined;
-}
+import { getProtohost, pathnameOf } from './url.js';
 
 /** The router's index for `stack`, rebuilt when the stack was replaced or changed length. */
 export function indexOf(router: RouterState, stack: Layer[]): LayerIndex {
@@ -192,7 +175,7 @@ class RouterPass {
   private locate(req: any): boolean {
     const url = req.url;
     if (url !== this.urlOf) {
-      const pathname = getPathname(req);
+      const pathname = pathnameOf(req);
       if (pathname == null) return false;
       this.path = pathname;
       this.urlOf = url;

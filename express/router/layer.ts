@@ -8,6 +8,7 @@ import { createRequire } from 'node:module';
 import type { match as match8 } from 'path-to-regexp';
 import { isPromise, type AnyFn } from '../utils.js';
 import { ROUTER_CHANNELS, type EngineChannels } from './channels.js';
+import { segmentMatcher } from './segment-match.js';
 
 /**
  * What a layer match gives the router: the decoded params and the matched part of the path (path-to-regexp's own
@@ -88,7 +89,12 @@ const LITERAL_PATH = /^[^:*{}()[\]?+!\\]*$/;
 function matcher5(path: any, opts: LayerOptions): Matcher {
   if (path instanceof RegExp) return regexpMatcher(path);
   const pattern = opts.strict ? path : loosen(path);
-  const fn = (compile8 ??= (require('path-to-regexp') as { match: typeof match8 }).match)(pattern, {
+  // literal and `:name` segments are walked (segment-match.ts); path-to-regexp for the rest, loaded on first need
+  const simple = typeof pattern === 'string' ? segmentMatcher(pattern, {
+    sensitive: Boolean(opts.sensitive), end: opts.end === undefined || Boolean(opts.end), trailing: !opts.strict,
+    decode: decodeParam,
+  }) : undefined;
+  const fn = simple ?? (compile8 ??= (require('path-to-regexp') as { match: typeof match8 }).match)(pattern, {
     sensitive: opts.sensitive, end: opts.end, trailing: !opts.strict, decode: decodeParam,
   }) as unknown as Matcher;
   if (!opts.end || typeof pattern !== 'string' || !LITERAL_PATH.test(pattern)) return fn;

@@ -39,7 +39,16 @@ export function paramKeys(callbacks: Record<string, AnyFn[]>, match: LayerMatch)
     if (found !== undefined) return Object.keys(params);
     found = name;
   }
-  return found === undefined ? undefined : [found];
+  return found === undefined ? undefined : single(found);
+}
+
+/** One-name key lists, shared: the walk only reads them, and a matched layer with a param callback (most apps'
+ * `router.param('id')`) would otherwise allocate one per request. Bounded by the names routers have callbacks for. */
+const SINGLE = new Map<string, readonly string[]>();
+function single(name: string): readonly string[] {
+  let keys = SINGLE.get(name);
+  if (keys === undefined) SINGLE.set(name, (keys = Object.freeze([name])));
+  return keys;
 }
 
 /**
