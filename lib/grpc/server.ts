@@ -82,7 +82,7 @@ export interface GrpcAttachment {
   readonly calmed: Readonly<Record<H2Breach, number>>;
   /** gRPC calls refused by max_calls_per_client since the server started. */
   readonly refusedCalls: () => number;
-  /** HTTP/2 sessions opened while their client was at max_calls_per_client (SETTINGS_MAX_CONCURRENT_STREAMS 0 until a call ended). */
+  /** Times an HTTP/2 session was held (SETTINGS_MAX_CONCURRENT_STREAMS 0 until a call ended): its client was refused a call, or it opened while its client was at max_calls_per_client. */
   readonly heldSessions: () => number;
   /** gRPC calls refused by the work limits (CPU budget, overload) since the server started. */
   readonly refusedWork: () => number;
