@@ -12,6 +12,7 @@ import { GrpcConfig } from '../records/protocol.js';
 import { ServerConfig } from '../records/server.js';
 import { problem, sendProblem } from '../http/problem.js';
 import { handleGrpcCall, isGrpcRequest, type GrpcCallSettings, type GrpcGuard } from './call.js';
+import type { ServerCall } from './server-call.js';
 import { HEALTH_SERVICE } from './health.js';
 import type { GrpcRouter } from './router.js';
 import { H2Sessions, type H2Refusals } from './sessions.js';
@@ -88,7 +89,8 @@ export interface GrpcAttachment {
   readonly refusedWork: () => number;
   /**
    * Graceful shutdown: health turns NOT_SERVING, new calls get UNAVAILABLE, every session gets GOAWAY and
-   * may finish its calls (an idle one closes at once); sessions still open after `timeoutMs` are destroyed,
+   * may finish its calls (an idle one closes at once), except that a call whose client is still sending ends
+   * UNAVAILABLE after `shutdown_stream_grace`; sessions still open after `timeoutMs` are destroyed,
    * and so are connections whose protocol is not known yet.
    */
   shutdown(timeoutMs?: number): Promise<void>;
@@ -184,6 +186,8 @@ export function attachGrpc(server: http.Server, router: GrpcRouter, config: unkn
   if (callsPerClient) http2Server.on('session', (session: Http2Session) => callsPerClient.onSession(session));
   const work = options.work;
   let refusedWork = 0;
+  /** Calls running, for shutdown: those whose client is still sending end after shutdown_stream_grace. */
+  const calls = new Set<ServerCall>();
   // Reset and stream rates first: a calmed session's streams, and reset ones, reach no handler (CVE-2023-44487).
   http2Server.on('stream', (stream: ServerHttp2Stream, headers: IncomingHttpHeaders, flags: number, rawHeaders: unknown) =>
     sessions.admitStream(stream, () => dispatchStream(stream, headers, flags, rawHeaders)));
@@ -203,7 +207,9 @@ export function attachGrpc(server: http.Server, router: GrpcRouter, config: unkn
           return refuseCallForWork(stream, err);
         }
       }
-      handleGrpcCall(stream, headers, router, settings, charge);
+      const call = handleGrpcCall(stream, headers, router, settings, charge);
+      calls.add(call);
+      stream.once('close', () => calls.delete(call));
     }
     else if (compat && !shuttingDown) compat.call(http2Server, stream, headers, flags, rawHeaders);
     else reject505(stream);
@@ -275,7 +281,11 @@ export function attachGrpc(server: http.Server, router: GrpcRouter, config: unkn
       router.health?.shutdown();
       // A connection still being sniffed has no request in flight: a short grace for one on its way.
       for (const atShutdown of sniffing.values()) atShutdown();
+      // A client stream the client keeps open would hold its session, and the shutdown, to timeoutMs.
+      const grace = setTimeout(() => { for (const call of calls) call.endIfClientSending(); }, cfg.shutdown_stream_grace * 1000);
+      grace.unref();
       await sessions.shutdown(timeoutMs);
+      clearTimeout(grace);
     },
   };
 }
