@@ -189,13 +189,15 @@ export function attachGrpc(server: http.Server, router: GrpcRouter, config: unkn
   /** Calls running, for shutdown: those whose client is still sending end after shutdown_stream_grace. */
   const calls = new Set<ServerCall>();
   // Reset and stream rates first: a calmed session's streams, and reset ones, reach no handler (CVE-2023-44487).
-  http2Server.on('stream', (stream: ServerHttp2Stream, headers: IncomingHttpHeaders, flags: number, rawHeaders: unknown) =>
-    sessions.admitStream(stream, () => dispatchStream(stream, headers, flags, rawHeaders)));
+  http2Server.on('stream', (stream: ServerHttp2Stream, headers: IncomingHttpHeaders, flags: number, rawHeaders: unknown) => {
+    // max_calls_per_client across all the client's sessions (max_concurrent_streams bounds one), counted here, in
+    // node's HEADERS callback: the first refusal holds the client's sessions before the rest of the read becomes
+    // streams (./client-calls.ts). The refusal is one static Trailers-Only answer, so a refused burst costs little.
+    const refused = callsPerClient !== undefined && isGrpcRequest(headers) && !callsPerClient.admit(stream);
+    sessions.admitStream(stream, () => (refused ? refuseCall(stream) : dispatchStream(stream, headers, flags, rawHeaders)));
+  });
   function dispatchStream(stream: ServerHttp2Stream, headers: IncomingHttpHeaders, flags: number, rawHeaders: unknown): void {
     if (isGrpcRequest(headers)) {
-      // Across all the client's sessions (max_concurrent_streams bounds one): refused before anything
-      // else runs, with one static Trailers-Only answer, so a refused burst costs little (issue 35).
-      if (callsPerClient && !callsPerClient.admit(stream)) return refuseCall(stream);
       let charge: GrpcCharge | undefined;
       if (work) {
         // The client's CPU budget (lib/server/cost.ts): refused before the message is read or decoded.
