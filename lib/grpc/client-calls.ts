@@ -17,18 +17,23 @@
  * Sessions opened idle first are held like the others (issue 44: 10,000 calls over 100 such sessions
  * stalled `/health` ~1 s, when only sessions opened at the limit were held).
  *
- * When one of the client's calls ends, its sessions are given `max_concurrent_streams` again (a conforming
- * client acknowledges the SETTINGS before it opens more streams, RFC 9113 §6.5.3). A client that only
- * reaches its limit, never past it (one channel at max_concurrent_streams), is never held: no SETTINGS churn
- * for it. One SETTINGS per session is in flight at a time (node refuses more than `maxOutstandingSettings`
- * unacknowledged); a change made meanwhile is sent when the peer acknowledges.
+ * While held, each time one of the client's calls ends its sessions share what the client may still open:
+ * each gets its own open calls plus an equal part of the headroom (`max_calls_per_client` minus the calls in
+ * flight), so a conforming client (RFC 9113 §6.5.3: it honours the SETTINGS) is not refused again; all of
+ * `max_concurrent_streams` comes back once it has no call left. Giving every session its full limit back at
+ * the first call that ended made a client with two channels past its limit burst and be refused over and over,
+ * and nghttp2 counts the streams it refuses against its own rapid-reset budget: past ~1000 it closed a session
+ * with GOAWAY INTERNAL_ERROR, failing its admitted calls too. A client that only reaches its limit, never past
+ * it (one channel at max_concurrent_streams), is never held: no SETTINGS churn for it. One SETTINGS per
+ * session is in flight at a time (node refuses more than `maxOutstandingSettings` unacknowledged); a change
+ * made meanwhile is sent when the peer acknowledges.
  */
 import type { Http2Session, ServerHttp2Stream } from 'node:http2';
 import { KeyedCounter } from '../server/client-budget.js';
 import { clientKeys, DEFAULT_IPV6_SUBNET } from '../../middleware/rate-limit/client-key.js';
 
-/** One session's SETTINGS_MAX_CONCURRENT_STREAMS as keel wants it, and what the peer has yet to acknowledge. */
-interface SessionLimit { want: number; sent: number; waiting: boolean }
+/** One session's SETTINGS_MAX_CONCURRENT_STREAMS as keel wants it, what the peer has yet to acknowledge, and its calls in flight. */
+interface SessionLimit { want: number; sent: number; waiting: boolean; open: number }
 
 export class ClientCalls {
   /** Calls refused by the limit (Trailers-Only) since the server started. */
@@ -58,7 +63,7 @@ export class ClientCalls {
     let sessions = this.#sessions.get(key);
     if (!sessions) this.#sessions.set(key, (sessions = new Set()));
     sessions.add(session);
-    this.#limits.set(session, { want: this.#streamsPerSession, sent: this.#streamsPerSession, waiting: false });
+    this.#limits.set(session, { want: this.#streamsPerSession, sent: this.#streamsPerSession, waiting: false, open: 0 });
     session.once('close', () => {
       const set = this.#sessions.get(key);
       set?.delete(session);
@@ -67,7 +72,8 @@ export class ClientCalls {
         this.#holding.delete(key);
       }
     });
-    if (this.#counter.count(key) >= this.#max) {
+    // Held until the client's next call ends and the headroom is shared again (#release).
+    if (this.#holding.has(key) || this.#counter.count(key) >= this.#max) {
       this.#holding.add(key);
       this.#apply(session, 0);
     }
@@ -84,14 +90,26 @@ export class ClientCalls {
       }
       return false;
     }
-    stream.once('close', () => this.#release(key));
+    const limit = stream.session ? this.#limits.get(stream.session) : undefined;
+    if (limit) limit.open++;
+    stream.once('close', () => {
+      if (limit) limit.open--;
+      this.#release(key);
+    });
     return true;
   }
 
   #release(key: string): void {
     this.#counter.release(key);
-    if (!this.#holding.delete(key)) return;
-    for (const session of this.#sessions.get(key) ?? []) this.#apply(session, this.#streamsPerSession);
+    if (!this.#holding.has(key)) return;
+    const sessions = this.#sessions.get(key) ?? new Set<Http2Session>();
+    const count = this.#counter.count(key);
+    if (count === 0) this.#holding.delete(key);
+    const share = Math.floor((this.#max - count) / Math.max(1, sessions.size));
+    for (const session of sessions) {
+      const open = this.#limits.get(session)?.open ?? 0;
+      this.#apply(session, count === 0 ? this.#streamsPerSession : Math.min(this.#streamsPerSession, open + share));
+    }
   }
 
   /** Tell `session` its limit is `want` streams, now or once the peer has acknowledged the SETTINGS in flight. */
