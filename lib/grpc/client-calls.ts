@@ -17,13 +17,14 @@
  * Sessions opened idle first are held like the others (issue 44: 10,000 calls over 100 such sessions
  * stalled `/health` ~1 s, when only sessions opened at the limit were held).
  *
- * While held, each time one of the client's calls ends its sessions share what the client may still open:
- * each gets its own open calls plus an equal part of the headroom (`max_calls_per_client` minus the calls in
- * flight), so a conforming client (RFC 9113 §6.5.3: it honours the SETTINGS) is not refused again; all of
- * `max_concurrent_streams` comes back once it has no call left. Giving every session its full limit back at
- * the first call that ended made a client with two channels past its limit burst and be refused over and over,
- * and nghttp2 counts the streams it refuses against its own rapid-reset budget: past ~1000 it closed a session
- * with GOAWAY INTERNAL_ERROR, failing its admitted calls too. A client that only reaches its limit, never past
+ * While held, when one of the client's calls ends, the headroom (`max_calls_per_client` minus the calls in
+ * flight) that no session was granted yet is shared among its sessions (each: its open calls plus its part), and
+ * a grant is never lowered, so a conforming client (RFC 9113 §6.5.3: it honours the SETTINGS) is not refused
+ * again whatever SETTINGS it is still acting on; all of `max_concurrent_streams` comes back once it has no call
+ * left. Each hold still refuses what the client sent before the SETTINGS reached it, and nghttp2 counts those
+ * against its own rapid-reset budget (past ~1000: GOAWAY INTERNAL_ERROR, failing the session's admitted calls):
+ * so a session is held at most SESSION_HOLD_BURST times at once (two grpc-js channels past their client's limit
+ * lost 100 admitted calls that way before this bound). A client that only reaches its limit, never past
  * it (one channel at max_concurrent_streams), is never held: no SETTINGS churn for it. One SETTINGS per
  * session is in flight at a time (node refuses more than `maxOutstandingSettings` unacknowledged); a change
  * made meanwhile is sent when the peer acknowledges.
@@ -33,7 +34,16 @@ import { KeyedCounter } from '../server/client-budget.js';
 import { clientKeys, DEFAULT_IPV6_SUBNET } from '../../middleware/rate-limit/client-key.js';
 
 /** One session's SETTINGS_MAX_CONCURRENT_STREAMS as keel wants it, what the peer has yet to acknowledge, and its calls in flight. */
-interface SessionLimit { want: number; sent: number; waiting: boolean; open: number }
+interface SessionLimit { want: number; sent: number; waiting: boolean; open: number; holds: number; holdsAt: number }
+
+/**
+ * Holds one session may take, as a token bucket: 4 at once, one more every 4 s. Each hold makes nghttp2 refuse
+ * what the client already sent, and nghttp2 counts the streams it refuses against its own rapid-reset budget
+ * (~1000, then GOAWAY INTERNAL_ERROR, failing the session's admitted calls too). Past this, the session is left
+ * as it is and keel refuses its excess calls itself (RESOURCE_EXHAUSTED), as before holds existed.
+ */
+const SESSION_HOLD_BURST = 4;
+const SESSION_HOLD_EVERY_MS = 4_000;
 
 export class ClientCalls {
   /** Calls refused by the limit (Trailers-Only) since the server started. */
@@ -63,7 +73,7 @@ export class ClientCalls {
     let sessions = this.#sessions.get(key);
     if (!sessions) this.#sessions.set(key, (sessions = new Set()));
     sessions.add(session);
-    this.#limits.set(session, { want: this.#streamsPerSession, sent: this.#streamsPerSession, waiting: false, open: 0 });
+    this.#limits.set(session, { want: this.#streamsPerSession, sent: this.#streamsPerSession, waiting: false, open: 0, holds: SESSION_HOLD_BURST, holdsAt: performance.now() });
     session.once('close', () => {
       const set = this.#sessions.get(key);
       set?.delete(session);
@@ -102,13 +112,29 @@ export class ClientCalls {
   #release(key: string): void {
     this.#counter.release(key);
     if (!this.#holding.has(key)) return;
-    const sessions = this.#sessions.get(key) ?? new Set<Http2Session>();
+    const sessions = [...(this.#sessions.get(key) ?? [])];
     const count = this.#counter.count(key);
-    if (count === 0) this.#holding.delete(key);
-    const share = Math.floor((this.#max - count) / Math.max(1, sessions.size));
+    if (count === 0) {
+      this.#holding.delete(key);
+      for (const session of sessions) this.#apply(session, this.#streamsPerSession);
+      return;
+    }
+    // Only what no session was granted yet is handed out: a granted limit is never lowered, so whatever SETTINGS
+    // the client is still acting on, its sessions together open at most the headroom. A call that ends frees a
+    // slot in its own session's grant; the client's headroom grows by the same one.
+    let granted = 0;
     for (const session of sessions) {
-      const open = this.#limits.get(session)?.open ?? 0;
-      this.#apply(session, count === 0 ? this.#streamsPerSession : Math.min(this.#streamsPerSession, open + share));
+      const l = this.#limits.get(session);
+      if (l) granted += Math.max(0, l.want - l.open);
+    }
+    let extra = this.#max - count - granted;
+    for (let i = 0; extra > 0 && i < sessions.length; i++) {
+      const each = Math.ceil(extra / (sessions.length - i));
+      const l = this.#limits.get(sessions[i]!);
+      if (!l) continue;
+      const want = Math.min(this.#streamsPerSession, Math.max(l.want, l.open) + each);
+      extra -= want - Math.max(l.want, l.open);
+      this.#apply(sessions[i]!, want);
     }
   }
 
@@ -116,7 +142,14 @@ export class ClientCalls {
   #apply(session: Http2Session, want: number): void {
     const limit = this.#limits.get(session);
     if (!limit) return;
-    if (want === 0 && limit.want !== 0) this.held++;
+    if (want === 0 && limit.want !== 0) {
+      const now = performance.now();
+      limit.holds = Math.min(SESSION_HOLD_BURST, limit.holds + (now - limit.holdsAt) / SESSION_HOLD_EVERY_MS);
+      limit.holdsAt = now;
+      if (limit.holds < 1) return;
+      limit.holds--;
+      this.held++;
+    }
     limit.want = want;
     if (limit.waiting || limit.sent === want || session.destroyed || session.closed) return;
     limit.waiting = true;
