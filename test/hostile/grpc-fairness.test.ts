@@ -203,3 +203,41 @@ describe('when a client keeps calling within its limits on one session for thous
     }
   });
 });
+
+describe('when a client keeps calling past max_calls_per_client on two grpc-js channels', () => {
+  it('should refuse its excess calls and never have a connection closed under its admitted calls (nghttp2 INTERNAL_ERROR)', { timeout: 120_000 }, async () => {
+    const app = new App({ host: '127.0.0.1', port: 0, grpc: {}, rate_limit: null });
+    app.grpc(GREETER_PROTO, 'keel.examples.v1.Greeter', {
+      async SayHello({ name }: { name: string }) {
+        await new Promise((r) => setTimeout(r, 5));
+        return { message: `Hello, ${name}` };
+      },
+      async *SayHelloMany() {},
+    });
+    const handle = await app.listen({ handleSignals: false });
+    // Two channels (distinct channel options: two connections), 100 calls in flight on each, against a limit of 100.
+    const clients = [0, 1].map((i) => new grpc.Client(`127.0.0.1:${handle.port}`, grpc.credentials.createInsecure(), { 'grpc.channel_id': i } as grpc.ChannelOptions));
+    const codes = new Map<string, number>();
+    try {
+      await Promise.all(clients.flatMap((c) => Array.from({ length: 100 }, async () => {
+        for (let k = 0; k < 20; k++) {
+          await new Promise<void>((resolve) => {
+            c.makeUnaryRequest('/keel.examples.v1.Greeter/SayHello', (x: Buffer) => x, (x: Buffer) => x, Buffer.from([0x0a, 0x01, 0x61]), (err) => {
+              const key = err ? String(err.code) : 'ok';
+              codes.set(key, (codes.get(key) ?? 0) + 1);
+              resolve();
+            });
+          });
+        }
+      })));
+      // Before the hold bound: 100 calls INTERNAL ("Session closed with error code 2"), a connection's admitted calls.
+      const statuses = Object.fromEntries(codes);
+      assert.equal(codes.get(String(grpc.status.INTERNAL)), undefined, JSON.stringify(statuses));
+      for (const key of codes.keys()) assert.ok(['ok', String(grpc.status.RESOURCE_EXHAUSTED), String(grpc.status.UNAVAILABLE)].includes(key), JSON.stringify(statuses));
+      assert.ok((codes.get('ok') ?? 0) >= 1000, JSON.stringify(statuses));
+    } finally {
+      for (const c of clients) c.close();
+      await handle.close();
+    }
+  });
+});
