@@ -1,5 +1,5 @@
 /**
- * `npm run floods [-- --only message,chat,chat-spread,graphql,teardown,subscribe,spread,grpc-burst,grpc-stream,add-book,multipart,pong,rapid-reset,rapid-reset-node] [--root DIR] [--shipped] [--interval MS]`: the
+ * `npm run floods [-- --only message,chat,chat-spread,graphql,teardown,subscribe,spread,grpc-burst,grpc-burst-idle,grpc-stream,add-book,multipart,pong,rapid-reset,rapid-reset-node] [--root DIR] [--shipped] [--interval MS]`: the
  * WebSocket floods of issue 26 replayed against the example server, with `/health` measured from
  * another process during each.
  *
@@ -217,14 +217,26 @@ const spread: Flood = async (base) => {
  * Issue 35: 100 h2c sessions × 100 unary SayHello calls from one address, all at once (the example's rate limit
  * and, since issue 35, max_calls_per_client refuse most of them). Counts the calls by grpc-status and the GOAWAYs.
  */
-const grpcBurst: Flood = async (_ws, base) => {
+const grpcBurst: Flood = async (_ws, base) => burstOver(base, false);
+/**
+ * Issue 44 item 8: the same burst over 100 sessions opened idle first (each has the server's SETTINGS before
+ * any call), the order that the held-session protection of issue 35 did not cover.
+ */
+const grpcBurstIdle: Flood = async (_ws, base) => burstOver(base, true);
+
+async function burstOver(base: string, idleFirst: boolean): Promise<string> {
   const message = Buffer.from([0, 0, 0, 0, 3, 0x0a, 0x01, 0x61]);
   const statuses = new Map<string, number>();
   const goaways: number[] = [];
-  await Promise.all(Array.from({ length: 100 }, async () => {
+  const sessions = Array.from({ length: 100 }, () => {
     const session = http2.connect(base);
     session.on('error', () => {});
     session.on('goaway', (code) => goaways.push(code));
+    return session;
+  });
+  if (idleFirst) await Promise.all(sessions.map((s) => Promise.race([once(s, 'remoteSettings'), once(s, 'close')]).catch(() => undefined)));
+  if (idleFirst) server.reset();
+  await Promise.all(sessions.map(async (session) => {
     await Promise.all(Array.from({ length: 100 }, () => new Promise<void>((resolve) => {
       let status = 'none';
       let stream: http2.ClientHttp2Stream;
@@ -245,7 +257,7 @@ const grpcBurst: Flood = async (_ws, base) => {
     session.close();
   }));
   return `calls by grpc-status ${[...statuses].map(([k, n]) => `${n}×${k}`).join(' ')}; GOAWAY ${goaways.length ? codes(goaways) : 'none'}`;
-};
+}
 
 /**
  * Issue 44 #3, HTTP/2 rapid reset (CVE-2023-44487): `connections` h2c connections from one address for `seconds`,
@@ -336,6 +348,7 @@ const FLOODS: [string, Flood][] = [
   ['subscribe', subscribe],
   ['spread', spread],
   ['grpc-burst', grpcBurst],
+  ['grpc-burst-idle', grpcBurstIdle],
   // Issue 44 (bench/floods-accumulate.ts): not in the default run (they take a minute); ask for them with --only.
   ['grpc-stream', grpcStream],
   ['add-book', addBook],

@@ -112,7 +112,7 @@ describe('when records are parsed from an empty object', () => {
       enabled: true, max_message_size: 4194304, enable_compression: true, request_timeout: null, max_concurrent_streams: 100,
       enable_keepalive: true, keepalive_interval: 75, keepalive_timeout: 20, max_stream_response_bytes: null,
       h2_idle_timeout: 120, max_h2_sessions: 1000, max_h2_sessions_per_client: 100, max_calls_per_client: 100,
-      max_stream_request_bytes: 16_777_216, max_stream_request_messages: 10_000,
+      max_stream_request_bytes: 16_777_216, max_stream_request_messages: 10_000, shutdown_stream_grace: 5,
     }],
     ['BackgroundTaskConfig', () => BackgroundTaskConfig.defaults(), { enabled: false, max_queue_size: 1024, max_concurrent_tasks: 128, drain_timeout_secs: 30 }],
     ['BackgroundJobMetadata', () => BackgroundJobMetadata.defaults(), { name: 'background_task', request_id: null }],

@@ -12,11 +12,12 @@ import { ServerCall } from './server-call.js';
 export { GRPC_COMPRESS_MIN_BYTES, isGrpcRequest, type GrpcCallSettings, type GrpcGuard, type GrpcGuardContext } from './call-settings.js';
 
 /** Serve one gRPC call on `stream`; never throws (every failure becomes a status). `charge`: the work limits' (lib/grpc/work.ts). */
-export function handleGrpcCall(stream: ServerHttp2Stream, headers: IncomingHttpHeaders, router: GrpcRouter, settings: GrpcCallSettings, charge?: GrpcCharge): void {
+export function handleGrpcCall(stream: ServerHttp2Stream, headers: IncomingHttpHeaders, router: GrpcRouter, settings: GrpcCallSettings, charge?: GrpcCharge): ServerCall {
   const path = String(headers[h2.HTTP2_HEADER_PATH] ?? '');
   const span = settings.tracing?.start(path, headers, stream);
   const call = new ServerCall(stream, headers, settings, span, charge);
   const run = () => void call.run(router).catch((err: unknown) => call.fail(err, path));
   if (span) span.run(run);
   else run();
+  return call;
 }

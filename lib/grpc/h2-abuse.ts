@@ -69,8 +69,11 @@ class Bucket {
     return true;
   }
   empty(): boolean {
+    return this.below(1);
+  }
+  below(n: number): boolean {
     this.#refill();
-    return this.#tokens < 1;
+    return this.#tokens < n;
   }
   /** ms until the bucket is full again (how long a client's state must outlive its last session). */
   refillMs(): number {
@@ -93,8 +96,18 @@ export class H2Abuse {
   readonly #clients = new Map<string, ClientState>();
   readonly #sessions = new WeakMap<Http2Session, SessionState>();
 
+  /**
+   * Reset tokens a client's bucket must hold for a new session of its: a session's first streams reach the App
+   * before any of their resets is counted (node emits 'stream' for the HEADERS, the RST_STREAM comes after), so
+   * a client that reconnected the moment it had one token left had ~100 streams answered per connection (the
+   * replay: 47,500 of 140,000 reset streams through the App). One connection's reset burst, capped by the
+   * client's own.
+   */
+  readonly #sessionResets: number;
+
   constructor(limits: H2AbuseLimits, onBreach: (breach: H2Breach, client: string) => void = () => {}) {
     this.#limits = limits;
+    this.#sessionResets = Math.max(1, Math.min(limits.resetsPerSecond === null ? 1 : limits.resetBurst, limits.clientResetBurst));
     this.#onBreach = onBreach;
   }
 
@@ -106,7 +119,7 @@ export class H2Abuse {
     const l = this.#limits;
     const key = this.#key(session.socket?.remoteAddress ?? 'unknown');
     let client = this.#clients.get(key);
-    if (client && (client.resets?.empty() || client.streams?.empty())) return false;
+    if (client && (client.resets?.below(this.#sessionResets) || client.streams?.empty())) return false;
     if (!client) this.#clients.set(key, (client = { resets: bucket(l.clientResetsPerSecond, l.clientResetBurst), streams: bucket(l.clientStreamsPerSecond, l.clientStreamBurst), sessions: 0 }));
     clearTimeout(client.forget);
     client.sessions++;
@@ -168,6 +181,11 @@ export class H2Abuse {
     this.calmed[breach]++;
     try {
       session.goaway(h2.NGHTTP2_ENHANCE_YOUR_CALM, state.lastStreamId);
+      // Until the GOAWAY is on the wire nghttp2 still hands node every stream the client sends (a flood
+      // kept doing so through the grace: ~23,000 streams, each a node stream refused from JS). A lowered
+      // SETTINGS_MAX_CONCURRENT_STREAMS applies to what nghttp2 reads from now on, before any ACK, and it
+      // refuses those streams itself (RST_STREAM REFUSED_STREAM, RFC 9113 §5.1.2) with no node object.
+      session.settings({ maxConcurrentStreams: 0 });
     } catch {
       // Destroyed meanwhile.
     }

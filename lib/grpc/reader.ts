@@ -64,13 +64,18 @@ export class RequestReader implements AsyncIterable<unknown> {
         this.chain = this.chain.then(() => this.accept(raw));
       }
     });
-    stream.on('end', () => {
+    const onEnd = () => {
       this.chain = this.chain.then(() => {
         if (decoder.partial) this.fail(new GrpcError(GrpcStatus.INTERNAL, 'Request ended inside a message'));
         this.ended = true;
         this.notify();
       });
-    });
+    };
+    // An empty request whose END_STREAM was read before the call reached this point (a stream dispatched a turn
+    // later once its session reset one, ./h2-abuse.ts) has ended already: node ends a stream nobody reads by
+    // itself (read(0) at END_STREAM), and 'end' does not repeat. Such a call used to hang until its deadline.
+    if (stream.readableEnded) onEnd();
+    else stream.on('end', onEnd);
     signal.addEventListener('abort', () => this.notify(), { once: true });
   }
 

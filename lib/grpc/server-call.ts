@@ -51,6 +51,17 @@ export class ServerCall {
     });
   }
 
+  /**
+   * Shutdown, past grpc.shutdown_stream_grace: a call whose client has not ended its side (an open client or
+   * bidi stream, RFC 9113 §5.1 "open" rather than "half-closed (remote)") ends UNAVAILABLE, so the client
+   * retries elsewhere; a call whose client has sent everything (unary, server streaming) keeps running.
+   */
+  endIfClientSending(): void {
+    if (this.finished || this.stream.destroyed || this.stream.closed) return;
+    if (this.stream.state?.remoteClose) return;
+    this.finish({ code: GrpcStatus.UNAVAILABLE, message: 'Server is shutting down' });
+  }
+
   private get acceptEncodingHeader(): string {
     return this.s.compression ? `identity,${GRPC_ENCODINGS.join(',')}` : 'identity';
   }

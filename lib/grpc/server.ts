@@ -12,6 +12,7 @@ import { GrpcConfig } from '../records/protocol.js';
 import { ServerConfig } from '../records/server.js';
 import { problem, sendProblem } from '../http/problem.js';
 import { handleGrpcCall, isGrpcRequest, type GrpcCallSettings, type GrpcGuard } from './call.js';
+import type { ServerCall } from './server-call.js';
 import { HEALTH_SERVICE } from './health.js';
 import type { GrpcRouter } from './router.js';
 import { H2Sessions, type H2Refusals } from './sessions.js';
@@ -82,13 +83,14 @@ export interface GrpcAttachment {
   readonly calmed: Readonly<Record<H2Breach, number>>;
   /** gRPC calls refused by max_calls_per_client since the server started. */
   readonly refusedCalls: () => number;
-  /** HTTP/2 sessions opened while their client was at max_calls_per_client (SETTINGS_MAX_CONCURRENT_STREAMS 0 until a call ended). */
+  /** Times an HTTP/2 session was held (SETTINGS_MAX_CONCURRENT_STREAMS 0 until a call ended): its client was refused a call, or it opened while its client was at max_calls_per_client. */
   readonly heldSessions: () => number;
   /** gRPC calls refused by the work limits (CPU budget, overload) since the server started. */
   readonly refusedWork: () => number;
   /**
    * Graceful shutdown: health turns NOT_SERVING, new calls get UNAVAILABLE, every session gets GOAWAY and
-   * may finish its calls (an idle one closes at once); sessions still open after `timeoutMs` are destroyed,
+   * may finish its calls (an idle one closes at once), except that a call whose client is still sending ends
+   * UNAVAILABLE after `shutdown_stream_grace`; sessions still open after `timeoutMs` are destroyed,
    * and so are connections whose protocol is not known yet.
    */
   shutdown(timeoutMs?: number): Promise<void>;
@@ -184,14 +186,18 @@ export function attachGrpc(server: http.Server, router: GrpcRouter, config: unkn
   if (callsPerClient) http2Server.on('session', (session: Http2Session) => callsPerClient.onSession(session));
   const work = options.work;
   let refusedWork = 0;
+  /** Calls running, for shutdown: those whose client is still sending end after shutdown_stream_grace. */
+  const calls = new Set<ServerCall>();
   // Reset and stream rates first: a calmed session's streams, and reset ones, reach no handler (CVE-2023-44487).
-  http2Server.on('stream', (stream: ServerHttp2Stream, headers: IncomingHttpHeaders, flags: number, rawHeaders: unknown) =>
-    sessions.admitStream(stream, () => dispatchStream(stream, headers, flags, rawHeaders)));
+  http2Server.on('stream', (stream: ServerHttp2Stream, headers: IncomingHttpHeaders, flags: number, rawHeaders: unknown) => {
+    // max_calls_per_client across all the client's sessions (max_concurrent_streams bounds one), counted here, in
+    // node's HEADERS callback: the first refusal holds the client's sessions before the rest of the read becomes
+    // streams (./client-calls.ts). The refusal is one static Trailers-Only answer, so a refused burst costs little.
+    const refused = callsPerClient !== undefined && isGrpcRequest(headers) && !callsPerClient.admit(stream);
+    sessions.admitStream(stream, () => (refused ? refuseCall(stream) : dispatchStream(stream, headers, flags, rawHeaders)));
+  });
   function dispatchStream(stream: ServerHttp2Stream, headers: IncomingHttpHeaders, flags: number, rawHeaders: unknown): void {
     if (isGrpcRequest(headers)) {
-      // Across all the client's sessions (max_concurrent_streams bounds one): refused before anything
-      // else runs, with one static Trailers-Only answer, so a refused burst costs little (issue 35).
-      if (callsPerClient && !callsPerClient.admit(stream)) return refuseCall(stream);
       let charge: GrpcCharge | undefined;
       if (work) {
         // The client's CPU budget (lib/server/cost.ts): refused before the message is read or decoded.
@@ -203,7 +209,9 @@ export function attachGrpc(server: http.Server, router: GrpcRouter, config: unkn
           return refuseCallForWork(stream, err);
         }
       }
-      handleGrpcCall(stream, headers, router, settings, charge);
+      const call = handleGrpcCall(stream, headers, router, settings, charge);
+      calls.add(call);
+      stream.once('close', () => calls.delete(call));
     }
     else if (compat && !shuttingDown) compat.call(http2Server, stream, headers, flags, rawHeaders);
     else reject505(stream);
@@ -275,7 +283,11 @@ export function attachGrpc(server: http.Server, router: GrpcRouter, config: unkn
       router.health?.shutdown();
       // A connection still being sniffed has no request in flight: a short grace for one on its way.
       for (const atShutdown of sniffing.values()) atShutdown();
+      // A client stream the client keeps open would hold its session, and the shutdown, to timeoutMs.
+      const grace = setTimeout(() => { for (const call of calls) call.endIfClientSending(); }, cfg.shutdown_stream_grace * 1000);
+      grace.unref();
       await sessions.shutdown(timeoutMs);
+      clearTimeout(grace);
     },
   };
 }

@@ -160,6 +160,12 @@ export const DEFAULT_MAX_GRPC_CALLS_PER_CLIENT = 100;
 export const DEFAULT_MAX_STREAM_REQUEST_BYTES = 16 * 1024 * 1024;
 /** Messages one call's client stream may send in all: 10,000 (issue 44). */
 export const DEFAULT_MAX_STREAM_REQUEST_MESSAGES = 10_000;
+/**
+ * At shutdown, seconds a call whose client is still sending (a client or bidi stream it has not ended) may go on
+ * before it ends UNAVAILABLE: 5. Unary and server-streaming calls in flight are not cut by it (they have until
+ * shutdown_timeout). One idle client stream held a server's shutdown for 28 s of its 30 (issue 44).
+ */
+export const DEFAULT_GRPC_SHUTDOWN_STREAM_GRACE = 5;
 
 export interface GrpcConfig {
   enabled: boolean;
@@ -177,6 +183,7 @@ export interface GrpcConfig {
   max_calls_per_client: number | null;
   max_stream_request_bytes: number | null;
   max_stream_request_messages: number | null;
+  shutdown_stream_grace: number;
 }
 export const GrpcConfig = defineRecord<GrpcConfig>()('GrpcConfig', {
   enabled: { type: t.boolean(), default: true },
@@ -194,6 +201,7 @@ export const GrpcConfig = defineRecord<GrpcConfig>()('GrpcConfig', {
   max_calls_per_client: { type: t.integer(1), nullable: true, default: DEFAULT_MAX_GRPC_CALLS_PER_CLIENT, doc: 'gRPC calls one client address may have in flight across all its HTTP/2 sessions; more end at once with RESOURCE_EXHAUSTED (no guard, no handler); null = no limit' },
   max_stream_request_bytes: { type: t.integer(1), nullable: true, default: DEFAULT_MAX_STREAM_REQUEST_BYTES, doc: 'Bytes one call\'s client stream (client-streaming and bidi requests) may send in all, after decompression; past it the call ends with RESOURCE_EXHAUSTED; null = no limit' },
   max_stream_request_messages: { type: t.integer(1), nullable: true, default: DEFAULT_MAX_STREAM_REQUEST_MESSAGES, doc: 'Messages one call\'s client stream may send in all; past it the call ends with RESOURCE_EXHAUSTED; null = no limit' },
+  shutdown_stream_grace: { type: t.integer(0, MAX_H2_IDLE_TIMEOUT), default: DEFAULT_GRPC_SHUTDOWN_STREAM_GRACE, doc: 'At shutdown, seconds a call whose client is still sending (an open client or bidi stream) may go on before it ends UNAVAILABLE; unary calls have until shutdown_timeout' },
 });
 
 // ---------------------------------------------------------------- background tasks

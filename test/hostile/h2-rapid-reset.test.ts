@@ -29,7 +29,15 @@ async function serve(config: ServerConfigInput = {}) {
     await new Promise((r) => setTimeout(r, 20));
     return { slow: true };
   });
-  app.grpc(GREETER_PROTO, 'keel.examples.v1.Greeter', { SayHello: ({ name }: { name: string }) => ({ message: `Hello, ${name}` }), async *SayHelloMany() {} });
+  app.grpc(GREETER_PROTO, 'keel.examples.v1.Greeter', {
+    SayHello: ({ name }: { name: string }) => ({ message: `Hello, ${name}` }),
+    async *SayHelloMany() {},
+    async GreetAll(names: AsyncIterable<{ name: string }>) {
+      let n = 0;
+      for await (const _ of names) n++;
+      return { message: `${n} names` };
+    },
+  });
   const handle = await app.listen({ handleSignals: false });
   const server = handle.server as Server & { grpc: GrpcAttachment };
   return { url: handle.url, port: handle.port, server, grpc: server.grpc, hits: () => hits, close: () => handle.close() };
@@ -99,6 +107,32 @@ describe('when an h2c client resets every stream it opens (rapid reset)', () => 
   });
 });
 
+describe('when a client reconnects with less reset budget left than one connection may spend at once', () => {
+  it('should refuse the new connection (GOAWAY ENHANCE_YOUR_CALM, last stream 0) before any of its streams reach the App', async () => {
+    // 100 resets per connection, 250 for the client: two connections spend 200, leaving 50 (the rates ~0).
+    const s = await serve({ h2_reset_burst: 100, h2_resets_per_second: 0.01, h2_client_reset_burst: 250, h2_client_resets_per_second: 0.01 });
+    try {
+      for (let i = 0; i < 2; i++) {
+        const c = await client(s.port);
+        await rapidReset(c, '/hello', 20_000);
+        assert.equal((await c.goaway).code, CALM);
+        await c.closed;
+      }
+      assert.equal(s.grpc.calmed.h2_resets_per_second, 2);
+      const hits = s.hits();
+      const third = await client(s.port);
+      // Before, a client with one token left was admitted, and its first streams reached the App before a reset counted.
+      const refused = await Promise.race([third.goaway, new Promise((r) => setTimeout(() => r('admitted'), 5_000))]);
+      assert.deepEqual(refused, { code: CALM, lastStreamId: 0 });
+      assert.equal(s.grpc.refused.h2_client_budget, 1);
+      third.session.destroy();
+      assert.equal(s.hits(), hits);
+    } finally {
+      await s.close();
+    }
+  });
+});
+
 describe('when an h2c client opens streams faster than h2_streams_per_second', () => {
   it('should send GOAWAY ENHANCE_YOUR_CALM past the burst, after answering the streams within it', async () => {
     const s = await serve({ h2_stream_burst: 30, h2_streams_per_second: 0.01 });
@@ -132,6 +166,32 @@ describe('when an h2c client behaves', () => {
       }
       assert.equal(goaway, undefined);
       assert.equal((await get(c.session, '/hello')).status, 200);
+      c.session.close();
+    } finally {
+      await s.close();
+    }
+  });
+});
+
+describe('when a client that cancelled a call on its session then sends an empty client stream', () => {
+  it('should answer it (a stream dispatched a turn later has ended already: its reader must know)', { timeout: 30_000 }, async () => {
+    const s = await serve();
+    try {
+      const c = await client(s.port);
+      // One stream reset: the session's streams are dispatched a turn later from now on.
+      await rapidReset(c, '/slow', 1);
+      await new Promise((r) => setTimeout(r, 50));
+      const status = await new Promise<string>((resolve) => {
+        const req = c.session.request({ ':method': 'POST', ':path': '/keel.examples.v1.Greeter/GreetAll', 'content-type': 'application/grpc', te: 'trailers' });
+        let grpcStatus = 'none';
+        req.on('response', (h) => h['grpc-status'] !== undefined && (grpcStatus = String(h['grpc-status'])));
+        req.on('trailers', (h) => (grpcStatus = String(h['grpc-status'])));
+        req.on('data', () => {});
+        req.on('error', () => {});
+        req.on('close', () => resolve(grpcStatus));
+        req.end();
+      });
+      assert.equal(status, '0');
       c.session.close();
     } finally {
       await s.close();
