@@ -40,13 +40,6 @@ export class BackgroundStoreError extends HttpError {
 /** Longest wait for Redis at enqueue before the job is refused (or run here with passOnStoreError): 500 ms (DEFAULT_REDIS_COMMAND_TIMEOUT_MS). */
 export const ENQUEUE_TIMEOUT_MS = DEFAULT_REDIS_COMMAND_TIMEOUT_MS;
 
-/**
- * Redis Cluster: how long an enqueue waits for a replica of the queue's primary to have the job (WAIT 1), ms: 500
- * (ENQUEUE_TIMEOUT_MS; the enqueue's own bound, which counts the add too, cuts it first). A replica answers in a
- * round trip; one that lags longer makes the enqueue a 503, whose stored copy its verdict makes inert.
- */
-export const REPLICA_ACK_TIMEOUT_MS = ENQUEUE_TIMEOUT_MS;
-
 /** After the drain timeout, how long aborted jobs get to be moved back to waiting (and the queue to close): 5000 ms. */
 export const HAND_BACK_GRACE_MS = 5000;
 

@@ -5,7 +5,7 @@
 import { randomUUID } from 'node:crypto';
 import { performance } from 'node:perf_hooks';
 import type { Logger } from 'pino';
-import { createRedisClient, isClusterConnection, pingSlotsOf, waitForReplicaOf } from '../ops/redis-connection.js';
+import { createRedisClient, isClusterConnection, pingSlotsOf } from '../ops/redis-connection.js';
 import { BackgroundJobMetadata, type BackgroundTaskConfig } from '../records/protocol.js';
 import {
   BackgroundExecutor, BackgroundExecutorClosedError, BackgroundQueueFullError,
@@ -24,7 +24,7 @@ import { RedisEpoch } from '../ops/redis-epoch.js';
 import { errorText, StoreHealth, type StoreStatus } from '../ops/store-health.js';
 import { raceStarvationAware, starved, watchLoop } from '../ops/loop-stall.js';
 import type { JobTracing, TraceCarrier } from '../observability/job-spans.js';
-import { BackgroundStoreError, ENQUEUE_TIMEOUT_MS, HAND_BACK_GRACE_MS, REPLICA_ACK_TIMEOUT_MS, type BackendContext, type Modules } from './bullmq-contract.js';
+import { BackgroundStoreError, ENQUEUE_TIMEOUT_MS, HAND_BACK_GRACE_MS, type BackendContext, type Modules } from './bullmq-contract.js';
 
 /* eslint-disable @typescript-eslint/no-explicit-any */
 /** How often a worker asks Redis for a job's claim before handing the job back: 11 (≈ 5.5–11 s). */
@@ -63,8 +63,6 @@ export class BullMqExecutor implements BackgroundRunner {
   #fates!: JobFates;
   #epoch: RedisEpoch | undefined;
   #probe: (() => Promise<void>) | undefined;
-  /** A key of the queue's slot (Redis Cluster: whose primary's replica must have a job before it is accepted); '' otherwise. */
-  #clusterKey = '';
   readonly #tracing: JobTracing | undefined;
 
   constructor(config: Readonly<BackgroundTaskConfig>, options: BullMqBackgroundOptions, context: BackendContext, m: Modules) {
@@ -112,7 +110,6 @@ export class BullMqExecutor implements BackgroundRunner {
     const producer = (this.#producer = this.#connect({ maxRetriesPerRequest: 1, commandTimeout: ENQUEUE_TIMEOUT_MS }));
     // The queue's keys share one hash tag: its shard is the only one this executor needs (issue 47).
     const needed = [`${prefix}:${name}:keel-epoch`];
-    if (isClusterConnection(this.#options.connection)) this.#clusterKey = needed[0]!;
     const probe = (this.#probe = () => pingSlotsOf(producer, needed));
     this.#health.attach(producer, probe);
     observe.probe(this, producer, probe);
@@ -250,7 +247,6 @@ export class BullMqExecutor implements BackgroundRunner {
     });
     attempt.sent = true;
     await add();
-    await this.#replicated(attempt);
     if (!keyed || attempt.expired) return;
     // A caller's key that already names a job: BullMQ kept that job and ignored this add. Fine (the
     // idempotent answer) unless that job is the inert copy of an enqueue answered 503: then replace it.
@@ -261,16 +257,6 @@ export class BullMqExecutor implements BackgroundRunner {
     if (verdict !== 'refused' && verdict !== 'local') return;
     await existing.remove(); // throws while a worker holds it (discarding it): the caller retries
     if (!attempt.expired) await add();
-    await this.#replicated(attempt);
-  }
-
-  /**
-   * Redis Cluster: a job is accepted once a replica of the queue's primary has it too (waitForReplicaOf), so the
-   * primary's failover cannot lose it; none within REPLICA_ACK_TIMEOUT_MS fails the enqueue (503, the stored copy
-   * made inert by its verdict). A shard without replicas, or one Redis, waits for nothing.
-   */
-  async #replicated(attempt: { expired: boolean }): Promise<void> {
-    if (this.#clusterKey && !attempt.expired) await waitForReplicaOf(this.#producer, this.#clusterKey, REPLICA_ACK_TIMEOUT_MS);
   }
 
   #localExecutor(): BackgroundExecutor {

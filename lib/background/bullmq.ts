@@ -23,7 +23,7 @@ import type { BackgroundBackend, Modules } from './bullmq-contract.js';
 import { BullMqExecutor } from './bullmq-executor.js';
 
 export * from './bullmq-options.js';
-export { BackgroundStoreError, ENQUEUE_TIMEOUT_MS, HAND_BACK_GRACE_MS, REPLICA_ACK_TIMEOUT_MS, type BackgroundBackend, type BackendContext } from './bullmq-contract.js';
+export { BackgroundStoreError, ENQUEUE_TIMEOUT_MS, HAND_BACK_GRACE_MS, type BackgroundBackend, type BackendContext } from './bullmq-contract.js';
 
 /** Packages the BullMQ executor needs (optional peer dependencies of keel). */
 export const BULLMQ_PACKAGES: readonly string[] = ['bullmq@6', 'ioredis@6'];

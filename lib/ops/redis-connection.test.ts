@@ -4,7 +4,7 @@
  */
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { clusterSlotOf, parseClusterNodes } from './redis-connection.js';
+import { parseClusterNodes } from './redis-connection.js';
 import { bullmqBackground, DEFAULT_BULLMQ_CLUSTER_PREFIX } from '../background/index.js';
 import { RedisPubSub } from '../pubsub/index.js';
 
@@ -53,23 +53,5 @@ describe('when a component is given a cluster connection', () => {
     assert.equal(DEFAULT_BULLMQ_CLUSTER_PREFIX, '{keel:bull}');
     assert.equal(bullmqBackground({ connection: { cluster: ['10.0.0.1:7000'] }, prefix: '{jobs}' }).kind, 'bullmq');
     assert.equal(bullmqBackground({ connection: { cluster: [{ host: '10.0.0.1', port: 7000 }], clusterOptions: { redisOptions: { password: 'p' } } } }).kind, 'bullmq');
-  });
-});
-
-describe('when the hash slot of a key is computed', () => {
-  // Each value is what redis-server 7.0 answers to CLUSTER KEYSLOT.
-  it('should hash the whole key without a hash tag', () => {
-    assert.equal(clusterSlotOf('foo'), 12182);
-    assert.equal(clusterSlotOf('bar'), 5061);
-    assert.equal(clusterSlotOf('é漢'), 6194);
-  });
-  it('should hash only the first {tag}, so a queue\'s keys share its slot', () => {
-    assert.equal(clusterSlotOf('{keel:bull}'), 2481);
-    assert.equal(clusterSlotOf('{keel:bull}:keel-background:keel-epoch'), 2481);
-    assert.equal(clusterSlotOf('{user1000}.following'), 3443);
-  });
-  it('should hash the whole key when the first {} is empty', () => {
-    assert.equal(clusterSlotOf('{}x'), 10595);
-    assert.equal(clusterSlotOf('a{}{b}'), 15033);
   });
 });

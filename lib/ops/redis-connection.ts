@@ -171,38 +171,3 @@ export async function pingEveryPrimary(client: any): Promise<void> {
   if (primaries.length === 0) throw new Error('Redis Cluster: no primary known yet');
   await Promise.all(primaries.map((n) => n.ping()));
 }
-
-/** The hash slot of `key` (Redis Cluster specification: CRC16/XMODEM of the key's `{tag}` if it has one, mod 16384). */
-export function clusterSlotOf(key: string): number {
-  const open = key.indexOf('{');
-  const close = open >= 0 ? key.indexOf('}', open + 1) : -1;
-  const hashed = Buffer.from(close > open + 1 ? key.slice(open + 1, close) : key);
-  let crc = 0;
-  for (const byte of hashed) {
-    crc ^= byte << 8;
-    for (let i = 0; i < 8; i++) crc = crc & 0x8000 ? ((crc << 1) ^ 0x1021) & 0xffff : (crc << 1) & 0xffff;
-  }
-  return crc % 16384;
-}
-
-/**
- * Redis Cluster: resolves once a replica of the primary serving `key` has every write this client sent that
- * primary so far, so a failover of that primary cannot lose them (Redis replicates asynchronously: a primary
- * can answer a write and be killed before its replica has it). `WAIT 1 timeoutMs` on the client's own
- * connection to that primary: WAIT counts the writes of the connection it is sent on, and a WAIT sent
- * through the cluster client (no key) would go to any node. Whether the primary has a replica is asked of it
- * (ROLE): ioredis's slot map does not say (CLUSTER SLOTS leaves out a replica whose offset its primary has not
- * yet heard of). Rejects when no replica acknowledged within `timeoutMs`, or that primary is not connected (a
- * failover under way). One server, or a primary without a connected replica: nothing to wait for.
- */
-export async function waitForReplicaOf(client: any, key: string, timeoutMs: number): Promise<void> {
-  if (typeof client.nodes !== 'function') return;
-  const owner = (client.slots as string[][] | undefined)?.[clusterSlotOf(key)]?.[0];
-  const primary = (client.nodes('master') as any[]).find((n) => `${n.options?.host}:${n.options?.port}` === owner);
-  if (!primary) throw new Error(`Redis Cluster: the primary of ${key} (${owner ?? 'unknown'}) is not connected (failover under way?)`);
-  const role = (await primary.call('ROLE')) as [string, unknown, unknown[]?];
-  if (role[0] !== 'master') throw new Error(`Redis Cluster: ${owner} is no longer a primary (failover under way)`);
-  if (!role[2]?.length) return;
-  const acked = Number(await primary.call('WAIT', 1, timeoutMs));
-  if (!(acked >= 1)) throw new Error(`Redis Cluster: no replica of ${owner} acknowledged the write within ${timeoutMs} ms`);
-}
