@@ -1,8 +1,8 @@
 /**
  * Traffic through a Redis Cluster in trouble (issue 37), shared by the failover and slot-migration
  * tests: instance A enqueues a job and publishes an event (fail closed) every ~20 ms while `disturb`
- * runs; B runs the jobs and has a chat client. `trafficThrough` then waits for the accepted jobs, asserts the
- * honesty rules (every answer bounded, accepted jobs once, refused jobs never, no event twice, no
+ * runs; B runs the jobs and has a chat client. `trafficThrough` then waits for the accepted jobs (B's own record of
+ * its runs, up to RUN_WAIT_MS: long enough for BullMQ's stall check), asserts the honesty rules (every answer bounded, accepted jobs once, refused jobs never, no event twice, no
  * refused event delivered) and reports the figures.
  */
 import assert from 'node:assert/strict';
