@@ -27,6 +27,8 @@ import type { JobTracing, TraceCarrier } from '../observability/job-spans.js';
 import { BackgroundStoreError, ENQUEUE_TIMEOUT_MS, HAND_BACK_GRACE_MS, type BackendContext, type Modules } from './bullmq-contract.js';
 
 /* eslint-disable @typescript-eslint/no-explicit-any */
+/** How often a worker asks Redis for a job's claim before handing the job back: 11 (≈ 5.5–11 s). */
+const CLAIM_TRIES = 11;
 /** Why a running job's signal fired at shutdown: it is handed back, not failed. */
 const HANDED_BACK = 'keel: shutdown drain timed out; job handed back to the queue';
 
@@ -276,10 +278,14 @@ export class BullMqExecutor implements BackgroundRunner {
       throw err;
     }
     const enqueueToken: unknown = job.data?.token;
-    if (typeof enqueueToken === 'string' && !(await this.#claim(enqueueToken))) {
-      // Its enqueue was answered 503 (or ran it in that process): the copy that reached Redis late stays unrun.
-      this.#health.count('background jobs answered 503 reached Redis late; discarded, not run', { task: job.name, job_id: job.id, request_id: metadata.request_id });
-      return;
+    if (typeof enqueueToken === 'string') {
+      const claim = await this.#claim(enqueueToken);
+      if (claim === 'unanswered') return this.#handBackUnclaimed(job, token, metadata);
+      if (!claim) {
+        // Its enqueue was answered 503 (or ran it in that process): the copy that reached Redis late stays unrun.
+        this.#health.count('background jobs answered 503 reached Redis late; discarded, not run', { task: job.name, job_id: job.id, request_id: metadata.request_id });
+        return;
+      }
     }
     const entry: Active = { job, metadata };
     this.#active.add(entry);
@@ -310,16 +316,39 @@ export class BullMqExecutor implements BackgroundRunner {
     }
   }
 
-  /** The worker's claim on a job's token, retried while Redis is briefly away (a claim lost is a job not run). */
-  async #claim(token: string): Promise<boolean> {
-    for (let i = 0; ; i++) {
+  /**
+   * The worker's claim on a job's token, retried while Redis is briefly away; 'unanswered' when it stays away
+   * (CLAIM_TRIES tries, ENQUEUE_TIMEOUT_MS apart): the job is then handed back, not failed.
+   */
+  async #claim(token: string): Promise<boolean | 'unanswered'> {
+    for (let i = 1; ; i++) {
       try {
         return await this.#fates.claim(token);
       } catch (err) {
-        if (i >= 10) throw new Error(`Redis did not answer the job's claim: ${errorText(err)}`);
+        if (i >= CLAIM_TRIES) {
+          this.#logger.debug({ err: errorText(err) }, 'background job claim: Redis did not answer');
+          return 'unanswered';
+        }
         await new Promise((r) => setTimeout(r, ENQUEUE_TIMEOUT_MS));
       }
     }
+  }
+
+  /**
+   * A job taken from the queue whose claim Redis did not answer (its primary died under it: a failover takes
+   * longer than the claim's retries). Failing it would lose an accepted job for a reason of keel's own (with
+   * the default one attempt, for good): it goes back to waiting instead, or, if Redis cannot take even that,
+   * stays active without a lock renewal, and the stall check puts it back (lockDuration + stalledInterval).
+   */
+  async #handBackUnclaimed(job: any, token: string, metadata: BackgroundJobMetadata): Promise<never> {
+    const fields = { task: job.name, request_id: metadata.request_id, job_id: job.id };
+    try {
+      await job.moveToWait(token);
+      this.#logger.warn(fields, 'background job taken while Redis did not answer its claim; handed back to the queue (it runs later)');
+    } catch (err) {
+      this.#logger.warn({ ...fields, reason: errorText(err) }, 'background job taken while Redis did not answer its claim; left to the stall check (it runs after lockDuration + stalledInterval)');
+    }
+    throw new this.#m.bullmq.WaitingError();
   }
 
   /** BullMQ found `jobId` stalled (lock expired): log it with its attempt, and whether it failed for good. */

@@ -51,7 +51,7 @@ export interface RedisCluster {
 export interface StartRedisClusterOptions {
   /** Primaries (≥ 3, as redis-cli --cluster create requires). Default 3. */
   primaries?: number;
-  /** Replicas per primary. Default 0. */
+  /** Replicas per primary, each in sync with its primary when startRedisCluster resolves. Default 0. */
   replicas?: number;
   /** cluster-node-timeout, ms: how long a primary may be unreachable before its replica takes over. Default 1000. */
   nodeTimeoutMs?: number;
@@ -80,6 +80,8 @@ export async function startRedisCluster(options: StartRedisClusterOptions = {}):
         // A replica may take over however long its link to the primary was down: on a busy machine a 1 s node timeout
         // times the default validity factor (10) is easily passed, and the replica would never be promoted.
         '--cluster-replica-validity-factor', '0',
+        // A replica's first full sync starts at once, not after the default 5 s wait for more replicas.
+        '--repl-diskless-sync-delay', '0',
         '--dir', dir, '--dbfilename', `dump-${port}.rdb`, '--save', '', '--appendonly', 'no',
       ], { stdio: 'ignore' });
       procs.push(proc);
@@ -161,6 +163,15 @@ export async function startRedisCluster(options: StartRedisClusterOptions = {}):
   };
   try {
     await cluster.healthy();
+    // A replica copies its primary some seconds after the cluster is up (its handshake, then a full sync): until
+    // then a failover promotes an empty node (cluster-replica-validity-factor 0), losing every job its primary held.
+    // The cluster-failover test killed primaries whose replica was still in 'handshake' (ROLE). Wait for every link.
+    for (const until = Date.now() + 120_000; ;) {
+      const links = await Promise.all(nodes.map(async (n) => String(await n.client.info('replication').catch(() => ''))));
+      if (links.every((info) => !info.includes('role:slave') || info.includes('master_link_status:up'))) break;
+      if (Date.now() > until) throw new Error(`replicas not in sync within 120 s: ${links.filter((i) => i.includes('role:slave') && !i.includes('master_link_status:up')).length} not linked`);
+      await sleep(100);
+    }
   } catch (err) {
     await cluster.stop();
     throw err;
