@@ -8,6 +8,7 @@ import { ServerResponse } from 'node:http';
 import { recordRequestError } from '../observability/spans.js';
 import { HttpError, KeelError, ERROR_CODES, problemType, statusTitle, type ErrorCode } from './errors.js';
 import { problemJson } from './problem-json.js';
+import { setCheckedHeader } from './fixed-headers.js';
 
 export const PROBLEM_CONTENT_TYPE = 'application/problem+json';
 
@@ -99,8 +100,8 @@ export function sendProblem(res: ServerResponse, input: ProblemDetails | unknown
     res.writeHead(p.status, ['Content-Type', PROBLEM_CONTENT_TYPE, 'Content-Length', length]);
   } else {
     res.statusCode = p.status;
-    res.setHeader('Content-Type', PROBLEM_CONTENT_TYPE);
-    res.setHeader('Content-Length', length);
+    setCheckedHeader(res, 'Content-Type', 'content-type', PROBLEM_CONTENT_TYPE);
+    setCheckedHeader(res, 'Content-Length', 'content-length', length);
   }
   res.end(res.req?.method === 'HEAD' ? undefined : body);
 }
