@@ -262,7 +262,8 @@ export class HttpError extends KeelError<ErrorCode | ExpressJwtErrorCode> {
     const limit = Error.stackTraceLimit;
     if (status < 500) Error.stackTraceLimit = 0;
     try {
-      super(code, detail ?? (own ? ERROR_CODES[code].title : statusTitle(status)), { cause: options.cause });
+      // No options object without a cause: Error() then defines no own `cause` (undefined either way), one property less per refused request.
+      super(code, detail ?? (own ? ERROR_CODES[code].title : statusTitle(status)), options.cause === undefined ? undefined : { cause: options.cause });
     } finally {
       Error.stackTraceLimit = limit;
     }
