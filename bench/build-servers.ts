@@ -5,6 +5,7 @@
  * sources instead (no build step).
  */
 import { spawnSync } from 'node:child_process';
+import { createRequire } from 'node:module';
 import { existsSync, rmSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -21,7 +22,7 @@ export function serverEntry(tsx: boolean, suffix = ''): string {
   const buildDir = join(here, '..', 'node_modules', '.cache', `keel-bench${suffix}`);
   const entry = join(buildDir, 'bench', 'server.js');
   rmSync(buildDir, { recursive: true, force: true });
-  const tsc = spawnSync(process.execPath, [join(here, '..', 'node_modules', 'typescript', 'bin', 'tsc'), '-p', join(here, 'tsconfig.json'), '--outDir', buildDir], { encoding: 'utf8' });
+  const tsc = spawnSync(process.execPath, [join(dirname(createRequire(import.meta.url).resolve('typescript/package.json')), 'bin', 'tsc'), '-p', join(here, 'tsconfig.json'), '--outDir', buildDir], { encoding: 'utf8' });
   // Type errors elsewhere in a working tree still emit JavaScript; only a missing entry point is fatal.
   if (!existsSync(entry)) throw new Error(`building the benchmark servers failed:\n${tsc.stdout}${tsc.stderr}`);
   return entry;

@@ -2,8 +2,8 @@
  * Instructions per request, whatever the machine's load (docs/benchmarks.md): each peer's server for a
  * scenario runs alone under valgrind's callgrind, its instrumentation off while it starts and while a
  * minimal keep-alive client in this process warms it up, then on (callgrind_control -i) for the next N
- * requests only. The server's main-thread instructions ÷ N is the figure (see measure() for why the main
- * thread): the client is not counted, start-up is not counted, and wall-clock noise from other
+ * requests only. The server's main-thread instructions outside timers ÷ N is the figure (see measure()
+ * for why): the client is not counted, start-up is not counted, and wall-clock noise from other
  * processes does not exist for callgrind.
  *
  *   node --import tsx bench/instructions.ts [--n 3000] [--warm 20000] [--rounds 2] [--tsx] \
@@ -105,15 +105,24 @@ async function measure(peer: string, scenario: (typeof jobs)[number]['scenario']
   // threads of its own, whose work lands in whichever window it happens to fall into (tens of
   // thousands of instructions per request from one late TurboFan job); the main thread's count is the
   // steady one, and is where keel's own code runs.
+  // Timers are left out too: under callgrind the N requests take ~50 times as long as they would, so
+  // work that runs per unit of time (keel's event-loop load sampling, node's Date-header refresh) would
+  // be charged ~50 times over to each request. A steady keep-alive run fires no per-request timer.
   let main = NaN;
+  let timers = 0;
   let all = 0;
   for (const file of readdirSync(outDir).filter((f) => f.startsWith(`cg.${peer}.${scenario.id}.`))) {
-    const total = Number(/^totals: (\d+)/m.exec(readFileSync(join(outDir, file), 'utf8'))?.[1] ?? 0);
+    const path = join(outDir, file);
+    const total = Number(/^totals: (\d+)/m.exec(readFileSync(path, 'utf8'))?.[1] ?? 0);
     all += total;
-    if (file.endsWith('-01')) main = total;
-    if (!process.env.KEEP_CG) rmSync(join(outDir, file));
+    if (file.endsWith('-01')) {
+      main = total;
+      const annotated = execFileSync('callgrind_annotate', ['--inclusive=yes', '--threshold=100', path], { encoding: 'utf8', maxBuffer: 64 << 20 });
+      timers = Number(/^\s*([\d,]+) .*:uv__run_timers /m.exec(annotated)?.[1]?.replaceAll(',', '') ?? 0);
+    }
+    if (!process.env.KEEP_CG) rmSync(path);
   }
-  return { perRequest: main / n, allThreads: all / n, status: c.status() };
+  return { perRequest: (main - timers) / n, allThreads: all / n, status: c.status() };
 }
 
 const results = new Map<string, number[]>();
@@ -123,7 +132,7 @@ for (let r = 0; r < rounds; r++) {
       const { perRequest, allThreads, status } = await measure(peer, scenario);
       const key = `${scenario.id} ${peer}`;
       results.set(key, [...(results.get(key) ?? []), perRequest]);
-      console.error(`round ${r + 1}: ${key} ${Math.round(perRequest)} instructions/request on the main thread, ${Math.round(allThreads)} in all threads (status ${status})`);
+      console.error(`round ${r + 1}: ${key} ${Math.round(perRequest)} instructions/request on the main thread without timers, ${Math.round(allThreads)} in all threads (status ${status})`);
     }
   }
 }
@@ -132,7 +141,7 @@ if (!process.env.KEEP_CG) rmSync(outDir, { recursive: true, force: true });
 else console.error(`callgrind files kept in ${outDir}`);
 
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor((xs.length - 1) / 2)]!;
-console.log(`\n| scenario | peer | main-thread instructions / request (rounds) | median | ÷ ${jobs[0]?.peers[0]} |\n|---|---|---|---:|---:|`);
+console.log(`\n| scenario | peer | main-thread instructions / request, timers left out (rounds) | median | ÷ ${jobs[0]?.peers[0]} |\n|---|---|---|---:|---:|`);
 for (const { scenario, peers } of jobs) {
   const base = median(results.get(`${scenario.id} ${peers[0]}`)!);
   for (const peer of peers) {
