@@ -40,7 +40,10 @@ function headerMap(res: ServerResponse): HeaderMap | undefined {
   const r = res as WithMap;
   let map = r[kOutHeaders];
   if (map === undefined) return undefined;
-  if (map === null) r[kOutHeaders] = map = Object.create(null) as HeaderMap;
+  // node makes `{ __proto__: null }`, which V8 keeps in dictionary mode: every header then costs a hash
+  // insert, and writing the head enumerates the dictionary and sorts its keys. The same null-prototype
+  // map in V8's fast mode (setPrototypeOf on a literal keeps it fast) is enumerated from its cache.
+  if (map === null) r[kOutHeaders] = map = Object.setPrototypeOf({}, null) as HeaderMap;
   return map;
 }
 
