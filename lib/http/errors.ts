@@ -314,10 +314,19 @@ export class UnauthorizedError extends HttpError {
   }
 }
 
+const problemTypes = new Map<ErrorCode, string>();
+
 /** `https://keel.dev/errors/<slug>` for a request error code; `about:blank` when it has none. */
 export function problemType(code: ErrorCode): string {
-  const slug = (ERROR_CODES[code] as CodeInfo).slug;
-  return slug ? PROBLEM_TYPE_BASE + slug : 'about:blank';
+  // Made once per code: every refused request names its type, and a string built per request is a
+  // concatenation the serialiser has to flatten again.
+  let type = problemTypes.get(code);
+  if (type === undefined) {
+    const slug = (ERROR_CODES[code] as CodeInfo).slug;
+    type = slug ? PROBLEM_TYPE_BASE + slug : 'about:blank';
+    problemTypes.set(code, type);
+  }
+  return type;
 }
 
 const STATUS_CODE: Record<number, ErrorCode> = {

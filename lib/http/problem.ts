@@ -37,10 +37,12 @@ export function problem(
   };
   if (detail !== undefined) p.detail = detail;
   if (options.instance !== undefined) p.instance = options.instance;
-  if (options.extensions) {
-    for (const [k, v] of Object.entries(options.extensions)) {
+  const extensions = options.extensions;
+  if (extensions) {
+    // Own enumerable keys in Object.entries' order, without the array of pairs (most problems have none).
+    for (const k in extensions) {
       // Extensions never overwrite the standard members (RFC 9457 §3.2).
-      if (!(k in p) && k !== 'detail' && k !== 'instance') p[k] = v;
+      if (Object.hasOwn(extensions, k) && !(k in p) && k !== 'detail' && k !== 'instance') p[k] = extensions[k];
     }
   }
   return p;
