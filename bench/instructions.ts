@@ -80,7 +80,7 @@ async function client(port: number, request: Buffer) {
 
 /** One server under callgrind, N requests counted: its instructions per request. */
 async function measure(peer: string, scenario: (typeof jobs)[number]['scenario']): Promise<{ perRequest: number; allThreads: number; status: string }> {
-  const child = spawn('valgrind', ['--tool=callgrind', '--instr-atstart=no', '--separate-threads=yes', `--callgrind-out-file=${join(outDir, `cg.${peer}.${scenario.id}.%p`)}`, process.execPath, ...(args.tsx ? ['--import', 'tsx'] : []), entry, peer, scenario.id], {
+  const child = spawn('valgrind', ['--tool=callgrind', '--instr-atstart=no', '--separate-threads=yes', `--callgrind-out-file=${join(outDir, `cg.${peer}.${scenario.id}.%p`)}`, process.execPath, '--single-threaded', ...(args.tsx ? ['--import', 'tsx'] : []), entry, peer, scenario.id], {
     stdio: ['ignore', 'ignore', 'pipe', 'ipc'],
     env: { ...process.env, NODE_ENV: 'production', KEEL_LOG_LEVEL: 'silent', BENCH_STATIC_DIR: tmpdir() },
   });
@@ -101,10 +101,10 @@ async function measure(peer: string, scenario: (typeof jobs)[number]['scenario']
     child.once('exit', () => resolve());
     child.send({ type: 'stop' });
   });
-  // One file per thread (`-01` is the main thread): V8 compiles optimised code and helps the GC on
-  // threads of its own, whose work lands in whichever window it happens to fall into (tens of
-  // thousands of instructions per request from one late TurboFan job); the main thread's count is the
-  // steady one, and is where keel's own code runs.
+  // The server runs with --single-threaded (V8 compiles and collects on the main thread): with its
+  // helper threads, which valgrind runs one at a time, optimised code was installed late and deoptimised
+  // inside the counted window, and one run differed from the next by up to 30%; single-threaded, rounds
+  // agree within a few per cent. One file per thread (`-01` is the main thread, all that is counted).
   // Timers are left out too: under callgrind the N requests take ~50 times as long as they would, so
   // work that runs per unit of time (keel's event-loop load sampling, node's Date-header refresh) would
   // be charged ~50 times over to each request. A steady keep-alive run fires no per-request timer.
