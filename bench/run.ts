@@ -26,6 +26,7 @@ import { markdownReport, quickLine } from './report.js';
 import { svgChart } from './chart.js';
 import { attributeFile, findProfile } from './stages.js';
 import { whereTheTimeGoes, type ProfiledScenario, type StagesByPeer } from './breakdown.js';
+import { serverEntry as buildServers } from './build-servers.js';
 import { LOAD_SCENARIO, loadTimeMarkdown, measureLoadTimes } from './load-time.js';
 
 const here = dirname(fileURLToPath(import.meta.url));
@@ -56,17 +57,7 @@ const wantScenarios = args.scenarios?.split(',') ?? (quick ? QUICK.scenarios : u
 const wantPeers = (args.peers?.split(',') as Peer[] | undefined) ?? (quick ? QUICK.peers : [...PEERS]);
 for (const p of wantPeers) if (!PEERS.includes(p)) throw new Error(`unknown peer ${p} (known: ${PEERS.join(', ')})`);
 
-// Servers run compiled JavaScript, as in production: under tsx every keel closure created per
-// request also pays esbuild's keepNames `__name()` call, a cost no deployed app has. `--tsx` runs the
-// sources instead (no build step).
-const buildDir = join(here, '..', 'node_modules', '.cache', 'keel-bench');
-const serverEntry = args.tsx ? join(here, 'server.ts') : join(buildDir, 'bench', 'server.js');
-if (!args.tsx) {
-  rmSync(buildDir, { recursive: true, force: true });
-  const tsc = spawnSync(process.execPath, [join(here, '..', 'node_modules', 'typescript', 'bin', 'tsc'), '-p', join(here, 'tsconfig.json')], { encoding: 'utf8' });
-  // Type errors elsewhere in a working tree still emit JavaScript; only a missing entry point is fatal.
-  if (!existsSync(serverEntry)) throw new Error(`building the benchmark servers failed:\n${tsc.stdout}${tsc.stderr}`);
-}
+const serverEntry = buildServers(args.tsx!);
 
 // Two cores or more: the servers on the last CPU, this process (autocannon) on the others.
 const nproc = cpus().length;

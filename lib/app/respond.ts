@@ -6,6 +6,7 @@ import { ServerResponse } from 'node:http';
 import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import type { KeelResponse, ResponseCookie } from './handler.js';
+import { setCheckedHeader } from '../http/fixed-headers.js';
 
 const JSON_TYPE = 'application/json';
 const TEXT_TYPE = 'text/plain; charset=utf-8';
@@ -117,8 +118,9 @@ function endWith(res: ServerResponse, status: number, body: string | Uint8Array,
     else res.writeHead(status, ['Content-Type', type, 'Content-Length', String(length)]);
   } else {
     res.statusCode = status;
-    if (type !== undefined) res.setHeader('Content-Type', type);
-    res.setHeader('Content-Length', length);
+    // Constant types and a computed length: nothing for node's header checks to find (lib/http/fixed-headers.ts).
+    if (type !== undefined) setCheckedHeader(res, 'Content-Type', 'content-type', type);
+    setCheckedHeader(res, 'Content-Length', 'content-length', length);
   }
   res.end(body);
 }

@@ -8,6 +8,7 @@ import { ServerResponse } from 'node:http';
 import { recordRequestError } from '../observability/spans.js';
 import { HttpError, KeelError, ERROR_CODES, problemType, statusTitle, type ErrorCode } from './errors.js';
 import { problemJson } from './problem-json.js';
+import { setCheckedHeader } from './fixed-headers.js';
 
 export const PROBLEM_CONTENT_TYPE = 'application/problem+json';
 
@@ -36,10 +37,12 @@ export function problem(
   };
   if (detail !== undefined) p.detail = detail;
   if (options.instance !== undefined) p.instance = options.instance;
-  if (options.extensions) {
-    for (const [k, v] of Object.entries(options.extensions)) {
+  const extensions = options.extensions;
+  if (extensions) {
+    // Own enumerable keys in Object.entries' order, without the array of pairs (most problems have none).
+    for (const k in extensions) {
       // Extensions never overwrite the standard members (RFC 9457 §3.2).
-      if (!(k in p) && k !== 'detail' && k !== 'instance') p[k] = v;
+      if (Object.hasOwn(extensions, k) && !(k in p) && k !== 'detail' && k !== 'instance') p[k] = extensions[k];
     }
   }
   return p;
@@ -99,8 +102,8 @@ export function sendProblem(res: ServerResponse, input: ProblemDetails | unknown
     res.writeHead(p.status, ['Content-Type', PROBLEM_CONTENT_TYPE, 'Content-Length', length]);
   } else {
     res.statusCode = p.status;
-    res.setHeader('Content-Type', PROBLEM_CONTENT_TYPE);
-    res.setHeader('Content-Length', length);
+    setCheckedHeader(res, 'Content-Type', 'content-type', PROBLEM_CONTENT_TYPE);
+    setCheckedHeader(res, 'Content-Length', 'content-length', length);
   }
   res.end(res.req?.method === 'HEAD' ? undefined : body);
 }

@@ -27,10 +27,17 @@ const json = (v: unknown): string => JSON.stringify(v) ?? 'null';
  */
 function pointerToPath(pointer: string): string[] {
   if (!pointer) return [];
-  return pointer
-    .split('/')
-    .slice(1)
-    .map((s) => s.replace(/~1/g, '/').replace(/~0/g, '~'));
+  // By hand rather than split/slice/map and two regular-expression replaces per segment: this runs
+  // for every error of every refused request, and most segments have no `~` escape.
+  const out: string[] = [];
+  let start = 1;
+  for (;;) {
+    const end = pointer.indexOf('/', start);
+    const s = end < 0 ? pointer.slice(start) : pointer.slice(start, end);
+    out.push(s.includes('~') ? s.replace(/~1/g, '/').replace(/~0/g, '~') : s);
+    if (end < 0) return out;
+    start = end + 1;
+  }
 }
 
 function valueAt(root: unknown, path: string[]): unknown {
@@ -107,11 +114,9 @@ const NUMERIC_BOUNDS = {
  * A parameter's schema is itself such a property (`paramRoot`).
  */
 function limitFound(e: ErrorObject, keyword: string, paramRoot: boolean): boolean {
-  const segments = e.instancePath ? e.instancePath.split('/').slice(1) : [];
-  if (!paramRoot && segments.length === 0) return false;
-  let expected = '#';
-  for (const s of segments) expected += `/properties/${s}`;
-  return e.schemaPath === `${expected}/${keyword}`;
+  if (!paramRoot && !e.instancePath) return false;
+  // `#` + `/properties/<segment>` per segment of the instance path + `/<keyword>`.
+  return e.schemaPath === `#${e.instancePath.replaceAll('/', '/properties/')}/${keyword}`;
 }
 
 /** The type a `type` error expected (the first non-null one of a list). */

@@ -13,6 +13,7 @@ import type addFormatsModule from 'ajv-formats';
 import { lazyRequire } from './lazy-require.js';
 import type { ValidationIssue } from './validation-errors.js';
 import { HttpError } from './errors.js';
+import { problemFor, type ProblemDetails } from './problem.js';
 import { checkFiles, type FileParamSpec, type UploadFile } from './multipart.js';
 import { coercionIssue, formCoercer, scalarCoercer, schemaType, UNCONVERTIBLE, type Coercer } from './coerce.js';
 import { jsonDepthExceeds, MAX_JSON_DEPTH, parseMediaType } from './content.js';
@@ -152,7 +153,18 @@ export interface ValidatedParams {
   cookies: Record<string, unknown>;
 }
 
-export type RequestValidator = (input: ValidationInput) => { params: ValidatedParams; body: unknown };
+/**
+ * A route's compiled validator: the validated values, or the issues that refuse the request. Issues are
+ * returned, not thrown: a 422 on a route without on_error hooks is written from them (validationProblem)
+ * without building an Error nobody sees or unwinding a throw (issue 48); validationError() makes the
+ * HttpError where one is handed on.
+ */
+export type RequestValidator = (input: ValidationInput) => { params: ValidatedParams; body: unknown } | ValidationFailure;
+
+/** The issues of the first stage that had any (see compileRequestValidator). */
+export class ValidationFailure {
+  constructor(readonly issues: ValidationIssue[]) {}
+}
 
 /** Everything about one parameter that does not depend on the request, worked out when the route is built. */
 interface CompiledParam {
@@ -405,18 +417,18 @@ export function compileRequestValidator(
         for (const k of Object.keys(withFiles as object)) if (!(k in files)) (body as Record<string, unknown>)[k] = (withFiles as Record<string, unknown>)[k];
       }
     }
-    if (issues.length) throw validationError(issues);
+    if (issues.length) return new ValidationFailure(issues);
 
     const out: ValidatedParams = { path: {}, query: {}, headers: {}, cookies: {} };
     if (compiled.length) {
       const read: ({ value: unknown; raw: unknown } | typeof NOTHING)[] = new Array(compiled.length);
       for (let i = 0; i < compiled.length; i++) read[i] = readParam(compiled[i]!, input, out, issues);
-      if (issues.length) throw validationError(issues);
+      if (issues.length) return new ValidationFailure(issues);
       for (let i = 0; i < compiled.length; i++) {
         const r = read[i]!;
         if (r !== NOTHING) checkParam(compiled[i]!, r.value, r.raw, out, issues);
       }
-      if (issues.length) throw validationError(issues);
+      if (issues.length) return new ValidationFailure(issues);
     }
     return { params: out, body };
   };
@@ -449,12 +461,18 @@ function withUploads(body: unknown, files: Record<string, UploadFile | UploadFil
   return merged;
 }
 
-/** The 422 problem for a list of issues (spec: Errors, problem details). */
+const validationDetail = (n: number): string => `${n} validation error${n === 1 ? '' : 's'} in request`;
+
+/** The 422 error for a list of issues (spec: Errors, problem details), for on_error hooks and next(err). */
 export function validationError(issues: ValidationIssue[]): HttpError {
-  const n = issues.length;
-  return new HttpError(422, `${n} validation error${n === 1 ? '' : 's'} in request`, {
+  return new HttpError(422, validationDetail(issues.length), {
     code: 'KEEL_VALIDATION_FAILED',
     extensions: { errors: issues },
   });
+}
+
+/** The problem validationError(issues) answers with, built without the error (the same members, the same bytes). */
+export function validationProblem(issues: ValidationIssue[]): ProblemDetails {
+  return problemFor('KEEL_VALIDATION_FAILED', validationDetail(issues.length), { errors: issues });
 }
 

@@ -137,57 +137,94 @@ function discardUnread(req: IncomingMessage, socket: Socket, limits: Readonly<Co
  */
 export function boundSlowReader(req: IncomingMessage, res: ServerResponse, timeoutMs: number): void {
   if (timeoutMs <= 0 || req.httpVersionMajor !== 1) return;
-  const socket = req.socket;
-  let timer: NodeJS.Timeout | undefined;
-  let completed = 0;
-  let queued = 0;
-  /** When the pending answer last moved (performance.now()). */
-  let movedAt = 0;
   // Checked every quarter of the timeout (at most every second), so the cut comes within one period after the
   // timeout, not up to twice it: a check that saw progress used to wait a whole timeout again (issue 44 #10:
   // paused readers were cut at 55–60 s, the documented 30 s).
   const period = Math.max(10, Math.min(SLOW_READER_CHECK_MS, Math.floor(timeoutMs / 4)));
+  const watched = res as Watched;
+  // One state object and module-level wrappers: every request of every route passes here, and seven
+  // closures (plus once()'s wrapper) per request were a measurable share of a hello answer (issue 48).
+  watched[kReader] = new SlowReader(req.socket, timeoutMs, period, res.write, res.end);
+  res.write = writeWatchingReader as ServerResponse['write'];
+  res.end = endWatchingReader as ServerResponse['end'];
+  res.on('close', stopWatchingReader);
+}
+
+const kReader = Symbol('keel.slowReader');
+type Watched = ServerResponse & { [kReader]?: SlowReader };
+type Method = (...args: unknown[]) => unknown;
+
+/** One response's watch (boundSlowReader). */
+class SlowReader {
+  timer: NodeJS.Timeout | undefined = undefined;
+  /** Bytes of the answer that had left the socket's buffer, and libuv's queue, at the last progress. */
+  completed = 0;
+  queued = 0;
+  /** When the pending answer last moved (performance.now()). */
+  movedAt = 0;
+
+  constructor(
+    readonly socket: Socket,
+    readonly timeoutMs: number,
+    readonly period: number,
+    // The response's write / end underneath (node's, or an earlier wrapper's).
+    readonly write: ServerResponse['write'],
+    readonly end: ServerResponse['end'],
+  ) {}
+
   // Progress is a write completing, or libuv's queue of the write in progress shrinking (one res.end
   // of 4 MB is one write: it only completes once the client has taken it all).
-  const handle = () => (socket as Socket & { _handle?: { writeQueueSize?: number } | null })._handle;
-  const snapshot = () => {
-    completed = socket.bytesWritten - socket.writableLength;
-    queued = handle()?.writeQueueSize ?? 0;
-  };
-  const check = () => {
-    timer = undefined;
-    if (socket.destroyed || socket.writableLength === 0) return;
-    const nowCompleted = socket.bytesWritten - socket.writableLength;
-    const nowQueued = handle()?.writeQueueSize ?? 0;
-    const now = performance.now();
-    if (nowCompleted > completed || nowQueued < queued) {
-      movedAt = now;
-      snapshot();
-    } else if (now - movedAt >= timeoutMs) {
-      socket.destroy();
-      return;
-    }
-    timer = setTimeout(check, period);
-    timer.unref();
-  };
-  const arm = () => {
-    if (timer || socket.writableLength === 0) return;
-    snapshot();
-    movedAt = performance.now();
-    timer = setTimeout(check, period);
-    timer.unref();
-  };
-  const write = res.write;
-  const end = res.end;
-  res.write = function writeWatchingReader(this: ServerResponse, ...args: unknown[]) {
-    const ok = (write as (...a: unknown[]) => boolean).apply(this, args);
-    arm();
-    return ok;
-  } as ServerResponse['write'];
-  res.end = function endWatchingReader(this: ServerResponse, ...args: unknown[]) {
-    const out = (end as (...a: unknown[]) => ServerResponse).apply(this, args);
-    arm();
-    return out;
-  } as ServerResponse['end'];
-  res.once('close', () => clearTimeout(timer));
+  queuedNow(): number {
+    return (this.socket as Socket & { _handle?: { writeQueueSize?: number } | null })._handle?.writeQueueSize ?? 0;
+  }
+
+  snapshot(): void {
+    this.completed = this.socket.bytesWritten - this.socket.writableLength;
+    this.queued = this.queuedNow();
+  }
+
+  arm(): void {
+    if (this.timer || this.socket.writableLength === 0) return;
+    this.snapshot();
+    this.movedAt = performance.now();
+    this.timer = setTimeout(checkReader, this.period, this);
+    this.timer.unref();
+  }
+}
+
+function checkReader(w: SlowReader): void {
+  w.timer = undefined;
+  const socket = w.socket;
+  if (socket.destroyed || socket.writableLength === 0) return;
+  const nowCompleted = socket.bytesWritten - socket.writableLength;
+  const nowQueued = w.queuedNow();
+  const now = performance.now();
+  if (nowCompleted > w.completed || nowQueued < w.queued) {
+    w.movedAt = now;
+    w.snapshot();
+  } else if (now - w.movedAt >= w.timeoutMs) {
+    socket.destroy();
+    return;
+  }
+  w.timer = setTimeout(checkReader, w.period, w);
+  w.timer.unref();
+}
+
+function writeWatchingReader(this: Watched, ...args: unknown[]): boolean {
+  const w = this[kReader]!;
+  const ok = (w.write as Method).apply(this, args) as boolean;
+  w.arm();
+  return ok;
+}
+
+function endWatchingReader(this: Watched, ...args: unknown[]): ServerResponse {
+  const w = this[kReader]!;
+  const out = (w.end as Method).apply(this, args) as ServerResponse;
+  w.arm();
+  return out;
+}
+
+function stopWatchingReader(this: Watched): void {
+  const w = this[kReader];
+  if (w !== undefined) clearTimeout(w.timer);
 }

@@ -12,6 +12,7 @@ import { ServerResponse, type OutgoingHttpHeaders } from 'node:http';
 import type zlib from 'node:zlib';
 import type { KeelRequest } from '../../lib/http/request.js';
 import type { Coding } from './negotiate.js';
+import { getCheckedHeader, setCheckedHeader } from '../../lib/http/fixed-headers.js';
 
 /** What one compression() factory decided at start-up, shared by all its responses. */
 export interface CompressionSettings {
@@ -44,9 +45,9 @@ const NO_TRANSFORM = /(?:^|,)\s*no-transform\s*(?:,|$)/i;
 
 /** Append `Accept-Encoding` to Vary unless it is there already or Vary is `*`. */
 function addVary(res: ServerResponse): void {
-  const current = res.getHeader('Vary');
+  const current = getCheckedHeader(res, 'vary');
   if (current === undefined) {
-    res.setHeader('Vary', 'Accept-Encoding');
+    setCheckedHeader(res, 'Vary', 'vary', 'Accept-Encoding');
     return;
   }
   const value = Array.isArray(current) ? current.join(', ') : String(current);
@@ -114,11 +115,12 @@ class ResponseState {
       addVary(res);
       return null;
     }
-    const encoding = res.getHeader('Content-Encoding');
+    // Lowercase names read straight from node's header map (lib/http/fixed-headers.ts): this runs for every response.
+    const encoding = getCheckedHeader(res, 'content-encoding');
     if (encoding !== undefined && String(encoding).toLowerCase() !== 'identity') return null;
-    const cacheControl = res.getHeader('Cache-Control');
+    const cacheControl = getCheckedHeader(res, 'cache-control');
     if (cacheControl !== undefined && NO_TRANSFORM.test(String(cacheControl))) return null;
-    if (settings.filter === undefined ? !settings.compressible(res.getHeader('Content-Type')) : !settings.filter(req, res)) return null;
+    if (settings.filter === undefined ? !settings.compressible(getCheckedHeader(res, 'content-type')) : !settings.filter(req, res)) return null;
     addVary(res);
     if (req.method === 'HEAD') return null;
     if (size !== undefined && (size === 0 || size < settings.minSize)) return null;
@@ -277,7 +279,7 @@ function end(this: Wrapped, chunk?: Chunk | Callback, encoding?: BufferEncoding 
   const data = typeof chunk === 'function' ? undefined : chunk;
   const enc = typeof encoding === 'string' ? encoding : undefined;
   if (!st.decided && !this.headersSent) {
-    const declared = this.getHeader('Content-Length');
+    const declared = getCheckedHeader(this, 'content-length');
     if (declared === undefined) st.endLength = !data ? 0 : typeof data === 'string' ? Buffer.byteLength(data, enc) : data.byteLength;
     if (data) {
       // The whole body is here (the common case: res.json(), keel's own responses): compress it in

@@ -31,6 +31,7 @@ export {
 export { isSameOrigin, ownOrigin } from './same-origin.js';
 
 import type { CorsConfigInput as CorsRecordInput } from '../../lib/records/route.js';
+import { fixedHeader, setFixedHeaders } from '../../lib/http/fixed-headers.js';
 
 /** CorsConfig input: the record's keys in snake_case or camelCase (generated from the record), or a parsed CorsConfig. */
 export type CorsConfigInput = CorsRecordInput | CorsConfig;
@@ -220,13 +221,20 @@ export function cors(options: CorsOptions | CorsOptionsDelegate = {}): Middlewar
   const exposeJoined = cfg.expose_headers === null ? undefined : cfg.expose_headers.join(', ');
   const maxAge = cfg.max_age === null ? undefined : String(cfg.max_age);
 
+  // The answers that are the same for every request, checked once (lib/http/fixed-headers.ts).
+  const anyOriginHeader = [fixedHeader('Access-Control-Allow-Origin', '*')];
+  const credentialsHeader = [fixedHeader('Access-Control-Allow-Credentials', 'true')];
+  // checkConfig() took only token names: nothing here for node's checks to refuse.
+  const exposeHeader = exposeJoined === undefined ? undefined : [fixedHeader('Access-Control-Expose-Headers', exposeJoined)];
+
   function allowOrigin(res: ServerResponse, origin: string): void {
     if (wildcardAnswer && !namedOrigins.has(origin)) {
-      res.setHeader('Access-Control-Allow-Origin', '*');
+      setFixedHeaders(res, anyOriginHeader);
       return;
     }
+    // The request's own Origin value: node's check stays (setHeader).
     res.setHeader('Access-Control-Allow-Origin', origin);
-    if (credentials) res.setHeader('Access-Control-Allow-Credentials', 'true');
+    if (credentials) setFixedHeaders(res, credentialsHeader);
   }
 
   function forbid(req: KeelRequest, res: ServerResponse, next: NextFunction, detail: string): void {
@@ -284,7 +292,7 @@ export function cors(options: CorsOptions | CorsOptionsDelegate = {}): Middlewar
       // Same-origin: no CORS headers (the response is the page's own); Vary: Origin above keeps caches right.
       if (isSameOrigin(req, origin, trust)) return next();
       allowOrigin(res, origin);
-      if (exposeJoined !== undefined) res.setHeader('Access-Control-Expose-Headers', exposeJoined);
+      if (exposeHeader !== undefined) setFixedHeaders(res, exposeHeader);
       next();
       return;
     }

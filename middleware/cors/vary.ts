@@ -1,12 +1,16 @@
 /** The Vary header (RFC 9110 §12.5.5), shared by both styles of cors. */
 import type { ServerResponse } from 'node:http';
+import { getCheckedHeader, setCheckedHeader } from '../../lib/http/fixed-headers.js';
 
-/** Add `value` to the Vary header once, keeping what other middleware put there. */
+/**
+ * Add `value` (a field name of keel's own: `Origin`, `Access-Control-Request-Headers`) to the Vary
+ * header once, keeping what other middleware put there.
+ */
 export function appendVary(res: ServerResponse, value: string): void {
-  const current = res.getHeader('Vary');
-  // The common case, nothing there yet: no parsing.
+  const current = getCheckedHeader(res, 'vary');
+  // The common case, nothing there yet: no parsing, and nothing for node's header checks to find (lib/http/fixed-headers.ts).
   if (current === undefined) {
-    res.setHeader('Vary', value);
+    setCheckedHeader(res, 'Vary', 'vary', value);
     return;
   }
   const text = Array.isArray(current) ? current.join(', ') : String(current);

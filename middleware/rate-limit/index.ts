@@ -41,6 +41,7 @@ export type { RateLimitConfigInput } from '../../lib/records/server.js';
 import type { RateLimitConfigInput } from '../../lib/records/server.js';
 import { isPackageStyle } from '../../lib/http/package-style.js';
 import { refillRate } from './phrases.js';
+import { fixedHeader, setCheckedHeader, setFixedHeaders } from '../../lib/http/fixed-headers.js';
 /** RateLimitConfig under the name the migration guide uses. */
 export type RateLimitConfigOptions = RateLimitConfigInput;
 
@@ -198,6 +199,7 @@ function limiter(config: Readonly<RateLimitConfig>, extensions: RateLimitExtensi
   // The window a full bucket refills in, whole seconds (rounded to µs first: 3 / (3 / 900) is 900.0000000000001).
   const windowSeconds = Math.ceil(Math.round((policy.burst / policy.perSecond) * 1e6) / 1e6);
   const policyHeader = `${policy.burst};w=${windowSeconds}`;
+  const policyFixed = [fixedHeader('RateLimit-Policy', policyHeader)];
   const exceeded = `Rate limit exceeded: ${policy.burst} requests at once, refilled at ${refillRate(policy.perSecond)}`;
   const detailFor = (retryAfter: number): string => `${exceeded}; retry in ${retryAfter} s`;
   const unavailable = Object.freeze(problemFor('KEEL_SERVICE_UNAVAILABLE', 'The rate limiter is unavailable', STORE_UNAVAILABLE_EXTENSIONS));
@@ -219,8 +221,9 @@ function limiter(config: Readonly<RateLimitConfig>, extensions: RateLimitExtensi
   function answer(req: KeelRequest, res: ServerResponse, next: NextFunction, result: TakeResult): void {
     const state = stateOf(result.remaining, Math.ceil(result.resetMs / 1000));
     if (!res.headersSent) {
-      res.setHeader('RateLimit-Policy', policyHeader);
-      res.setHeader('RateLimit', state);
+      // Both made of numbers keel formatted: node's header checks would find nothing (lib/http/fixed-headers.ts).
+      setFixedHeaders(res, policyFixed);
+      setCheckedHeader(res, 'RateLimit', 'ratelimit', state);
     }
     observe.rateLimit(result.allowed ? 'allowed' : 'limited', req, res);
     if (result.allowed) return next();

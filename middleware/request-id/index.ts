@@ -12,6 +12,7 @@ import type { ServerResponse } from 'node:http';
 import { defineRecord, fail, t, type InputOf } from '../../lib/records/define.js';
 import type { RequestIdConfig } from '../../lib/records/route.js';
 import type { KeelRequest, Middleware, NextFunction } from '../../lib/http/request.js';
+import { setCheckedHeader } from '../../lib/http/fixed-headers.js';
 
 /** Header carrying the id, on the request and the response: `X-Request-ID`. */
 export const DEFAULT_REQUEST_ID_HEADER = 'X-Request-ID';
@@ -112,7 +113,8 @@ export function requestId(options: RequestIdOptions = {}): Middleware {
     req.requestId = id;
     if (!res.headersSent) {
       if (tagged[kHeader] !== undefined && tagged[kHeader] !== header) res.removeHeader(tagged[kHeader]);
-      res.setHeader(header, id);
+      // The name was checked by the record and the id is token characters (VALID_ID): no checks per response.
+      setCheckedHeader(res, header, incomingKey, id);
       tagged[kHeader] = header;
     }
     next();

@@ -144,6 +144,7 @@ describe('securityHeaders: when the options are invalid', () => {
     ['an unknown cross_origin_resource_policy', { cross_origin_resource_policy: 'none' }, /expected one of "same-origin"/],
     ['hsts_preload without hsts_max_age', { hsts_preload: true }, /hsts_preload: expected hsts_max_age >= 31536000/],
     ['hsts_preload with a short max-age', { hsts_preload: true, hsts_max_age: 600 }, /preload list rejects/],
+    ['a CSP with a control character node refuses in a header', { content_security_policy: "default-src 'none'\u0001" }, /SecurityHeadersOptions\.content_security_policy: the Content-Security-Policy header .* is not a valid header value/],
     ['helmet as an array', { helmet: [] }, /helmet: expected an object of helmet options/],
     ['helmet options helmet itself rejects', { helmet: { referrerPolicy: { policy: 'nope' } } }, /SecurityHeadersOptions\.helmet: Referrer-Policy received an unexpected policy token/],
   ];

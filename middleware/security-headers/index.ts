@@ -20,6 +20,7 @@
 import type { ServerResponse } from 'node:http';
 import helmet, { type HelmetOptions } from 'helmet';
 import { ConfigError } from '../../lib/http/errors.js';
+import { fixedHeader, setFixedHeaders, type FixedHeader } from '../../lib/http/fixed-headers.js';
 import { defineRecord, fail, t } from '../../lib/records/define.js';
 import type { KeelRequest, Middleware, NextFunction } from '../../lib/http/request.js';
 import { STANDALONE } from './helmet.js';
@@ -221,21 +222,32 @@ export function securityHeaders(options: SecurityHeadersOptions | SecurityHeader
   const plan = recordHelmet(apply, userOptions);
   if (plan === null) return perRequestHelmet(apply, csp);
   if (csp !== null) plan.push(['Content-Security-Policy', csp]);
-  // Parallel arrays, in helmet's order: the per-response loop reads two strings, no tuples.
+  // In helmet's order.
   const removed = Object.freeze(plan.filter(([, value]) => value === undefined).map(([name]) => name));
-  const names = Object.freeze(plan.filter(([, value]) => value !== undefined).map(([name]) => name));
-  const values = Object.freeze(plan.filter(([, value]) => value !== undefined).map(([, value]) => value!));
+  // Checked once here (node's own checks): each response only gets the header map's entries (lib/http/fixed-headers.ts).
+  const fixed = Object.freeze(plan.filter(([, value]) => value !== undefined).map(([name, value]) => checked(name, value!)));
+  const names = Object.freeze(fixed.map((h) => h.name));
 
   return function securityHeaders(_req: KeelRequest, res: ServerResponse, next: NextFunction): void {
     if (res.headersSent) return next();
     for (let i = 0; i < removed.length; i++) res.removeHeader(removed[i]!);
-    for (let i = 0; i < names.length; i++) res.setHeader(names[i]!, values[i]!);
+    setFixedHeaders(res, fixed);
     if (disabledInstances > 0) (res as TaggedResponse)[kSet] = names;
     next();
   };
 }
 
 /** One header operation: set `name` to `value`, or remove `name` (value undefined). */
+/** A header node would refuse on every response is refused once, at start-up. */
+function checked(name: string, value: string): FixedHeader {
+  try {
+    return fixedHeader(name, value);
+  } catch (err) {
+    const key = name === 'Content-Security-Policy' ? 'content_security_policy' : 'helmet';
+    throw new ConfigError(`Invalid ${RECORD} at ${RECORD}.${key}: the ${name} header ${JSON.stringify(value)} is not a valid header value (${(err as Error).message})`, { record: RECORD, path: RECORD, key, value });
+  }
+}
+
 type HeaderOp = readonly [name: string, value: string | undefined];
 
 /**

@@ -5,6 +5,8 @@
 import type { ServerResponse } from 'node:http';
 import { HttpError } from '../../http/errors.js';
 import { isErrorStatus, sendProblem } from '../../http/problem.js';
+import { validationError, validationProblem } from '../../http/validation.js';
+import type { ValidationIssue } from '../../http/validation-errors.js';
 import type { KeelRequest } from '../../http/request.js';
 import { isExpectedNetworkError, networkErrorLog } from '../../ops/net-errors.js';
 import type { RequestData } from '../handler.js';
@@ -36,7 +38,7 @@ async function failThroughHooks(core: CoreState, req: KeelRequest, res: ServerRe
 function answerError(core: CoreState, req: KeelRequest, res: ServerResponse, err: unknown): void {
   // The client left while its answer was written (EPIPE, ECONNRESET, premature close): nothing to
   // fix here, and no one to answer; one throttled debug line (lib/ops/net-errors.ts).
-  if (isExpectedNetworkError(err) && (res.destroyed || req.socket.destroyed)) {
+  if ((res.destroyed || req.socket.destroyed) && isExpectedNetworkError(err)) {
     networkErrorLog(core.logger).note('http', err);
     return;
   }
@@ -47,6 +49,21 @@ function answerError(core: CoreState, req: KeelRequest, res: ServerResponse, err
     core.logger.error({ err, status: err instanceof HttpError && isErrorStatus(err.status) ? err.status : 500, method: req.method, route: core.path, request_id: req.requestId ?? null, trace_id: traceId }, 'request failed');
   }
   sendProblem(res, err);
+}
+
+/**
+ * A request its route's schemas refuse (422). Without on_error hooks nobody would see an HttpError (a 4xx
+ * is not logged): the problem is written from the issues, the bytes sendProblem(validationError(issues))
+ * writes, without constructing an Error. With hooks they get the HttpError as before.
+ */
+export function refuseInvalid(core: CoreState, req: KeelRequest, res: ServerResponse, data: RequestData, issues: ValidationIssue[]): void {
+  if (core.hasOnError) return failOpen(core, req, res, data, validationError(issues));
+  if (res.writableEnded) return;
+  try {
+    sendProblem(res, validationProblem(issues));
+  } catch (e) {
+    core.logger.error({ err: e, route: core.path }, 'error response failed');
+  }
 }
 
 /** Errors after the handler was entered: a response already under way is left alone. */

@@ -8,7 +8,8 @@ import type { KeelRequest } from '../../http/request.js';
 import { isThenable, type KeelResponse, type RequestData } from '../handler.js';
 import { runHooks } from '../hooks.js';
 import type { CoreState } from './core.js';
-import { fail, failOpen } from './fail.js';
+import { fail, failOpen, refuseInvalid } from './fail.js';
+import { validationError } from '../../http/validation.js';
 import { readBody, readBodyThen } from './read.js';
 import { complete, finish, respondEarly } from './reply.js';
 import { validateRequest } from './validate.js';
@@ -20,7 +21,10 @@ import { validateRequest } from './validate.js';
 export function direct(core: CoreState, req: KeelRequest, res: ServerResponse, data: RequestData): void {
   let outcome: unknown;
   try {
-    if (core.validator) validateRequest(core, req, data);
+    if (core.validator) {
+      const issues = validateRequest(core, req, data);
+      if (issues !== undefined) return refuseInvalid(core, req, res, data, issues);
+    }
     outcome = core.handler.call(req, data);
   } catch (err) {
     return failOpen(core, req, res, data, err);
@@ -60,7 +64,10 @@ export async function run(core: CoreState, req: KeelRequest, res: ServerResponse
       }
     }
     if (!r) {
-      if (core.validator) validateRequest(core, req, data);
+      if (core.validator) {
+        const issues = validateRequest(core, req, data);
+        if (issues !== undefined) throw validationError(issues);
+      }
       if (core.hasPreHandler) {
         r = await runHooks(hooks.pre_handler, { phase: 'pre_handler', req, res, data, route: path });
         if (res.writableEnded) return;
