@@ -5,7 +5,7 @@
  * HTTP/1.1 `Upgrade: h2c` (RFC 7540 §3.2, removed in RFC 9113) is not supported; gRPC clients use prior knowledge.
  */
 import http, { type IncomingMessage, type ServerResponse } from 'node:http';
-import http2, { constants as h2, type Http2Server, type Http2Session, type IncomingHttpHeaders, type ServerHttp2Stream } from 'node:http2';
+import http2, { constants as h2, type Http2Server, type Http2Session, type Http2ServerRequest, type IncomingHttpHeaders, type ServerHttp2Stream } from 'node:http2';
 import type { Socket } from 'node:net';
 import type { Logger } from 'pino';
 import { GrpcConfig } from '../records/protocol.js';
@@ -164,6 +164,11 @@ export function attachGrpc(server: http.Server, router: GrpcRouter, config: unkn
     // node's compatibility layer turns 'stream' into 'request' (Http2ServerRequest/Response); take its
     // 'stream' listener so that only non-gRPC streams go through it.
     http2Server.on('request', (req: IncomingMessage, res: ServerResponse) => {
+      // A request whose END_STREAM came in an empty DATA frame before it was dispatched (a stream dispatched a
+      // turn later once its session reset one, ./h2-abuse.ts) has ended already: node reads an empty stream to
+      // its end by itself, 'end' does not repeat, and the compatibility request ends only on it. Ended here, or
+      // a handler reading its body waited until request_timeout. (An ended stream had no data: nobody read it.)
+      if ((req as unknown as Http2ServerRequest).stream.readableEnded) req.push(null);
       // RFC 9113 §8.2.2: connection-specific fields are malformed in HTTP/2 and node throws on them; handlers
       // written for HTTP/1.1 (e.g. `Connection: close` during shutdown) set them, so they are dropped here.
       const setHeader = res.setHeader.bind(res);
