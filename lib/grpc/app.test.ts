@@ -1,5 +1,6 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
+import http2 from 'node:http2';
 import * as grpc from '@grpc/grpc-js';
 import { createApp } from '../app/app.js';
 import { AppError } from '../http/errors.js';
@@ -96,4 +97,47 @@ describe('when an App registers a gRPC service', () => {
   it('should throw AppError when ServerConfig.grpc is not set', () => {
     assert.throws(() => createApp({}, (a) => a.grpc(GREETER_PROTO, 'keel.examples.v1.Greeter', greeter)), (e: unknown) => e instanceof AppError && /ServerConfig\.grpc is null/.test(e.message));
   });
+});
+
+describe('when an HTTP/2 request to an App route carries a body without Content-Length', () => {
+  // RFC 9113 §8.1: Content-Length is optional in HTTP/2 (and Transfer-Encoding absent): the body is what the DATA
+  // frames carry up to END_STREAM. Before, keel applied HTTP/1.1's rule (RFC 9112 §6.3) and ignored such a body.
+  async function post(port: number, headers: http2.OutgoingHttpHeaders, body: string | null): Promise<{ status: number; body: string }> {
+    const session = http2.connect(`http://127.0.0.1:${port}`);
+    session.on('error', () => {});
+    try {
+      return await new Promise((resolve, reject) => {
+        const req = session.request({ ':method': 'POST', ':path': '/echo', 'content-type': 'application/json', ...headers }, { endStream: body === null });
+        let status = 0;
+        let text = '';
+        req.setEncoding('utf8');
+        req.on('response', (h) => (status = Number(h[':status'])));
+        req.on('data', (c: string) => (text += c));
+        req.on('end', () => resolve({ status, body: text }));
+        req.on('error', reject);
+        if (body !== null) req.end(body);
+      });
+    } finally {
+      session.close();
+    }
+  }
+  for (const [what, headers, body, answer] of [
+    ['no Content-Length', {}, '{"a":1}', '{"got":{"a":1}}'],
+    ['Content-Length', { 'content-length': 7 }, '{"a":1}', '{"got":{"a":1}}'],
+    ['END_STREAM on HEADERS (no body)', {}, null, '{"got":null}'],
+    ['Content-Length 0', { 'content-length': 0 }, '', '{"got":null}'],
+  ] as const) {
+    it(`should read the body the DATA frames carry (${what})`, async () => {
+      const app = createApp({ port: 0, grpc: {} }, (a) => {
+        a.post('/echo', (d) => ({ got: d.body ?? null }));
+        a.grpc(GREETER_PROTO, 'keel.examples.v1.Greeter', greeter);
+      });
+      const handle = await app.listen({ handleSignals: false });
+      try {
+        assert.deepEqual(await post(handle.port, headers, body), { status: 200, body: answer });
+      } finally {
+        await handle.close();
+      }
+    });
+  }
 });

@@ -1,23 +1,25 @@
 /**
  * The state machine of one gRPC call (lib/grpc/call.ts): headers and trailers, the deadline, the guard,
- * dispatch by method kind, response framing under the size caps, and the final status.
+ * dispatch by method kind, response framing under the size caps, and the final status. What the request's
+ * headers decide (method, codec, encodings, deadline, request id) is read by ./call-head.ts; a response message is
+ * encoded and framed by ./response-frame.ts.
  */
-import { randomUUID } from 'node:crypto';
 import { performance } from 'node:perf_hooks';
 import { constants as h2, type IncomingHttpHeaders, type OutgoingHttpHeaders, type ServerHttp2Stream } from 'node:http2';
 import { GrpcError, GrpcStatus, encodeGrpcMessage, statusFromError, type GrpcMetadataInit, type GrpcStatusObject } from './status.js';
-import { compressMessage, frameMessage, isGrpcEncoding, parseGrpcTimeout, GRPC_ENCODINGS, type GrpcEncoding } from './framing.js';
+import { GRPC_ENCODINGS, type GrpcEncoding } from './framing.js';
 import { RequestReader, type ReadFailure } from './reader.js';
 import { incomingMetadata, outgoingHeaders } from './metadata.js';
 import type { GrpcCallContext, GrpcIncomingMetadata, GrpcMethod, GrpcRouter } from './router.js';
 import type { GrpcCallSpan } from '../observability/grpc-spans.js';
 import type { GrpcCharge } from './work.js';
-import { acceptsEncoding, GRPC_COMPRESS_MIN_BYTES, type GrpcCallSettings } from './call-settings.js';
+import type { GrpcCallSettings } from './call-settings.js';
+import { responseFrame } from './response-frame.js';
+import { readCallHead } from './call-head.js';
 
 /** How long a client may keep sending after the call ended before its stream is reset. */
 const REQUEST_DRAIN_GRACE_MS = 1000;
 const MAX_TIMER_MS = 2 ** 31 - 1;
-const REQUEST_ID = /^[\w.:@/+=-]{1,200}$/;
 
 export class ServerCall {
   private headersSent = false;
@@ -161,28 +163,10 @@ export class ServerCall {
     };
   }
 
-  /** Encode, cap, compress, frame and write one response message, waiting for HTTP/2 flow control. */
+  /** Write one response message (./response-frame.ts) under max_stream_response_bytes, waiting for HTTP/2 flow control. */
   private async send(method: GrpcMethod, message: unknown, streaming: boolean): Promise<void> {
     if (this.finished) throw this.abort.signal.reason ?? new GrpcError(GrpcStatus.CANCELLED, 'Call ended');
-    let data: Buffer;
-    const t0 = this.charge ? performance.now() : 0;
-    try {
-      data = method.encode(message ?? {});
-    } catch {
-      throw new GrpcError(GrpcStatus.INTERNAL, 'Response message could not be encoded');
-    } finally {
-      this.charge?.(performance.now() - t0);
-    }
-    // Never a truncated write: an oversize message fails the call instead (spec: max_message_size, both directions).
-    if (data.length > this.s.maxMessageSize) {
-      throw new GrpcError(GrpcStatus.RESOURCE_EXHAUSTED, `Response message of ${data.length} bytes exceeds max_message_size (${this.s.maxMessageSize})`);
-    }
-    let compressed = false;
-    if (this.responseEncoding && data.length >= GRPC_COMPRESS_MIN_BYTES) {
-      data = await compressMessage(this.responseEncoding, data);
-      compressed = true;
-    }
-    const frame = frameMessage(data, compressed);
+    const frame = await responseFrame(method, message, this.s.maxMessageSize, this.responseEncoding, this.charge);
     const cap = this.s.maxStreamResponseBytes;
     if (streaming && cap !== null && this.sentBytes + frame.length > cap) {
       throw new GrpcError(GrpcStatus.RESOURCE_EXHAUSTED, `Streaming response exceeds max_stream_response_bytes (${cap})`);
@@ -243,36 +227,16 @@ export class ServerCall {
 
   async run(router: GrpcRouter): Promise<void> {
     const headers = this.headers;
-    const path = String(headers[h2.HTTP2_HEADER_PATH] ?? '');
-    if (headers[h2.HTTP2_HEADER_METHOD] !== 'POST') return this.finish({ code: GrpcStatus.UNIMPLEMENTED, message: 'gRPC requires POST' }, 405);
-    const subtype = /^application\/grpc\+([a-z0-9.-]+)/i.exec(String(headers['content-type']))?.[1];
-    if (subtype && subtype.toLowerCase() !== 'proto') return this.finish({ code: GrpcStatus.UNIMPLEMENTED, message: `Unsupported codec "${subtype}"` }, 415);
-    if (this.s.isShuttingDown()) return this.finish({ code: GrpcStatus.UNAVAILABLE, message: 'Server is shutting down' });
-    const method = router.lookup(path);
-    if (!method) return this.finish({ code: GrpcStatus.UNIMPLEMENTED, message: `Method not found: ${path}` });
-    if (!method.handler) return this.finish({ code: GrpcStatus.UNIMPLEMENTED, message: `Method not implemented: ${path}` });
-
-    const requestEncoding = String(headers['grpc-encoding'] ?? 'identity');
-    if (requestEncoding !== 'identity' && (!this.s.compression || !isGrpcEncoding(requestEncoding))) {
-      return this.finish({ code: GrpcStatus.UNIMPLEMENTED, message: `Unsupported grpc-encoding "${requestEncoding}"` });
-    }
-    this.responseEncoding = this.s.compression ? acceptsEncoding(headers) : undefined;
-
-    const timeouts = [parseGrpcTimeout(headers['grpc-timeout'] as string | undefined), this.s.requestTimeoutMs].filter((t): t is number => t !== undefined);
-    const timeoutMs = timeouts.length ? Math.min(...timeouts) : undefined;
-    const deadline = timeoutMs === undefined ? undefined : Date.now() + timeoutMs;
+    const head = readCallHead(headers, router, this.s);
+    if ('refusal' in head) return this.finish(head.refusal, head.httpStatus);
+    const { path, method, requestEncoding, deadline, timeoutMs, requestId } = head;
+    this.responseEncoding = head.responseEncoding;
     // setTimeout fires at once for delays over 2^31-1 ms (~24.8 days; grpc-timeout allows 99999999H): such a
     // deadline is as good as none.
     if (timeoutMs !== undefined && timeoutMs <= MAX_TIMER_MS) {
       this.timer = setTimeout(() => this.finish({ code: GrpcStatus.DEADLINE_EXCEEDED, message: 'Deadline exceeded' }), timeoutMs);
     }
-
-    let requestId: string | undefined;
-    if (this.s.requestId) {
-      const given = headers['x-request-id'];
-      requestId = typeof given === 'string' && REQUEST_ID.test(given) ? given : randomUUID();
-      this.initial['x-request-id'] = requestId;
-    }
+    if (requestId !== undefined) this.initial['x-request-id'] = requestId;
 
     const metadata = incomingMetadata(headers);
     let auth: Readonly<Record<string, unknown>> | undefined;
@@ -286,7 +250,7 @@ export class ServerCall {
     const reader = (this.reader = new RequestReader(
       this.stream,
       decode,
-      requestEncoding === 'identity' ? undefined : (requestEncoding as GrpcEncoding),
+      requestEncoding,
       this.s.maxMessageSize,
       (f: ReadFailure) => this.finish({ code: f.code, message: f.message }, f.httpStatus),
       this.abort.signal,

@@ -1,16 +1,15 @@
 /**
  * HTTP/1.1 and cleartext HTTP/2 (h2c, "prior knowledge": RFC 9113 §3.3) on one port. Every new connection
- * is sniffed: one that opens with the HTTP/2 client preface goes to a node:http2 server, anything else to the
- * node:http server it arrived on, so `app.listen()`, WebSocket upgrades and HTTP/1.1 keep-alive are untouched.
- * HTTP/1.1 `Upgrade: h2c` (RFC 7540 §3.2, removed in RFC 9113) is not supported; gRPC clients use prior knowledge.
+ * is sniffed (./sniff.ts): one that opens with the HTTP/2 client preface goes to a node:http2 server, anything
+ * else to the node:http server it arrived on. Here: the HTTP/2 server's streams, gRPC calls to the router, the
+ * rest to the HTTP/1 server's handler (./http2-fallback.ts), and the shutdown of both. HTTP/1.1 `Upgrade: h2c`
+ * (RFC 7540 §3.2, removed in RFC 9113) is not supported; gRPC clients use prior knowledge.
  */
-import http, { type IncomingMessage, type ServerResponse } from 'node:http';
+import http from 'node:http';
 import http2, { constants as h2, type Http2Server, type Http2Session, type IncomingHttpHeaders, type ServerHttp2Stream } from 'node:http2';
-import type { Socket } from 'node:net';
 import type { Logger } from 'pino';
 import { GrpcConfig } from '../records/protocol.js';
 import { ServerConfig } from '../records/server.js';
-import { problem, sendProblem } from '../http/problem.js';
 import { handleGrpcCall, isGrpcRequest, type GrpcCallSettings, type GrpcGuard } from './call.js';
 import type { ServerCall } from './server-call.js';
 import { HEALTH_SERVICE } from './health.js';
@@ -22,26 +21,14 @@ import { ClientCalls } from './client-calls.js';
 import type { GrpcTracing } from '../observability/grpc-spans.js';
 import { WorkRefusal, type AppWorkGate } from '../server/cost.js';
 import { admitCall, refuseCallForWork, type GrpcCharge } from './work.js';
+import { DEFAULT_SNIFF_TIMEOUT_MS, sniffProtocols } from './sniff.js';
+import { reject505, takeCompatListener, type Http2FallbackMode } from './http2-fallback.js';
+
+export { HTTP2_PREFACE, DEFAULT_SNIFF_TIMEOUT_MS, SHUTDOWN_SNIFF_GRACE_MS } from './sniff.js';
+export type { Http2FallbackMode } from './http2-fallback.js';
 
 /** ServerConfig's default `h2_*` rates, for a server attached without an App. */
 const DEFAULT_H2_ABUSE_LIMITS = h2AbuseLimitsOf(ServerConfig.defaults());
-
-/** RFC 9113 §3.4: the client connection preface. */
-export const HTTP2_PREFACE = Buffer.from('PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n', 'latin1');
-
-/** How long a new connection may stay silent before it is dropped (before it is known to be HTTP/1 or HTTP/2). */
-export const DEFAULT_SNIFF_TIMEOUT_MS = 30_000;
-/**
- * At shutdown, how long a connection whose protocol is not known yet may still send its first bytes, ms: 500
- * (a request already on its way is answered, as for idle HTTP/1.1 connections). One that has sent part of
- * the HTTP/2 preface is closed at once: a new HTTP/2 connection would be refused anyway.
- */
-export const SHUTDOWN_SNIFF_GRACE_MS = 500;
-
-const CONNECTION_SPECIFIC = new Set(['connection', 'keep-alive', 'proxy-connection', 'transfer-encoding', 'upgrade']);
-
-/** What a non-gRPC HTTP/2 request gets: the HTTP/1 server's handler through node's http2 compatibility API, or a 505 problem. */
-export type Http2FallbackMode = 'compat' | 'reject';
 
 export interface GrpcServerOptions {
   /** Server auth for gRPC calls (see GrpcGuard). */
@@ -112,13 +99,6 @@ function refuseCall(stream: ServerHttp2Stream): void {
   stream.respond(CALLS_PER_CLIENT_REFUSAL, { endStream: true });
 }
 
-function reject505(stream: ServerHttp2Stream): void {
-  const body = JSON.stringify(problem(505, 'This port answers HTTP/2 only for gRPC (content-type application/grpc); use HTTP/1.1.'));
-  stream.on('error', () => {});
-  stream.respond({ [h2.HTTP2_HEADER_STATUS]: 505, 'content-type': 'application/problem+json', 'content-length': Buffer.byteLength(body) });
-  stream.end(body);
-}
-
 /**
  * Add gRPC over h2c to an existing `http.Server` (call before or after `listen`). The server keeps its own
  * `request`/`upgrade` listeners; only connections that open with the HTTP/2 preface are taken.
@@ -158,29 +138,9 @@ export function attachGrpc(server: http.Server, router: GrpcRouter, config: unkn
     abuse: options.h2Limits === undefined ? DEFAULT_H2_ABUSE_LIMITS : options.h2Limits ?? undefined,
   });
   http2Server.on('session', (session: Http2Session) => sessions.add(session));
+  // Before the 'stream' listener below: node's own is taken out (./http2-fallback.ts).
+  const compat = (options.http2Fallback ?? 'compat') === 'compat' ? takeCompatListener(server, http2Server) : undefined;
 
-  let compat: ((...args: unknown[]) => void) | undefined;
-  if ((options.http2Fallback ?? 'compat') === 'compat') {
-    // node's compatibility layer turns 'stream' into 'request' (Http2ServerRequest/Response); take its
-    // 'stream' listener so that only non-gRPC streams go through it.
-    http2Server.on('request', (req: IncomingMessage, res: ServerResponse) => {
-      // RFC 9113 §8.2.2: connection-specific fields are malformed in HTTP/2 and node throws on them; handlers
-      // written for HTTP/1.1 (e.g. `Connection: close` during shutdown) set them, so they are dropped here.
-      const setHeader = res.setHeader.bind(res);
-      res.setHeader = ((name: string, value: number | string | readonly string[]) =>
-        CONNECTION_SPECIFIC.has(name.toLowerCase()) ? res : setHeader(name, value)) as typeof res.setHeader;
-      try {
-        server.emit('request', req, res);
-      } catch {
-        // An HTTP/1-only API used on an HTTP/2 response (e.g. setHeader('Connection')) throws here: answer
-        // 500 rather than let the exception end the process.
-        if (!res.headersSent) sendProblem(res, undefined);
-        else res.destroy();
-      }
-    });
-    compat = http2Server.listeners('stream')[0] as (...args: unknown[]) => void;
-    http2Server.removeAllListeners('stream');
-  }
   // max_calls_per_client across the client's sessions (lib/grpc/client-calls.ts).
   const callsPerClient = cfg.max_calls_per_client === null ? undefined : new ClientCalls(cfg.max_calls_per_client, cfg.max_concurrent_streams);
   if (callsPerClient) http2Server.on('session', (session: Http2Session) => callsPerClient.onSession(session));
@@ -217,58 +177,7 @@ export function attachGrpc(server: http.Server, router: GrpcRouter, config: unkn
     else reject505(stream);
   }
 
-  const http1Listeners = server.listeners('connection') as ((socket: Socket) => void)[];
-  server.removeAllListeners('connection');
-  const sniffTimeout = options.sniffTimeoutMs ?? DEFAULT_SNIFF_TIMEOUT_MS;
-  /** Connections whose protocol is not known yet, with what shutdown does to each. */
-  const sniffing = new Map<Socket, () => void>();
-  server.on('connection', function sniffProtocol(socket: Socket) {
-    let head: Buffer = Buffer.alloc(0);
-    let timer = setTimeout(() => socket.destroy(), sniffTimeout);
-    timer.unref();
-    sniffing.set(socket, () => {
-      // "PRI" is no HTTP/1.1 method: three bytes of the preface mean HTTP/2.
-      if (head.length >= 3) return socket.destroy();
-      clearTimeout(timer);
-      timer = setTimeout(() => socket.destroy(), SHUTDOWN_SNIFF_GRACE_MS);
-      timer.unref();
-    });
-    // node:http accepts sockets half-open (allowHalfOpen): a client that ends before its first request
-    // would keep the socket until the sniff timeout.
-    const onEnd = () => socket.destroy();
-    const cleanup = () => {
-      clearTimeout(timer);
-      sniffing.delete(socket);
-      socket.off('data', onData);
-      socket.off('end', onEnd);
-      socket.off('close', cleanup);
-    };
-    const onData = (chunk: Buffer) => {
-      head = head.length ? Buffer.concat([head, chunk]) : chunk;
-      const n = Math.min(head.length, HTTP2_PREFACE.length);
-      const prefixMatches = head.subarray(0, n).equals(HTTP2_PREFACE.subarray(0, n));
-      if (prefixMatches && n < HTTP2_PREFACE.length) return; // could still be the preface: wait for more
-      cleanup();
-      socket.pause();
-      socket.unshift(head);
-      if (prefixMatches && !shuttingDown) {
-        // node:http accepted this socket with allowHalfOpen (it ends HTTP/1.1 connections itself); node:http2
-        // relies on the socket ending with the peer's FIN and never does. Left half-open, a session the client
-        // closed kept its file descriptor until a keepalive PING went unanswered (95 s, issue 26).
-        socket.allowHalfOpen = false;
-        http2Server.emit('connection', socket);
-      } else if (prefixMatches) socket.destroy();
-      else {
-        for (const l of http1Listeners) l.call(server, socket);
-        // node:http's parser reads the socket handle directly from now on; the bytes already read (unshifted
-        // above) still sit in the JS buffer and reach it as a 'data' event once the socket flows again.
-        socket.resume();
-      }
-    };
-    socket.on('data', onData);
-    socket.on('end', onEnd);
-    socket.on('close', cleanup);
-  });
+  const sniffingAtShutdown = sniffProtocols(server, http2Server, options.sniffTimeoutMs ?? DEFAULT_SNIFF_TIMEOUT_MS, () => shuttingDown);
 
   return {
     http2Server,
@@ -282,7 +191,7 @@ export function attachGrpc(server: http.Server, router: GrpcRouter, config: unkn
       shuttingDown = true;
       router.health?.shutdown();
       // A connection still being sniffed has no request in flight: a short grace for one on its way.
-      for (const atShutdown of sniffing.values()) atShutdown();
+      sniffingAtShutdown();
       // A client stream the client keeps open would hold its session, and the shutdown, to timeoutMs.
       const grace = setTimeout(() => { for (const call of calls) call.endIfClientSending(); }, cfg.shutdown_stream_grace * 1000);
       grace.unref();

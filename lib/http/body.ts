@@ -30,9 +30,14 @@ export function checkDeclaredLength(req: IncomingMessage, limit: number | null):
   return undefined;
 }
 
-/** RFC 9112 §6.3: a request has a body only when it carries Content-Length (not 0) or Transfer-Encoding. */
+/**
+ * RFC 9112 §6.3: an HTTP/1.1 request has a body only when it carries Content-Length (not 0) or Transfer-Encoding.
+ * HTTP/2 has no Transfer-Encoding and Content-Length is optional (RFC 9113 §8.1): a request has a body unless
+ * it says Content-Length 0 or its HEADERS frame ended the stream (node's compatibility request: `stream.endAfterHeaders`).
+ */
 export function hasRequestBody(req: IncomingMessage): boolean {
   const cl = req.headers['content-length'];
+  if (req.httpVersionMajor === 2 && cl === undefined) return (req as { stream?: { endAfterHeaders?: boolean } }).stream?.endAfterHeaders === false;
   return (cl !== undefined && cl !== '0') || req.headers['transfer-encoding'] !== undefined;
 }
 

@@ -29,6 +29,13 @@ async function serve(config: ServerConfigInput = {}) {
     await new Promise((r) => setTimeout(r, 20));
     return { slow: true };
   });
+  app.post('/echo', (d) => (hits++, { got: d.body ?? null }));
+  // A node-level handler that reads its body the node way: it answers on the request's 'end'.
+  app.mount('POST', '/raw', (req, res) => {
+    let n = 0;
+    req.on('data', (chunk: Buffer) => (n += chunk.length));
+    req.on('end', () => res.end(`${n} bytes`));
+  });
   app.grpc(GREETER_PROTO, 'keel.examples.v1.Greeter', {
     SayHello: ({ name }: { name: string }) => ({ message: `Hello, ${name}` }),
     async *SayHelloMany() {},
@@ -203,6 +210,59 @@ describe('when the h2_* rates are configured', () => {
   for (const key of ['h2_resets_per_second', 'h2_client_resets_per_second', 'h2_streams_per_second', 'h2_client_streams_per_second']) {
     it(`should refuse ${key}: 0 at start-up, naming the key`, () => {
       assert.throws(() => new App({ [key]: 0 }), (err: unknown) => err instanceof ConfigError && err.message.includes(key));
+    });
+  }
+});
+
+/** One request on `session`, raced against `ms`: its status and body, or 'hung'. */
+function timedRequest(session: http2.ClientHttp2Session, headers: http2.OutgoingHttpHeaders, body: string | null, ms = 2_000) {
+  return new Promise<{ status: number; body: string } | 'hung'>((resolve) => {
+    // body null: END_STREAM on the HEADERS frame; '' an empty DATA frame carrying END_STREAM.
+    const req = session.request(headers, { endStream: body === null });
+    const timer = setTimeout(() => (req.close(http2.constants.NGHTTP2_CANCEL), resolve('hung')), ms);
+    let status = 0;
+    let text = '';
+    req.setEncoding('utf8');
+    req.on('response', (h) => (status = Number(h[':status'])));
+    req.on('data', (c: string) => (text += c));
+    req.on('end', () => (clearTimeout(timer), resolve({ status, body: text })));
+    req.on('error', () => {});
+    if (body !== null) req.end(body);
+  });
+}
+
+describe('when a client that reset a stream on its session then sends plain HTTP requests on it', () => {
+  // Once a session has reset a stream its streams are dispatched a turn later (lib/grpc/h2-abuse.ts); a request
+  // whose END_STREAM arrived meanwhile in an empty DATA frame has ended (node reads an empty stream to its end by
+  // itself) before node's compatibility layer listened for 'end': a handler waiting for it hung until the client
+  // gave up (request_timeout).
+  const post = (path: string, extra: http2.OutgoingHttpHeaders = {}) => ({ ':method': 'POST', ':path': path, 'content-type': 'application/json', ...extra });
+  const cases: [string, http2.OutgoingHttpHeaders, string | null, string][] = [
+    ['a GET', { ':path': '/hello' }, null, '{"hello":"http"}'],
+    ['a POST to a route, END_STREAM on HEADERS', post('/echo'), null, '{"got":null}'],
+    ['a POST to a route, an empty DATA frame ending it', post('/echo'), '', '{"got":null}'],
+    ['a POST to a route with a small body', post('/echo', { 'content-length': 7 }), '{"a":1}', '{"got":{"a":1}}'],
+    ['a POST to a handler reading the body itself, END_STREAM on HEADERS', post('/raw'), null, '0 bytes'],
+    ['a POST to a handler reading the body itself, an empty DATA frame ending it', post('/raw'), '', '0 bytes'],
+    ['a POST to a handler reading the body itself, a small body', post('/raw'), '{"a":1}', '7 bytes'],
+  ];
+  for (const [what, headers, body, answer] of cases) {
+    it(`should answer ${what} within 2 s`, { timeout: 30_000 }, async () => {
+      const s = await serve();
+      try {
+        const c = await client(s.port);
+        // One stream reset: the session's streams are dispatched a turn later from now on.
+        await rapidReset(c, '/slow', 1);
+        await new Promise((r) => setTimeout(r, 50));
+        for (let i = 0; i < 3; i++) {
+          const got = await timedRequest(c.session, headers, body);
+          assert.notEqual(got, 'hung', `request ${i + 1} unanswered after 2 s`);
+          assert.deepEqual(got, { status: 200, body: answer });
+        }
+        c.session.close();
+      } finally {
+        await s.close();
+      }
     });
   }
 });
