@@ -94,7 +94,7 @@ describe('when routes and middleware share a router (keel/express)', () => {
   });
 });
 
-describe('when a route has a single handler (the router runs it without its route layer) (keel/express)', () => {
+describe('when a route has a single handler (keel/express)', () => {
   it("should leave the route on next('route'), the router on next('router') and reach error handlers on next(err)", async () => {
     const app = express();
     const router = express.Router();

@@ -70,16 +70,9 @@ export class Layer4 extends Layer {
     this.handle_request(req, res, next);
   }
 
-  /** Express 4's run is handle_request, the name packages patch. */
-  override plainRun(): boolean {
-    return this.handle_request === LAYER4_RUN && this.handleRequest === LAYER4_HANDLE;
-  }
-
   override handleError(error: unknown, req: any, res: any, next: AnyFn): void {
     this.handle_error(error, req, res, next);
   }
 }
-const LAYER4_RUN = Layer4.prototype.handle_request;
-const LAYER4_HANDLE = Layer4.prototype.handleRequest;
 // Express 4 has its router in its own lib/router: its channels are the `express` module's
 Object.defineProperty(Layer4.prototype, 'channels', { configurable: true, writable: true, value: channelsOf('express') });

@@ -237,18 +237,8 @@ class RouterPass {
   }
 
   private run(layer: Layer): void {
-    if (this.trace !== undefined) { traceLayer(this.trace, layer, this.req, this.res, this.next); return; }
-    const route = layer.route;
-    // a route with one handler for the method: that handler runs with this pass's next, which is what route.dispatch
-    // would end up calling (next() and next('route') continue after the route, next('router') leaves the router,
-    // next(err) goes to error handlers), unless the route's layer is observed (wrapped handle, patched run, channel
-    // subscribers)
-    if (route !== undefined && layer.handle === layer.routeHandle && !layer.channels.handle.start.hasSubscribers &&
-      layer.plainRun()) {
-      const only = route.singleLayer(this.req.method);
-      if (only !== undefined) { runLayer(only, this.req, this.res, this.next); return; }
-    }
-    runLayer(layer, this.req, this.res, this.next);
+    if (this.trace === undefined) runLayer(layer, this.req, this.res, this.next);
+    else traceLayer(this.trace, layer, this.req, this.res, this.next);
   }
 
   /** A middleware layer: its matched path taken off req.url (onto req.baseUrl), then it runs. */

@@ -137,7 +137,6 @@ export function installRouterMethods(proto: any, rules: RouterRules, kinds: Rout
       ?? { handle(req: any, res: any, next: AnyFn) { r.dispatch(req, res, next); } }.handle;
     const layer = new kinds.Layer(path, { sensitive: this.caseSensitive, strict: this.strict, end: true }, handle);
     layer.route = r;
-    layer.routeHandle = handle;
     layer.pathArgument = path;
     this.stack.push(layer);
     return r;

@@ -31,7 +31,6 @@ export interface LayerOptions {
 /** What the router reads from a route layer's route (route.ts implements it). */
 export interface LayerRoute {
   dispatch(req: any, res: any, done: AnyFn): void;
-  singleLayer(method: unknown): Layer | undefined;
   _handlesMethod(method: unknown): boolean;
   _methods(includeAll?: boolean): string[];
 }
@@ -127,9 +126,6 @@ export class Layer {
   /** `use('/')` or `use(fn)`: every path matches, nothing to trim. */
   slash: boolean;
   route: LayerRoute | undefined = undefined;
-  /** A route's layer: the handler the router gave it (its route's dispatch). While `handle` is still that
-   * function (no instrumentation wrapped it), the router may run the route's single handler directly (handle.ts). */
-  routeHandle: AnyFn | undefined = undefined;
   method: string | undefined = undefined;
   /** The path given to router.use()/route() (undefined for `use(fn)`), as tracing names layers by it. */
   pathArgument: unknown = undefined;
@@ -184,12 +180,6 @@ export class Layer {
     return true;
   }
 
-  /** Whether a run of this layer is the engine's own handleRequest (no package patched it), which only calls
-   * `handle`: the router may then skip a route layer's run for its single handler (handle.ts). */
-  plainRun(): boolean {
-    return this.handleRequest === LAYER_RUN;
-  }
-
   /** Runs the handler as a request handler (arity ≤ 3); a rejected promise goes to next(err). */
   handleRequest(req: any, res: any, next: AnyFn): void {
     const fn = this.handle;
@@ -218,5 +208,4 @@ export class Layer {
     }
   }
 }
-const LAYER_RUN = Layer.prototype.handleRequest;
 Object.defineProperty(Layer.prototype, 'channels', { configurable: true, writable: true, value: ROUTER_CHANNELS });

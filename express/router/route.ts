@@ -25,9 +25,6 @@ function lower(method: string): string {
   return LOWER.get(method) ?? method.toLowerCase();
 }
 
-/** Route.prototype.dispatch as the engine defines it: a route whose dispatch differs (patched) never skips it. */
-let DISPATCH: Route['dispatch'];
-
 export interface Route {
   [method: string]: any;
 }
@@ -91,23 +88,6 @@ export class Route {
     }
   }
 
-  /**
-   * The one handler layer dispatch() would run for `method` when that is all it would do: this route's dispatch is
-   * the engine's own (not patched), it has a single layer and that layer answers the method. The router then runs
-   * that layer with its own `next`, which treats next() / next('route') / next(err) / next('router') as dispatch's
-   * `done` would (handle.ts), without dispatch's closure per request. Undefined otherwise.
-   */
-  singleLayer(method: unknown): Layer | undefined {
-    const stack = this.stack;
-    if (stack.length !== 1 || this.dispatch !== DISPATCH) return undefined;
-    const layer = stack[0]!;
-    const wanted = layer.method;
-    if (wanted === undefined) return layer;
-    let name = typeof method === 'string' ? lower(method) : method;
-    if (name === 'head' && !this.methods.head) name = 'get';
-    return wanted === name ? layer : undefined;
-  }
-
   all(...args: unknown[]): this {
     return this.add(undefined, 'all', args);
   }
@@ -130,7 +110,6 @@ export class Route {
   }
 
   static {
-    DISPATCH = Route.prototype.dispatch;
     for (const method of methods) {
       (Route.prototype as any)[method] = function verb(this: Route, ...args: unknown[]) {
         return (this as any).add(method, method, args);
