@@ -94,6 +94,57 @@ describe('when routes and middleware share a router (keel/express)', () => {
   });
 });
 
+describe('when a route has a single handler (keel/express)', () => {
+  it("should leave the route on next('route'), the router on next('router') and reach error handlers on next(err)", async () => {
+    const app = express();
+    const router = express.Router();
+    router.get('/out', (_req: any, _res: any, next: any) => next('router'));
+    router.get('/skip', (_req: any, _res: any, next: any) => next('route'));
+    router.get('/skip', (req: any, res: any) => res.send('second ' + req.route.path + ' ' + req.baseUrl));
+    router.get('/fail', (_req: any, _res: any, next: any) => next(new Error('failed')));
+    router.get('/throw', () => { throw new Error('thrown'); });
+    app.use('/r', router);
+    app.get('/r/out', (req: any, res: any) => res.send('app after router, baseUrl "' + req.baseUrl + '"'));
+    app.use((err: any, req: any, res: any, _next: any) => res.status(500).send(err.message + ' at ' + req.route?.path));
+    await request(app).get('/r/skip').expect(200, 'second /skip /r');
+    await request(app).get('/r/out').expect(200, 'app after router, baseUrl ""');
+    await request(app).get('/r/fail').expect(500, 'failed at /fail');
+    await request(app).get('/r/throw').expect(500, 'thrown at /throw');
+  });
+
+  it('should answer HEAD with the GET handler and run an all() handler for any method', async () => {
+    const app = express();
+    app.get('/g', (req: any, res: any) => res.set('X-Method', req.method).send('get'));
+    app.all('/any', (req: any, res: any) => res.send(req.method));
+    await request(app).head('/g').expect(200).expect('X-Method', 'HEAD');
+    await request(app).delete('/any').expect(200, 'DELETE');
+  });
+
+  it("should run a patched Route.prototype.dispatch and a route layer's wrapped handle", async () => {
+    const Route = (express as any).Router.Route;
+    const original = Route.prototype.dispatch;
+    const seen: string[] = [];
+    Route.prototype.dispatch = function dispatch(this: any, req: any, res: any, done: any) {
+      seen.push('dispatch ' + this.path);
+      return original.call(this, req, res, done);
+    };
+    try {
+      const app = express();
+      app.get('/patched', (_req: any, res: any) => res.send('ok'));
+      await request(app).get('/patched').expect(200, 'ok');
+    } finally {
+      Route.prototype.dispatch = original;
+    }
+    const app = express();
+    app.get('/wrapped', (_req: any, res: any) => res.send('ok'));
+    const layer = app.router.stack.find((l: any) => l.route?.path === '/wrapped');
+    const handle = layer.handle;
+    layer.handle = function wrapped(req: any, res: any, next: any) { seen.push('wrapped'); return handle(req, res, next); };
+    await request(app).get('/wrapped').expect(200, 'ok');
+    assert.deepEqual(seen, ['dispatch /patched', 'wrapped']);
+  });
+});
+
 describe('when a sub-app is mounted (keel/express)', () => {
   it("should emit 'mount', inherit settings and prototypes, and restore the parent's afterwards", async () => {
     const parent = express();
