@@ -59,15 +59,20 @@ export function isJsonContent(content: unknown): boolean {
 }
 
 /** The contract for `status` (null: none; the status `responses` does not list is logged outside production). */
-function contractFor(c: RouteContract, status: number, logger: Logger, path: string): [ResponseContract | null, string] {
+function contractFor(c: RouteContract, status: number, logger: Logger, path: string): ResponseContract | null {
   if (c.byStatus) {
     const declared = c.byStatus.get(status);
-    if (declared !== undefined) return [declared, `responses.${status}`];
+    if (declared !== undefined) return declared;
     if (!(status < 300 && c.success) && c.warnUndeclared) {
       logger.warn({ route: path, status }, 'handler answered a status its responses do not list');
     }
   }
-  return status < 300 ? [c.success, 'response'] : [null, ''];
+  return status < 300 ? c.success : null;
+}
+
+/** Which schema contractFor() chose, as the log names it (only for a refused answer: no tuple per request). */
+function schemaName(c: RouteContract, status: number): string {
+  return c.byStatus?.get(status) ? `responses.${status}` : 'response';
 }
 
 /** Returned by serializeWithContract() when the answer was refused (and the 500 already sent). */
@@ -82,17 +87,17 @@ export function serializeWithContract(
   c: RouteContract, res: ServerResponse, label: string, path: string, logger: Logger, status: number, content: unknown,
 ): string | undefined | typeof REFUSED {
   if (!isJsonContent(content)) return undefined;
-  const [contract, schema] = contractFor(c, status, logger, path);
+  const contract = contractFor(c, status, logger, path);
   if (!contract) return undefined;
   if (c.mode === 'strict') {
     const errors = contract.check(content);
-    if (errors) return refuse(res, label, path, logger, status, schema, errors);
+    if (errors) return refuse(res, label, path, logger, status, schemaName(c, status), errors);
   }
   try {
     return contract.serialize(content);
   } catch (err) {
     // fast-json-stringify found no branch of an anyOf / oneOf that fits, or a value it cannot write.
-    return refuse(res, label, path, logger, status, schema, [{ instancePath: '', message: (err as Error).message } as ErrorObject]);
+    return refuse(res, label, path, logger, status, schemaName(c, status), [{ instancePath: '', message: (err as Error).message } as ErrorObject]);
   }
 }
 
