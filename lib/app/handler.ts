@@ -3,7 +3,6 @@
  */
 import type { Readable } from 'node:stream';
 import { HttpError } from '../http/errors.js';
-import { clientHttpError } from '../http/client-error.js';
 import type { KeelRequest } from '../http/request.js';
 import type { UploadFile } from '../http/multipart.js';
 
@@ -123,8 +122,6 @@ export function handlerResultFromResponse(r: KeelResponse | { content?: unknown;
  * was the largest cost of a 404 answer, bench `problem`); a 5xx keeps its stack for the error log.
  */
 export function handlerError(status: number, message: string): HttpError {
-  // A 4xx with its message: the same HttpError, without Error's constructor (lib/http/client-error.ts).
-  if (status >= 400 && status < 500 && Number.isInteger(status) && typeof message === 'string') return clientHttpError(status, message);
   if (status >= 500) return new HttpError(status, message);
   const limit = Error.stackTraceLimit;
   Error.stackTraceLimit = 0;
