@@ -7,8 +7,8 @@
  * admitted, queued and charged to the client as one piece of work.
  */
 import { HttpError } from '../http/errors.js';
-import { isJsonType, parseMediaType, refuseDeepJson } from '../http/content.js';
-import { parseJsonText, type JsonPoisoning } from '../http/json-parse.js';
+import type { JsonPoisoning } from '../http/json-parse.js';
+import { parsedJsonBody } from './request-body.js';
 
 /** Most operations in one batch when a route takes batches without saying how many: 10. */
 export const DEFAULT_GRAPHQL_MAX_BATCH = 10;
@@ -23,15 +23,9 @@ export interface GraphqlBatching {
  * request). An empty batch, one over the bound, or an item that is not an object is a 400 problem.
  */
 export function batchOf(text: string, contentType: string | undefined, maxOperations: number, poisoning: JsonPoisoning): Array<Record<string, unknown>> | undefined {
-  if (!isJsonType(parseMediaType(contentType)?.type ?? '') || !text.trimStart().startsWith('[')) return undefined;
-  refuseDeepJson(text);
-  let value: unknown;
-  try {
-    value = parseJsonText(text, poisoning);
-  } catch (err) {
-    if (err instanceof HttpError) throw err;
-    return undefined; // malformed JSON: answered as a single request would be
-  }
+  if (!text.trimStart().startsWith('[')) return undefined;
+  // Not JSON, or malformed: answered as a single request would be.
+  const value = parsedJsonBody(text, contentType, poisoning)?.value;
   if (!Array.isArray(value)) return undefined;
   if (value.length === 0) throw new HttpError(400, 'A GraphQL batch must hold at least one operation');
   if (value.length > maxOperations) throw new HttpError(400, `A GraphQL batch may hold at most ${maxOperations} operations (it holds ${value.length})`, { extensions: { limit: maxOperations } });
