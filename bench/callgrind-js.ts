@@ -23,7 +23,7 @@ if (!file) {
   process.exit(2);
 }
 const n = Number(nArg);
-const pid = /\.(\d+)$/.exec(file)?.[1];
+const pid = /\.(\d+)(?:-\d+)?$/.exec(file)?.[1];
 const mapFile = `/tmp/perf-${pid}.map`;
 
 /** The perf map's code ranges, sorted by start address. */

@@ -11,12 +11,16 @@
  *
  * Rounds are interleaved (every pair once, then again). Prints instructions per request per round, the
  * median, and each peer's median ÷ the scenario's first peer's.
+ *
+ * Two builds of keel side by side: a peer written `keel@<dir>` runs the servers compiled into <dir>
+ * (`node node_modules/typescript/bin/tsc -p bench/tsconfig.json --outDir node_modules/.cache/kb-<name>`),
+ * e.g. `hello:keel@node_modules/.cache/kb-before,keel@node_modules/.cache/kb-after,node`.
  */
 import { execFileSync, spawn } from 'node:child_process';
 import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import net from 'node:net';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { serverEntry } from './build-servers.js';
 import { scenarios } from './scenarios.js';
@@ -79,8 +83,12 @@ async function client(port: number, request: Buffer) {
 }
 
 /** One server under callgrind, N requests counted: its instructions per request. */
-async function measure(peer: string, scenario: (typeof jobs)[number]['scenario']): Promise<{ perRequest: number; allThreads: number; status: string }> {
-  const child = spawn('valgrind', ['--tool=callgrind', '--instr-atstart=no', '--separate-threads=yes', `--callgrind-out-file=${join(outDir, `cg.${peer}.${scenario.id}.%p`)}`, process.execPath, '--single-threaded', ...(process.env.KEEP_CG ? ['--perf-basic-prof'] : []), ...(args.tsx ? ['--import', 'tsx'] : []), entry, peer, scenario.id], {
+async function measure(peerSpec: string, scenario: (typeof jobs)[number]['scenario']): Promise<{ perRequest: number; allThreads: number; status: string }> {
+  // `peer@<dir>`: the peer as compiled into <dir> (see the header); files are named by the whole spec.
+  const [peerName = '', build] = peerSpec.split('@');
+  const peer = peerSpec.replace(/[^\w.-]+/g, '_');
+  const entryFile = build ? join(resolve(build), 'bench', 'server.js') : entry;
+  const child = spawn('valgrind', ['--tool=callgrind', '--instr-atstart=no', '--separate-threads=yes', `--callgrind-out-file=${join(outDir, `cg.${peer}.${scenario.id}.%p`)}`, process.execPath, '--single-threaded', ...(process.env.KEEP_CG ? ['--perf-basic-prof'] : []), ...(args.tsx && !build ? ['--import', 'tsx'] : []), entryFile, peerName, scenario.id], {
     stdio: ['ignore', 'ignore', 'pipe', 'ipc'],
     env: { ...process.env, NODE_ENV: 'production', KEEL_LOG_LEVEL: 'silent', BENCH_STATIC_DIR: tmpdir() },
   });
