@@ -108,19 +108,19 @@ function writeJson(res: ServerResponse, status: number, body: string, hasType: b
 const nativeWriteHead = ServerResponse.prototype.writeHead;
 
 /**
- * Status, type, length and body in one go. When nothing wraps the response, one writeHead() with
- * the raw header list is cheaper than a setHeader() per header (headers set earlier are kept);
- * a wrapped response (compression decides at end() on the whole body) gets the plain calls.
+ * Status, type, length and body in one go. The type is one of this file's constants and the length a
+ * number, so nothing for node's header checks to find: they go into node's header map directly
+ * (lib/http/fixed-headers.ts), and writeHead(status) writes the map without checking each name and
+ * value again (a header list given to writeHead() is checked pair by pair: two regular expressions per
+ * header on every response). Headers set earlier are kept; a response whose writeHead is wrapped
+ * (compression decides at end() on the whole body) gets the headers and its status, and end() writes the head.
  */
 function endWith(res: ServerResponse, status: number, body: string | Uint8Array, length: number, type: string | undefined): void {
-  if (res.writeHead === nativeWriteHead) {
-    if (type === undefined) res.writeHead(status, ['Content-Length', String(length)]);
-    else res.writeHead(status, ['Content-Type', type, 'Content-Length', String(length)]);
-  } else {
-    res.statusCode = status;
-    // Constant types and a computed length: nothing for node's header checks to find (lib/http/fixed-headers.ts).
-    if (type !== undefined) setCheckedHeader(res, 'Content-Type', 'content-type', type);
-    setCheckedHeader(res, 'Content-Length', 'content-length', length);
-  }
+  const native = res.writeHead === nativeWriteHead;
+  if (type !== undefined) setCheckedHeader(res, 'Content-Type', 'content-type', type);
+  // As before: node's writeHead stored the length as text; a wrapper sees the number it always saw.
+  setCheckedHeader(res, 'Content-Length', 'content-length', native ? String(length) : length);
+  if (native) res.writeHead(status);
+  else res.statusCode = status;
   res.end(body);
 }
