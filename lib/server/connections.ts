@@ -144,10 +144,11 @@ export function boundSlowReader(req: IncomingMessage, res: ServerResponse, timeo
   const watched = res as Watched;
   // One state object and module-level wrappers: every request of every route passes here, and seven
   // closures (plus once()'s wrapper) per request were a measurable share of a hello answer (issue 48).
-  watched[kReader] = new SlowReader(req.socket, timeoutMs, period, res.write, res.end);
+  // The 'close' listener that stops the watch is added when a check is first armed (SlowReader.arm):
+  // most answers leave the socket's buffer at once and never arm one.
+  watched[kReader] = new SlowReader(res, req.socket, timeoutMs, period, res.write, res.end);
   res.write = writeWatchingReader as ServerResponse['write'];
   res.end = endWatchingReader as ServerResponse['end'];
-  res.on('close', stopWatchingReader);
 }
 
 const kReader = Symbol('keel.slowReader');
@@ -162,8 +163,11 @@ class SlowReader {
   queued = 0;
   /** When the pending answer last moved (performance.now()). */
   movedAt = 0;
+  /** stopWatchingReader listens for the response's 'close' (from the first armed check on). */
+  listening = false;
 
   constructor(
+    readonly res: ServerResponse,
     readonly socket: Socket,
     readonly timeoutMs: number,
     readonly period: number,
@@ -185,6 +189,10 @@ class SlowReader {
 
   arm(): void {
     if (this.timer || this.socket.writableLength === 0) return;
+    if (!this.listening) {
+      this.listening = true;
+      this.res.on('close', stopWatchingReader);
+    }
     this.snapshot();
     this.movedAt = performance.now();
     this.timer = setTimeout(checkReader, this.period, this);
@@ -210,16 +218,19 @@ function checkReader(w: SlowReader): void {
   w.timer.unref();
 }
 
-function writeWatchingReader(this: Watched, ...args: unknown[]): boolean {
+// `arguments`, not a rest array: V8 passes them on to apply() without allocating one per call.
+function writeWatchingReader(this: Watched): boolean {
   const w = this[kReader]!;
-  const ok = (w.write as Method).apply(this, args) as boolean;
+  // eslint-disable-next-line prefer-rest-params
+  const ok = (w.write as Method).apply(this, arguments as unknown as unknown[]) as boolean;
   w.arm();
   return ok;
 }
 
-function endWatchingReader(this: Watched, ...args: unknown[]): ServerResponse {
+function endWatchingReader(this: Watched): ServerResponse {
   const w = this[kReader]!;
-  const out = (w.end as Method).apply(this, args) as ServerResponse;
+  // eslint-disable-next-line prefer-rest-params
+  const out = (w.end as Method).apply(this, arguments as unknown as unknown[]) as ServerResponse;
   w.arm();
   return out;
 }
