@@ -19,6 +19,23 @@ function tally(map: Map<string, number>, key: string | number): void {
 }
 const show = (map: Map<string, number>) => [...map].map(([k, n]) => `${n}×${k}`).join(' ');
 
+/**
+ * POST `body` to `url` every `everyMs` for 15 s from one address, on schedule (not waiting for answers: a polite
+ * client's rate, whatever the server does), then wait for every answer; their statuses (or error names) tallied.
+ */
+async function pacedPosts(url: string, headers: Record<string, string>, body: string | Buffer, everyMs: number): Promise<Map<string, number>> {
+  const statuses = new Map<string, number>();
+  const inFlight: Promise<void>[] = [];
+  const t0 = Date.now();
+  for (let i = 0; Date.now() - t0 < 15_000; i++) {
+    inFlight.push(fetch(url, { method: 'POST', headers, body })
+      .then(async (r) => { await r.arrayBuffer(); tally(statuses, r.status); }, (e: Error) => tally(statuses, e.name)));
+    await sleep(Math.max(0, t0 + (i + 1) * everyMs - Date.now()));
+  }
+  await Promise.all(inFlight);
+  return statuses;
+}
+
 /** One client streams 1 MiB names to GreetAll for 20 s, a new stream whenever one ends. */
 export const grpcStream: Flood = async (_ws, http) => {
   const def = protoLoader.loadSync(GREETER_PROTO, { keepCase: true, defaults: true });
@@ -56,15 +73,7 @@ export const grpcStream: Flood = async (_ws, http) => {
 /** `addBook` with 900 KB titles at 40 requests/s for 15 s, from one address. */
 export const addBook: Flood = async (_ws, http) => {
   const body = JSON.stringify({ query: 'mutation ($t: String!) { addBook(input: { title: $t, authorId: "a1" }) { id } }', variables: { t: 't'.repeat(900 * 1024) } });
-  const statuses = new Map<string, number>();
-  const inFlight: Promise<void>[] = [];
-  const t0 = Date.now();
-  for (let i = 0; Date.now() - t0 < 15_000; i++) {
-    inFlight.push(fetch(`${http}/graphql`, { method: 'POST', headers: { 'content-type': 'application/json' }, body })
-      .then(async (r) => { await r.arrayBuffer(); tally(statuses, r.status); }, (e: Error) => tally(statuses, e.name)));
-    await sleep(Math.max(0, t0 + (i + 1) * 25 - Date.now()));
-  }
-  await Promise.all(inFlight);
+  const statuses = await pacedPosts(`${http}/graphql`, { 'content-type': 'application/json' }, body, 25);
   const res = await fetch(`${http}/graphql`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ query: '{ books { id } }' }) });
   const kept = ((await res.json()) as { data?: { books: unknown[] } }).data?.books.length;
   return `statuses ${show(statuses)}; ${kept} books kept`;
@@ -75,15 +84,7 @@ export const multipart: Flood = async (_ws, http) => {
   const part = '--b\r\nContent-Disposition:form-data;name=f;filename=a\r\n\r\nx\r\n';
   const count = Math.floor((1024 * 1024 - 10) / part.length);
   const body = Buffer.from(part.repeat(count) + '--b--\r\n');
-  const statuses = new Map<string, number>();
-  const inFlight: Promise<void>[] = [];
-  const t0 = Date.now();
-  for (let i = 0; Date.now() - t0 < 15_000; i++) {
-    inFlight.push(fetch(`${http}/items`, { method: 'POST', headers: { 'content-type': 'multipart/form-data; boundary=b' }, body })
-      .then(async (r) => { await r.arrayBuffer(); tally(statuses, r.status); }, (e: Error) => tally(statuses, e.name)));
-    await sleep(Math.max(0, t0 + (i + 1) * 100 - Date.now()));
-  }
-  await Promise.all(inFlight);
+  const statuses = await pacedPosts(`${http}/items`, { 'content-type': 'multipart/form-data; boundary=b' }, body, 100);
   return `${count} parts per body; statuses ${show(statuses)}`;
 };
 
