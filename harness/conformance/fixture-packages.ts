@@ -10,15 +10,15 @@
 import { PROTOCOLS } from '../../lib/app/builtins.js';
 import { missingPackages } from '../../lib/ops/packages.js';
 import { isGraphqlSession, websocketEnabled } from './fixture-ws.js';
+import { KIND_RUNTIME_PACKAGES } from './kinds/index.js';
 import { isProtocolCase, isRunnable, isWebSocketCase, type LoadedCase, type ProtocolKind } from './types.js';
 
-/** What keel's fixture app (and the runner's client of that kind) needs to serve a protocol case. */
+/** What keel's fixture app (keel's protocol) and the kind's runtime (its client) need to serve a protocol case. */
 const KIND_PACKAGES: Readonly<Record<ProtocolKind, readonly string[]>> = {
-  // The server's packages, and the runner's gRPC client (harness/conformance/kinds/index.ts).
-  grpc: [...PROTOCOLS.grpc.packages, '@grpc/grpc-js@1'],
-  graphql: PROTOCOLS.graphql.packages,
-  jsonrpc: PROTOCOLS.jsonrpc.packages,
-  'api-description': [...PROTOCOLS.openapi.packages, ...PROTOCOLS.asyncapi.packages],
+  grpc: [...PROTOCOLS.grpc.packages, ...KIND_RUNTIME_PACKAGES.grpc],
+  graphql: [...PROTOCOLS.graphql.packages, ...KIND_RUNTIME_PACKAGES.graphql],
+  jsonrpc: [...PROTOCOLS.jsonrpc.packages, ...KIND_RUNTIME_PACKAGES.jsonrpc],
+  'api-description': [...PROTOCOLS.openapi.packages, ...PROTOCOLS.asyncapi.packages, ...KIND_RUNTIME_PACKAGES['api-description']],
 };
 
 /** The packages keel's fixture app needs to serve `c` (empty for plain HTTP cases). */

@@ -42,16 +42,26 @@ export interface ProtocolResult {
 
 export const KINDS: readonly KindLoader[] = [grpcLoader, graphqlLoader, jsonrpcLoader, apiDocsLoader];
 
+/**
+ * The packages each kind's runtime (kinds/<kind>.ts: the runner's client, and what builds keel's fixture) imports:
+ * the runner's gRPC client is not a dependency of keel's server (keel speaks HTTP/2 itself).
+ */
+export const KIND_RUNTIME_PACKAGES: Readonly<Record<ProtocolKind, readonly string[]>> = {
+  grpc: ['@grpc/grpc-js@1', 'protobufjs'],
+  graphql: ['graphql@16'],
+  jsonrpc: [],
+  'api-description': [],
+};
+
 /** Each kind's client and fixture, imported when a case of it runs. */
 const RUNTIMES: Record<ProtocolKind, () => Promise<KindRuntime>> = {
   grpc: async () => {
-    // The runner's gRPC client: not a dependency of keel's server (keel speaks HTTP/2 itself).
-    const missing = missingPackages(['@grpc/grpc-js@1', 'protobufjs']);
+    const missing = missingPackages(KIND_RUNTIME_PACKAGES.grpc);
     if (missing.length) throw missingPackagesError('gRPC conformance cases (keel-conformance)', missing);
     return (await import('./grpc.js')).grpcRuntime;
   },
   graphql: async () => {
-    const missing = missingPackages(['graphql@16']);
+    const missing = missingPackages(KIND_RUNTIME_PACKAGES.graphql);
     if (missing.length) throw missingPackagesError('GraphQL conformance cases (keel-conformance)', missing);
     return (await import('./graphql.js')).graphqlRuntime;
   },
