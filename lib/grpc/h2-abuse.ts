@@ -85,7 +85,13 @@ class Bucket {
 const bucket = (rate: number | null, burst: number) => (rate === null ? undefined : new Bucket(rate, burst));
 
 interface ClientState { resets?: Bucket; streams?: Bucket; sessions: number; forget?: NodeJS.Timeout }
-interface SessionState { client: ClientState; key: string; resets?: Bucket; streams?: Bucket; calm: boolean; lastStreamId: number; resetsSeen: number }
+interface SessionState {
+  client: ClientState; key: string; resets?: Bucket; streams?: Bucket; calm: boolean;
+  /** The last stream admitted (within the stream budgets) and the last handed to the App. */
+  lastAdmitted: number; lastDispatched: number;
+  /** Once calmed: the last stream id its GOAWAY named; admitted streams above it are refused, not dispatched. */
+  goawayId: number;
+}
 
 export class H2Abuse {
   /** Sessions calmed (GOAWAY ENHANCE_YOUR_CALM) since the server started, by the limit they broke. */
@@ -97,11 +103,11 @@ export class H2Abuse {
   readonly #sessions = new WeakMap<Http2Session, SessionState>();
 
   /**
-   * Reset tokens a client's bucket must hold for a new session of its: a session's first streams reach the App
-   * before any of their resets is counted (node emits 'stream' for the HEADERS, the RST_STREAM comes after), so
-   * a client that reconnected the moment it had one token left had ~100 streams answered per connection (the
-   * replay: 47,500 of 140,000 reset streams through the App). One connection's reset burst, capped by the
-   * client's own.
+   * Reset tokens a client's bucket must hold for a new session of its: one connection's reset burst, capped by
+   * the client's own. A session's streams cost node a stream object each before any of their resets is counted,
+   * so a client that reconnected the moment it had one token left bought a read's worth of streams per
+   * connection (before streams were dispatched at the end of their turn, they even reached the App: 47,500 of
+   * 140,000 reset streams in a replay).
    */
   readonly #sessionResets: number;
 
@@ -123,8 +129,14 @@ export class H2Abuse {
     if (!client) this.#clients.set(key, (client = { resets: bucket(l.clientResetsPerSecond, l.clientResetBurst), streams: bucket(l.clientStreamsPerSecond, l.clientStreamBurst), sessions: 0 }));
     clearTimeout(client.forget);
     client.sessions++;
-    const state: SessionState = { client, key, resets: bucket(l.resetsPerSecond, l.resetBurst), streams: bucket(l.streamsPerSecond, l.streamBurst), calm: false, lastStreamId: 0, resetsSeen: 0 };
+    const state: SessionState = { client, key, resets: bucket(l.resetsPerSecond, l.resetBurst), streams: bucket(l.streamsPerSecond, l.streamBurst), calm: false, lastAdmitted: 0, lastDispatched: 0, goawayId: 0 };
     this.#sessions.set(session, state);
+    // A stream reset in the read that brought its HEADERS may reach 'stream' destroyed, detached from its session
+    // (node emits 'stream' on a later tick, after the RST_STREAM: the first bytes of a sniffed connection are read
+    // in one go): no handler runs for it (lib/grpc/server.ts), and only here is its session known, to charge its reset.
+    session.prependListener('stream', (stream: ServerHttp2Stream) => {
+      if (stream.destroyed) this.#onReset(session, state, stream.rstCode);
+    });
     session.once('close', () => {
       if (--client.sessions > 0) return;
       // Kept until its buckets are full again: closing every connection does not reset a client's budget.
@@ -140,8 +152,9 @@ export class H2Abuse {
    * Every stream of a watched session, before anything else sees it: `dispatch` hands it to the App, or it is
    * refused (RST_STREAM REFUSED_STREAM, RFC 9113 §8.7: not processed) because its session is calmed or has just
    * broken a limit. node emits 'stream' while it reads the HEADERS, before the RST_STREAM that follows them in the
-   * same read: once a session has reset a stream, its streams are dispatched a turn later (setImmediate), and one
-   * reset by then reaches no handler. Dispatching the first streams at once keeps a polite session's latency.
+   * same read, so every admitted stream is dispatched at the end of the turn (#drain): one reset by then reaches
+   * no handler. (Dispatching a session's first streams at once, as keel did, let a rapid-reset client's first ~100
+   * streams per connection reach the App before a reset counted: 100 new connections, a 2-4 s stall.)
    */
   admitStream(stream: ServerHttp2Stream, dispatch: () => void): void {
     const session = stream.session;
@@ -160,18 +173,40 @@ export class H2Abuse {
       });
       return;
     }
-    state.lastStreamId = Math.max(state.lastStreamId, stream.id ?? 0);
-    stream.once('close', () => this.#onClose(session!, state, stream));
-    if (state.resetsSeen === 0) return dispatch();
-    setImmediate(() => {
-      if (stream.closed || stream.destroyed || state.calm) return;
-      dispatch();
-    });
+    state.lastAdmitted = Math.max(state.lastAdmitted, stream.id ?? 0);
+    stream.once('close', () => this.#onReset(session!, state, stream.rstCode));
+    this.#pending.push(stream, state, dispatch);
+    if (this.#pending.length === 3) setImmediate(this.#drain);
   }
 
-  #onClose(session: Http2Session, state: SessionState, stream: ServerHttp2Stream): void {
-    if (state.calm || session.destroyed || stream.rstCode === undefined || stream.rstCode === h2.NGHTTP2_NO_ERROR) return;
-    state.resetsSeen++;
+  /** Streams admitted this turn, as (stream, its session's state, dispatch) triples, in arrival order. */
+  #pending: unknown[] = [];
+  /**
+   * Hand this turn's streams to the App, after node has read everything that arrived with their HEADERS: a
+   * stream reset meanwhile (a rapid-reset client sends HEADERS and RST_STREAM in one write) reaches no handler,
+   * and its session is calmed before the App ran for any of them. One setImmediate per turn, not per stream.
+   */
+  readonly #drain = (): void => {
+    const pending = this.#pending;
+    this.#pending = [];
+    for (let i = 0; i < pending.length; i += 3) {
+      const stream = pending[i] as ServerHttp2Stream;
+      const state = pending[i + 1] as SessionState;
+      if (stream.closed || stream.destroyed) continue;
+      const id = stream.id ?? 0;
+      if (state.calm && id > state.goawayId) {
+        // After its session broke a reset limit: not processed, as its GOAWAY said (RFC 9113 §6.8).
+        stream.on('error', () => {});
+        if (!stream.session?.destroyed) stream.close(h2.NGHTTP2_REFUSED_STREAM);
+        continue;
+      }
+      state.lastDispatched = Math.max(state.lastDispatched, id);
+      (pending[i + 2] as () => void)();
+    }
+  };
+
+  #onReset(session: Http2Session, state: SessionState, rstCode: number | undefined): void {
+    if (state.calm || session.destroyed || rstCode === undefined || rstCode === h2.NGHTTP2_NO_ERROR) return;
     if (state.resets && !state.resets.take()) this.#calm(session, state, 'h2_resets_per_second');
     else if (state.client.resets && !state.client.resets.take()) this.#calm(session, state, 'h2_client_resets_per_second');
   }
@@ -179,8 +214,11 @@ export class H2Abuse {
   #calm(session: Http2Session, state: SessionState, breach: H2Breach): void {
     state.calm = true;
     this.calmed[breach]++;
+    // Too many streams: those admitted within the budget are still served. Too many resets: only those the App
+    // already has; the rest of the turn's streams are refused.
+    state.goawayId = breach === 'h2_streams_per_second' || breach === 'h2_client_streams_per_second' ? state.lastAdmitted : state.lastDispatched;
     try {
-      session.goaway(h2.NGHTTP2_ENHANCE_YOUR_CALM, state.lastStreamId);
+      session.goaway(h2.NGHTTP2_ENHANCE_YOUR_CALM, state.goawayId);
       // Until the GOAWAY is on the wire nghttp2 still hands node every stream the client sends (a flood
       // kept doing so through the grace: ~23,000 streams, each a node stream refused from JS). A lowered
       // SETTINGS_MAX_CONCURRENT_STREAMS applies to what nghttp2 reads from now on, before any ACK, and it

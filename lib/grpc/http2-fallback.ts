@@ -20,8 +20,8 @@ export function takeCompatListener(server: Server, http2Server: Http2Server): (.
   // node's compatibility layer turns 'stream' into 'request' (Http2ServerRequest/Response); take its
   // 'stream' listener so that only non-gRPC streams go through it.
   http2Server.on('request', (req: IncomingMessage, res: ServerResponse) => {
-    // A request whose END_STREAM came in an empty DATA frame before it was dispatched (a stream dispatched a
-    // turn later once its session reset one, ./h2-abuse.ts) has ended already: node reads an empty stream to
+    // A request whose END_STREAM came in an empty DATA frame before it was dispatched (streams are dispatched at
+    // the end of the turn they arrived in, ./h2-abuse.ts) has ended already: node reads an empty stream to
     // its end by itself, 'end' does not repeat, and the compatibility request ends only on it. Ended here, or
     // a handler reading its body waited until request_timeout. (An ended stream had no data: nobody read it.)
     if ((req as unknown as Http2ServerRequest).stream.readableEnded) req.push(null);

@@ -150,6 +150,9 @@ export function attachGrpc(server: http.Server, router: GrpcRouter, config: unkn
   const calls = new Set<ServerCall>();
   // Reset and stream rates first: a calmed session's streams, and reset ones, reach no handler (CVE-2023-44487).
   http2Server.on('stream', (stream: ServerHttp2Stream, headers: IncomingHttpHeaders, flags: number, rawHeaders: unknown) => {
+    // Reset in the read that brought its HEADERS (rapid reset, CVE-2023-44487): nobody can answer it, its reset is
+    // charged by ./h2-abuse.ts, and nothing else may count it (its 'close' may have been emitted already).
+    if (stream.destroyed) return;
     // max_calls_per_client across all the client's sessions (max_concurrent_streams bounds one), counted here, in
     // node's HEADERS callback: the first refusal holds the client's sessions before the rest of the read becomes
     // streams (./client-calls.ts). The refusal is one static Trailers-Only answer, so a refused burst costs little.

@@ -73,7 +73,7 @@ export class H2Sessions {
     this.abuse = policy.abuse ? new H2Abuse(policy.abuse, (breach, client) => this.#policy.logger && this.#log.note(breach, client)) : undefined;
   }
 
-  /** Every stream, before the App sees it: `dispatch` hands it to the App, now or a turn later, unless refused (./h2-abuse.ts). */
+  /** Every stream, before the App sees it: `dispatch` hands it to the App, at the end of the turn when budgets are on, unless refused (./h2-abuse.ts). */
   admitStream(stream: ServerHttp2Stream, dispatch: () => void): void {
     if (this.abuse) this.abuse.admitStream(stream, dispatch);
     else dispatch();
@@ -158,7 +158,8 @@ function watchIdle(session: Http2Session, idleMs: number): void {
     timer = setTimeout(() => goaway(session), idleMs);
     timer.unref();
   };
-  session.on('stream', (stream) => {
+  session.on('stream', (stream: ServerHttp2Stream) => {
+    if (stream.destroyed) return; // reset before node emitted it: never open for the App (./h2-abuse.ts)
     streams.count++;
     clearTimeout(timer);
     stream.once('close', () => {

@@ -77,3 +77,45 @@ export function get(session: http2.ClientHttp2Session, path: string): Promise<{ 
     req.on('error', reject);
   });
 }
+
+/** One HTTP/2 frame (RFC 9113 §4.1): 24-bit length, type, flags, stream id, payload. */
+export function h2Frame(type: number, flags: number, streamId: number, payload: Buffer = Buffer.alloc(0)): Buffer {
+  const head = Buffer.alloc(9);
+  head.writeUIntBE(payload.length, 0, 3);
+  head[3] = type;
+  head[4] = flags;
+  head.writeUInt32BE(streamId, 5);
+  return Buffer.concat([head, payload]);
+}
+
+/**
+ * HEADERS (END_STREAM | END_HEADERS) of `GET path` on `streamId`, HPACK without the dynamic table or Huffman
+ * (RFC 7541): :method GET and :scheme http indexed (2, 6), :path and :authority literals with indexed names (4, 1).
+ */
+export function getHeadersFrame(streamId: number, path: string, authority = 'localhost'): Buffer {
+  const literal = (nameIndex: number, value: string) => Buffer.concat([Buffer.from([nameIndex, value.length]), Buffer.from(value, 'latin1')]);
+  return h2Frame(0x1, 0x1 | 0x4, streamId, Buffer.concat([Buffer.from([0x82, 0x86]), literal(4, path), literal(1, authority)]));
+}
+
+/** RST_STREAM (RFC 9113 §6.4) of `streamId`, CANCEL unless told. */
+export function rstStreamFrame(streamId: number, code: number = http2.constants.NGHTTP2_CANCEL): Buffer {
+  const payload = Buffer.alloc(4);
+  payload.writeUInt32BE(code, 0);
+  return h2Frame(0x3, 0, streamId, payload);
+}
+
+/** The frames a raw connection receives, as { type, flags, streamId, payload }, parsed as they arrive. */
+export function readFrames(socket: net.Socket): { type: number; flags: number; streamId: number; payload: Buffer }[] {
+  const frames: { type: number; flags: number; streamId: number; payload: Buffer }[] = [];
+  let buffered = Buffer.alloc(0);
+  socket.on('data', (chunk: Buffer) => {
+    buffered = Buffer.concat([buffered, chunk]);
+    while (buffered.length >= 9) {
+      const length = buffered.readUIntBE(0, 3);
+      if (buffered.length < 9 + length) break;
+      frames.push({ type: buffered[3]!, flags: buffered[4]!, streamId: buffered.readUInt32BE(5) & 0x7fffffff, payload: buffered.subarray(9, 9 + length) });
+      buffered = buffered.subarray(9 + length);
+    }
+  });
+  return frames;
+}

@@ -1,0 +1,108 @@
+/**
+ * Attack replay (issue 44 #3): HTTP/2 rapid reset (CVE-2023-44487) as it arrives on the wire: each stream's HEADERS
+ * and its RST_STREAM in one write, so node reads both in one go and emits 'stream' for the HEADERS before it reads
+ * the reset. keel dispatched a new connection's streams to the App at once (only a session that had already reset
+ * one waited a turn), so every fresh connection had its first batch of reset streams answered by the App: the first
+ * wave of 100 connections in `npm run floods -- --only rapid-reset` stalled `/health` 2-4 s. Now every stream is
+ * handed to the App at the end of the turn it arrived in, and one reset by then costs the App nothing.
+ */
+import { describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import http2 from 'node:http2';
+import net from 'node:net';
+import type { Server } from 'node:http';
+import { App } from '../../lib/app/app.js';
+import '../../lib/grpc/index.js';
+import { HTTP2_PREFACE, type GrpcAttachment } from '../../lib/grpc/index.js';
+import { GREETER_PROTO } from '../../lib/grpc/testkit.js';
+import type { ServerConfigInput } from '../../lib/records/server.js';
+import { EMPTY_SETTINGS, getHeadersFrame, h2Frame, readFrames, rstStreamFrame, until } from './h2c.js';
+
+const HEADERS = 0x1;
+const GOAWAY = 0x7;
+const SETTINGS_ACK = h2Frame(0x4, 0x1, 0);
+
+async function serve(config: ServerConfigInput = {}) {
+  const app = new App({ host: '127.0.0.1', port: 0, grpc: {}, rate_limit: null, ...config });
+  let hits = 0;
+  app.get('/hello', () => (hits++, { hello: 'http' }));
+  app.get('/polite', () => ({ polite: true }));
+  // A gRPC service: the HTTP/2 side of the port is there for it.
+  app.grpc(GREETER_PROTO, 'keel.examples.v1.Greeter', { SayHello: ({ name }: { name: string }) => ({ message: `Hello, ${name}` }), async *SayHelloMany() {}, async GreetAll() { return { message: '' }; } });
+  const handle = await app.listen({ handleSignals: false });
+  const server = handle.server as Server & { grpc: GrpcAttachment };
+  return { port: handle.port, grpc: server.grpc, hits: () => hits, close: () => handle.close() };
+}
+
+/** `count` streams (ids 1, 3, …) of `GET /hello`, each HEADERS followed by its RST_STREAM CANCEL. */
+function resetPairs(count: number): Buffer {
+  return Buffer.concat(Array.from({ length: count }, (_, i) => Buffer.concat([getHeadersFrame(2 * i + 1, '/hello'), rstStreamFrame(2 * i + 1)])));
+}
+
+/** A raw h2c connection that sends the preface, SETTINGS and `first` in one write; its frames as they arrive. */
+async function connect(port: number, first: Buffer) {
+  const socket = net.connect(port, '127.0.0.1');
+  socket.on('error', () => {});
+  const frames = readFrames(socket);
+  const closed = new Promise<void>((r) => socket.once('close', () => r()));
+  await new Promise<void>((r) => socket.once('connect', () => r()));
+  socket.write(Buffer.concat([HTTP2_PREFACE, EMPTY_SETTINGS, SETTINGS_ACK, first]));
+  return { socket, frames, closed };
+}
+
+describe('when a new h2c connection sends each stream\'s HEADERS and RST_STREAM in one write', () => {
+  it('should hand none of the reset streams to the App, and answer the connection\'s next stream', async () => {
+    const s = await serve();
+    try {
+      const c = await connect(s.port, resetPairs(50));
+      // Until the server's SETTINGS arrived (the first write has been read), then one polite stream after it.
+      await until('the server\'s SETTINGS', () => c.frames.length > 0);
+      c.socket.write(getHeadersFrame(101, '/polite'));
+      await until('the answer to stream 101', () => c.frames.some((f) => f.type === HEADERS && f.streamId === 101));
+      assert.deepEqual(c.frames.filter((f) => f.type === HEADERS).map((f) => f.streamId), [101], 'streams answered');
+      assert.equal(s.hits(), 0, 'reset streams handed to the App');
+      c.socket.destroy();
+    } finally {
+      await s.close();
+    }
+  });
+
+  it('should hand none to the App when they come after the connection is open (a later read than the preface)', async () => {
+    const s = await serve();
+    try {
+      const c = await connect(s.port, Buffer.alloc(0));
+      await until('the server\'s SETTINGS', () => c.frames.length > 0);
+      // node emits 'stream' for each HEADERS of this read before it reads the RST_STREAM after it.
+      c.socket.write(resetPairs(50));
+      await new Promise((r) => setTimeout(r, 50));
+      c.socket.write(getHeadersFrame(101, '/polite'));
+      await until('the answer to stream 101', () => c.frames.some((f) => f.type === HEADERS && f.streamId === 101));
+      assert.deepEqual(c.frames.filter((f) => f.type === HEADERS).map((f) => f.streamId), [101], 'streams answered');
+      assert.equal(s.hits(), 0, 'reset streams handed to the App');
+      c.socket.destroy();
+    } finally {
+      await s.close();
+    }
+  });
+
+  it('should charge the resets of 20 such connections to their client and refuse its next ones, with none reaching the App', async () => {
+    // The client's budget (300) below 20 × 50 resets; one connection's (200) above its own 50. A new connection
+    // needs one connection's budget (200) left in its client's: three connections spend 150, the rest are refused.
+    const s = await serve({ h2_client_reset_burst: 300, h2_client_resets_per_second: 0.01 });
+    try {
+      const conns = await Promise.all(Array.from({ length: 20 }, () => connect(s.port, resetPairs(50))));
+      await until('every connection answered or closed', () => conns.every((c) => c.frames.length > 0 || c.socket.destroyed));
+      await Promise.all(conns.map((c) => Promise.race([c.closed, new Promise((r) => setTimeout(r, 2_000))])));
+      assert.equal(s.hits(), 0, 'reset streams handed to the App');
+      // Before, the resets of streams node emitted already reset were never counted: all 20 were admitted.
+      assert.ok(s.grpc.refused.h2_client_budget >= 10, JSON.stringify(s.grpc.refused));
+      // Each refused one told why first: GOAWAY ENHANCE_YOUR_CALM, last stream 0 (then node's own GOAWAY NO_ERROR as it closes).
+      const first = conns.map((c) => c.frames.find((f) => f.type === GOAWAY)?.payload).filter((p) => p !== undefined);
+      const calm = first.filter((p) => p.readUInt32BE(0) === 0 && p.readUInt32BE(4) === http2.constants.NGHTTP2_ENHANCE_YOUR_CALM);
+      assert.ok(calm.length >= 10, `${calm.length} of ${first.length} first GOAWAYs ENHANCE_YOUR_CALM, last stream 0`);
+      for (const c of conns) c.socket.destroy();
+    } finally {
+      await s.close();
+    }
+  });
+});
