@@ -68,6 +68,7 @@ describe('when records are parsed from an empty object', () => {
       h2_stream_burst: 1000,
       h2_client_streams_per_second: null,
       h2_client_stream_burst: 2000,
+      h2_unproven_streams: 10,
       ws_client_messages_per_second: 1000,
       ws_client_message_burst: 2000,
       ws_messages_per_second: 100,

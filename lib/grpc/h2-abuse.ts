@@ -34,10 +34,12 @@ export interface H2AbuseLimits {
   streamBurst: number;
   clientStreamsPerSecond: number | null;
   clientStreamBurst: number;
+  /** Streams a new session may hand to the App before it answered the server's first PING; null: no wait. */
+  unprovenStreams: number | null;
 }
 
 type H2Keys = 'h2_resets_per_second' | 'h2_reset_burst' | 'h2_client_resets_per_second' | 'h2_client_reset_burst'
-  | 'h2_streams_per_second' | 'h2_stream_burst' | 'h2_client_streams_per_second' | 'h2_client_stream_burst';
+  | 'h2_streams_per_second' | 'h2_stream_burst' | 'h2_client_streams_per_second' | 'h2_client_stream_burst' | 'h2_unproven_streams';
 /** The limits of ServerConfig's `h2_*` keys. */
 export function h2AbuseLimitsOf(c: Pick<ServerConfig, H2Keys>): H2AbuseLimits {
   return {
@@ -45,6 +47,7 @@ export function h2AbuseLimitsOf(c: Pick<ServerConfig, H2Keys>): H2AbuseLimits {
     clientResetsPerSecond: c.h2_client_resets_per_second, clientResetBurst: c.h2_client_reset_burst,
     streamsPerSecond: c.h2_streams_per_second, streamBurst: c.h2_stream_burst,
     clientStreamsPerSecond: c.h2_client_streams_per_second, clientStreamBurst: c.h2_client_stream_burst,
+    unprovenStreams: c.h2_unproven_streams,
   };
 }
 
@@ -91,6 +94,13 @@ interface SessionState {
   lastAdmitted: number; lastDispatched: number;
   /** Once calmed: the last stream id its GOAWAY named; admitted streams above it are refused, not dispatched. */
   goawayId: number;
+  /**
+   * Streams it may still hand to the App before it answered the server's first PING (Infinity once it has);
+   * past them, streams wait in `held` (at most max_concurrent_streams: nghttp2 refuses more) for the answer.
+   */
+  unproven: number;
+  pinged: boolean;
+  held: [ServerHttp2Stream, () => void][];
 }
 
 export class H2Abuse {
@@ -129,7 +139,8 @@ export class H2Abuse {
     if (!client) this.#clients.set(key, (client = { resets: bucket(l.clientResetsPerSecond, l.clientResetBurst), streams: bucket(l.clientStreamsPerSecond, l.clientStreamBurst), sessions: 0 }));
     clearTimeout(client.forget);
     client.sessions++;
-    const state: SessionState = { client, key, resets: bucket(l.resetsPerSecond, l.resetBurst), streams: bucket(l.streamsPerSecond, l.streamBurst), calm: false, lastAdmitted: 0, lastDispatched: 0, goawayId: 0 };
+    const state: SessionState = { client, key, resets: bucket(l.resetsPerSecond, l.resetBurst), streams: bucket(l.streamsPerSecond, l.streamBurst), calm: false, lastAdmitted: 0, lastDispatched: 0, goawayId: 0,
+      unproven: l.unprovenStreams ?? Infinity, pinged: false, held: [] };
     this.#sessions.set(session, state);
     // A stream reset in the read that brought its HEADERS may reach 'stream' destroyed, detached from its session
     // (node emits 'stream' on a later tick, after the RST_STREAM: the first bytes of a sniffed connection are read
@@ -175,8 +186,7 @@ export class H2Abuse {
     }
     state.lastAdmitted = Math.max(state.lastAdmitted, stream.id ?? 0);
     stream.once('close', () => this.#onReset(session!, state, stream.rstCode));
-    this.#pending.push(stream, state, dispatch);
-    if (this.#pending.length === 3) setImmediate(this.#drain);
+    this.#queue(stream, state, dispatch);
   }
 
   /** Streams admitted this turn, as (stream, its session's state, dispatch) triples, in arrival order. */
@@ -200,10 +210,43 @@ export class H2Abuse {
         if (!stream.session?.destroyed) stream.close(h2.NGHTTP2_REFUSED_STREAM);
         continue;
       }
+      if (state.unproven < Infinity) this.#prove(stream.session!, state);
+      if (state.unproven <= 0) {
+        state.held.push([stream, pending[i + 2] as () => void]);
+        continue;
+      }
+      state.unproven--;
       state.lastDispatched = Math.max(state.lastDispatched, id);
       (pending[i + 2] as () => void)();
     }
   };
+
+  /**
+   * A new session's first streams: one PING, and its answer (a round trip) ends the wait. A client's first write
+   * may carry only HEADERS, its RST_STREAMs coming in the next write (node's client does so when the first reset
+   * finds a write in progress); what it sent before reading the PING has arrived by the time the ACK does, and the
+   * held streams it reset reach no handler. Held streams go through #drain again (the ACK may share a read with
+   * more resets).
+   */
+  #prove(session: Http2Session, state: SessionState): void {
+    if (state.pinged) return;
+    state.pinged = true;
+    const proven = () => {
+      state.unproven = Infinity;
+      for (const [stream, dispatch] of state.held.splice(0)) this.#queue(stream, state, dispatch);
+    };
+    try {
+      // false: too many PINGs outstanding (the keepalive's); not worth holding streams for.
+      if (!session.ping((err) => (err ? undefined : proven()))) proven();
+    } catch {
+      // Closing or destroyed: its held streams go with it.
+    }
+  }
+
+  #queue(stream: ServerHttp2Stream, state: SessionState, dispatch: () => void): void {
+    this.#pending.push(stream, state, dispatch);
+    if (this.#pending.length === 3) setImmediate(this.#drain);
+  }
 
   #onReset(session: Http2Session, state: SessionState, rstCode: number | undefined): void {
     if (state.calm || session.destroyed || rstCode === undefined || rstCode === h2.NGHTTP2_NO_ERROR) return;
@@ -217,6 +260,9 @@ export class H2Abuse {
     // Too many streams: those admitted within the budget are still served. Too many resets: only those the App
     // already has; the rest of the turn's streams are refused.
     state.goawayId = breach === 'h2_streams_per_second' || breach === 'h2_client_streams_per_second' ? state.lastAdmitted : state.lastDispatched;
+    // Streams held for the PING's answer: served or refused now, as the GOAWAY says (#drain).
+    state.unproven = Infinity;
+    for (const [stream, dispatch] of state.held.splice(0)) this.#queue(stream, state, dispatch);
     try {
       session.goaway(h2.NGHTTP2_ENHANCE_YOUR_CALM, state.goawayId);
       // Until the GOAWAY is on the wire nghttp2 still hands node every stream the client sends (a flood

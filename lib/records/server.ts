@@ -98,6 +98,13 @@ export const DEFAULT_H2_CLIENT_STREAMS_PER_SECOND = null;
 /** Default stream burst across one client's HTTP/2 connections: 2000. */
 export const DEFAULT_H2_CLIENT_STREAM_BURST = 2_000;
 /**
+ * Default streams a new HTTP/2 connection may hand to the App before it has answered the server's first PING (one
+ * round trip): 10; more wait for the answer, and one the client resets meanwhile reaches no handler. A client's
+ * first write can carry its HEADERS and its RST_STREAMs come in a later one (node's own client does so): rapid
+ * reset from 100 new connections had ~100 streams each answered by the App before a reset counted.
+ */
+export const DEFAULT_H2_UNPROVEN_STREAMS = 10;
+/**
  * Default messages per second one client may send across all its WebSockets and GraphQL subscriptions: 1000.
  * 400 sockets each under the per-socket rate sent 35,700 msg/s and `/health` waited 1.0–2.5 s (issue 35).
  * Past it the client's sockets are not read for a while (TCP backpressure), nothing is dropped or closed.
@@ -327,6 +334,7 @@ export interface ServerConfig {
   h2_stream_burst: number;
   h2_client_streams_per_second: number | null;
   h2_client_stream_burst: number;
+  h2_unproven_streams: number | null;
   ws_messages_per_second: number | null;
   ws_message_burst: number;
   ws_client_messages_per_second: number | null;
@@ -389,6 +397,7 @@ export const ServerConfig = defineRecord<ServerConfig>()('ServerConfig', {
   h2_stream_burst: { type: t.integer(1), default: DEFAULT_H2_STREAM_BURST, doc: 'HTTP/2: streams one connection may open at once (bucket size)' },
   h2_client_streams_per_second: { type: t.number(0), nullable: true, default: DEFAULT_H2_CLIENT_STREAMS_PER_SECOND, doc: 'HTTP/2: streams per second across the connections of one client address (as h2_client_resets_per_second); null = no limit' },
   h2_client_stream_burst: { type: t.integer(1), default: DEFAULT_H2_CLIENT_STREAM_BURST, doc: 'HTTP/2: streams one client address may open at once across its connections (bucket size)' },
+  h2_unproven_streams: { type: t.integer(0), nullable: true, default: DEFAULT_H2_UNPROVEN_STREAMS, doc: 'HTTP/2: streams a new connection may hand to the App before it has answered the server\'s first PING (one round trip); more wait for the answer, and those the client resets meanwhile reach no handler; null = no wait' },
   ws_client_messages_per_second: { type: t.number(0), nullable: true, default: DEFAULT_WS_CLIENT_MESSAGES_PER_SECOND, doc: 'WebSocket and GraphQL-over-WebSocket: messages per second one client may send across all its sockets; past it its sockets are not read for a while (backpressure); null = no limit' },
   ws_client_message_burst: { type: t.integer(1), default: DEFAULT_WS_CLIENT_MESSAGE_BURST, doc: 'WebSocket: messages one client may send at once across its sockets (bucket size)' },
   ws_messages_per_second: { type: t.number(0), nullable: true, default: DEFAULT_WS_MESSAGES_PER_SECOND, doc: 'WebSocket and GraphQL-over-WebSocket: messages per second one socket may send (token refill); null = no limit' },

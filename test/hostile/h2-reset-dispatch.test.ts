@@ -16,9 +16,10 @@ import '../../lib/grpc/index.js';
 import { HTTP2_PREFACE, type GrpcAttachment } from '../../lib/grpc/index.js';
 import { GREETER_PROTO } from '../../lib/grpc/testkit.js';
 import type { ServerConfigInput } from '../../lib/records/server.js';
-import { EMPTY_SETTINGS, getHeadersFrame, h2Frame, readFrames, rstStreamFrame, until } from './h2c.js';
+import { client, EMPTY_SETTINGS, get, getHeadersFrame, h2Frame, readFrames, rstStreamFrame, until } from './h2c.js';
 
 const HEADERS = 0x1;
+const PING = 0x6;
 const GOAWAY = 0x7;
 const SETTINGS_ACK = h2Frame(0x4, 0x1, 0);
 
@@ -101,6 +102,80 @@ describe('when a new h2c connection sends each stream\'s HEADERS and RST_STREAM 
       const calm = first.filter((p) => p.readUInt32BE(0) === 0 && p.readUInt32BE(4) === http2.constants.NGHTTP2_ENHANCE_YOUR_CALM);
       assert.ok(calm.length >= 10, `${calm.length} of ${first.length} first GOAWAYs ENHANCE_YOUR_CALM, last stream 0`);
       for (const c of conns) c.socket.destroy();
+    } finally {
+      await s.close();
+    }
+  });
+});
+
+describe('when a new connection\'s first write carries only HEADERS and their RST_STREAMs come in a later one', () => {
+  // node's own client does this on a new session: the first reset finds the HEADERS' write in progress and waits.
+  /** 50 GET /hello on a new raw connection (which never answers PINGs), then, once `answered` were answered, their resets. */
+  async function headersThenResets(port: number, answered: number) {
+    const c = await connect(port, Buffer.alloc(0));
+    await until('the server\'s SETTINGS', () => c.frames.length > 0);
+    c.socket.write(Buffer.concat(Array.from({ length: 50 }, (_, i) => getHeadersFrame(2 * i + 1, '/hello'))));
+    const answers = () => c.frames.filter((f) => f.type === HEADERS).length;
+    await until(`${answered} answers`, () => answers() >= answered);
+    await new Promise((r) => setTimeout(r, 200));
+    const before = answers();
+    // The resets, then the answer to the server's PING (ending the wait of a new connection), then a polite stream.
+    const ping = c.frames.find((f) => f.type === PING);
+    const ack = ping ? [h2Frame(PING, 0x1, 0, ping.payload)] : [];
+    c.socket.write(Buffer.concat([...Array.from({ length: 50 }, (_, i) => rstStreamFrame(2 * i + 1)), ...ack, getHeadersFrame(101, '/polite')]));
+    await until('the answer to stream 101', () => c.frames.some((f) => f.type === HEADERS && f.streamId === 101));
+    c.socket.destroy();
+    return before;
+  }
+
+  it('should hand the App h2_unproven_streams of them, and none of the rest once reset', async () => {
+    const s = await serve({ h2_unproven_streams: 10 });
+    try {
+      // Before: all 50 reached the App in the turn they arrived.
+      assert.equal(await headersThenResets(s.port, 10), 10, 'answered before the resets');
+      assert.equal(s.hits(), 10, 'handed to the App');
+    } finally {
+      await s.close();
+    }
+  });
+
+  it('should hand all 50 to the App with h2_unproven_streams null (the setting is what holds them)', async () => {
+    const s = await serve({ h2_unproven_streams: null });
+    try {
+      assert.equal(await headersThenResets(s.port, 50), 50);
+      assert.equal(s.hits(), 50);
+    } finally {
+      await s.close();
+    }
+  });
+});
+
+describe('when a new connection opens more streams than h2_unproven_streams before answering the server\'s PING', () => {
+  it('should answer h2_unproven_streams of them, then the rest once the PING is answered', async () => {
+    const s = await serve({ h2_unproven_streams: 10 });
+    try {
+      const c = await connect(s.port, Buffer.alloc(0));
+      await until('the server\'s SETTINGS', () => c.frames.length > 0);
+      c.socket.write(Buffer.concat(Array.from({ length: 20 }, (_, i) => getHeadersFrame(2 * i + 1, '/polite'))));
+      await until('the server\'s PING and 10 answers', () => c.frames.some((f) => f.type === PING) && c.frames.filter((f) => f.type === HEADERS).length >= 10);
+      await new Promise((r) => setTimeout(r, 200));
+      assert.equal(c.frames.filter((f) => f.type === HEADERS).length, 10, 'streams answered before the PING\'s ACK');
+      const ping = c.frames.find((f) => f.type === PING)!;
+      c.socket.write(h2Frame(PING, 0x1, 0, ping.payload));
+      await until('20 answers', () => c.frames.filter((f) => f.type === HEADERS).length === 20);
+      c.socket.destroy();
+    } finally {
+      await s.close();
+    }
+  });
+
+  it('should answer 30 concurrent requests of a node:http2 client on a new connection', async () => {
+    const s = await serve();
+    try {
+      const c = await client(s.port);
+      const answers = await Promise.all(Array.from({ length: 30 }, () => get(c.session, '/polite')));
+      assert.deepEqual(new Set(answers.map((a) => a.status)), new Set([200]));
+      c.session.close();
     } finally {
       await s.close();
     }
