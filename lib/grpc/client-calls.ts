@@ -25,16 +25,16 @@
  * against its own rapid-reset budget (past ~1000: GOAWAY INTERNAL_ERROR, failing the session's admitted calls):
  * so a session is held at most SESSION_HOLD_BURST times at once (two grpc-js channels past their client's limit
  * lost 100 admitted calls that way before this bound). A client that only reaches its limit, never past
- * it (one channel at max_concurrent_streams), is never held: no SETTINGS churn for it. One SETTINGS per
- * session is in flight at a time (node refuses more than `maxOutstandingSettings` unacknowledged); a change
- * made meanwhile is sent when the peer acknowledges.
+ * it (one channel at max_concurrent_streams), is never held: no SETTINGS churn for it. The SETTINGS themselves
+ * are sent by ./stream-limit.ts, which also knows a new session's limit before it answered the server's PING.
  */
 import type { Http2Session, ServerHttp2Stream } from 'node:http2';
 import { KeyedCounter } from '../server/client-budget.js';
 import { clientKeys, DEFAULT_IPV6_SUBNET } from '../../middleware/rate-limit/client-key.js';
+import { streamLimitOf } from './stream-limit.js';
 
-/** One session's SETTINGS_MAX_CONCURRENT_STREAMS as keel wants it, what the peer has yet to acknowledge, and its calls in flight. */
-interface SessionLimit { want: number; sent: number; waiting: boolean; open: number; holds: number; holdsAt: number }
+/** One session's SETTINGS_MAX_CONCURRENT_STREAMS as max_calls_per_client wants it, and its calls in flight. */
+interface SessionLimit { want: number; open: number; holds: number; holdsAt: number }
 
 /**
  * Holds one session may take, as a token bucket: 4 at once, one more every 4 s. Each hold makes nghttp2 refuse
@@ -73,7 +73,7 @@ export class ClientCalls {
     let sessions = this.#sessions.get(key);
     if (!sessions) this.#sessions.set(key, (sessions = new Set()));
     sessions.add(session);
-    this.#limits.set(session, { want: this.#streamsPerSession, sent: this.#streamsPerSession, waiting: false, open: 0, holds: SESSION_HOLD_BURST, holdsAt: performance.now() });
+    this.#limits.set(session, { want: this.#streamsPerSession, open: 0, holds: SESSION_HOLD_BURST, holdsAt: performance.now() });
     session.once('close', () => {
       const set = this.#sessions.get(key);
       set?.delete(session);
@@ -138,7 +138,7 @@ export class ClientCalls {
     }
   }
 
-  /** Tell `session` its limit is `want` streams, now or once the peer has acknowledged the SETTINGS in flight. */
+  /** Tell `session` its limit is `want` streams (./stream-limit.ts: a hold at once, a raise once the SETTINGS in flight are acknowledged). */
   #apply(session: Http2Session, want: number): void {
     const limit = this.#limits.get(session);
     if (!limit) return;
@@ -151,16 +151,6 @@ export class ClientCalls {
       this.held++;
     }
     limit.want = want;
-    if (limit.waiting || limit.sent === want || session.destroyed || session.closed) return;
-    limit.waiting = true;
-    limit.sent = want;
-    try {
-      session.settings({ maxConcurrentStreams: want }, () => {
-        limit.waiting = false;
-        if (limit.want !== limit.sent) this.#apply(session, limit.want);
-      });
-    } catch {
-      limit.waiting = false; // closing meanwhile: nothing to tell it
-    }
+    streamLimitOf(session)?.set('calls', want);
   }
 }

@@ -20,9 +20,18 @@
 import { constants as h2, type Http2Session, type ServerHttp2Stream } from 'node:http2';
 import { clientKeys, DEFAULT_IPV6_SUBNET } from '../../middleware/rate-limit/client-key.js';
 import type { ServerConfig } from '../records/server.js';
+import { streamLimitOf } from './stream-limit.js';
 
 /** After GOAWAY ENHANCE_YOUR_CALM, how long the session has to send it before it is destroyed, ms: 250. */
 export const H2_CALM_GRACE_MS = 250;
+
+/**
+ * Connections a client may hold before its next ones start at `h2_unproven_streams` concurrent streams (until they
+ * answered the server's PING): 16. A browser holds one per origin, a gRPC client one per channel; a client that
+ * bursts on a new connection before reading the server's SETTINGS has the streams past the lowered limit refused
+ * (REFUSED_STREAM, safe to retry), and one at max_calls_per_client holds its calls queued until it has none left.
+ */
+export const H2_TRUSTED_SESSIONS = 16;
 
 /** The settings (ServerConfig `h2_*`, lib/records/server.ts); a null rate turns that bucket off. */
 export interface H2AbuseLimits {
@@ -142,6 +151,14 @@ export class H2Abuse {
     const state: SessionState = { client, key, resets: bucket(l.resetsPerSecond, l.resetBurst), streams: bucket(l.streamsPerSecond, l.streamBurst), calm: false, lastAdmitted: 0, lastDispatched: 0, goawayId: 0,
       unproven: l.unprovenStreams ?? Infinity, pinged: false, held: [] };
     this.#sessions.set(session, state);
+    // A client that already holds H2_TRUSTED_SESSIONS connections, or has reset streams its bucket has not yet
+    // refilled, has this one told SETTINGS_MAX_CONCURRENT_STREAMS h2_unproven_streams (right after the server's
+    // own SETTINGS) until it answered the PING sent with its first stream: nghttp2 refuses what it opens beyond that with no node stream, and
+    // a node:http2 rapid-reset client sends 10 streams per write instead of 100. Not every new connection: one
+    // that opens streams before it has read the server's SETTINGS would have those past the limit refused.
+    if (l.unprovenStreams !== null && (client.sessions > H2_TRUSTED_SESSIONS || client.resets?.below(client.resets.burst))) {
+      streamLimitOf(session)?.set('proof', l.unprovenStreams);
+    }
     // A stream reset in the read that brought its HEADERS may reach 'stream' destroyed, detached from its session
     // (node emits 'stream' on a later tick, after the RST_STREAM: the first bytes of a sniffed connection are read
     // in one go): no handler runs for it (lib/grpc/server.ts), and only here is its session known, to charge its reset.
@@ -233,6 +250,7 @@ export class H2Abuse {
     state.pinged = true;
     const proven = () => {
       state.unproven = Infinity;
+      if (!state.calm) streamLimitOf(session)?.set('proof', null);
       for (const [stream, dispatch] of state.held.splice(0)) this.#queue(stream, state, dispatch);
     };
     try {
@@ -269,7 +287,9 @@ export class H2Abuse {
       // kept doing so through the grace: ~23,000 streams, each a node stream refused from JS). A lowered
       // SETTINGS_MAX_CONCURRENT_STREAMS applies to what nghttp2 reads from now on, before any ACK, and it
       // refuses those streams itself (RST_STREAM REFUSED_STREAM, RFC 9113 §5.1.2) with no node object.
-      session.settings({ maxConcurrentStreams: 0 });
+      const limit = streamLimitOf(session);
+      if (limit) limit.calm();
+      else session.settings({ maxConcurrentStreams: 0 });
     } catch {
       // Destroyed meanwhile.
     }

@@ -16,6 +16,7 @@ import { HEALTH_SERVICE } from './health.js';
 import type { GrpcRouter } from './router.js';
 import { H2Sessions, type H2Refusals } from './sessions.js';
 import { h2AbuseLimitsOf, type H2AbuseLimits, type H2Breach } from './h2-abuse.js';
+import { trackStreamLimit } from './stream-limit.js';
 import { GrpcStatus, encodeGrpcMessage } from './status.js';
 import { ClientCalls } from './client-calls.js';
 import type { GrpcTracing } from '../observability/grpc-spans.js';
@@ -125,6 +126,7 @@ export function attachGrpc(server: http.Server, router: GrpcRouter, config: unkn
     onError: options.onError,
     tracing: options.tracing,
   };
+  const abuse = options.h2Limits === undefined ? DEFAULT_H2_ABUSE_LIMITS : options.h2Limits ?? undefined;
   const http2Server = http2.createServer({
     settings: { maxConcurrentStreams: cfg.max_concurrent_streams },
     // Streams beyond max_concurrent_streams are refused by the HTTP/2 layer (spec: gRPC errors 3).
@@ -135,9 +137,13 @@ export function attachGrpc(server: http.Server, router: GrpcRouter, config: unkn
     maxSessionsPerClient: cfg.max_h2_sessions_per_client,
     keepalive: cfg.enable_keepalive ? { intervalMs: cfg.keepalive_interval * 1000, timeoutMs: cfg.keepalive_timeout * 1000 } : undefined,
     logger: options.logger,
-    abuse: options.h2Limits === undefined ? DEFAULT_H2_ABUSE_LIMITS : options.h2Limits ?? undefined,
+    abuse,
   });
-  http2Server.on('session', (session: Http2Session) => sessions.add(session));
+  http2Server.on('session', (session: Http2Session) => {
+    // Lowered for a while by max_calls_per_client's holds and a suspect client's new sessions (./stream-limit.ts).
+    trackStreamLimit(session, cfg.max_concurrent_streams);
+    sessions.add(session);
+  });
   // Before the 'stream' listener below: node's own is taken out (./http2-fallback.ts).
   const compat = (options.http2Fallback ?? 'compat') === 'compat' ? takeCompatListener(server, http2Server) : undefined;
 

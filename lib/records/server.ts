@@ -98,8 +98,8 @@ export const DEFAULT_H2_CLIENT_STREAMS_PER_SECOND = null;
 /** Default stream burst across one client's HTTP/2 connections: 2000. */
 export const DEFAULT_H2_CLIENT_STREAM_BURST = 2_000;
 /**
- * Default streams a new HTTP/2 connection may hand to the App before it has answered the server's first PING (one
- * round trip): 10; more wait for the answer, and one the client resets meanwhile reaches no handler. A client's
+ * Default SETTINGS_MAX_CONCURRENT_STREAMS of a new HTTP/2 connection, and the streams it may hand to the App, until
+ * it has answered the server's first PING (one round trip): 10; then `grpc.max_concurrent_streams`. A client's
  * first write can carry its HEADERS and its RST_STREAMs come in a later one (node's own client does so): rapid
  * reset from 100 new connections had ~100 streams each answered by the App before a reset counted.
  */
@@ -397,7 +397,7 @@ export const ServerConfig = defineRecord<ServerConfig>()('ServerConfig', {
   h2_stream_burst: { type: t.integer(1), default: DEFAULT_H2_STREAM_BURST, doc: 'HTTP/2: streams one connection may open at once (bucket size)' },
   h2_client_streams_per_second: { type: t.number(0), nullable: true, default: DEFAULT_H2_CLIENT_STREAMS_PER_SECOND, doc: 'HTTP/2: streams per second across the connections of one client address (as h2_client_resets_per_second); null = no limit' },
   h2_client_stream_burst: { type: t.integer(1), default: DEFAULT_H2_CLIENT_STREAM_BURST, doc: 'HTTP/2: streams one client address may open at once across its connections (bucket size)' },
-  h2_unproven_streams: { type: t.integer(0), nullable: true, default: DEFAULT_H2_UNPROVEN_STREAMS, doc: 'HTTP/2: streams a new connection may hand to the App before it has answered the server\'s first PING (one round trip); more wait for the answer, and those the client resets meanwhile reach no handler; null = no wait' },
+  h2_unproven_streams: { type: t.integer(1), nullable: true, default: DEFAULT_H2_UNPROVEN_STREAMS, doc: 'HTTP/2: a new connection\'s SETTINGS_MAX_CONCURRENT_STREAMS, and the streams it may hand to the App, until it has answered the server\'s first PING (one round trip); then grpc.max_concurrent_streams; streams reset meanwhile reach no handler; null = no wait' },
   ws_client_messages_per_second: { type: t.number(0), nullable: true, default: DEFAULT_WS_CLIENT_MESSAGES_PER_SECOND, doc: 'WebSocket and GraphQL-over-WebSocket: messages per second one client may send across all its sockets; past it its sockets are not read for a while (backpressure); null = no limit' },
   ws_client_message_burst: { type: t.integer(1), default: DEFAULT_WS_CLIENT_MESSAGE_BURST, doc: 'WebSocket: messages one client may send at once across its sockets (bucket size)' },
   ws_messages_per_second: { type: t.number(0), nullable: true, default: DEFAULT_WS_MESSAGES_PER_SECOND, doc: 'WebSocket and GraphQL-over-WebSocket: messages per second one socket may send (token refill); null = no limit' },
