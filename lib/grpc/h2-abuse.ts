@@ -25,14 +25,6 @@ import { streamLimitOf } from './stream-limit.js';
 /** After GOAWAY ENHANCE_YOUR_CALM, how long the session has to send it before it is destroyed, ms: 250. */
 export const H2_CALM_GRACE_MS = 250;
 
-/**
- * Connections a client may hold before its next ones start at `h2_unproven_streams` concurrent streams (until they
- * answered the server's PING): 16. A browser holds one per origin, a gRPC client one per channel; a client that
- * bursts on a new connection before reading the server's SETTINGS has the streams past the lowered limit refused
- * (REFUSED_STREAM, safe to retry), and one at max_calls_per_client holds its calls queued until it has none left.
- */
-export const H2_TRUSTED_SESSIONS = 16;
-
 /** The settings (ServerConfig `h2_*`, lib/records/server.ts); a null rate turns that bucket off. */
 export interface H2AbuseLimits {
   resetsPerSecond: number | null;
@@ -151,12 +143,13 @@ export class H2Abuse {
     const state: SessionState = { client, key, resets: bucket(l.resetsPerSecond, l.resetBurst), streams: bucket(l.streamsPerSecond, l.streamBurst), calm: false, lastAdmitted: 0, lastDispatched: 0, goawayId: 0,
       unproven: l.unprovenStreams ?? Infinity, pinged: false, held: [] };
     this.#sessions.set(session, state);
-    // A client that already holds H2_TRUSTED_SESSIONS connections, or has reset streams its bucket has not yet
-    // refilled, has this one told SETTINGS_MAX_CONCURRENT_STREAMS h2_unproven_streams (right after the server's
-    // own SETTINGS) until it answered the PING sent with its first stream: nghttp2 refuses what it opens beyond that with no node stream, and
-    // a node:http2 rapid-reset client sends 10 streams per write instead of 100. Not every new connection: one
-    // that opens streams before it has read the server's SETTINGS would have those past the limit refused.
-    if (l.unprovenStreams !== null && (client.sessions > H2_TRUSTED_SESSIONS || client.resets?.below(client.resets.burst))) {
+    // A client that has reset streams its bucket has not refilled yet has this one told SETTINGS_MAX_CONCURRENT_STREAMS
+    // h2_unproven_streams (right after the server's own SETTINGS) until it answered the PING sent with its first
+    // stream: nghttp2 refuses what it opens beyond that with no node stream, and a node:http2 rapid-reset client
+    // sends 10 streams per write instead of 100. Not every new connection (nor a client's many: 100 idle gRPC
+    // sessions then bursting had their calls queued and sent after their holds, 5,284 refused by keel instead of
+    // 1): one that opens streams before it has read the server's SETTINGS has those past the limit refused.
+    if (l.unprovenStreams !== null && client.resets?.below(client.resets.burst)) {
       streamLimitOf(session)?.set('proof', l.unprovenStreams);
     }
     // A stream reset in the read that brought its HEADERS may reach 'stream' destroyed, detached from its session
