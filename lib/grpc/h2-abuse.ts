@@ -16,6 +16,11 @@
  * stream handed to the App, streams it opens afterwards are refused before any handler runs, and it is
  * destroyed after H2_CALM_GRACE_MS (time for the GOAWAY to leave), never left open. While a client's bucket
  * is empty its new sessions are refused the same way at once, so reconnecting does not buy a new budget.
+ *
+ * What a reset stream costs before it is counted: every stream reaches the App at the end of the turn it arrived
+ * in (a reset by then costs no handler), a new session at most `h2_unproven_streams` until it answered the PING
+ * sent with its first stream (its RST_STREAMs may come a write after its HEADERS), and a client with unrefilled
+ * resets has its new sessions told SETTINGS_MAX_CONCURRENT_STREAMS `h2_unproven_streams` until then (./stream-limit.ts).
  */
 import { constants as h2, type Http2Session, type ServerHttp2Stream } from 'node:http2';
 import { clientKeys, DEFAULT_IPV6_SUBNET } from '../../middleware/rate-limit/client-key.js';
