@@ -259,6 +259,19 @@ export class H2Abuse {
     }
   }
 
+  /**
+   * At shutdown: the streams `session` holds for its PING's answer were never processed; REFUSED_STREAM (RFC 9113
+   * §8.7: safe to retry elsewhere) rather than keep the session, and the shutdown, waiting for an answer.
+   */
+  refuseHeld(session: Http2Session): void {
+    const state = this.#sessions.get(session);
+    if (!state) return;
+    for (const [stream] of state.held.splice(0)) {
+      stream.on('error', () => {});
+      if (!stream.destroyed && !session.destroyed) stream.close(h2.NGHTTP2_REFUSED_STREAM);
+    }
+  }
+
   #queue(stream: ServerHttp2Stream, state: SessionState, dispatch: () => void): void {
     this.#pending.push(stream, state, dispatch);
     if (this.#pending.length === 3) setImmediate(this.#drain);

@@ -118,7 +118,10 @@ export class H2Sessions {
    */
   async shutdown(timeoutMs: number): Promise<void> {
     const closing = [...this.open].map((s) => closed(s));
-    for (const s of this.open) goaway(s);
+    for (const s of this.open) {
+      this.abuse?.refuseHeld(s);
+      goaway(s);
+    }
     let timer: NodeJS.Timeout | undefined;
     const expired = new Promise<'timeout'>((resolve) => (timer = setTimeout(() => resolve('timeout'), timeoutMs)));
     const result = await Promise.race([Promise.all(closing), expired]);

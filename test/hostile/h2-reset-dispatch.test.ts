@@ -19,6 +19,7 @@ import type { ServerConfigInput } from '../../lib/records/server.js';
 import { client, EMPTY_SETTINGS, get, getHeadersFrame, h2Frame, readFrames, rstStreamFrame, until } from './h2c.js';
 
 const HEADERS = 0x1;
+const RST_STREAM = 0x3;
 const PING = 0x6;
 const GOAWAY = 0x7;
 const SETTINGS_ACK = h2Frame(0x4, 0x1, 0);
@@ -213,5 +214,25 @@ describe('when a client that has just reset streams opens a new h2c connection',
     } finally {
       await s.close();
     }
+  });
+});
+
+describe('when the server shuts down while a new connection\'s streams wait for its PING\'s answer', () => {
+  it('should refuse them (REFUSED_STREAM) and close at once, not wait for an answer that never comes', async () => {
+    const s = await serve({ h2_unproven_streams: 10 });
+    const c = await connect(s.port, Buffer.alloc(0));
+    await until('the server\'s SETTINGS', () => c.frames.length > 0);
+    // 10 answered, then 10 more held: the client never answers the server's PING.
+    c.socket.write(Buffer.concat(Array.from({ length: 10 }, (_, i) => getHeadersFrame(2 * i + 1, '/polite'))));
+    await until('10 answers', () => c.frames.filter((f) => f.type === HEADERS).length === 10);
+    c.socket.write(Buffer.concat(Array.from({ length: 10 }, (_, i) => getHeadersFrame(21 + 2 * i, '/polite'))));
+    await new Promise((r) => setTimeout(r, 200));
+    const t0 = performance.now();
+    // Before: the held streams kept the session, and close(), until the shutdown deadline (30 s).
+    await s.close();
+    assert.ok(performance.now() - t0 < 10_000, `close took ${Math.round(performance.now() - t0)} ms`);
+    const refused = c.frames.filter((f) => f.type === RST_STREAM && f.payload.readUInt32BE(0) === http2.constants.NGHTTP2_REFUSED_STREAM).map((f) => f.streamId);
+    assert.deepEqual(refused, Array.from({ length: 10 }, (_, i) => 21 + 2 * i));
+    c.socket.destroy();
   });
 });
