@@ -26,6 +26,7 @@ import { constants as h2, type Http2Session, type ServerHttp2Stream } from 'node
 import { clientKeys, DEFAULT_IPV6_SUBNET } from '../../middleware/rate-limit/client-key.js';
 import type { ServerConfig } from '../records/server.js';
 import { streamLimitOf } from './stream-limit.js';
+import { Bucket } from './h2-bucket.js';
 
 /** After GOAWAY ENHANCE_YOUR_CALM, how long the session has to send it before it is destroyed, ms: 250. */
 export const H2_CALM_GRACE_MS = 250;
@@ -59,37 +60,6 @@ export function h2AbuseLimitsOf(c: Pick<ServerConfig, H2Keys>): H2AbuseLimits {
 
 /** Which limit a calmed session broke (the ServerConfig key). */
 export type H2Breach = 'h2_resets_per_second' | 'h2_client_resets_per_second' | 'h2_streams_per_second' | 'h2_client_streams_per_second';
-
-class Bucket {
-  #tokens: number;
-  #last = performance.now();
-  constructor(readonly rate: number, readonly burst: number) {
-    this.#tokens = burst;
-  }
-  #refill(): void {
-    const now = performance.now();
-    this.#tokens = Math.min(this.burst, this.#tokens + ((now - this.#last) / 1000) * this.rate);
-    this.#last = now;
-  }
-  take(): boolean {
-    this.#refill();
-    if (this.#tokens < 1) return false;
-    this.#tokens--;
-    return true;
-  }
-  empty(): boolean {
-    return this.below(1);
-  }
-  below(n: number): boolean {
-    this.#refill();
-    return this.#tokens < n;
-  }
-  /** ms until the bucket is full again (how long a client's state must outlive its last session). */
-  refillMs(): number {
-    this.#refill();
-    return ((this.burst - this.#tokens) / this.rate) * 1000;
-  }
-}
 
 const bucket = (rate: number | null, burst: number) => (rate === null ? undefined : new Bucket(rate, burst));
 
