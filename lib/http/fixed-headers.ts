@@ -24,7 +24,8 @@ const nativeGetHeader = OutgoingMessage.prototype.getHeader;
 /** node's own header map (`{ __proto__: null, [lowercased name]: [name, value] }`), found by its symbol's name. */
 const kOutHeaders: symbol | undefined = Object.getOwnPropertySymbols(new OutgoingMessage()).find((s) => s.description === 'kOutHeaders');
 
-type HeaderMap = Record<string, [string, unknown]>;
+/** node's header map: the lowercased name to `[name as given, value]`. */
+export type HeaderMap = Record<string, [string, unknown]>;
 type WithMap = ServerResponse & Record<symbol, HeaderMap | null | undefined>;
 
 /** Check a header once (node's own checks, so the same names and values are refused with the same errors). */
@@ -35,7 +36,7 @@ export function fixedHeader(name: string, value: string): FixedHeader {
 }
 
 /** node's header map of `res` when writing into it is what setHeader would do, else undefined. */
-function headerMap(res: ServerResponse): HeaderMap | undefined {
+export function headerMap(res: ServerResponse): HeaderMap | undefined {
   if (kOutHeaders === undefined || res.setHeader !== nativeSetHeader || res.headersSent) return undefined;
   const r = res as WithMap;
   let map = r[kOutHeaders];
