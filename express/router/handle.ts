@@ -15,7 +15,7 @@ import { mergeParams, paramKeys, walkParams, type ParamCalled } from './params.j
 import type { RouterRules, RouterState } from './types.js';
 import { traceLayer, traceOf, type ExpressTrace } from '../tracing.js';
 import { runLayer } from './channels.js';
-import { getProtohost, pathnameOf } from './url.js';
+import { getProtohost, handOnPathname, pathnameOf } from './url.js';
 
 /** The router's index for `stack`, rebuilt when the stack was replaced or changed length. */
 export function indexOf(router: RouterState, stack: Layer[]): LayerIndex {
@@ -40,6 +40,9 @@ export function handle(router: RouterState, req: any, res: any, callback: AnyFn)
 function finishLater(pass: RouterPass, err: unknown): void {
   pass.finish(err);
 }
+
+/** What findLayer gives for a layer matching every path (`layer.slash`): step gives it its fresh empty params. */
+const SLASH_MATCH: LayerMatch = Object.freeze({ params: Object.freeze({}), path: '' });
 
 /** No req.url parsed yet in this pass (req.url itself may be undefined). */
 const NO_URL = Symbol('no url');
@@ -160,8 +163,17 @@ class RouterPass {
     const match = this.findLayer(req);
     if (!match) { this.idx = this.stack.length; this.finish(this.layerError); return; }
     const layer = this.layer!;
-    if (layer.route) req.route = layer.route;
     const router = this.router;
+    if (match === SLASH_MATCH) {
+      // a `use(fn)` layer: what Layer.match gives it (a new empty params object, nothing matched), without the
+      // match object, and no param walk (no params)
+      req.params = router.mergeParams ? mergeParams({}, this.parentParams) : {};
+      this.layerPath = '';
+      this.rules.matched(layer, '');
+      this.afterParams();
+      return;
+    }
+    if (layer.route) req.route = layer.route;
     // the param names are taken before mergeParams renumbers the layer's numeric captures
     const keys = paramKeys(router.params, match);
     req.params = router.mergeParams ? mergeParams(match.params, this.parentParams) : match.params;
@@ -209,6 +221,8 @@ class RouterPass {
       const at = list[this.pos++]!;
       const layer = (this.layer = stack[at]!);
       this.idx = at + 1;
+      // `use(fn)` and `use('/', fn)`: matches every path (Layer.match's first line), as a marker
+      if (layer.slash) return SLASH_MATCH;
       try {
         match = layer.match(path);
       } catch (e) {
@@ -251,11 +265,14 @@ class RouterPass {
       if (!this.rules.endsMountPath(path[layerPath.length])) { this.step(this.layerError); return; }
       const protohost = this.protohost;
       const removed = (this.removed = layerPath);
-      req.url = protohost + req.url.slice(protohost.length + removed.length);
+      const url = req.url;
+      req.url = protohost + url.slice(protohost.length + removed.length);
       if (!protohost && req.url[0] !== '/') {
         req.url = '/' + req.url;
         this.slashAdded = true;
       }
+      // the mounted router's pathname, known from this one's (one URL scan per request)
+      if (!protohost && url === this.urlOf) handOnPathname(url, path, req.url, removed.length, this.slashAdded);
       req.baseUrl = this.parentUrl + (removed[removed.length - 1] === '/' ? removed.slice(0, -1) : removed);
     }
     if (this.layerError) layer.handleError(this.layerError, req, this.res, this.next);
