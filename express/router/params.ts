@@ -6,8 +6,27 @@
 import { isPromise, type AnyFn } from '../utils.js';
 import type { LayerMatch } from './layer.js';
 
-/** A param callback's outcome for one value, kept for the rest of the pass. */
-export interface ParamCalled { error: any; match: any; value: any }
+/** A param callback's outcome for one value of the param `key`, kept for the rest of the pass. */
+export interface ParamCalled { readonly key: string; error: any; match: any; value: any }
+
+/**
+ * The outcomes of one pass, by param (Express keeps an object keyed by name). A list searched by `===`: a pass
+ * walks one or two names, and a fresh object's keyed store and load (a map transition each, megamorphic across
+ * routers) cost more than comparing a few names.
+ */
+export type CalledList = ParamCalled[];
+
+function calledOf(called: CalledList, key: string): ParamCalled | undefined {
+  for (let i = 0; i < called.length; i++) if (called[i]!.key === key) return called[i];
+  return undefined;
+}
+
+function setCalled(called: CalledList, record: ParamCalled): void {
+  for (let i = 0; i < called.length; i++) {
+    if (called[i]!.key === record.key) { called[i] = record; return; }
+  }
+  called.push(record);
+}
 function noop() {}
 const hasOwn = Object.prototype.hasOwnProperty;
 
@@ -56,7 +75,7 @@ function single(name: string): readonly string[] {
  * layers of one router pass), then `pass.afterParams(err?)`.
  */
 export function walkParams(
-  callbacks: Record<string, AnyFn[]>, keys: readonly string[], called: Record<string, ParamCalled>,
+  callbacks: Record<string, AnyFn[]>, keys: readonly string[], called: CalledList,
   pass: ParamPass, forwardsRejection: (req: any) => boolean,
 ): void {
   new ParamWalk(callbacks, keys, called, pass, forwardsRejection).param();
@@ -66,7 +85,7 @@ export function walkParams(
 class ParamWalk {
   readonly callbacks: Record<string, AnyFn[]>;
   readonly keys: readonly string[];
-  readonly called: Record<string, ParamCalled>;
+  readonly called: CalledList;
   readonly pass: ParamPass;
   readonly forwardsRejection: (req: any) => boolean;
   /** The `next` a param callback gets. */
@@ -79,7 +98,7 @@ class ParamWalk {
   paramCalled: ParamCalled | undefined = undefined;
 
   constructor(
-    callbacks: Record<string, AnyFn[]>, keys: readonly string[], called: Record<string, ParamCalled>,
+    callbacks: Record<string, AnyFn[]>, keys: readonly string[], called: CalledList,
     pass: ParamPass, forwardsRejection: (req: any) => boolean,
   ) {
     this.callbacks = callbacks;
@@ -101,7 +120,7 @@ class ParamWalk {
     const key = (this.key = this.keys[this.i++]!);
     const paramVal = (this.paramVal = params[key]);
     this.paramCallbacks = this.callbacks[key];
-    let paramCalled = (this.paramCalled = this.called[key]);
+    let paramCalled = (this.paramCalled = calledOf(this.called, key));
     if (paramVal === undefined || !this.paramCallbacks) { this.param(); return; }
     // called before with the same value, or an error: reuse the outcome
     if (paramCalled && (paramCalled.match === paramVal || (paramCalled.error && paramCalled.error !== 'route'))) {
@@ -109,7 +128,8 @@ class ParamWalk {
       this.param(paramCalled.error);
       return;
     }
-    this.called[key] = this.paramCalled = paramCalled = { error: null, match: paramVal, value: paramVal };
+    this.paramCalled = paramCalled = { key, error: null, match: paramVal, value: paramVal };
+    setCalled(this.called, paramCalled);
     this.callback();
   }
 
