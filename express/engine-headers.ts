@@ -13,7 +13,7 @@
  * fixed-headers' own check), and the head not sent yet (then `res.set` throws as on Express). Otherwise each
  * function here does what Express does: `res.set(name, value)` or `res.getHeader(name)`.
  */
-import { getCheckedHeader, headerMap, type HeaderMap } from '../lib/http/fixed-headers.js';
+import { headerMap, readableHeaderMap as readableMap, type HeaderMap } from '../lib/http/fixed-headers.js';
 import type { MediaTypes } from './response-helpers.js';
 
 /** On the engine's own `res.set` functions: the media table `res.set('Content-Type', …)` resolves types with. */
@@ -30,16 +30,42 @@ function engineMap(res: any): HeaderMap | undefined {
   return typeof set === 'function' && set[ENGINE_SET] !== undefined ? headerMap(res) : undefined;
 }
 
-/** `res.getHeader(key)` for a lower-case `key`. */
-export function getEngineHeader(res: any, key: string): unknown {
-  return getCheckedHeader(res, key);
+// One function per header, each reading and writing its key by name: a key passed as an argument made every
+// access a keyed one, megamorphic across the three names (≈ 100-190 instructions each).
+
+/** `res.getHeader('content-type')`. */
+export function contentTypeOf(res: any): unknown {
+  const map = readableMap(res);
+  if (map === undefined) return res.getHeader('content-type');
+  return map === null ? undefined : map['content-type']?.[1];
 }
 
-/** `res.set(name, value)` for an engine-made `value` (no Content-Type: its value goes through the media table). */
-export function setEngineHeader(res: any, name: string, key: string, value: string): void {
+/** `res.getHeader('etag')`. */
+export function etagOf(res: any): unknown {
+  const map = readableMap(res);
+  if (map === undefined) return res.getHeader('etag');
+  return map === null ? undefined : map.etag?.[1];
+}
+
+/** `res.getHeader('transfer-encoding')`. */
+export function transferEncodingOf(res: any): unknown {
+  const map = readableMap(res);
+  if (map === undefined) return res.getHeader('transfer-encoding');
+  return map === null ? undefined : map['transfer-encoding']?.[1];
+}
+
+/** `res.set('Content-Length', value)` for a length the engine measured. */
+export function setContentLength(res: any, value: string): void {
   const map = engineMap(res);
-  if (map === undefined) res.set(name, value);
-  else map[key] = [name, value];
+  if (map === undefined) res.set('Content-Length', value);
+  else map['content-length'] = ['Content-Length', value];
+}
+
+/** `res.set('ETag', value)` for an entity tag the engine computed. */
+export function setETag(res: any, value: string): void {
+  const map = engineMap(res);
+  if (map === undefined) res.set('ETag', value);
+  else map.etag = ['ETag', value];
 }
 
 /** res.json's `if (!res.get('Content-Type')) res.set('Content-Type', 'application/json')`. */

@@ -74,6 +74,12 @@ export function setCheckedHeader(res: ServerResponse, name: string, key: string,
   else map[key] = [name, value];
 }
 
+/** node's header map of `res` to read (null: no header set yet), or undefined when `res.getHeader` must be called. */
+export function readableHeaderMap(res: ServerResponse): HeaderMap | null | undefined {
+  if (kOutHeaders === undefined || res.getHeader !== nativeGetHeader) return undefined;
+  return (res as WithMap)[kOutHeaders];
+}
+
 /** `res.getHeader(name)` for a lowercase `key`, without lowercasing it again. */
 export function getCheckedHeader(res: ServerResponse, key: string): string | number | string[] | undefined {
   if (kOutHeaders === undefined || res.getHeader !== nativeGetHeader) return res.getHeader(key);
