@@ -12,6 +12,7 @@
 
 import { Buffer } from 'node:buffer';
 import { hash } from 'node:crypto';
+import { contentTypeOf, defaultJsonType, etagOf, setContentLength, setETag, transferEncodingOf } from './engine-headers.js';
 import { hotSettings } from './hot-settings.js';
 import { stringify, withUtf8, type MediaTypes } from './response-helpers.js';
 import { strongETag, weakETag } from './utils.js';
@@ -49,7 +50,7 @@ export function installBodyMethods(res: any): void {
     switch (typeof chunk) {
       case 'string': {
         encoding = 'utf8';
-        const type = this.getHeader('content-type');
+        const type = contentTypeOf(this);
         if (typeof type === 'string') setUtf8(this, type);
         else this.type('html');
         break;
@@ -72,7 +73,7 @@ export function installBodyMethods(res: any): void {
   res.json = function json(this: any, obj?: any) {
     const hot = hotSettings(this.app);
     const body = stringify(obj, hot.jsonReplacer, hot.jsonSpaces, hot.jsonEscape);
-    if (!this.getHeader('content-type')) this.set('Content-Type', 'application/json');
+    defaultJsonType(this);
     return this.send(body);
   };
 
@@ -91,7 +92,7 @@ export function writeBody(res: any, body: any, bodyEncoding: BufferEncoding | un
   let chunk = body;
   let encoding = bodyEncoding;
   const etagFn = hotSettings(res.app).etagFn;
-  const generateETag = !res.getHeader('etag') && typeof etagFn === 'function';
+  const generateETag = !etagOf(res) && typeof etagFn === 'function';
 
   let len: number | undefined;
   // the engine's own weak/strong generators (the 'etag' setting's true/'weak'/'strong'): tag computed here from
@@ -101,8 +102,8 @@ export function writeBody(res: any, body: any, bodyEncoding: BufferEncoding | un
   if (builtinETag) {
     const bytes: number = typeof chunk === 'string' ? Buffer.byteLength(chunk, 'utf8') : chunk.length;
     len = bytes;
-    if (lengthWhenChunked || !res.getHeader('transfer-encoding')) res.set('Content-Length', bytes);
-    res.set('ETag', entityTag(chunk, bytes, etagFn === weakETag));
+    if (lengthWhenChunked || !transferEncodingOf(res)) setContentLength(res, String(bytes));
+    setETag(res, entityTag(chunk, bytes, etagFn === weakETag));
   } else if (chunk !== undefined) {
     if (Buffer.isBuffer(chunk)) {
       len = chunk.length;
@@ -115,7 +116,7 @@ export function writeBody(res: any, body: any, bodyEncoding: BufferEncoding | un
       encoding = undefined;
       len = chunk.length;
     }
-    if (lengthWhenChunked || !res.getHeader('transfer-encoding')) res.set('Content-Length', len);
+    if (lengthWhenChunked || !transferEncodingOf(res)) setContentLength(res, String(len));
   }
 
   if (generateETag && !builtinETag && len !== undefined) {

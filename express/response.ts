@@ -24,6 +24,7 @@ import cookie from 'cookie';
 import vary from 'vary';
 import { mediaTypes, type MediaTypes } from './response-helpers.js';
 import { installFileMethods, contentDisposition } from './response-file.js';
+import { markEngineSet } from './engine-headers.js';
 import { installBodyMethods } from './response-send.js';
 
 const deprecate = depd('express');
@@ -98,6 +99,8 @@ function installHeaders(res: any, media: MediaTypes): void {
     }
     return this;
   };
+  // res.json/res.send write their own headers straight into node's map while res.set is this one (engine-headers.ts)
+  markEngineSet(res.set, media);
 
   res.get = function get(this: any, field: string) {
     return this.getHeader(field);

@@ -10,6 +10,7 @@
 import { Buffer } from 'node:buffer';
 import depd from 'depd';
 import statuses from 'statuses';
+import { defaultJsonType } from '../engine-headers.js';
 import { hotSettings } from '../hot-settings.js';
 import { stringify } from '../response-helpers.js';
 import { jsonpBody, setUtf8, writeBody } from '../response-send.js';
@@ -81,7 +82,7 @@ export function installBodyMethods4(res: any): void {
     }
     const hot = hotSettings(this.app);
     const body = stringify(val, hot.jsonReplacer, hot.jsonSpaces, hot.jsonEscape);
-    if (!this.getHeader('content-type')) this.set('Content-Type', 'application/json');
+    defaultJsonType(this);
     return this.send(body);
   };
 

@@ -11,11 +11,11 @@
 import type { AnyFn } from '../utils.js';
 import type { Layer, LayerMatch } from './layer.js';
 import { firstSegment, LayerIndex, lowerBound } from './layer-index.js';
-import { mergeParams, paramKeys, walkParams, type ParamCalled } from './params.js';
+import { mergeParams, paramKeys, walkParams, type CalledList } from './params.js';
 import type { RouterRules, RouterState } from './types.js';
 import { traceLayer, traceOf, type ExpressTrace } from '../tracing.js';
 import { runLayer } from './channels.js';
-import { getProtohost, pathnameOf } from './url.js';
+import { getProtohost, handOnPathname, pathnameOf } from './url.js';
 
 /** The router's index for `stack`, rebuilt when the stack was replaced or changed length. */
 export function indexOf(router: RouterState, stack: Layer[]): LayerIndex {
@@ -40,6 +40,9 @@ export function handle(router: RouterState, req: any, res: any, callback: AnyFn)
 function finishLater(pass: RouterPass, err: unknown): void {
   pass.finish(err);
 }
+
+/** What findLayer gives for a layer matching every path (`layer.slash`): step gives it its fresh empty params. */
+const SLASH_MATCH: LayerMatch = Object.freeze({ params: Object.freeze({}), path: '' });
 
 /** No req.url parsed yet in this pass (req.url itself may be undefined). */
 const NO_URL = Symbol('no url');
@@ -77,7 +80,7 @@ class RouterPass {
   /** Layers run synchronously in a row: past 100, the next one runs on a new tick (no stack overflow). */
   declare sync: number;
   /** Param callbacks already run in this pass, per param name (created by the first walk). */
-  declare called: Record<string, ParamCalled> | undefined;
+  declare called: CalledList | undefined;
   /** OPTIONS: the methods of the routes that matched, and the automatic answer when none handled it. */
   declare methods: string[] | undefined;
   declare optionsDone: AnyFn | undefined;
@@ -160,15 +163,24 @@ class RouterPass {
     const match = this.findLayer(req);
     if (!match) { this.idx = this.stack.length; this.finish(this.layerError); return; }
     const layer = this.layer!;
-    if (layer.route) req.route = layer.route;
     const router = this.router;
+    if (match === SLASH_MATCH) {
+      // a `use(fn)` layer: what Layer.match gives it (a new empty params object, nothing matched), without the
+      // match object, and no param walk (no params)
+      req.params = router.mergeParams ? mergeParams({}, this.parentParams) : {};
+      this.layerPath = '';
+      this.rules.matched(layer, '');
+      this.afterParams();
+      return;
+    }
+    if (layer.route) req.route = layer.route;
     // the param names are taken before mergeParams renumbers the layer's numeric captures
     const keys = paramKeys(router.params, match);
     req.params = router.mergeParams ? mergeParams(match.params, this.parentParams) : match.params;
     this.layerPath = match.path;
     this.rules.matched(layer, match.path);
     if (keys === undefined) this.afterParams();
-    else walkParams(router.params, keys, (this.called ??= {}), this, this.rules.forwardsRejection);
+    else walkParams(router.params, keys, (this.called ??= []), this, this.rules.forwardsRejection);
   }
 
   /** The pathname to match (false when req.url cannot be parsed), and the candidate layers of its first segment. */
@@ -209,6 +221,8 @@ class RouterPass {
       const at = list[this.pos++]!;
       const layer = (this.layer = stack[at]!);
       this.idx = at + 1;
+      // `use(fn)` and `use('/', fn)`: matches every path (Layer.match's first line), as a marker
+      if (layer.slash) return SLASH_MATCH;
       try {
         match = layer.match(path);
       } catch (e) {
@@ -251,11 +265,14 @@ class RouterPass {
       if (!this.rules.endsMountPath(path[layerPath.length])) { this.step(this.layerError); return; }
       const protohost = this.protohost;
       const removed = (this.removed = layerPath);
-      req.url = protohost + req.url.slice(protohost.length + removed.length);
+      const url = req.url;
+      req.url = protohost + url.slice(protohost.length + removed.length);
       if (!protohost && req.url[0] !== '/') {
         req.url = '/' + req.url;
         this.slashAdded = true;
       }
+      // the mounted router's pathname, known from this one's (one URL scan per request)
+      if (!protohost && url === this.urlOf) handOnPathname(url, path, req.url, removed.length, this.slashAdded);
       req.baseUrl = this.parentUrl + (removed[removed.length - 1] === '/' ? removed.slice(0, -1) : removed);
     }
     if (this.layerError) layer.handleError(this.layerError, req, this.res, this.next);

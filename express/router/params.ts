@@ -6,8 +6,27 @@
 import { isPromise, type AnyFn } from '../utils.js';
 import type { LayerMatch } from './layer.js';
 
-/** A param callback's outcome for one value, kept for the rest of the pass. */
-export interface ParamCalled { error: any; match: any; value: any }
+/** A param callback's outcome for one value of the param `key`, kept for the rest of the pass. */
+export interface ParamCalled { readonly key: string; error: any; match: any; value: any }
+
+/**
+ * The outcomes of one pass, by param (Express keeps an object keyed by name). A list searched by `===`: a pass
+ * walks one or two names, and a fresh object's keyed store and load (a map transition each, megamorphic across
+ * routers) cost more than comparing a few names.
+ */
+export type CalledList = ParamCalled[];
+
+function calledOf(called: CalledList, key: string): ParamCalled | undefined {
+  for (let i = 0; i < called.length; i++) if (called[i]!.key === key) return called[i];
+  return undefined;
+}
+
+function setCalled(called: CalledList, record: ParamCalled): void {
+  for (let i = 0; i < called.length; i++) {
+    if (called[i]!.key === record.key) { called[i] = record; return; }
+  }
+  called.push(record);
+}
 function noop() {}
 const hasOwn = Object.prototype.hasOwnProperty;
 
@@ -56,82 +75,77 @@ function single(name: string): readonly string[] {
  * layers of one router pass), then `pass.afterParams(err?)`.
  */
 export function walkParams(
-  callbacks: Record<string, AnyFn[]>, keys: readonly string[], called: Record<string, ParamCalled>,
+  callbacks: Record<string, AnyFn[]>, keys: readonly string[], called: CalledList,
   pass: ParamPass, forwardsRejection: (req: any) => boolean,
 ): void {
-  new ParamWalk(callbacks, keys, called, pass, forwardsRejection).param();
+  // an object literal, not `new`: allocated inline in the router's optimised code, where a class instance went
+  // through V8's generic construct stub (≈ 150 instructions per walk more)
+  const walk: ParamWalk = {
+    callbacks, keys, called, pass, forwardsRejection, paramCallback: noop,
+    i: 0, paramIndex: 0, key: '', paramVal: undefined, paramCallbacks: undefined, paramCalled: undefined,
+  };
+  walk.paramCallback = (err?: any): void => nextCallback(walk, err);
+  nextParam(walk);
 }
 
-/** One walk's state; Express's `param` and `paramCallback` closures as methods (one function allocated per walk). */
-class ParamWalk {
+/** One walk's state; Express's `param` and `paramCallback` closures are nextParam and nextCallback over it. */
+interface ParamWalk {
   readonly callbacks: Record<string, AnyFn[]>;
   readonly keys: readonly string[];
-  readonly called: Record<string, ParamCalled>;
+  readonly called: CalledList;
   readonly pass: ParamPass;
   readonly forwardsRejection: (req: any) => boolean;
-  /** The `next` a param callback gets. */
-  readonly paramCallback: (err?: any) => void;
-  i = 0;
-  paramIndex = 0;
-  key = '';
-  paramVal: any = undefined;
-  paramCallbacks: AnyFn[] | undefined = undefined;
-  paramCalled: ParamCalled | undefined = undefined;
+  /** The `next` a param callback gets (one function allocated per walk). */
+  paramCallback: (err?: any) => void;
+  i: number;
+  paramIndex: number;
+  key: string;
+  paramVal: any;
+  paramCallbacks: AnyFn[] | undefined;
+  paramCalled: ParamCalled | undefined;
+}
 
-  constructor(
-    callbacks: Record<string, AnyFn[]>, keys: readonly string[], called: Record<string, ParamCalled>,
-    pass: ParamPass, forwardsRejection: (req: any) => boolean,
-  ) {
-    this.callbacks = callbacks;
-    this.keys = keys;
-    this.called = called;
-    this.pass = pass;
-    this.forwardsRejection = forwardsRejection;
-    const paramCallback = (err?: any): void => this.callback(err);
-    this.paramCallback = paramCallback;
+/** The next param with callbacks, or the end of the walk. */
+function nextParam(walk: ParamWalk, err?: any): void {
+  const pass = walk.pass;
+  if (err) { pass.afterParams(err); return; }
+  if (walk.i >= walk.keys.length) { pass.afterParams(); return; }
+  const params = pass.req.params;
+  walk.paramIndex = 0;
+  const key = (walk.key = walk.keys[walk.i++]!);
+  const paramVal = (walk.paramVal = params[key]);
+  walk.paramCallbacks = walk.callbacks[key];
+  let paramCalled = (walk.paramCalled = calledOf(walk.called, key));
+  if (paramVal === undefined || !walk.paramCallbacks) { nextParam(walk); return; }
+  // called before with the same value, or an error: reuse the outcome
+  if (paramCalled && (paramCalled.match === paramVal || (paramCalled.error && paramCalled.error !== 'route'))) {
+    params[key] = paramCalled.value;
+    nextParam(walk, paramCalled.error);
+    return;
   }
+  walk.paramCalled = paramCalled = { key, error: null, match: paramVal, value: paramVal };
+  setCalled(walk.called, paramCalled);
+  nextCallback(walk);
+}
 
-  /** The next param with callbacks, or the end of the walk. */
-  param(err?: any): void {
-    const pass = this.pass;
-    if (err) { pass.afterParams(err); return; }
-    if (this.i >= this.keys.length) { pass.afterParams(); return; }
-    const params = pass.req.params;
-    this.paramIndex = 0;
-    const key = (this.key = this.keys[this.i++]!);
-    const paramVal = (this.paramVal = params[key]);
-    this.paramCallbacks = this.callbacks[key];
-    let paramCalled = (this.paramCalled = this.called[key]);
-    if (paramVal === undefined || !this.paramCallbacks) { this.param(); return; }
-    // called before with the same value, or an error: reuse the outcome
-    if (paramCalled && (paramCalled.match === paramVal || (paramCalled.error && paramCalled.error !== 'route'))) {
-      params[key] = paramCalled.value;
-      this.param(paramCalled.error);
-      return;
-    }
-    this.called[key] = this.paramCalled = paramCalled = { error: null, match: paramVal, value: paramVal };
-    this.callback();
+/** The next callback of the current param (Express's paramCallback). */
+function nextCallback(walk: ParamWalk, err?: any): void {
+  const fn = walk.paramCallbacks![walk.paramIndex++];
+  const req = walk.pass.req;
+  walk.paramCalled!.value = req.params[walk.key];
+  if (err) {
+    walk.paramCalled!.error = err;
+    nextParam(walk, err);
+    return;
   }
-
-  /** The next callback of the current param (Express's paramCallback). */
-  callback(err?: any): void {
-    const fn = this.paramCallbacks![this.paramIndex++];
-    const req = this.pass.req;
-    this.paramCalled!.value = req.params[this.key];
-    if (err) {
-      this.paramCalled!.error = err;
-      this.param(err);
-      return;
+  if (!fn) { nextParam(walk); return; }
+  try {
+    const ret = fn(req, walk.pass.res, walk.paramCallback, walk.paramVal, walk.key);
+    if (ret !== undefined && isPromise(ret) && walk.forwardsRejection(req)) {
+      ret.then(noop, (e: unknown) => walk.paramCallback(e || new Error('Rejected promise')));
     }
-    if (!fn) { this.param(); return; }
-    try {
-      const ret = fn(req, this.pass.res, this.paramCallback, this.paramVal, this.key);
-      if (ret !== undefined && isPromise(ret) && this.forwardsRejection(req)) {
-        ret.then(noop, (e: unknown) => this.paramCallback(e || new Error('Rejected promise')));
-      }
-    } catch (e) {
-      this.paramCallback(e);
-    }
+  } catch (e) {
+    walk.paramCallback(e);
   }
 }
 

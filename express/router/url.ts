@@ -19,6 +19,7 @@ function parsedPathname(req: any): string | null | undefined {
  */
 export function pathnameOf(req: any): string | null | undefined {
   const url = req.url;
+  if (url === knownUrl) return knownPathname;
   if (typeof url !== 'string' || url.charCodeAt(0) !== 0x2f /* / */) return parsedPathname(req);
   let end = -1;
   for (let i = 1; i < url.length; i++) {
@@ -32,7 +33,28 @@ export function pathnameOf(req: any): string | null | undefined {
       return parsedPathname(req);
     }
   }
-  return end === -1 ? url : url.slice(0, end);
+  knownUrl = url;
+  return (knownPathname = end === -1 ? url : url.slice(0, end));
+}
+
+/**
+ * The last origin-form URL scanned (or handed on by a mount) and its pathname. An origin-form URL's pathname depends
+ * on the string alone, so one remembered pair is right for any request with the same URL; it spares a mounted
+ * router the scan of the URL its mount just made (one URL parse per request).
+ */
+let knownUrl: string | symbol = Symbol('none yet');
+let knownPathname = '';
+
+/**
+ * After a mount took `removed` off the front of an origin-form `url` whose pathname is `pathname` (and put a '/' in
+ * front of what was left when it did not start with one, `slashAdded`): the pathname of the new `req.url` is known
+ * without a scan, when `url` was itself scanned here (the characters that send a URL to parseurl are absent).
+ */
+export function handOnPathname(url: unknown, pathname: string, newUrl: string, removed: number, slashAdded: boolean): void {
+  if (url !== knownUrl) return;
+  const rest = pathname.slice(removed);
+  knownPathname = slashAdded ? '/' + rest : rest;
+  knownUrl = newUrl;
 }
 
 /** The scheme and host of an absolute-form request target ('http://a.example'), which mounting leaves alone. */
