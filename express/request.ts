@@ -238,19 +238,15 @@ export function isFreshResponse(req: ExpressRequestLike, noneMatchWins: boolean)
  * copy of it (plain objects, arrays and strings: cheaper than parsing again); an app's own parser function runs on
  * every read, as on Express, since what it returns cannot be copied knowingly.
  */
-export function parsedQuery(req: ExpressRequestLike, fresh = true): unknown {
+export function parsedQuery(req: ExpressRequestLike): unknown {
   const parser = req.app.get('query parser fn');
   // parsing disabled: an empty object without a prototype, as Express gives
   if (!parser) return Object.create(null);
-  if (!fresh) return cachedQuery(req, parser);
   if (parser !== querystring.parse && parser !== parseExtendedQueryString) return parser(parseurl(req)?.query);
   return copyQuery(cachedQuery(req, parser));
 }
 
-/**
- * The parse of the request's query with `parser`, kept per request for as long as the url is the same (Express 4's
- * req.query is this object itself: parsed once, and writes to it persist).
- */
+/** The parse of the request's query with `parser`, kept per request for as long as the url is the same. */
 function cachedQuery(req: ExpressRequestLike, parser: AnyFn): unknown {
   const url = req.url;
   const cache: QueryCache | undefined = req[QUERY];

@@ -2,9 +2,10 @@
  * Express 4's application prototype: Express 5's (application.ts) with what differs replaced: plain-object
  * settings read up the mount chain only, the 'extended' query parser by default (qs with arrays up to 1000
  * indexes; `false` gives an empty object), the router created by `app.lazyrouter()` as `app._router` (`app.router`
- * throws Express 3's migration message), `app.del`, app.handle's query fallback, and app.listen without the
- * once-callback on a listen error. Ported from Express's lib/application.js, lib/middleware/init.js and query.js of
- * 4.x (Copyright (c) 2009-2013 TJ Holowaychuk, 2013 Roman Shtylman, 2014-2015 Douglas Christopher Wilson; MIT).
+ * throws Express 3's migration message), `app.del`, `req.query` set once per request by app.handle with the parser
+ * the app had when its router was made, and app.listen without the once-callback on a listen error. Ported from
+ * Express's lib/application.js, lib/middleware/init.js and query.js of 4.x (Copyright (c) 2009-2013 TJ Holowaychuk,
+ * 2013 Roman Shtylman, 2014-2015 Douglas Christopher Wilson; MIT).
  */
 import parseUrl from 'parseurl';
 import { finalDone, linkRequest, serve } from '../app-handle.js';
@@ -57,13 +58,17 @@ export function createApplicationPrototype4(createRouter: AnyFn): Record<string,
       },
     });
   };
-  /** Express 4 creates its router on the first route or middleware. */
+  /**
+   * Express 4 creates its router on the first route or middleware, with its query middleware first, made with the
+   * 'query parser fn' of that moment: setting 'query parser' later changes nothing, on Express 4 as here.
+   */
   app.lazyrouter = function lazyrouter(this: any) {
     if (!this._router) {
       this._router = createRouter({
         caseSensitive: this.enabled('case sensitive routing'),
         strict: this.enabled('strict routing'),
       });
+      this[kQueryParse] = queryParser4(this.get('query parser fn'));
     }
   };
   app.set = function set(this: any, setting: string, val?: unknown) {
@@ -77,6 +82,9 @@ export function createApplicationPrototype4(createRouter: AnyFn): Record<string,
   };
   return app;
 }
+
+/** The query parser an Express 4 app made its router with (lazyrouter). */
+const kQueryParse = Symbol('keel.express4.queryParse');
 
 /** Express 4's router of an app: `app._router`, created by `app.lazyrouter()` (which apps may override). */
 function lazyRouter(app: any): any {
@@ -105,23 +113,32 @@ function handle4(this: any, req: any, res: any, callback?: AnyFn) {
   const done = callback || finalDone(this, req, res, stackOf);
   if (!router) { done(); return; }
   linkRequest(this, req, res);
-  // Express 4's query middleware is not a layer here: the request prototype parses req.query on first read. With
-  // no 'query parser fn' at all (settings deleted), that middleware fell back to qs, which only the app can know.
-  if (typeof this.get('query parser fn') !== 'function') req.query = qs().parse(parseUrl(req)!.query as string, { allowPrototypes: true });
+  // Express 4's query middleware, the first layer of every app's router: req.query parsed once per request, a plain
+  // property; a mounted app (or Express 4 around this one) that set it first wins. Not read again when a
+  // middleware rewrites req.url. Apps that override lazyrouter get the parser of the moment.
+  if (!req.query) req.query = (this[kQueryParse] ?? queryParser4(this.get('query parser fn')))(parseUrl(req)!.query);
   router.handle(req, res, done);
+}
+
+/**
+ * The parse of Express 4's query middleware made with `options`: the function itself, or qs with those options (and
+ * prototypes allowed unless they say): an app with no 'query parser fn' at all (settings deleted) gets qs.
+ */
+function queryParser4(options?: unknown): (search: string | null | undefined) => unknown {
+  if (typeof options === 'function') return options as AnyFn;
+  const opts: any = Object.assign({}, options);
+  if (opts.allowPrototypes === undefined) opts.allowPrototypes = true;
+  const parse = qs().parse;
+  return function queryParse(search) {
+    return parse(search as string, opts);
+  };
 }
 
 /** `express.query(options)` of Express 4: req.query parsed with qs (or with `options` when it is a function). */
 export function query4(options?: unknown): AnyFn {
-  let opts: any = Object.assign({}, options);
-  let queryparse: AnyFn = qs().parse;
-  if (typeof options === 'function') {
-    queryparse = options as AnyFn;
-    opts = undefined;
-  }
-  if (opts !== undefined && opts.allowPrototypes === undefined) opts.allowPrototypes = true;
+  const queryparse = queryParser4(options);
   return function query(req: any, _res: any, next: AnyFn) {
-    if (!req.query) req.query = queryparse(parseUrl(req)!.query, opts);
+    if (!req.query) req.query = queryparse(parseUrl(req)!.query);
     next();
   };
 }

@@ -1,8 +1,8 @@
 /*!
  * Express 4's `request` prototype: Express 5's (request.ts) negotiating with Express 4's libraries, with the
  * getters whose rules differ replaced (`req.host` is a deprecated alias of `req.hostname`, freshness without QUERY
- * and with both validators required, `req.query` assignable) and Express 4's deprecated API added (`req.param()`,
- * the singular `accepts*` aliases).
+ * and with both validators required, no `req.query` getter: the app sets it, application.ts) and Express 4's
+ * deprecated API added (`req.param()`, the singular `accepts*` aliases).
  *
  * Ported from express (lib/request.js of express 4.x), MIT License,
  * Copyright(c) 2009-2013 TJ Holowaychuk, Copyright(c) 2013 Roman Shtylman,
@@ -14,7 +14,7 @@ import type accepts from 'accepts';
 import type typeis from 'type-is';
 import type parseRange from 'range-parser';
 import {
-  createRequestPrototype, defineGetter, forwardedHost, hostnameOf, isFreshResponse, parsedQuery, QUERY,
+  createRequestPrototype, defineGetter, forwardedHost, hostnameOf, isFreshResponse,
   type ExpressRequestLike, type RequestLibraries,
 } from '../request.js';
 
@@ -38,9 +38,6 @@ function libraries4(): RequestLibraries {
   };
 }
 
-/** Marks a `req.query` an app or middleware assigned, which reads return as it is. */
-const ASSIGNED = Symbol('assigned');
-
 /**
  * Builds a fresh Express 4 `request` prototype.
  *
@@ -60,20 +57,9 @@ export function createRequestPrototype4(): any {
     const method = this.method;
     return (method === 'GET' || method === 'HEAD') && isFreshResponse(this, false);
   });
-  // Express 4 assigns `req.query` once, in its query middleware (`if (!req.query) req.query = parse(...)`). Here
-  // it is parsed on first read and assignable, so that middleware (or an app) can still set it.
-  Object.defineProperty(req, 'query', {
-    configurable: true,
-    enumerable: true,
-    get: function query(this: ExpressRequestLike) {
-      const cache = this[QUERY];
-      if (cache !== undefined && cache.parser === ASSIGNED) return cache.value;
-      return parsedQuery(this, false);
-    },
-    set: function setQuery(this: ExpressRequestLike, value: unknown) {
-      this[QUERY] = { url: undefined, parser: ASSIGNED, value };
-    },
-  });
+  // Express 4's `req.query` is a plain property its app's query step assigns once per request (application.ts
+  // handle4), which middleware may assign too: no getter in the chain, or that assignment would hit it
+  delete req.query;
   installDeprecated(req);
   return req;
 }
