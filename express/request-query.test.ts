@@ -168,6 +168,23 @@ const SCENARIOS: Array<{ name: string; build: Build; paths: string[]; expect: Re
     paths: ['/u/7?q=query&id=from-query'],
     expect: { 4: [{ status: 200, body: { param: ['7', 'query', 'dflt'] } }], 5: [{ status: 200, body: { param: 'undefined' } }] },
   },
+  {
+    name: "a handler calls Express 4's singular accepts* aliases",
+    build(app) {
+      app.get('/a', (req: any, res: any) => {
+        const out: Record<string, unknown> = {};
+        for (const [name, arg] of [['acceptsCharset', 'utf-8'], ['acceptsEncoding', 'gzip'], ['acceptsLanguage', 'fr']]) {
+          out[name] = typeof req[name] === 'function' ? req[name](arg) : typeof req[name];
+        }
+        res.json(out);
+      });
+    },
+    paths: ['/a'],
+    expect: {
+      4: [{ status: 200, body: { acceptsCharset: 'utf-8', acceptsEncoding: 'gzip', acceptsLanguage: 'fr' } }],
+      5: [{ status: 200, body: { acceptsCharset: 'undefined', acceptsEncoding: 'undefined', acceptsLanguage: 'undefined' } }],
+    },
+  },
 ];
 
 describe('req.query (Express 4): when a keel/express4 app is mounted in real express@4', () => {
