@@ -17,6 +17,8 @@ const hasOwn = Object.prototype.hasOwnProperty;
 
 /** Express 4's 'extended' parser: qs with prototypes allowed and arrays up to 1000 indexes. */
 export function parseExtendedQueryString4(str: string): Record<string, unknown> {
+  // qs answers an empty query (none at all, for most requests) with {}: without normalising its options first
+  if (str === '' || str == null) return {};
   return qs().parse(str, { allowPrototypes: true, arrayLimit: 1000 });
 }
 
@@ -116,7 +118,11 @@ function handle4(this: any, req: any, res: any, callback?: AnyFn) {
   // Express 4's query middleware, the first layer of every app's router: req.query parsed once per request, a plain
   // property; a mounted app (or Express 4 around this one) that set it first wins. Not read again when a
   // middleware rewrites req.url. Apps that override lazyrouter get the parser of the moment.
-  if (!req.query) req.query = (this[kQueryParse] ?? queryParser4(this.get('query parser fn')))(parseUrl(req)!.query);
+  if (!req.query) {
+    const parse = this[kQueryParse] ?? queryParser4(this.get('query parser fn'));
+    // without a '?' the query is null, as parseurl would say: not parsed for it
+    req.query = parse(req.url.indexOf('?') === -1 ? null : parseUrl(req)!.query);
+  }
   router.handle(req, res, done);
 }
 
