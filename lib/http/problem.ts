@@ -89,21 +89,17 @@ function noMembers(o: object): boolean {
 export function sendProblem(res: ServerResponse, input: ProblemDetails | unknown, extraHeaders?: Record<string, string>): void {
   let p: ProblemDetails | undefined;
   let headers: Record<string, string>;
-  let status: number;
-  if (input instanceof HttpError && isErrorStatus(input.status) && noMembers(input.extensions)) {
+  // A problem object first: a plain object costs no call of HttpError's own instanceof (KeelError's Symbol.hasInstance).
+  if (isProblem(input)) {
+    p = input;
+    headers = {};
+  } else if (input instanceof HttpError && isErrorStatus(input.status) && noMembers(input.extensions)) {
     // Its problem (toProblem) would hold the standard members only: written from the error's own, below.
-    status = input.status;
     headers = input.headers as Record<string, string>;
-    if (status >= 500) recordRequestError(res.req, input, input.detail ?? input.title);
-  } else {
-    if (isProblem(input)) {
-      p = input;
-      headers = {};
-    } else ({ problem: p, headers } = toProblem(input));
-    status = p.status;
-    // A server error: its exception on the request's spans, when spans are on (the client sees only `p`).
-    if (status >= 500) recordRequestError(res.req, input, p.detail ?? p.title);
-  }
+  } else ({ problem: p, headers } = toProblem(input));
+  const status = p === undefined ? (input as HttpError).status : p.status;
+  // A server error: its exception on the request's spans, when spans are on (the client sees only the problem).
+  if (status >= 500) recordRequestError(res.req, input, p === undefined ? ((input as HttpError).detail ?? (input as HttpError).title) : (p.detail ?? p.title));
   if (res.headersSent) {
     // Too late for a status line: end the response so the client is not left waiting.
     if (!res.writableEnded) res.end();
