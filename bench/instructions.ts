@@ -49,14 +49,28 @@ function requestBytes(s: (typeof jobs)[number]['scenario']): Buffer {
   return Buffer.concat([Buffer.from(head.join('\r\n') + '\r\n\r\n'), body ?? Buffer.alloc(0)]);
 }
 
-/** A client that sends one request at a time and waits for the whole (content-length or chunked) answer. */
+/**
+ * A client that sends one request at a time and waits for the whole (content-length or chunked) answer.
+ * An answer with `Connection: close` (Fastify's 413) is followed by a new connection for the next
+ * request: that server's figure then includes accepting and closing one connection per request.
+ */
 async function client(port: number, request: Buffer) {
-  const socket = net.connect(port, '127.0.0.1');
-  await new Promise((r) => socket.once('connect', r));
+  let socket!: net.Socket;
+  let closing = false;
+  const connect = async () => {
+    socket = net.connect(port, '127.0.0.1');
+    await new Promise((r) => socket.once('connect', r));
+    closing = false;
+  };
+  await connect();
   let pending: Buffer = Buffer.alloc(0);
   let status = '';
-  const once = () =>
-    new Promise<void>((resolve) => {
+  const once = async () => {
+    if (closing) {
+      socket.destroy();
+      await connect();
+    }
+    return new Promise<void>((resolve) => {
       const onData = (chunk: Buffer) => {
         pending = pending.length ? Buffer.concat([pending, chunk]) : chunk;
         const end = pending.indexOf('\r\n\r\n');
@@ -72,6 +86,7 @@ async function client(port: number, request: Buffer) {
         }
         if (pending.length < total) return;
         status = headText.slice(9, 12);
+        closing = /\r\nconnection: *close/i.test(headText);
         pending = pending.subarray(total);
         socket.off('data', onData);
         resolve();
@@ -79,6 +94,7 @@ async function client(port: number, request: Buffer) {
       socket.on('data', onData);
       socket.write(request);
     });
+  };
   return { once, status: () => status, close: () => socket.destroy() };
 }
 

@@ -218,4 +218,12 @@ describe("when issue 48's scenarios ran against Fastify", () => {
     assert.equal(at(21.5).met, false);
     assert.match(at(21.5).detail, /keel at 1\.07× Fastify's/);
   });
+  it("should hold keel's 404, 405 and 413 problems to Fastify's CPU per request", () => {
+    for (const id of ['problem', 'method-not-allowed', 'too-large']) {
+      const at = (keel: number) => checkTargets(run([vsFastify(id, keel, 20)])).find((x) => x.name.includes(`(${id})`))!;
+      assert.equal(at(20).met, true, id);
+      assert.equal(at(20.5).met, false, id);
+      assert.match(at(20.5).hint!, new RegExp(`--scenarios ${id} --peers keel,fastify --profile`));
+    }
+  });
 });

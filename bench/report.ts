@@ -8,10 +8,14 @@ const mb = (b: number) => `${(b / 1048576).toFixed(0)} MB`;
 const pct = (x: number) => `${Math.round(x * 100)}%`;
 /** Issue 33: keel/express's CPU per request on the express-engine app at most this many times Fastify's. */
 export const ENGINE_VS_FASTIFY = 1.25;
-/** Issue 48's bars, as Fastify's CPU per request ÷ keel's: the default stack at half of Fastify + plugins (1.9 measured from outside), a 422 at most 1.05× Fastify's 400. */
+/** Issue 48's bars, as Fastify's CPU per request ÷ keel's: the default stack at half of Fastify + plugins (1.9 measured from outside), a 422 at most 1.05× Fastify's 400, a 404, 405 and 413 at most Fastify's. */
 export const FASTIFY_CPU_BARS: readonly (readonly [id: string, fastifyOverKeel: number, name: string])[] = [
   ['full', 1.9, "Fastify + helmet, rate-limit, compress ≥ 1.9× the CPU per request of keel's default stack (full)"],
   ['json-invalid', 1 / 1.05, "keel's 422 problem ≤ 1.05× the CPU per request of Fastify's 400 (json-invalid)"],
+  // Errors as cheap as successes: keel's refusals at or below Fastify's (issue 48, item 3).
+  ['problem', 1, "keel's 404 problem from a handler ≤ the CPU per request of Fastify's (problem)"],
+  ['method-not-allowed', 1, "keel's 405 problem ≤ the CPU per request of Fastify's (method-not-allowed)"],
+  ['too-large', 1, "keel's 413 problem ≤ the CPU per request of Fastify's (too-large)"],
 ];
 
 function peersOf(run: RunResult): Peer[] {

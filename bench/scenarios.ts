@@ -42,7 +42,7 @@ const STORE_WHY: Partial<Record<Peer, string>> = {
 };
 
 export interface ScenarioRequest {
-  method: 'GET' | 'POST';
+  method: 'GET' | 'POST' | 'DELETE';
   path: string;
   headers?: Record<string, string>;
   body?: Buffer;
@@ -115,6 +115,9 @@ export const ACCOUNT_ROW = {
 
 /** The problem body the problem scenario answers (RFC 9457). */
 export const PROBLEM_404 = { type: 'https://keel.dev/problems/not-found', title: 'Not Found', status: 404, detail: 'no such account' };
+
+/** The body limit of the too-large scenario: its order (~2 KB) is over it. */
+export const SMALL_BODY_LIMIT = 1024;
 
 /** Query parameters: q (required), limit 1..100 (default 10), offset ≥ 0 (default 0). */
 export const searchQuerySchema = {
@@ -262,6 +265,21 @@ export function scenarios(jwt: string): Scenario[] {
       id: 'json-invalid', title: 'JSON body failing its schema (keel 422 problem, Fastify 400)', peers: ALL,
       request: jsonPost('/orders', invalidOrder()),
       check: (s, _h, b) => (s !== 422 && s !== 400 ? `status ${s}: ${b.toString('utf8').slice(0, 200)}` : b[0] !== 0x7b ? `not a JSON object: ${b.toString('utf8').slice(0, 200)}` : null),
+    },
+    {
+      // Issue 48: a method the path does not serve. keel answers its 405 problem with Allow by itself;
+      // Fastify (which answers 404 there) and Express with a 405 handler written once for the app, node:http by hand.
+      id: 'method-not-allowed', title: 'a method the path does not serve (405 problem with Allow)', peers: ALL,
+      request: { method: 'DELETE', path: '/hello' },
+      check: (s, h, b) => (s !== 405 ? `status ${s}: ${b.toString('utf8').slice(0, 200)}` : !/\bGET\b/.test(String(h.allow)) ? `Allow ${String(h.allow)}` : b[0] !== 0x7b ? 'not a JSON object' : null),
+    },
+    {
+      // Issue 48: a body over the limit (SMALL_BODY_LIMIT), refused on its Content-Length before it is read.
+      // keel, Express and node:http answer and read the rest on the same connection; Fastify answers with
+      // `Connection: close` (content-type-parser.js), so its figure includes a new connection per request.
+      id: 'too-large', title: `JSON body over a ${SMALL_BODY_LIMIT} B limit (413)`, peers: ALL,
+      request: jsonPost('/orders', orderOfSize(2 * SMALL_BODY_LIMIT)),
+      check: (s, _h, b) => (s !== 413 ? `status ${s}: ${b.toString('utf8').slice(0, 200)}` : null),
     },
     {
       id: 'form', title: 'urlencoded form', peers: ALL,

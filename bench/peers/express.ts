@@ -12,7 +12,7 @@ import { rateLimit } from 'express-rate-limit';
 import { expressjwt } from 'express-jwt';
 import { createHandler } from 'graphql-http/lib/use/express';
 import cors from 'cors';
-import { BENCH_JWT_SECRET, HUGE_RATE, KIT_ORIGIN, reportDocument } from '../scenarios.js';
+import { BENCH_JWT_SECRET, HUGE_RATE, KIT_ORIGIN, reportDocument, SMALL_BODY_LIMIT } from '../scenarios.js';
 import { graphqlRoot, graphqlSchema, rpcServer, validateOrder, validateSearch, validationProblem } from './shared.js';
 import type { PeerContext } from './types.js';
 
@@ -22,6 +22,21 @@ function routes(app: Express, scenario: string, ctx: PeerContext): void {
     case 'full':
     case 'express-kit':
       app.get('/hello', (_req, res) => void res.json({ hello: 'world' }));
+      return;
+    case 'method-not-allowed':
+      // Express answers 404 for a method a path does not serve; the usual 405 is route('/x').get(…).all(405).
+      app.route('/hello')
+        .get((_req, res) => void res.json({ hello: 'world' }))
+        .all((req, res) => void res.status(405).set('Allow', 'GET, HEAD').type('application/problem+json')
+          .send(JSON.stringify({ type: 'about:blank', title: 'Method Not Allowed', status: 405, detail: `${req.method} is not allowed for ${req.path}` })));
+      return;
+    case 'too-large':
+      // body-parser's 413 (it reads the rest of the body, then calls next(err)), answered as a problem.
+      app.post('/orders', express.json({ limit: SMALL_BODY_LIMIT }), (req, res) => void res.json({ ok: true, items: (req.body as { items: unknown[] }).items.length }));
+      app.use(((err, _req, res, _next) => {
+        const status = (err as { status?: number }).status ?? 500;
+        res.status(status).type('application/problem+json').send(JSON.stringify({ type: 'about:blank', title: 'Payload Too Large', status, detail: (err as Error).message }));
+      }) as express.ErrorRequestHandler);
       return;
     case 'param':
       app.get('/users/:id', (req, res) => {

@@ -12,7 +12,7 @@ import multipart from '@fastify/multipart';
 import rateLimit from '@fastify/rate-limit';
 import fstatic from '@fastify/static';
 import { createHandler } from 'graphql-http/lib/use/fastify';
-import { ACCOUNT_ROW, accountSchema, PROBLEM_404, BENCH_JWT_SECRET, HUGE_RATE, orderSchema, reportDocument, searchQuerySchema } from '../scenarios.js';
+import { ACCOUNT_ROW, accountSchema, PROBLEM_404, BENCH_JWT_SECRET, HUGE_RATE, orderSchema, reportDocument, searchQuerySchema, SMALL_BODY_LIMIT } from '../scenarios.js';
 import { graphqlRoot, graphqlSchema, rpcServer } from './shared.js';
 import type { PeerContext } from './types.js';
 
@@ -21,6 +21,22 @@ async function routes(app: FastifyInstance, scenario: string, ctx: PeerContext):
     case 'hello':
       app.get('/hello', async () => ({ hello: 'world' }));
       return;
+    case 'method-not-allowed': {
+      // Fastify answers 404 for a method a path does not serve; a 405 with Allow is the app's to write, once:
+      // the methods its routes use (onRoute), each looked up for the path, as keel's router does.
+      const methods = new Set<string>();
+      app.addHook('onRoute', (r) => void (Array.isArray(r.method) ? r.method : [r.method]).forEach((m) => methods.add(m)));
+      app.get('/hello', async () => ({ hello: 'world' }));
+      app.setNotFoundHandler((req, reply) => {
+        const path = req.url.split('?', 1)[0]!;
+        const allow: string[] = [];
+        for (const m of methods) if (m !== req.method && app.hasRoute({ method: m as 'GET', url: path })) allow.push(m);
+        if (!allow.length) return reply.code(404).type('application/problem+json').send({ type: 'about:blank', title: 'Not Found', status: 404 });
+        return reply.code(405).header('allow', allow.join(', ')).type('application/problem+json')
+          .send({ type: 'about:blank', title: 'Method Not Allowed', status: 405, detail: `${req.method} is not allowed for ${path}` });
+      });
+      return;
+    }
     case 'param':
       app.get('/users/:id', { schema: { params: { type: 'object', properties: { id: { type: 'integer' } } } } }, async (req) => ({ id: (req.params as { id: number }).id }));
       return;
@@ -34,6 +50,7 @@ async function routes(app: FastifyInstance, scenario: string, ctx: PeerContext):
     case 'json-5kb':
     case 'json-150kb':
     case 'json-invalid':
+    case 'too-large':
       app.post('/orders', { schema: { body: orderSchema } }, async (req) => ({ ok: true, items: (req.body as { items: unknown[] }).items.length }));
       return;
     case 'response-schema':
@@ -100,7 +117,7 @@ async function routes(app: FastifyInstance, scenario: string, ctx: PeerContext):
 
 export async function start(scenario: string, ctx: PeerContext): Promise<number> {
   const full = scenario === 'full';
-  const options: FastifyServerOptions = { logger: false, bodyLimit: 1024 * 1024 };
+  const options: FastifyServerOptions = { logger: false, bodyLimit: scenario === 'too-large' ? SMALL_BODY_LIMIT : 1024 * 1024 };
   if (full) {
     // The `full` stack's request id and timeout: Fastify's own genReqId and requestTimeout.
     options.genReqId = (req) => (req.headers['x-request-id'] as string | undefined) ?? randomUUID();

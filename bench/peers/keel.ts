@@ -6,7 +6,7 @@ import { pino } from 'pino';
 import { createApp, type App, type UploadFile } from '../../lib/index.js';
 import { handlerError } from '../../lib/index.js';
 import {
-  ACCOUNT_ROW, accountSchema, BENCH_JWT_SECRET, GRAPHQL_DATA, GRAPHQL_SDL, HUGE_RATE, orderSchema, reportDocument, rpcAddParamsSchema, searchQuerySchema,
+  ACCOUNT_ROW, accountSchema, BENCH_JWT_SECRET, GRAPHQL_DATA, GRAPHQL_SDL, HUGE_RATE, orderSchema, reportDocument, rpcAddParamsSchema, searchQuerySchema, SMALL_BODY_LIMIT,
 } from '../scenarios.js';
 import type { PeerContext } from './types.js';
 import type { RateLimitStore } from '../../middleware/rate-limit/index.js';
@@ -24,6 +24,8 @@ export async function start(scenario: string, ctx: PeerContext): Promise<number>
   let rateLimitStore: RateLimitStore | undefined;
   switch (scenario) {
     case 'hello':
+    case 'method-not-allowed':
+      // DELETE /hello: the router's 405 problem, with Allow.
       setup = (app) => app.get('/hello', () => ({ hello: 'world' }));
       break;
     case 'param':
@@ -46,6 +48,10 @@ export async function start(scenario: string, ctx: PeerContext): Promise<number>
     case 'json-150kb':
     case 'json-invalid':
       config.max_body_size = 1024 * 1024;
+      setup = (app) => app.post('/orders', order, { body: orderSchema as unknown as Record<string, unknown> });
+      break;
+    case 'too-large':
+      config.max_body_size = SMALL_BODY_LIMIT;
       setup = (app) => app.post('/orders', order, { body: orderSchema as unknown as Record<string, unknown> });
       break;
     case 'response-schema':

@@ -9,7 +9,7 @@ import { gzip } from 'node:zlib';
 import busboy from 'busboy';
 import { jwtVerify } from 'jose';
 import { createHandler } from 'graphql-http/lib/use/http';
-import { BENCH_JWT_SECRET, reportDocument, STATIC_FILE_NAME } from '../scenarios.js';
+import { BENCH_JWT_SECRET, reportDocument, SMALL_BODY_LIMIT, STATIC_FILE_NAME } from '../scenarios.js';
 import { graphqlRoot, graphqlSchema, rpcServer, validateOrder, validateSearch, validationProblem } from './shared.js';
 import type { PeerContext } from './types.js';
 
@@ -39,6 +39,25 @@ function routes(scenario: string, ctx: PeerContext): H {
   switch (scenario) {
     case 'hello':
       return (_req, res) => send(res, 200, JSON.stringify({ hello: 'world' }));
+    case 'method-not-allowed':
+      return (req, res) => {
+        const path = (req.url ?? '/').split('?', 1)[0]!;
+        if (path !== '/hello') return send(res, 404, '{}');
+        if (req.method !== 'GET' && req.method !== 'HEAD') {
+          res.setHeader('allow', 'GET, HEAD');
+          return send(res, 405, JSON.stringify({ type: 'about:blank', title: 'Method Not Allowed', status: 405, detail: `${req.method} is not allowed for ${path}` }), 'application/problem+json');
+        }
+        send(res, 200, JSON.stringify({ hello: 'world' }));
+      };
+    case 'too-large':
+      return (req, res) => {
+        // Refused on its Content-Length; the rest of the body is read and dropped, so the connection goes on.
+        if (Number(req.headers['content-length']) > SMALL_BODY_LIMIT) {
+          req.resume();
+          return send(res, 413, JSON.stringify({ type: 'about:blank', title: 'Payload Too Large', status: 413 }), 'application/problem+json');
+        }
+        send(res, 400, '{}');
+      };
     case 'param':
       return (req, res) => {
         const m = /^\/users\/(\d+)$/.exec(req.url ?? '');

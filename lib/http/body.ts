@@ -7,6 +7,7 @@
  */
 import type { IncomingMessage } from 'node:http';
 import { HttpError } from './errors.js';
+import { problemFor, type ProblemDetails } from './problem.js';
 import type { KeelRequest } from './request.js';
 import { readDecodedBody, requestCoding } from './content-encoding.js';
 
@@ -15,10 +16,25 @@ export const DRAIN_LIMIT = 1024 * 1024;
 
 /** The 413 problem for a body over `limit` bytes (`got`: the declared size, when known). */
 export function payloadTooLarge(limit: number, got?: number): HttpError {
-  return new HttpError(413, got !== undefined ? `Request body of ${got} bytes exceeds the limit of ${limit} bytes` : `Request body exceeds the limit of ${limit} bytes`, {
-    extensions: { limit },
-  });
+  return new HttpError(413, tooLargeDetail(limit, got), { extensions: { limit } });
 }
+
+/**
+ * The 413 problem payloadTooLarge(limit, declared) answers with, when the request's Content-Length (digits
+ * only) already exceeds `limit`; undefined otherwise. For a caller that answers it where no code sees an
+ * error (lib/app/pipeline/read.ts: no on_error hooks), so no Error is built: its constructor is most of
+ * what a refused body costs (issue 48).
+ */
+export function declaredTooLarge(req: IncomingMessage, limit: number | null): ProblemDetails | undefined {
+  const header = req.headers['content-length'];
+  if (limit === null || header === undefined || !/^\d+$/.test(header)) return undefined;
+  const declared = Number(header);
+  if (declared <= limit) return undefined;
+  return problemFor('KEEL_PAYLOAD_TOO_LARGE', tooLargeDetail(limit, declared), { limit });
+}
+
+const tooLargeDetail = (limit: number, got?: number): string =>
+  got !== undefined ? `Request body of ${got} bytes exceeds the limit of ${limit} bytes` : `Request body exceeds the limit of ${limit} bytes`;
 
 /** A 413 error for a request whose Content-Length already exceeds the cap; undefined otherwise. */
 export function checkDeclaredLength(req: IncomingMessage, limit: number | null): HttpError | undefined {

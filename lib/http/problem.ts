@@ -7,7 +7,7 @@
 import { ServerResponse } from 'node:http';
 import { recordRequestError } from '../observability/spans.js';
 import { HttpError, KeelError, ERROR_CODES, problemType, statusTitle, type ErrorCode } from './errors.js';
-import { problemJson } from './problem-json.js';
+import { problemJson, problemJsonByteLength, standardProblemJson } from './problem-json.js';
 import { setCheckedHeader } from './fixed-headers.js';
 
 export const PROBLEM_CONTENT_TYPE = 'application/problem+json';
@@ -79,32 +79,50 @@ export function toProblem(err: unknown): { problem: ProblemDetails; headers: Rec
   return { problem: problemFor('KEEL_INTERNAL'), headers: {} };
 }
 
+/** True when `o` has no own enumerable member. */
+function noMembers(o: object): boolean {
+  for (const k in o) if (Object.hasOwn(o, k)) return false;
+  return true;
+}
+
 /** Serialise a problem; `status` on the wire is the real HTTP status. */
 export function sendProblem(res: ServerResponse, input: ProblemDetails | unknown, extraHeaders?: Record<string, string>): void {
-  let p: ProblemDetails;
-  let headers: Record<string, string> = {};
-  if (isProblem(input)) p = input;
-  else ({ problem: p, headers } = toProblem(input));
-  // A server error: its exception on the request's spans, when spans are on (the client sees only `p`).
-  if (p.status >= 500) recordRequestError(res.req, input, p.detail ?? p.title);
+  let p: ProblemDetails | undefined;
+  let headers: Record<string, string>;
+  // A problem object first: a plain object costs no call of HttpError's own instanceof (KeelError's Symbol.hasInstance).
+  if (isProblem(input)) {
+    p = input;
+    headers = {};
+  } else if (input instanceof HttpError && isErrorStatus(input.status) && noMembers(input.extensions)) {
+    // Its problem (toProblem) would hold the standard members only: written from the error's own, below.
+    headers = input.headers as Record<string, string>;
+  } else ({ problem: p, headers } = toProblem(input));
+  const status = p === undefined ? (input as HttpError).status : p.status;
+  // A server error: its exception on the request's spans, when spans are on (the client sees only the problem).
+  if (status >= 500) recordRequestError(res.req, input, p === undefined ? ((input as HttpError).detail ?? (input as HttpError).title) : (p.detail ?? p.title));
   if (res.headersSent) {
     // Too late for a status line: end the response so the client is not left waiting.
     if (!res.writableEnded) res.end();
     return;
   }
-  // Compiled from the problem schema once fast-json-stringify is loaded (lib/http/problem-json.ts).
-  const body = problemJson(p);
+  // JSON.stringify's bytes: from a head made once per problem type, or compiled (lib/http/problem-json.ts).
+  let body: string | undefined;
+  if (p === undefined) {
+    const e = input as HttpError;
+    body = standardProblemJson(e.type, e.title, e.status, e.detail, e.instance);
+    body ??= problemJson(toProblem(e).problem);
+  } else body = problemJson(p);
   for (const k in headers) res.setHeader(k, headers[k]!);
   if (extraHeaders) for (const k in extraHeaders) res.setHeader(k, extraHeaders[k]!);
-  const length = String(Buffer.byteLength(body));
-  if (res.writeHead === nativeWriteHead) {
-    // One writeHead with the raw list (headers set earlier are kept), as lib/app/respond.ts writes answers.
-    res.writeHead(p.status, ['Content-Type', PROBLEM_CONTENT_TYPE, 'Content-Length', length]);
-  } else {
-    res.statusCode = p.status;
-    setCheckedHeader(res, 'Content-Type', 'content-type', PROBLEM_CONTENT_TYPE);
-    setCheckedHeader(res, 'Content-Length', 'content-length', length);
-  }
+  const length = String(problemJsonByteLength(body));
+  // Type and length go into node's header map as checked headers (lib/http/fixed-headers.ts) and
+  // writeHead(status) writes the map: a header list given to writeHead() is checked pair by pair, two
+  // regular expressions per header, as lib/app/respond.ts writes answers. Headers set earlier are kept;
+  // a wrapped writeHead (compression decides at end()) gets the headers and the status, and end() writes the head.
+  setCheckedHeader(res, 'Content-Type', 'content-type', PROBLEM_CONTENT_TYPE);
+  setCheckedHeader(res, 'Content-Length', 'content-length', length);
+  if (res.writeHead === nativeWriteHead) res.writeHead(status);
+  else res.statusCode = status;
   res.end(res.req?.method === 'HEAD' ? undefined : body);
 }
 

@@ -272,13 +272,14 @@ function compileParam(p: ParamSpec): CompiledParam {
 }
 
 /** Text → the parameter's scalar type, or UNCONVERTIBLE after pushing the issue (reported at `loc`). */
-function readText(p: CompiledParam, text: string, loc: (string | number)[], issues: ValidationIssue[]): unknown {
+function readText(p: CompiledParam, text: string, loc: readonly (string | number)[], issues: ValidationIssue[]): unknown {
+  // An issue gets a copy of the location: the parameter's own is shared by every request.
   if (p.readFormat && !p.readFormat.validate(text)) {
-    issues.push(p.readFormat.issue(text, loc));
+    issues.push(p.readFormat.issue(text, [...loc]));
     return UNCONVERTIBLE;
   }
   const v = p.coerce(text);
-  if (v === UNCONVERTIBLE) issues.push(coercionIssue(text, p.coerceSchema, loc));
+  if (v === UNCONVERTIBLE) issues.push(coercionIssue(text, p.coerceSchema, [...loc]));
   return v;
 }
 
@@ -298,7 +299,7 @@ function coerceItems(p: CompiledParam, raw: unknown, issues: ValidationIssue[]):
     for (const item of listed) {
       if (typeof item !== 'string') out.push(item);
       else {
-        const v = readText(p, item, [...p.loc], issues);
+        const v = readText(p, item, p.loc, issues);
         if (v === UNCONVERTIBLE) ok = false;
         else out.push(v);
       }
@@ -312,7 +313,7 @@ function coerceItems(p: CompiledParam, raw: unknown, issues: ValidationIssue[]):
   const out: unknown[] = [];
   let ok = true;
   for (let i = 0; i < items.length; i++) {
-    const v = readText(p, String(items[i]), [...p.loc], issues);
+    const v = readText(p, String(items[i]), p.loc, issues);
     if (v === UNCONVERTIBLE) ok = false;
     else out.push(v);
   }
@@ -358,7 +359,7 @@ function readParam(p: CompiledParam, input: ValidationInput, out: ValidatedParam
   }
   // A repeated query key: the reference reads the first value (a header sent twice arrives joined).
   if (Array.isArray(raw)) raw = raw[0];
-  const value = readText(p, String(raw), [...p.loc], issues);
+  const value = readText(p, String(raw), p.loc, issues);
   return value === UNCONVERTIBLE ? NOTHING : { value, raw };
 }
 

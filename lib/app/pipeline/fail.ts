@@ -4,7 +4,7 @@
  */
 import type { ServerResponse } from 'node:http';
 import { HttpError } from '../../http/errors.js';
-import { isErrorStatus, sendProblem } from '../../http/problem.js';
+import { isErrorStatus, sendProblem, type ProblemDetails } from '../../http/problem.js';
 import { validationError, validationProblem } from '../../http/validation.js';
 import type { ValidationIssue } from '../../http/validation-errors.js';
 import type { KeelRequest } from '../../http/request.js';
@@ -58,9 +58,14 @@ function answerError(core: CoreState, req: KeelRequest, res: ServerResponse, err
  */
 export function refuseInvalid(core: CoreState, req: KeelRequest, res: ServerResponse, data: RequestData, issues: ValidationIssue[]): void {
   if (core.hasOnError) return failOpen(core, req, res, data, validationError(issues));
+  if (!res.writableEnded) refuse(core, res, validationProblem(issues));
+}
+
+/** A client error's problem, answered where no on_error hook would see an error (none is built). */
+export function refuse(core: CoreState, res: ServerResponse, problem: ProblemDetails): void {
   if (res.writableEnded) return;
   try {
-    sendProblem(res, validationProblem(issues));
+    sendProblem(res, problem);
   } catch (e) {
     core.logger.error({ err: e, route: core.path }, 'error response failed');
   }

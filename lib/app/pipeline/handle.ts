@@ -8,7 +8,7 @@ import type { KeelRequest } from '../../http/request.js';
 import { isThenable, type KeelResponse, type RequestData } from '../handler.js';
 import { runHooks } from '../hooks.js';
 import type { CoreState } from './core.js';
-import { fail, failOpen, refuseInvalid } from './fail.js';
+import { fail, failOpen, refuse, refuseInvalid } from './fail.js';
 import { validationError } from '../../http/validation.js';
 import { readBody, readBodyThen } from './read.js';
 import { complete, finish, respondEarly } from './reply.js';
@@ -44,7 +44,7 @@ export function direct(core: CoreState, req: KeelRequest, res: ServerResponse, d
  * callback and parsed synchronously (multipart aside), then the synchronous path takes over.
  */
 export function directWithBody(core: CoreState, req: KeelRequest, res: ServerResponse, data: RequestData): void {
-  readBodyThen(core, req, data, () => direct(core, req, res, data), (e) => failOpen(core, req, res, data, e));
+  readBodyThen(core, req, data, () => direct(core, req, res, data), (e) => failOpen(core, req, res, data, e), (p) => refuse(core, res, p));
 }
 
 /** The general path: hooks, body reading and parsing, each awaited only when present. */

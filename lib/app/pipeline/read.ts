@@ -3,7 +3,8 @@
  * lib/http/content.ts). Inside a legacy Express app an earlier parser may have consumed the stream
  * already: its parsed body is all there is left.
  */
-import { readRawBody, readRawBodyThen } from '../../http/body.js';
+import { declaredTooLarge, drain, readRawBody, readRawBodyThen } from '../../http/body.js';
+import type { ProblemDetails } from '../../http/problem.js';
 import { parseBody } from '../../http/content.js';
 import type { KeelRequest } from '../../http/request.js';
 import { isThenable, type RequestData } from '../handler.js';
@@ -43,14 +44,23 @@ export async function readBody(core: CoreState, req: KeelRequest, data: RequestD
 
 /**
  * Read and parse the body with a callback (no promise unless the body is multipart), then call
- * `then` with the request data filled in, or `failed` with what went wrong.
+ * `then` with the request data filled in, or `failed` with what went wrong, or `refused` with the
+ * problem to answer (a body over the cap on a route without on_error hooks: no error is built).
  */
 export function readBodyThen(
-  core: CoreState, req: KeelRequest, data: RequestData, then: () => void, failed: (err: unknown) => void,
+  core: CoreState, req: KeelRequest, data: RequestData, then: () => void, failed: (err: unknown) => void, refused: (problem: ProblemDetails) => void,
 ): void {
   if (consumedEarlier(req)) {
     data.body = req.body;
     return then();
+  }
+  if (!core.hasOnError && !req.rawBody) {
+    // A declared length over the cap, where no on_error hook would see the error: its problem, without the error.
+    const tooLarge = declaredTooLarge(req, core.maxBodySize);
+    if (tooLarge) {
+      drain(req);
+      return refused(tooLarge);
+    }
   }
   readRawBodyThen(req, core.maxBodySize, (err, raw) => {
     if (err) return failed(err);
