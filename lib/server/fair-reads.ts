@@ -4,8 +4,8 @@
  * What makes `/health` wait under a botnet of polite clients is the event loop's long turns: one turn reads, parses and
  * answers every request that arrived on every socket while the last one ran (199 addresses × 45 cheap requests/s:
  * `/health` p50 48–60 ms, p99 242–372 ms), and a light client's request waits behind all of them. Shedding (503)
- * still pays for each refused request. Here nothing is refused: while the event loop is late (its mean delay over a
- * FAIR_READ_SAMPLE_INTERVAL_MS window passes `fair_read_event_loop_delay_ms`), each loop turn answers at most
+ * still pays for each refused request. Here nothing is refused: while the event loop is late (a timer due every
+ * FAIR_READ_SAMPLE_INTERVAL_MS fires later than `fair_read_event_loop_delay_ms`), each loop turn answers at most
  * `fair_read_requests_per_turn` requests of clients that sent more than half their fair share lately (the window's
  * requests over its active addresses); the others are held: their socket stops being read (libuv `readStop`, so the
  * kernel's buffer fills and TCP backpressure slows that client), and they are answered on later turns, one socket per
@@ -25,9 +25,11 @@
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
-import { LoadMonitor } from './overload.js';
 
-/** Window over which the loop's delay is sampled for fair reading, ms: 100 (a botnet is noticed within a tenth of a second). */
+/**
+ * Period of the timer whose lateness says the loop is late, ms: 100 (a botnet is noticed within a tenth of a second).
+ * One unref'd timer and its own lateness, not a delay histogram: idle, it wakes the loop ten times a second.
+ */
 export const FAIR_READ_SAMPLE_INTERVAL_MS = 100;
 /** Calm windows in a row (loop on time, no turn over budget, nothing held) before fair reading stops: 10 (1 s). */
 export const FAIR_READ_QUIET_WINDOWS = 10;
@@ -37,10 +39,15 @@ export const FAIR_READ_DECAY_WINDOWS = 10;
 export const FAIR_READ_LIGHT_SHARE = 0.5;
 
 export interface FairReadsOptions {
-  /** Mean event-loop delay (ms) past which requests of heavy clients are spread over turns; 0 = never. */
+  /** Event-loop delay (ms: how late the check timer fires) past which heavy clients' requests are spread over turns; 0 = never. */
   maxEventLoopDelayMs: number;
   /** Requests of heavy clients answered per loop turn while it applies. */
   requestsPerTurn: number;
+  /**
+   * Open connections now: fair reading starts only with two or more (one client on one connection has nobody to
+   * be fair to, and a loop late under it, as under a profiler, would only pay for the counting).
+   */
+  connections: () => number;
   /** What answers a request (the rest of the listener): called at once, or on a later turn for a held one. */
   serve: (req: IncomingMessage, res: ServerResponse) => void;
   /**
@@ -63,10 +70,14 @@ export class FairReads {
   active = false;
   /** Requests held since the server started (observability, tests). */
   held = 0;
-  readonly #monitor: LoadMonitor;
+  readonly #maxDelayMs: number;
+  readonly #timer: NodeJS.Timeout;
+  /** When the check timer is due (performance.now()). */
+  #due: number;
   readonly #perTurn: number;
   readonly #serve: FairReadsOptions['serve'];
   readonly #overdue: FairReadsOptions['overdue'];
+  readonly #connections: () => number;
   /** Recent requests per client address (halved every FAIR_READ_DECAY_WINDOWS) and their sum. */
   readonly #counts = new Map<string, number>();
   #total = 0;
@@ -89,8 +100,11 @@ export class FairReads {
     this.#perTurn = options.requestsPerTurn;
     this.#serve = options.serve;
     this.#overdue = options.overdue;
-    this.#monitor = new LoadMonitor({ maxEventLoopDelayMs: options.maxEventLoopDelayMs, maxEventLoopUtilization: 0, sampleIntervalMs: FAIR_READ_SAMPLE_INTERVAL_MS, onSample: () => this.#window() });
-    this.#monitor.start();
+    this.#connections = options.connections;
+    this.#maxDelayMs = options.maxEventLoopDelayMs;
+    this.#due = performance.now() + FAIR_READ_SAMPLE_INTERVAL_MS;
+    this.#timer = setTimeout(checkWindow, FAIR_READ_SAMPLE_INTERVAL_MS, this);
+    this.#timer.unref();
   }
 
   /** Requests waiting on held sockets now. */
@@ -136,7 +150,7 @@ export class FairReads {
 
   /** Stop sampling; held requests are still answered on the following turns. */
   close(): void {
-    this.#monitor.stop();
+    clearTimeout(this.#timer);
     this.active = false;
   }
 
@@ -188,12 +202,15 @@ export class FairReads {
     return n;
   }
 
-  /** Once a window: start while the loop is late; stop after calm windows; let old counts fade. */
-  #window(): void {
-    const late = this.#monitor.sample.overloaded;
+  /** Once a window (the check timer): start while the loop is late; stop after calm windows; let old counts fade. */
+  window(): void {
+    const now = performance.now();
+    const late = now - this.#due > this.#maxDelayMs;
+    this.#due = now + FAIR_READ_SAMPLE_INTERVAL_MS;
+    this.#timer.refresh();
     if (late || this.#overBudgetTurns > 0 || this.#waitingSockets > 0) {
       this.#quiet = 0;
-      if (late) this.active = true;
+      if (late && this.#connections() > 1) this.active = true;
     } else if (this.active && ++this.#quiet >= FAIR_READ_QUIET_WINDOWS) {
       this.active = false;
       this.#counts.clear();
@@ -215,6 +232,10 @@ export class FairReads {
     }
     this.#total = total;
   }
+}
+
+function checkWindow(fair: FairReads): void {
+  fair.window();
 }
 
 function endTurn(fair: FairReads): void {

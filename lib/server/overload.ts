@@ -25,8 +25,6 @@ export interface LoadMonitorOptions {
   maxEventLoopUtilization: number;
   /** Window length, ms. */
   sampleIntervalMs: number;
-  /** Called after each window is measured (lib/server/fair-reads.ts acts on each). */
-  onSample?: () => void;
 }
 
 /** The last window's measures. */
@@ -116,6 +114,5 @@ export class LoadMonitor {
     const overloaded = (maxDelay > 0 && delayMs > maxDelay) || (maxElu > 0 && utilization > maxElu);
     this.#sample = { delayMs, utilization, overloaded };
     this.#streak = overloaded ? this.#streak + 1 : 0;
-    this.options.onSample?.();
   }
 }
