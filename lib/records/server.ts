@@ -73,18 +73,17 @@ export const DEFAULT_SHED_EVENT_LOOP_DELAY_MS = 200;
 /** Default event-loop utilisation past which cheap requests are shed: 0, not checked (busy is not late). */
 export const DEFAULT_SHED_EVENT_LOOP_UTILIZATION = 0;
 /**
- * Default event-loop delay (ms: how late a timer due every 100 ms fires) past which each loop turn answers at most
- * `fair_read_requests_per_turn` requests of clients above half their fair share and holds the rest, their sockets
- * unread, for later turns (lib/server/fair-reads.ts): 20. Ten times below shedding's threshold: holding refuses
- * nothing, so it starts early; a light client (a health probe) is then read on the next turn whatever 199 polite
- * addresses send (issue 44).
+ * Default event-loop delay (ms: how late a timer due every 100 ms fires) past which a loop turn answers clients above
+ * their fair share for at most `fair_read_turn_ms` and holds the rest, their sockets unread, for later turns
+ * (lib/server/fair-reads.ts): 20. Ten times below shedding's threshold: holding refuses nothing, so it starts early;
+ * a light client (a health probe) is then read on the next turn whatever 199 polite addresses send (issue 44).
  */
 export const DEFAULT_FAIR_READ_EVENT_LOOP_DELAY_MS = 20;
 /**
- * Default requests of heavy clients answered per event-loop turn while fair reading applies: 32. A turn of 32 cheap
- * answers is a few milliseconds; the rest wait in their clients' sockets, answered in later turns.
+ * Default time a loop turn spends answering clients above their fair share while fair reading applies, ms: 10 (in
+ * the poll phase, and again answering held ones in the check phase). A server whose turns are shorter holds nothing.
  */
-export const DEFAULT_FAIR_READ_REQUESTS_PER_TURN = 32;
+export const DEFAULT_FAIR_READ_TURN_MS = 10;
 /**
  * Default streams ending in RST_STREAM one HTTP/2 connection may have per second (token refill): 33, nghttp2's own
  * rate. HTTP/2 rapid reset (CVE-2023-44487) from 100 connections stalled `/health` 11.7 s (issue 44); past the rate
@@ -333,7 +332,7 @@ export interface ServerConfig {
   shed_event_loop_delay_ms: number;
   shed_event_loop_utilization: number;
   fair_read_event_loop_delay_ms: number;
-  fair_read_requests_per_turn: number;
+  fair_read_turn_ms: number;
   h2_resets_per_second: number | null;
   h2_reset_burst: number;
   h2_client_resets_per_second: number | null;
@@ -396,8 +395,8 @@ export const ServerConfig = defineRecord<ServerConfig>()('ServerConfig', {
   max_connections: { type: t.json(), nullable: true, default: DEFAULT_MAX_CONNECTIONS, doc: "Connections open at once on the server (HTTP/1.1, WebSocket, h2c): 'auto' = 80 % of the soft file-descriptor limit (Linux), a number, or null = none; at the cap an address with fewer connections than the heaviest is admitted and the heaviest loses its oldest idle one, a connection from the heaviest is closed" },
   shed_event_loop_delay_ms: { type: t.number(0), default: DEFAULT_SHED_EVENT_LOOP_DELAY_MS, doc: 'Every new HTTP request (cheap ones too; not the health, readiness and metrics paths) is answered 503 overloaded with Retry-After while the mean event-loop delay of the last 500 ms passes this, ms; 0 = not checked' },
   shed_event_loop_utilization: { type: t.number(0, 1), default: DEFAULT_SHED_EVENT_LOOP_UTILIZATION, doc: 'The same shedding while event-loop utilisation over the last 500 ms passes this (0-1); 0 = not checked' },
-  fair_read_event_loop_delay_ms: { type: t.number(0), default: DEFAULT_FAIR_READ_EVENT_LOOP_DELAY_MS, doc: 'HTTP/1.1: while a timer due every 100 ms fires later than this (two or more connections open), each loop turn answers at most fair_read_requests_per_turn requests of clients above half their fair share; their other requests wait unread in their sockets (TCP backpressure) and are answered on later turns, one socket per client in turn; lighter clients are never held; nothing is refused, ms; 0 = off' },
-  fair_read_requests_per_turn: { type: t.integer(1), default: DEFAULT_FAIR_READ_REQUESTS_PER_TURN, doc: 'Requests of heavy clients answered per event-loop turn while fair reading applies (fair_read_event_loop_delay_ms)' },
+  fair_read_event_loop_delay_ms: { type: t.number(0), default: DEFAULT_FAIR_READ_EVENT_LOOP_DELAY_MS, doc: 'HTTP/1.1: while a timer due every 100 ms fires later than this (two or more connections open), a loop turn answers requests of clients above their fair share for at most fair_read_turn_ms; their other requests wait unread in their sockets (TCP backpressure) and are answered on later turns, one socket per client in turn; clients at or under their fair share are never held; nothing is refused but a request held longer than shed_event_loop_delay_ms (503 overloaded), ms; 0 = off' },
+  fair_read_turn_ms: { type: t.integer(1), default: DEFAULT_FAIR_READ_TURN_MS, doc: 'Time a loop turn spends answering clients above their fair share while fair reading applies (fair_read_event_loop_delay_ms), ms' },
   h2_resets_per_second: { type: t.number(0), nullable: true, default: DEFAULT_H2_RESETS_PER_SECOND, doc: 'HTTP/2 (h2c, the gRPC port): streams ending in RST_STREAM one connection may have per second (rapid reset, CVE-2023-44487); past it and its burst GOAWAY ENHANCE_YOUR_CALM and close; null = no limit' },
   h2_reset_burst: { type: t.integer(1), default: DEFAULT_H2_RESET_BURST, doc: 'HTTP/2: resets one connection may have at once (bucket size)' },
   h2_client_resets_per_second: { type: t.number(0), nullable: true, default: DEFAULT_H2_CLIENT_RESETS_PER_SECOND, doc: 'HTTP/2: resets per second across the connections of one client address; past it the connection that breaks it is closed and new ones refused (GOAWAY ENHANCE_YOUR_CALM) until the bucket refills; null = no limit' },

@@ -5,12 +5,13 @@
  * answers every request that arrived on every socket while the last one ran (199 addresses × 45 cheap requests/s:
  * `/health` p50 48–60 ms, p99 242–372 ms), and a light client's request waits behind all of them. Shedding (503)
  * still pays for each refused request. Here nothing is refused: while the event loop is late (a timer due every
- * FAIR_READ_SAMPLE_INTERVAL_MS fires later than `fair_read_event_loop_delay_ms`), each loop turn answers at most
- * `fair_read_requests_per_turn` requests of clients that sent more than half their fair share lately (the window's
- * requests over its active addresses); the others are held: their socket stops being read (libuv `readStop`, so the
- * kernel's buffer fills and TCP backpressure slows that client), and they are answered on later turns, one socket per
- * client in turn (a client with many connections gets no more turns than one with one). A light client — under half
- * the fair share, as a health probe — is never held, and is read on the next turn whatever the others send.
+ * FAIR_READ_SAMPLE_INTERVAL_MS fires later than `fair_read_event_loop_delay_ms`), a loop turn answers requests of
+ * clients above their fair share (their recent requests over the active addresses') for `fair_read_turn_ms`, in its
+ * poll phase and again in its check phase; past that they are held: their socket stops being read (libuv
+ * `readStop`, so the kernel's buffer fills and TCP backpressure slows that client), and they are answered on later
+ * turns, one socket per client in turn (a client with many connections gets no more turns than one with one). A
+ * client at or under its fair share (a health probe) is never held, and is read on the next turn whatever the others
+ * send. A time, not a count: a server that keeps up holds nothing.
  *
  * The pause is keel's own, on the socket's handle, not node's `socket._paused` (its pipelining backpressure, which
  * node's socketOnDrain lifts when a response drains): node only restarts reading on a socket 'resume' event, which
@@ -20,8 +21,9 @@
  * overloaded, before routing); a socket closed meanwhile is dropped. HTTP/1.1 only: HTTP/2 streams share a session, bounded by
  * its own limits (h2_*), and upgrades (WebSockets) by theirs.
  *
- * Off or idle, it costs one property read per request: the per-client counts and the turn's `setImmediate` exist only
- * while the loop is late (or held requests remain), and end after FAIR_READ_QUIET_WINDOWS calm windows.
+ * Off or idle, it costs one property read per request: the per-client counts, the clock read and the turn's
+ * `setImmediate` exist only while the loop is late (or a turn ran over, or requests are held), and end after
+ * FAIR_READ_QUIET_WINDOWS calm windows.
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
@@ -31,18 +33,16 @@ import type { Socket } from 'node:net';
  * One unref'd timer and its own lateness, not a delay histogram: idle, it wakes the loop ten times a second.
  */
 export const FAIR_READ_SAMPLE_INTERVAL_MS = 100;
-/** Calm windows in a row (loop on time, no turn over budget, nothing held) before fair reading stops: 10 (1 s). */
+/** Calm windows in a row (loop on time, no turn over its time, nothing held) before fair reading stops: 10 (1 s). */
 export const FAIR_READ_QUIET_WINDOWS = 10;
 /** Windows after which the per-client counts are halved (recent use weighs most): 10 (1 s). */
 export const FAIR_READ_DECAY_WINDOWS = 10;
-/** A client that sent at most this share of the fair share is light: never held. */
-export const FAIR_READ_LIGHT_SHARE = 0.5;
 
 export interface FairReadsOptions {
   /** Event-loop delay (ms: how late the check timer fires) past which heavy clients' requests are spread over turns; 0 = never. */
   maxEventLoopDelayMs: number;
-  /** Requests of heavy clients answered per loop turn while it applies. */
-  requestsPerTurn: number;
+  /** Milliseconds of a loop turn (its poll, then its check phase) spent answering before heavy clients are held. */
+  turnMs: number;
   /**
    * Open connections now: fair reading starts only with two or more (one client on one connection has nobody to
    * be fair to, and a loop late under it, as under a profiler, would only pay for the counting).
@@ -74,7 +74,7 @@ export class FairReads {
   readonly #timer: NodeJS.Timeout;
   /** When the check timer is due (performance.now()). */
   #due: number;
-  readonly #perTurn: number;
+  readonly #turnMs: number;
   readonly #serve: FairReadsOptions['serve'];
   readonly #overdue: FairReadsOptions['overdue'];
   readonly #connections: () => number;
@@ -84,9 +84,11 @@ export class FairReads {
   /** Held sockets per client address; Map order is the round-robin order. */
   readonly #waiting = new Map<string, HeldSocket[]>();
   #waitingSockets = 0;
-  /** Heavy clients' requests answered in the current turn; whether the turn's end is scheduled. */
-  #served = 0;
+  /** When the current turn's first request was admitted (-1: none yet); whether the turn's end is scheduled. */
+  #turnStart = -1;
   #turnArmed = false;
+  /** Whether a request was held in this turn: the turn was over its time. */
+  #overTurn = false;
   #overBudgetTurns = 0;
   #quiet = 0;
   #windows = 0;
@@ -97,7 +99,7 @@ export class FairReads {
   }
 
   private constructor(options: FairReadsOptions) {
-    this.#perTurn = options.requestsPerTurn;
+    this.#turnMs = options.turnMs;
     this.#serve = options.serve;
     this.#overdue = options.overdue;
     this.#connections = options.connections;
@@ -130,15 +132,17 @@ export class FairReads {
     const count = (this.#counts.get(key) ?? 0) + 1;
     this.#counts.set(key, count);
     this.#total++;
-    this.#armTurn();
-    if (this.#served < this.#perTurn) {
-      this.#served++;
-      return false;
+    const now = performance.now();
+    if (!this.#turnArmed) {
+      this.#turnArmed = true;
+      setImmediate(endTurn, this);
     }
-    // Light: at most half of what each active client would get in an even split.
-    if (count * this.#counts.size <= this.#total * FAIR_READ_LIGHT_SHARE) return false;
-    this.#served++;
-    socket[kHeld] = { at: performance.now(), requests: [[req, res]] };
+    if (this.#turnStart < 0) this.#turnStart = now;
+    if (now - this.#turnStart < this.#turnMs) return false;
+    // Light: at most what each active client would get in an even split (the fair share).
+    if (count * this.#counts.size <= this.#total) return false;
+    this.#overTurn = true;
+    socket[kHeld] = { at: now, requests: [[req, res]] };
     stopReading(socket);
     let sockets = this.#waiting.get(key);
     if (sockets === undefined) this.#waiting.set(key, (sockets = []));
@@ -154,37 +158,34 @@ export class FairReads {
     this.active = false;
   }
 
-  #armTurn(): void {
-    if (this.#turnArmed) return;
-    this.#turnArmed = true;
-    setImmediate(endTurn, this);
-  }
-
-  /** End of a turn (check phase, after the poll that read the sockets): answer held requests, up to the budget. */
+  /** End of a turn (check phase, after the poll that read the sockets): answer held requests for up to `turnMs`. */
   turn(): void {
     this.#turnArmed = false;
-    if (this.#served > this.#perTurn) this.#overBudgetTurns++;
-    let served = 0;
-    while (served < this.#perTurn && this.#waiting.size > 0) {
+    this.#turnStart = -1;
+    if (this.#overTurn) this.#overBudgetTurns++;
+    this.#overTurn = false;
+    const start = performance.now();
+    while (this.#waiting.size > 0 && performance.now() - start < this.#turnMs) {
       // Round robin over clients: the first client's oldest held socket, then that client goes to the back.
       const [key, sockets] = this.#waiting.entries().next().value as [string, HeldSocket[]];
       const socket = sockets.shift()!;
       this.#waiting.delete(key);
       if (sockets.length > 0) this.#waiting.set(key, sockets);
       this.#waitingSockets--;
-      served += this.#release(socket);
+      this.#release(socket);
     }
-    // What was answered here counts against the next poll's budget: a turn answers about `requestsPerTurn` in all.
-    this.#served = served;
     // Scheduled from the check phase, the next call runs after the next poll: light clients are read in between.
-    if (this.#waiting.size > 0 || served > 0) this.#armTurn();
+    if (this.#waiting.size > 0) {
+      this.#turnArmed = true;
+      setImmediate(endTurn, this);
+    }
   }
 
-  /** Answer a held socket's requests in order and read it again; how many were answered. */
-  #release(socket: HeldSocket): number {
+  /** Answer a held socket's requests in order and read it again. */
+  #release(socket: HeldSocket): void {
     const queue = socket[kHeld]!;
     socket[kHeld] = undefined;
-    if (socket.destroyed) return 0;
+    if (socket.destroyed) return;
     const handle = socket._handle;
     // node's own pause (socket._paused: pipelined answers not yet written) is node's to lift.
     if (handle && !handle.reading && !socket._paused) {
@@ -193,13 +194,10 @@ export class FairReads {
     }
     const waited = this.#overdue ? performance.now() - queue.at : 0;
     const shed = this.#overdue !== undefined && waited > this.#overdue.afterMs ? this.#overdue.shed : undefined;
-    let n = 0;
     for (const [req, res] of queue.requests) {
       if (socket.destroyed) break;
-      n++;
       if (shed?.(req, res, waited) !== true) this.#serve(req, res);
     }
-    return n;
   }
 
   /** Once a window (the check timer): start while the loop is late; stop after calm windows; let old counts fade. */

@@ -99,7 +99,7 @@ export async function listen(app: App, options: ListenOptions = {}): Promise<Ser
   const overdue = shedder && cfg.shed_event_loop_delay_ms > 0
     ? { afterMs: cfg.shed_event_loop_delay_ms, shed: (req: http.IncomingMessage, res: http.ServerResponse, waitedMs: number) => shedder.shed503(req, res, waitedMs, shedder.monitor.sample.utilization) }
     : undefined;
-  const fair = FairReads.create({ maxEventLoopDelayMs: cfg.fair_read_event_loop_delay_ms, requestsPerTurn: cfg.fair_read_requests_per_turn, serve, overdue, connections: () => sockets.size });
+  const fair = FairReads.create({ maxEventLoopDelayMs: cfg.fair_read_event_loop_delay_ms, turnMs: cfg.fair_read_turn_ms, serve, overdue, connections: () => sockets.size });
   const listener: RequestListener = (req, res) => {
     if (isOverClientBudget(req.socket)) return refuseOverBudget(res);
     boundUnreadBody(req, res, limits);
