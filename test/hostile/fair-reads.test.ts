@@ -1,7 +1,7 @@
 /**
  * Issue 44 #6/#9: "one client, however many connections, never stalls the others". While the event loop is late
  * (fair_read_event_loop_delay_ms), a turn answers clients above their fair share for fair_read_turn_ms and holds the
- * holds the rest, their sockets unread, for later turns; a light client is read on the next turn. The loop is made late
+ * rest, their sockets unread, for later turns; a light client is read on the next turn. The loop is made late
  * by blocking it here, and every request is written while it is blocked, so all are read in the same poll: without
  * fair reading node answers them in the order they arrived (the light client, written last, last). What is asserted is
  * the order the handler saw and that every request is answered, never a time.
