@@ -109,7 +109,7 @@ export class FairReads {
     this.#timer.unref();
   }
 
-  /** Requests waiting on held sockets now. */
+  /** Sockets held now (each with one or more requests waiting). */
   get waiting(): number {
     return this.#waitingSockets;
   }
