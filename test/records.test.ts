@@ -60,6 +60,8 @@ describe('when records are parsed from an empty object', () => {
       max_connections: 'auto',
       shed_event_loop_delay_ms: 200,
       shed_event_loop_utilization: 0,
+      fair_read_event_loop_delay_ms: 0,
+      fair_read_turn_ms: 10,
       h2_resets_per_second: 33,
       h2_reset_burst: 200,
       h2_client_resets_per_second: 100,

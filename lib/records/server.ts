@@ -73,6 +73,21 @@ export const DEFAULT_SHED_EVENT_LOOP_DELAY_MS = 200;
 /** Default event-loop utilisation past which cheap requests are shed: 0, not checked (busy is not late). */
 export const DEFAULT_SHED_EVENT_LOOP_UTILIZATION = 0;
 /**
+ * Default event-loop delay (ms: how late a timer due every 100 ms fires) past which a loop turn answers clients above
+ * their fair share for at most `fair_read_turn_ms` and holds the rest, their sockets unread, for later turns
+ * (lib/server/fair-reads.ts): 0, off. 20 is the value measured (issue 44's botnet replay, paired with it off): at
+ * load 5–9 `/health` p99 fell in every pair (median 217 → 164 ms), but at load 3–4 it engaged on a scheduling blip
+ * and some runs were worse than without it (p99 18 → 216 ms, 816 polite requests held past the shedding threshold
+ * answered 503). Until that is understood it is a setting to turn on, not a default.
+ */
+export const DEFAULT_FAIR_READ_EVENT_LOOP_DELAY_MS = 0;
+/**
+ * Default CPU time a loop turn spends answering clients above their fair share while fair reading applies, ms: 10 (in
+ * the poll phase, and again answering held ones in the check phase). A server whose turns are shorter holds nothing;
+ * CPU, not wall-clock, time: a process preempted mid-turn on a shared machine is not "over".
+ */
+export const DEFAULT_FAIR_READ_TURN_MS = 10;
+/**
  * Default streams ending in RST_STREAM one HTTP/2 connection may have per second (token refill): 33, nghttp2's own
  * rate. HTTP/2 rapid reset (CVE-2023-44487) from 100 connections stalled `/health` 11.7 s (issue 44); past the rate
  * or burst the connection gets GOAWAY ENHANCE_YOUR_CALM and is closed (lib/grpc/h2-abuse.ts).
@@ -326,6 +341,8 @@ export interface ServerConfig {
   max_connections: number | 'auto' | null;
   shed_event_loop_delay_ms: number;
   shed_event_loop_utilization: number;
+  fair_read_event_loop_delay_ms: number;
+  fair_read_turn_ms: number;
   h2_resets_per_second: number | null;
   h2_reset_burst: number;
   h2_client_resets_per_second: number | null;
@@ -389,6 +406,8 @@ export const ServerConfig = defineRecord<ServerConfig>()('ServerConfig', {
   max_connections: { type: t.json(), nullable: true, default: DEFAULT_MAX_CONNECTIONS, doc: "Connections open at once on the server (HTTP/1.1, WebSocket, h2c): 'auto' = 80 % of the soft file-descriptor limit (Linux), a number, or null = none; at the cap an address with fewer connections than the heaviest is admitted and the heaviest loses its oldest idle one, a connection from the heaviest is closed" },
   shed_event_loop_delay_ms: { type: t.number(0), default: DEFAULT_SHED_EVENT_LOOP_DELAY_MS, doc: 'Every new HTTP request (cheap ones too; not the health, readiness and metrics paths) is answered 503 overloaded with Retry-After while the mean event-loop delay of the last 500 ms passes this, ms; 0 = not checked' },
   shed_event_loop_utilization: { type: t.number(0, 1), default: DEFAULT_SHED_EVENT_LOOP_UTILIZATION, doc: 'The same shedding while event-loop utilisation over the last 500 ms passes this (0-1); 0 = not checked' },
+  fair_read_event_loop_delay_ms: { type: t.number(0), default: DEFAULT_FAIR_READ_EVENT_LOOP_DELAY_MS, doc: 'HTTP/1.1: while a timer due every 100 ms fires later than this (two or more connections open), a loop turn answers requests of clients above their fair share for at most fair_read_turn_ms; their other requests wait unread in their sockets (TCP backpressure) and are answered on later turns, one socket per client in turn; clients at or under their fair share are never held; nothing is refused but a request held longer than shed_event_loop_delay_ms (503 overloaded), ms; 0 = off' },
+  fair_read_turn_ms: { type: t.integer(1), default: DEFAULT_FAIR_READ_TURN_MS, doc: 'CPU time a loop turn spends answering clients above their fair share while fair reading applies (fair_read_event_loop_delay_ms), ms' },
   h2_resets_per_second: { type: t.number(0), nullable: true, default: DEFAULT_H2_RESETS_PER_SECOND, doc: 'HTTP/2 (h2c, the gRPC port): streams ending in RST_STREAM one connection may have per second (rapid reset, CVE-2023-44487); past it and its burst GOAWAY ENHANCE_YOUR_CALM and close; null = no limit' },
   h2_reset_burst: { type: t.integer(1), default: DEFAULT_H2_RESET_BURST, doc: 'HTTP/2: resets one connection may have at once (bucket size)' },
   h2_client_resets_per_second: { type: t.number(0), nullable: true, default: DEFAULT_H2_CLIENT_RESETS_PER_SECOND, doc: 'HTTP/2: resets per second across the connections of one client address; past it the connection that breaks it is closed and new ones refused (GOAWAY ENHANCE_YOUR_CALM) until the bucket refills; null = no limit' },

@@ -21,6 +21,7 @@ import { writeSocketResponse } from '../http/socket-problem.js';
 import { serveClusterMetrics } from '../observability/cluster.js';
 import { ConnectionCap, resolveMaxConnections } from './connection-cap.js';
 import { RequestShedder } from './shedding.js';
+import { FairReads } from './fair-reads.js';
 import { WORK_GATE_EXTENSION, type AppWorkGate } from './cost.js';
 import { DEFAULT_METRICS_PATH, DEFAULT_READINESS_PATH } from '../records/observability.js';
 import { clientBudgetOf, countConnections, isOverClientBudget, OVER_BUDGET_GRACE_MS, trustProxyWarning } from './client-budget.js';
@@ -89,12 +90,22 @@ export async function listen(app: App, options: ListenOptions = {}): Promise<Ser
     // The App's work gate, once something made it (lib/server/cost.ts).
     expensiveWorkBusy: () => (app.extensions.get(WORK_GATE_EXTENSION) as AppWorkGate | undefined)?.gate.busy ?? false,
   });
+  const serve = (req: http.IncomingMessage, res: http.ServerResponse) => {
+    boundSlowReader(req, res, sendTimeoutMs);
+    router(req, res);
+  };
+  // While the loop is late, heavy clients' requests are spread over turns, light ones read first (./fair-reads.ts).
+  // A request held longer than shedding's threshold is shed when its turn comes: the wait is the delay it saw.
+  const overdue = shedder && cfg.shed_event_loop_delay_ms > 0
+    ? { afterMs: cfg.shed_event_loop_delay_ms, shed: (req: http.IncomingMessage, res: http.ServerResponse, waitedMs: number) => shedder.shed503(req, res, waitedMs, shedder.monitor.sample.utilization) }
+    : undefined;
+  const fair = FairReads.create({ maxEventLoopDelayMs: cfg.fair_read_event_loop_delay_ms, turnMs: cfg.fair_read_turn_ms, serve, overdue, connections: () => sockets.size });
   const listener: RequestListener = (req, res) => {
     if (isOverClientBudget(req.socket)) return refuseOverBudget(res);
     boundUnreadBody(req, res, limits);
     if (shedder?.shedIfOverloaded(req, res)) return;
-    boundSlowReader(req, res, sendTimeoutMs);
-    router(req, res);
+    if (fair?.active && fair.admit(req, res)) return;
+    serve(req, res);
   };
   const serverOptions: http.ServerOptions = { connectionsCheckingInterval: limits.connections_check_interval_ms };
   const server = app.serverFactory ? app.serverFactory(listener, serverOptions) : http.createServer(serverOptions, listener);
@@ -144,7 +155,7 @@ export async function listen(app: App, options: ListenOptions = {}): Promise<Ser
     port: addr.port,
     url: `http://${addr.family === 'IPv6' ? `[${addr.address}]` : addr.address}:${addr.port}`,
     close() {
-      closing ??= shutdown(app, server, sockets, cfg.shutdown_timeout * 1000, limits.shutdown_idle_grace_ms).finally(() => (removeSignals(), shedder?.close()));
+      closing ??= shutdown(app, server, sockets, cfg.shutdown_timeout * 1000, limits.shutdown_idle_grace_ms).finally(() => (removeSignals(), shedder?.close(), fair?.close()));
       return closing;
     },
   };

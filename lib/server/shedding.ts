@@ -95,12 +95,21 @@ export class RequestShedder {
   shedIfOverloaded(req: IncomingMessage, res: ServerResponse): boolean {
     const load = this.monitor.sample;
     if (!load.overloaded || this.monitor.streak < SHED_AFTER_WINDOWS) return false;
+    return this.shed503(req, res, load.delayMs, load.utilization);
+  }
+
+  /**
+   * Answer `req` with 503 overloaded unless its path is exempt or expensive work is what is late; true when it was
+   * shed. Also for a request fair reading held longer than the threshold (lib/server/fair-reads.ts): its wait is
+   * the delay it saw, though the loop's own delay stays low while turns are bounded.
+   */
+  shed503(req: IncomingMessage, res: ServerResponse, delayMs: number, loopUtilization: number): boolean {
     const url = req.url ?? '/';
     const q = url.indexOf('?');
     if (this.#exempt.has(q === -1 ? url : url.slice(0, q)) || this.#expensiveWorkBusy()) return false;
     this.shed++;
-    const delay = Math.round(load.delayMs);
-    const utilization = Math.round(load.utilization * 100) / 100;
+    const delay = Math.round(delayMs);
+    const utilization = Math.round(loopUtilization * 100) / 100;
     publishShed({ kind: 'request', reason: 'overloaded', eventLoopDelayMs: delay, eventLoopUtilization: utilization });
     // keel_requests_shed_total{reason="overloaded"} counts these with the work gate's refusals (docs/operations.md).
     observe.shed('overloaded');
