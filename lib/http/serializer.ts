@@ -108,14 +108,14 @@ export function compileResponseContract(schema: Schema): ResponseContract {
   compileProblemSerializer((s) => (loadFjs().default ?? loadFjs())(s as never) as (v: unknown) => string);
   const loose = checkSchema(schema);
   const quick: ValidateFunction = ajvOf(schema, FIRST_ERROR_OPTIONS, 'quick').compile(loose);
-  // Compiled with the first refused answer: start-up compiles each schema once, as before.
-  let full: ValidateFunction | undefined;
+  // Compiled now, not with the first refused answer: the lazy version measured the ≈ 600 gain away
+  // (68.4k against 67.8k in one paired run; not understood).
+  const full: ValidateFunction = ajvOf(schema, CHECK_OPTIONS, 'check').compile(loose);
   const check = (value: unknown): ErrorObject[] | null => {
     if (quick(value)) return null;
     // A Date, or an object with toJSON, is judged by what it becomes on the wire.
     const view = value !== null && typeof value === 'object' ? jsonView(value) : value;
     if (view !== value && quick(view)) return null;
-    full ??= ajvOf(schema, CHECK_OPTIONS, 'check').compile(loose);
     return full(view) ? [] : full.errors ? [...full.errors] : [];
   };
   let serialize: (value: unknown) => string;
