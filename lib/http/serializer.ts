@@ -32,10 +32,13 @@ const debug = debuglog('keel-ajv');
 const LOGGER = { log: debug, warn: debug, error: debug };
 
 /**
- * A response check never changes the value (no coercion, no defaults); `allErrors` so the log line
- * lists every wrong member at once.
+ * A response check never changes the value (no coercion, no defaults). Every answer goes through the
+ * check that stops at the first error (FIRST_ERROR_OPTIONS: ≈ 600 instructions less per answer of 20
+ * members than `allErrors`, issue 45); only a refused one is checked again with `allErrors`
+ * (CHECK_OPTIONS), so the log line lists every wrong member at once.
  */
 const CHECK_OPTIONS: Options = { allErrors: true, strict: false, coerceTypes: false, useDefaults: false, validateFormats: true, logger: LOGGER };
+const FIRST_ERROR_OPTIONS: Options = { ...CHECK_OPTIONS, allErrors: false };
 const STRIP_OPTIONS: Options = { ...CHECK_OPTIONS, removeAdditional: true };
 
 const instances = new Map<string, Ajv>();
@@ -103,12 +106,17 @@ function jsonView(value: unknown): unknown {
 export function compileResponseContract(schema: Schema): ResponseContract {
   // fast-json-stringify is loaded now: problem bodies use a compiled serialiser too (lib/http/problem-json.ts).
   compileProblemSerializer((s) => (loadFjs().default ?? loadFjs())(s as never) as (v: unknown) => string);
-  const loose: ValidateFunction = ajvOf(schema, CHECK_OPTIONS, 'check').compile(checkSchema(schema));
+  const loose = checkSchema(schema);
+  const quick: ValidateFunction = ajvOf(schema, FIRST_ERROR_OPTIONS, 'quick').compile(loose);
+  // Compiled now, not with the first refused answer: the lazy version measured the ≈ 600 gain away
+  // (68.4k against 67.8k in one paired run; not understood).
+  const full: ValidateFunction = ajvOf(schema, CHECK_OPTIONS, 'check').compile(loose);
   const check = (value: unknown): ErrorObject[] | null => {
-    if (loose(value)) return null;
+    if (quick(value)) return null;
     // A Date, or an object with toJSON, is judged by what it becomes on the wire.
-    if (value !== null && typeof value === 'object' && loose(jsonView(value))) return null;
-    return loose.errors ? [...loose.errors] : [];
+    const view = value !== null && typeof value === 'object' ? jsonView(value) : value;
+    if (view !== value && quick(view)) return null;
+    return full(view) ? [] : full.errors ? [...full.errors] : [];
   };
   let serialize: (value: unknown) => string;
   let compiled = true;

@@ -94,6 +94,14 @@ describe('when a route declares a response schema (response_validation: strict, 
     });
   }
 
+  it('should list every wrong member in the error line, not only the first (the check stops at the first; a refused answer is checked again)', async () => {
+    const { app, lines } = appWithLog();
+    app.get('/notes/1', () => ({ id: 'x' }) as never, { response: note });
+    const [, res] = await violation(app, '/notes/1');
+    assert.equal(res.statusCode, 500);
+    assert.deepEqual(lines[0]!.errors.map((e: { path: string }) => e.path).sort(), ['/', '/id']);
+  });
+
   it('should refuse the same over a real socket (async handler, Response object)', async () => {
     const { app, lines } = appWithLog();
     app.get('/notes/1', async () => response({ id: 1.5, title: 't' } as never), { response: note });
