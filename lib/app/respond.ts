@@ -6,7 +6,7 @@ import { ServerResponse } from 'node:http';
 import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import type { KeelResponse, ResponseCookie } from './handler.js';
-import { headerMap } from '../http/fixed-headers.js';
+import { setTypeAndLength } from '../http/fixed-headers.js';
 
 const JSON_TYPE = 'application/json';
 const TEXT_TYPE = 'text/plain; charset=utf-8';
@@ -118,17 +118,7 @@ const nativeWriteHead = ServerResponse.prototype.writeHead;
 function endWith(res: ServerResponse, status: number, body: string | Uint8Array, length: number, type: string | undefined): void {
   const native = res.writeHead === nativeWriteHead;
   // As before: node's writeHead stored the length as text; a wrapper sees the number it always saw.
-  const size = native ? String(length) : length;
-  const map = headerMap(res);
-  if (map === undefined) {
-    if (type !== undefined) res.setHeader('Content-Type', type);
-    res.setHeader('Content-Length', size);
-  } else {
-    // Literal keys: fixed-headers' setCheckedHeader stores by a key argument is megamorphic (every header's name
-    // passes there), V8's generic keyed store, ≈ 300 instructions per response for these two.
-    if (type !== undefined) map['content-type'] = ['Content-Type', type];
-    map['content-length'] = ['Content-Length', size];
-  }
+  setTypeAndLength(res, type, native ? String(length) : length);
   if (native) res.writeHead(status);
   else res.statusCode = status;
   res.end(body);

@@ -8,7 +8,7 @@ import { ServerResponse } from 'node:http';
 import { recordRequestError } from '../observability/spans.js';
 import { HttpError, KeelError, ERROR_CODES, problemType, statusTitle, type ErrorCode } from './errors.js';
 import { problemJson, problemJsonByteLength, standardProblemJson } from './problem-json.js';
-import { setCheckedHeader } from './fixed-headers.js';
+import { setTypeAndLength } from './fixed-headers.js';
 
 export const PROBLEM_CONTENT_TYPE = 'application/problem+json';
 
@@ -119,8 +119,7 @@ export function sendProblem(res: ServerResponse, input: ProblemDetails | unknown
   // writeHead(status) writes the map: a header list given to writeHead() is checked pair by pair, two
   // regular expressions per header, as lib/app/respond.ts writes answers. Headers set earlier are kept;
   // a wrapped writeHead (compression decides at end()) gets the headers and the status, and end() writes the head.
-  setCheckedHeader(res, 'Content-Type', 'content-type', PROBLEM_CONTENT_TYPE);
-  setCheckedHeader(res, 'Content-Length', 'content-length', length);
+  setTypeAndLength(res, PROBLEM_CONTENT_TYPE, length);
   if (res.writeHead === nativeWriteHead) res.writeHead(status);
   else res.statusCode = status;
   res.end(res.req?.method === 'HEAD' ? undefined : body);
