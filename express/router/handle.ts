@@ -11,7 +11,7 @@
 import type { AnyFn } from '../utils.js';
 import type { Layer, LayerMatch } from './layer.js';
 import { firstSegment, LayerIndex, lowerBound } from './layer-index.js';
-import { mergeParams, paramKeys, walkParams, type CalledList } from './params.js';
+import { mergeParams, paramKeys, walkParams, type ParamCalled } from './params.js';
 import type { RouterRules, RouterState } from './types.js';
 import { traceLayer, traceOf, type ExpressTrace } from '../tracing.js';
 import { runLayer } from './channels.js';
@@ -79,8 +79,8 @@ class RouterPass {
   declare slashAdded: boolean;
   /** Layers run synchronously in a row: past 100, the next one runs on a new tick (no stack overflow). */
   declare sync: number;
-  /** Param callbacks already run in this pass, per param name (created by the first walk). */
-  declare called: CalledList | undefined;
+  /** The outcomes of the param callbacks run in this pass, newest first (params.ts). */
+  declare called: ParamCalled | undefined;
   /** OPTIONS: the methods of the routes that matched, and the automatic answer when none handled it. */
   declare methods: string[] | undefined;
   declare optionsDone: AnyFn | undefined;
@@ -180,7 +180,7 @@ class RouterPass {
     this.layerPath = match.path;
     this.rules.matched(layer, match.path);
     if (keys === undefined) this.afterParams();
-    else walkParams(router.params, keys, (this.called ??= []), this, this.rules.forwardsRejection);
+    else walkParams(router.params, keys, this, this.rules.forwardsRejection);
   }
 
   /** The pathname to match (false when req.url cannot be parsed), and the candidate layers of its first segment. */
