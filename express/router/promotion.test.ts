@@ -6,6 +6,7 @@ import { fileURLToPath } from 'node:url';
 
 const fixture = fileURLToPath(new URL('../fixtures/param-promotion.mjs', import.meta.url));
 const keelExpress = fileURLToPath(new URL('../index.ts', import.meta.url));
+const keelExpress4 = fileURLToPath(new URL('../express4.ts', import.meta.url));
 
 /** The fixture's bytes promoted to the old generation per request, for the Express-compatible module `entry`. */
 function promotedPerRequest(entry: string): Promise<number> {
@@ -26,6 +27,11 @@ describe('when a burst of requests waited in a param callback across scavenges',
   it('should not promote the later requests of a keel/express app to the old generation', async () => {
     const bytes = await promotedPerRequest(keelExpress);
     assert.ok(bytes < 1500, `${bytes} bytes promoted per request (a request's router pass, request and response ≈ 5,000)`);
+  });
+
+  it('should not promote them on keel/express4 either', async () => {
+    const bytes = await promotedPerRequest(keelExpress4);
+    assert.ok(bytes < 1500, `${bytes} bytes promoted per request`);
   });
 
   it('should show the fixture measures it: Express 5 itself promotes its requests', async () => {
