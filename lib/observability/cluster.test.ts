@@ -8,28 +8,34 @@ import { freePort } from '../../test/helpers/redis-server.js';
 
 const script = fileURLToPath(new URL('../../test/fixtures/cluster-metrics-app.ts', import.meta.url));
 
+/**
+ * The fixture cluster on a free port: its process, its exit, its output so far, and `ready` (its base URL once the
+ * primary prints its ready line; rejected if the cluster exits first).
+ */
+async function startCluster() {
+  const port = await freePort();
+  const child = spawn(process.execPath, ['--import', 'tsx', script, String(port)], {
+    env: { ...process.env, NODE_ENV: 'test', KEEL_LOG_LEVEL: 'warn' },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  const output = { child, stdout: '', stderr: '', exited: once(child, 'exit') as Promise<[number | null, NodeJS.Signals | null]>, ready: Promise.resolve('') };
+  child.stdout.on('data', (c: Buffer) => (output.stdout += c.toString()));
+  child.stderr.on('data', (c: Buffer) => (output.stderr += c.toString()));
+  output.ready = new Promise<string>((resolve, reject) => {
+    child.stdout.on('data', () => {
+      if (output.stdout.includes('"ready":true')) resolve(`http://127.0.0.1:${port}`);
+    });
+    void output.exited.then(([code]) => reject(new Error(`cluster exited early (${code}): ${output.stderr}`)));
+  });
+  return output;
+}
+
 describe('when a workers: 2 server has metrics on', () => {
   it('should answer every scrape, whichever worker it reaches, with the counts of both workers', { timeout: 120_000 }, async () => {
-    const port = await freePort();
-    const child = spawn(process.execPath, ['--import', 'tsx', script, String(port)], {
-      env: { ...process.env, NODE_ENV: 'test', KEEL_LOG_LEVEL: 'warn' },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    let stderr = '';
-    let stdout = '';
-    child.stdout.on('data', (c: Buffer) => (stdout += c.toString()));
-    child.stderr.on('data', (c: Buffer) => (stderr += c.toString()));
-    const exited = once(child, 'exit') as Promise<[number | null, NodeJS.Signals | null]>;
+    const cluster = await startCluster();
+    const { child, exited } = cluster;
     try {
-      await new Promise<void>((resolve, reject) => {
-        let out = '';
-        child.stdout.on('data', (c: Buffer) => {
-          out += c.toString();
-          if (out.includes('"ready":true')) resolve();
-        });
-        void exited.then(([code]) => reject(new Error(`cluster exited early (${code}): ${stderr}`)));
-      });
-      const base = `http://127.0.0.1:${port}`;
+      const base = await cluster.ready;
       const pids = new Set<number>();
       const N = 30;
       for (let i = 0; i < N; i++) {
@@ -65,12 +71,12 @@ describe('when a workers: 2 server has metrics on', () => {
       };
       const requests = async () => Number(/^keel_http_requests_total\{method="GET",route="\/pid",status="200"\} (\d+)$/m.exec(await (await get('/metrics')).text())?.[1]);
       const deadline = Date.now() + 60_000;
-      while (!/"msg":"worker exited; starting another"/.test(stdout) || !/^keel_cluster_worker_restarts_total 1$/m.test(await (await get('/metrics')).text())) {
-        assert.ok(Date.now() < deadline, `no restart seen: ${stdout}`);
+      while (!/"msg":"worker exited; starting another"/.test(cluster.stdout) || !/^keel_cluster_worker_restarts_total 1$/m.test(await (await get('/metrics')).text())) {
+        assert.ok(Date.now() < deadline, `no restart seen: ${cluster.stdout}`);
         assert.equal(await requests(), N, 'the dead worker\'s requests are still counted');
         await new Promise((r) => setTimeout(r, 100));
       }
-      const line = stdout.split('\n').find((l) => l.includes('worker exited'))!;
+      const line = cluster.stdout.split('\n').find((l) => l.includes('worker exited'))!;
       assert.equal(line.match(/"pid":/g)?.length, 1, `one pid key: ${line}`);
       assert.match(line, new RegExp(`"worker_pid":${victim}\\b`));
       assert.match(line, /"signal":"SIGKILL"/);
@@ -78,7 +84,7 @@ describe('when a workers: 2 server has metrics on', () => {
       for (let i = 0; i < 4; i++) assert.equal(await requests(), N + 10, 'new requests add to the kept counts');
       child.kill('SIGTERM');
       const [code] = await exited;
-      assert.equal(code, 0, stderr);
+      assert.equal(code, 0, cluster.stderr);
     } finally {
       if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
     }
@@ -90,21 +96,9 @@ describe('when a workers: 2 server has metrics on', () => {
   it('should give a worker blocked 900 ms as the event-loop lag, not the mean with an idle one', {
     timeout: 60_000, todo: 'a 900 ms block is sometimes missing from the next scrape (cause not found, 2026-12-02)',
   }, async () => {
-    const port = await freePort();
-    const child = spawn(process.execPath, ['--import', 'tsx', script, String(port)], {
-      env: { ...process.env, NODE_ENV: 'test', KEEL_LOG_LEVEL: 'warn' },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
+    const { child, ready } = await startCluster();
     try {
-      await new Promise<void>((resolve, reject) => {
-        let out = '';
-        child.stdout.on('data', (c: Buffer) => {
-          out += c.toString();
-          if (out.includes('"ready":true')) resolve();
-        });
-        child.once('exit', (code) => reject(new Error(`cluster exited early (${code})`)));
-      });
-      const base = `http://127.0.0.1:${port}`;
+      const base = await ready;
       await fetch(`${base}/metrics`); // both lag histograms start again from here
       assert.equal((await fetch(`${base}/block?ms=900`)).status, 200);
       const lag = Number(/^nodejs_eventloop_lag_p99_seconds (\S+)$/m.exec(await (await fetch(`${base}/metrics`)).text())?.[1]);
