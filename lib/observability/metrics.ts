@@ -5,13 +5,15 @@
  * Two registries: one per App for what is the App's own (its requests by route pattern and status,
  * its background executor), read at scrape time; one per process for what keel's stores, queues and
  * event buses report through lib/observability/observe.ts (they do not know which App they serve)
- * and prom-client's process metrics. A scrape answers both.
+ * and prom-client's process metrics (event-loop lag keel's own: lib/observability/event-loop-lag.ts).
+ * A scrape answers both.
  */
 import { lazyRequire } from '../http/lazy-require.js';
 import { DEFAULT_REDIS_COMMAND_TIMEOUT_MS } from '../ops/redis-policy.js';
 import type { MetricsConfig } from '../records/observability.js';
 import { queueOf, setObserverSink, observe, OTHER_ROUTE, UNMATCHED_ROUTE } from './observe.js';
 import { clusterScrape, joinClusterMetrics } from './cluster.js';
+import { EVENT_LOOP_LAG_METRICS, registerEventLoopLag } from './event-loop-lag.js';
 import type { Readiness } from './readiness.js';
 
 /* eslint-disable @typescript-eslint/no-explicit-any -- prom-client is optional: its types stay out of keel's declarations */
@@ -25,6 +27,9 @@ export { OTHER_ROUTE, UNMATCHED_ROUTE };
 
 /** States of `keel_background_jobs` read from BullMQ at scrape time. */
 const QUEUE_STATES = ['waiting', 'active', 'delayed', 'prioritized', 'paused', 'failed', 'completed'] as const;
+
+/** prom-client's own (unread) event-loop histogram's timer period, ms: 2^31 - 1 (24.8 days, the longest a JavaScript timer takes), so it all but never fires. */
+const IDLE_TIMER_MS = 2 ** 31 - 1;
 
 interface ProcessMetrics {
   registry: any;
@@ -63,7 +68,13 @@ function processRegistry(prom: Prom, defaults: boolean): ProcessMetrics {
     processMetrics = { registry, defaults: false };
   }
   if (defaults && !processMetrics.defaults) {
-    prom.collectDefaultMetrics({ register: processMetrics.registry });
+    const { registry } = processMetrics;
+    // Event-loop lag is keel's own, under prom-client's names: prom-client's lost a stall that began just after a
+    // scrape (event-loop-lag.ts says why). collectDefaultMetrics has no option to leave its histogram out, so its
+    // metrics are removed and its timer, which nothing reads any more, slowed from 100 firings a second to none.
+    prom.collectDefaultMetrics({ register: registry, eventLoopMonitoringPrecision: IDLE_TIMER_MS });
+    for (const name of EVENT_LOOP_LAG_METRICS) registry.removeSingleMetric(name);
+    registerEventLoopLag(prom, registry);
     processMetrics.defaults = true;
   }
   return processMetrics;
