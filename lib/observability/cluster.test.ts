@@ -56,7 +56,7 @@ describe('when a workers: 2 server has metrics on', () => {
         assert.match(text, /^keel_cluster_worker_restarts_total 0$/m);
       }
 
-      // Event-loop lag is the worst worker's, not the mean: the next test (a known bug keeps it a todo).
+      // Event-loop lag is the worst worker's, not the mean: the next test.
 
       // A worker dies: its counts stay in the sum (a counter that fell would read as a reset: issue 47).
       const victim = [...pids][0]!;
@@ -90,12 +90,7 @@ describe('when a workers: 2 server has metrics on', () => {
     }
   });
 
-  // A known bug: in about half the runs on this machine a 900 ms block is missing from the next scrape altogether
-  // (max and p99 ~0.01 s on both workers, and it stays missing on further tries), so the rule is checked as a todo:
-  // it runs and reports, and does not fail the suite, until the cause is found.
-  it('should give a worker blocked 900 ms as the event-loop lag, not the mean with an idle one', {
-    timeout: 60_000, todo: 'a 900 ms block is sometimes missing from the next scrape (cause not found, 2026-12-02)',
-  }, async () => {
+  it('should give a worker blocked 900 ms as the event-loop lag, not the mean with an idle one', { timeout: 60_000 }, async () => {
     const { child, ready } = await startCluster();
     try {
       const base = await ready;
