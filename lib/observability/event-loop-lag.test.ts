@@ -46,8 +46,9 @@ describe('when metrics are on with the process defaults', () => {
     await scrape();
     await sleep(200);
     const text = await scrape();
-    // Lower bounds only: a busy machine makes the loop late, never early.
-    for (const stat of ['min', 'p50', 'p99', 'max']) assert.ok(sample(text, `nodejs_eventloop_lag_${stat}_seconds`)! >= 0.009, `${stat}: ${text}`);
+    // Lower bounds only (a busy machine makes the loop late, never early); 8 ms: node schedules JavaScript timers
+    // from a whole-millisecond clock, so an interval can be a fraction of a millisecond under 10.
+    for (const stat of ['min', 'p50', 'p99', 'max']) assert.ok(sample(text, `nodejs_eventloop_lag_${stat}_seconds`)! >= 0.008, `${stat}: ${text}`);
     assert.ok(sample(text, 'nodejs_eventloop_lag_seconds')! > 0, 'the setImmediate queued at the last scrape');
   });
 
