@@ -1,7 +1,8 @@
 /**
  * The serialize phase: a JSON answer with a response schema is written from its compiled contract
  * (lib/http/serializer.ts), under the route's `response_validation`:
- * - strict: checked first; a wrong type or a missing required member is refused (refuse()).
+ * - strict: checked first; a wrong type or a missing required member is refused (refuse()). A plainly
+ *   valid answer to a common schema is checked and written in one pass (lib/http/checked-serializer.ts).
  * - strip: serialised from the schema only (fast-json-stringify's coercion, as Fastify does).
  * - off: no contract (JSON.stringify, as before).
  * Text, bytes, streams and empty bodies are the handler's own choice of representation: not JSON, not checked.
@@ -90,6 +91,11 @@ export function serializeWithContract(
   const contract = contractFor(c, status, logger, path);
   if (!contract) return undefined;
   if (c.mode === 'strict') {
+    // One pass for a plainly valid answer; anything else is checked and written as below.
+    if (contract.checked !== undefined) {
+      const json = contract.checked(content);
+      if (json !== undefined) return json;
+    }
     const errors = contract.check(content);
     if (errors) return refuse(res, label, path, logger, status, schemaName(c, status), errors);
   }
