@@ -218,8 +218,8 @@ describe("when issue 48's scenarios ran against Fastify", () => {
     assert.equal(at(21.5).met, false);
     assert.match(at(21.5).detail, /keel at 1\.07× Fastify's/);
   });
-  it("should hold keel's 404, 405 and 413 problems to Fastify's CPU per request", () => {
-    for (const id of ['problem', 'method-not-allowed', 'too-large']) {
+  it("should hold keel's 404, 405 and 413 problems and its schema'd answer to Fastify's CPU per request", () => {
+    for (const id of ['problem', 'method-not-allowed', 'too-large', 'response-schema']) {
       const at = (keel: number) => checkTargets(run([vsFastify(id, keel, 20)])).find((x) => x.name.includes(`(${id})`))!;
       assert.equal(at(20).met, true, id);
       assert.equal(at(20.5).met, false, id);

@@ -8,7 +8,7 @@ const mb = (b: number) => `${(b / 1048576).toFixed(0)} MB`;
 const pct = (x: number) => `${Math.round(x * 100)}%`;
 /** Issue 48 (issue 33 had 1.25): keel/express's CPU per request on the express-engine app at most this many times Fastify's. */
 export const ENGINE_VS_FASTIFY = 1.05;
-/** Issue 48's bars, as Fastify's CPU per request ÷ keel's: the default stack at half of Fastify + plugins (1.9 measured from outside), a 422 at most 1.05× Fastify's 400, a 404, 405 and 413 at most Fastify's. */
+/** Issue 48's bars, as Fastify's CPU per request ÷ keel's: the default stack at half of Fastify + plugins (1.9 measured from outside), a 422 at most 1.05× Fastify's 400, a 404, 405 and 413 at most Fastify's; issue 45's schema'd answer at most Fastify's. */
 export const FASTIFY_CPU_BARS: readonly (readonly [id: string, fastifyOverKeel: number, name: string])[] = [
   ['full', 1.9, "Fastify + helmet, rate-limit, compress ≥ 1.9× the CPU per request of keel's default stack (full)"],
   ['json-invalid', 1 / 1.05, "keel's 422 problem ≤ 1.05× the CPU per request of Fastify's 400 (json-invalid)"],
@@ -16,6 +16,8 @@ export const FASTIFY_CPU_BARS: readonly (readonly [id: string, fastifyOverKeel: 
   ['problem', 1, "keel's 404 problem from a handler ≤ the CPU per request of Fastify's (problem)"],
   ['method-not-allowed', 1, "keel's 405 problem ≤ the CPU per request of Fastify's (method-not-allowed)"],
   ['too-large', 1, "keel's 413 problem ≤ the CPU per request of Fastify's (too-large)"],
+  // A declared response schema enforced (checked, undeclared members dropped) at or below Fastify's serialiser alone (issue 45).
+  ['response-schema', 1, "keel's 20-member answer checked against its response schema ≤ the CPU per request of Fastify's with its schema (response-schema)"],
 ];
 
 function peersOf(run: RunResult): Peer[] {
