@@ -11,7 +11,8 @@
  *
  * Only new expensive work consults it (lib/server/cost.ts); cheap routes and `/health` are never refused, so
  * shedding happens before the loop is too late for them. The sampling timer is unref'd and costs one
- * histogram read per window; it runs only while a WorkGate is in use.
+ * histogram read per window; it runs only while a WorkGate is in use. The histogram is read as running totals,
+ * never reset (#measure says why).
  */
 import { monitorEventLoopDelay, performance, type EventLoopUtilization, type IntervalHistogram } from 'node:perf_hooks';
 
@@ -57,6 +58,9 @@ export class LoadMonitor {
   #streak = 0;
   /** When the last window ended (performance.now()). */
   #lastAt = 0;
+  /** The histogram's count and sum of delays (ns) when the last window ended: a window is the difference. */
+  #count = 0;
+  #sum = 0;
 
   constructor(options: LoadMonitorOptions) {
     this.options = Object.freeze({ ...options });
@@ -84,6 +88,8 @@ export class LoadMonitor {
     this.#histogram.enable();
     this.#elu = performance.eventLoopUtilization();
     this.#lastAt = performance.now();
+    this.#count = 0;
+    this.#sum = 0;
     this.#timer = setInterval(() => this.#measure(), this.options.sampleIntervalMs);
     this.#timer.unref();
   }
@@ -101,12 +107,20 @@ export class LoadMonitor {
   #measure(): void {
     const h = this.#histogram!;
     const at = performance.now();
-    // No sample in a whole window: the histogram's 10 ms timer never got its turn, the loop was blocked
-    // that long (its first firing only sets its reference point, so one long block can leave it empty).
-    const mean = h.count > 0 ? h.mean / 1e6 : at - this.#lastAt;
+    // The histogram is never reset: node's reset() also forgets its timer's last firing, so the first firing
+    // after it only sets a reference point, and a block that began within one resolution of a window's end
+    // was not in any window (a 700 ms block right after a window read as no delay at all). A window's mean
+    // is the difference of the running totals instead (the histogram's buckets map a value to the same
+    // representative every time, so the difference is the window's own sum).
+    const count = h.count;
+    const sum = count > 0 ? h.mean * count : 0;
+    const n = count - this.#count;
+    // No sample in a whole window: the histogram's 10 ms timer never got its turn, the loop was blocked that long.
+    const mean = n > 0 ? (sum - this.#sum) / n / 1e6 : at - this.#lastAt;
+    this.#count = count;
+    this.#sum = sum;
     this.#lastAt = at;
     const delayMs = Math.max(0, mean - EVENT_LOOP_RESOLUTION_MS);
-    h.reset();
     const now = performance.eventLoopUtilization();
     const utilization = performance.eventLoopUtilization(now, this.#elu).utilization;
     this.#elu = now;
