@@ -24,6 +24,22 @@ type Random = ReturnType<typeof random>;
 const PIECES = ['a', 'Ada', ' ', 'é', '中', '😀', '"', '\\', '\n', '\u0000', '\u001f', '\u007f', '\u2028', '\ud800', '\udc00', '/', '</script>', 'x'.repeat(50)];
 const DATE_TIMES = ['2024-03-01T09:30:00.000Z', '2026-11-30T17:05:12Z', '2026-11-30t17:05:12z', '2024-02-29T23:59:59.123456+05:30', '2026-06-30T23:59:60Z', '2026-11-30 17:05:12Z', '2026-02-30T00:00:00Z', '2026-11-30', 'soon'];
 
+/** One code point each, some of two UTF-16 units (an emoji) or a lone surrogate (one code point to Ajv). */
+const POINTS = ['a', 'é', '中', '😀', '"', '\\', '\n', '\ud800', 'Z'];
+
+/** A string of `n` code points. */
+function points(r: Random, n: number): string {
+  let s = '';
+  for (let i = 0; i < n; i++) s += r.pick(POINTS);
+  return s;
+}
+
+/** Within the schema's number bounds, when it has any. */
+function inBounds(schema: Schema, v: number): boolean {
+  const { minimum: min, maximum: max, exclusiveMinimum: xmin, exclusiveMaximum: xmax } = schema as Record<string, number | undefined>;
+  return !(min !== undefined && v < min) && !(max !== undefined && v > max) && !(xmin !== undefined && v <= xmin) && !(xmax !== undefined && v >= xmax);
+}
+
 function text(r: Random): string {
   let s = '';
   for (let i = r.int(4); i > 0; i--) s += r.pick(PIECES);
@@ -32,11 +48,18 @@ function text(r: Random): string {
 
 /** A valid value of `schema` (plain date-time strings, so the one pass must take it). */
 function valid(r: Random, schema: Schema): unknown {
-  if (schema.enum) return r.pick(schema.enum as unknown[]);
+  if (schema.enum) return r.pick((schema.enum as unknown[]).filter((e) => typeof e !== 'number' || inBounds(schema, e)));
   switch (schema.type) {
-    case 'string': return schema.format === 'date-time' ? DATE_TIMES[r.int(4)] : schema.format === 'email' ? 'ada@example.com' : text(r);
-    case 'integer': return r.pick([0, 1, -7, 4242, 2 ** 53 - 1, 1e21]);
-    case 'number': return r.pick([0, -0, 0.5, 1234.5, -1e-7, 1e300]);
+    case 'string': {
+      if (schema.format === 'email') return 'ada@example.com';
+      if (schema.minLength !== undefined || schema.maxLength !== undefined) {
+        const min = (schema.minLength as number | undefined) ?? 0;
+        return points(r, min + r.int(((schema.maxLength as number | undefined) ?? min + 4) - min + 1));
+      }
+      return schema.format === 'date-time' ? DATE_TIMES[r.int(4)] : schema.format === 'email' ? 'ada@example.com' : text(r);
+    }
+    case 'integer': return r.pick([0, 1, -7, 4242, 150, 2 ** 53 - 1, 1e21].filter((v) => inBounds(schema, v)));
+    case 'number': return r.pick([0, -0, 0.5, 0.25, 1234.5, -1e-7, 1e-7, 1e300].filter((v) => inBounds(schema, v)));
     case 'boolean': return r.next() < 0.5;
     case 'null': return null;
     case 'array': return Array.from({ length: r.pick([0, 1, 3, 130]) }, () => valid(r, schema.items as Schema));
@@ -55,7 +78,7 @@ function valid(r: Random, schema: Schema): unknown {
 function wrong(r: Random): unknown {
   return r.pick<unknown>(['x', '', '42', 1.5, NaN, Infinity, -Infinity, null, true, {}, [], [1], new Date('2024-03-01T09:30:00Z'),
     new Date(NaN), new Date(Date.UTC(12000, 0, 1)), new Date(Date.UTC(-1, 0, 1)), { toJSON: () => 'x' }, Object.assign(new Date(0), { toJSON: () => 'no' }),
-    ...DATE_TIMES, undefined, 2 ** 60, 'pro', 'team ']);
+    ...DATE_TIMES, undefined, 2 ** 60, 'pro', 'team ', -1, 0, 1, 2, 151, 0.5, 'a', 'ab', 'abcdef', '😀', '😀😀😀😀😀😀', '\ud800\udc00x']);
 }
 
 /** `value` with one member, item or the whole replaced, removed, or an undeclared member added. */
@@ -104,6 +127,18 @@ const SCHEMAS: Record<string, Schema> = {
       items: { type: 'array', items: { type: 'object', additionalProperties: false, required: ['sku'], properties: { sku: { type: 'string' }, qty: { type: 'integer' }, at: dateTime } } },
       tags: { type: 'array', items: { type: 'string' } },
       grid: { type: 'array', items: { type: 'array', items: { type: 'number' } } },
+    },
+  },
+  bounded: {
+    type: 'object', additionalProperties: false, required: ['age', 'name'],
+    properties: {
+      age: { type: 'integer', minimum: 0, maximum: 150 },
+      score: { type: 'number', exclusiveMinimum: 0, exclusiveMaximum: 1 },
+      name: { type: 'string', minLength: 2, maxLength: 5 },
+      initial: { type: 'string', minLength: 1, maxLength: 1 },
+      bio: { type: 'string', maxLength: 3 },
+      level: { type: 'integer', enum: [1, 2, 3], minimum: 2 },
+      email: { type: 'string', format: 'email', minLength: 5 },
     },
   },
   list: { type: 'array', items: { type: 'object', required: ['id'], properties: { id: { type: 'integer' }, when: dateTime } } },
@@ -158,9 +193,10 @@ describe('when a response schema uses anything the one pass does not take', () =
   const unsupported: Record<string, Schema> = {
     'a free-form object': { type: 'object' },
     'additionalProperties: true': { type: 'object', properties: { a: { type: 'string' } }, additionalProperties: true },
-    'a length bound': { type: 'object', properties: { a: { type: 'string', minLength: 1 } } },
+    'a length bound on a date-time': { type: 'object', properties: { a: { type: 'string', format: 'date-time', maxLength: 30 } } },
     'a pattern': { type: 'object', properties: { a: { type: 'string', pattern: '^a' } } },
-    'a number bound': { type: 'object', properties: { a: { type: 'integer', minimum: 0 } } },
+    multipleOf: { type: 'object', properties: { a: { type: 'number', multipleOf: 0.01 } } },
+    "draft-04's boolean exclusiveMinimum": { type: 'object', properties: { a: { type: 'integer', minimum: 0, exclusiveMinimum: true } } },
     'a $ref': { type: 'object', properties: { a: { $ref: '#/definitions/x' } }, definitions: { x: { type: 'string' } } },
     anyOf: { anyOf: [{ type: 'string' }, { type: 'integer' }] },
     'a type list': { type: ['string', 'null'] },

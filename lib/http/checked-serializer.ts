@@ -1,7 +1,7 @@
 /**
  * One pass that checks a response and writes it, for the schemas most APIs answer with: objects of
  * declared members (strings, numbers, integers, booleans, null, enums of those, `format`ted strings,
- * nested objects, arrays of any of these) and `required`.
+ * length and number bounds, nested objects, arrays of any of these) and `required`.
  *
  * Why keel writes this itself (issue 45): fast-json-stringify coerces rather than checks (`'x'` for an
  * integer becomes 0), so under `response_validation: 'strict'` every answer was walked twice — Ajv's
@@ -31,9 +31,9 @@ const ANNOTATIONS = new Set(['title', 'description', '$comment', 'examples', 'de
 const KEYWORDS: Record<string, ReadonlySet<string>> = {
   object: new Set(['type', 'properties', 'required', 'additionalProperties']),
   array: new Set(['type', 'items']),
-  string: new Set(['type', 'enum', 'format']),
-  number: new Set(['type', 'enum']),
-  integer: new Set(['type', 'enum']),
+  string: new Set(['type', 'enum', 'format', 'minLength', 'maxLength']),
+  number: new Set(['type', 'enum', 'minimum', 'maximum', 'exclusiveMinimum', 'exclusiveMaximum']),
+  integer: new Set(['type', 'enum', 'minimum', 'maximum', 'exclusiveMinimum', 'exclusiveMaximum']),
   boolean: new Set(['type', 'enum']),
   null: new Set(['type']),
 };
@@ -52,6 +52,22 @@ function quote(s: string): string {
     if (c < 32 || c === 34 || c === 92 || (c >= 0xd800 && c <= 0xdfff)) return JSON.stringify(s);
   }
   return '"' + s + '"';
+}
+
+/**
+ * `minLength` ≤ length ≤ `maxLength` in code points, as Ajv counts them (its `ucs2length`: a surrogate pair is one,
+ * a lone surrogate one). The UTF-16 length answers most strings without the count: code points ≤ units ≤ 2 × code points.
+ */
+function lengthWithin(s: string, min: number, max: number): boolean {
+  const n = s.length;
+  if (n < min) return false;
+  if (n <= max && n >= 2 * min) return true;
+  let points = 0;
+  for (let i = 0; i < n; i++, points++) {
+    const c = s.charCodeAt(i);
+    if (c >= 0xd800 && c <= 0xdbff && i + 1 < n && (s.charCodeAt(i + 1) & 0xfc00) === 0xdc00) i++;
+  }
+  return points >= min && points <= max;
 }
 
 /** A Date as fast-json-stringify writes it for `format: date-time` (toISOString(), for years 0–9999). */
@@ -99,28 +115,42 @@ function emit(ctx: Context, schema: unknown, x: string, out: string): string {
   const type = s.type;
   if (typeof type !== 'string' || !KEYWORDS[type]) throw new Unsupported('type');
   for (const k of Object.keys(s)) if (!KEYWORDS[type]!.has(k) && !ANNOTATIONS.has(k)) throw new Unsupported(k);
+  // Bounds as Ajv reads them (draft 6 and later: exclusive bounds are numbers); the test is `return` when outside.
+  let bounds = '';
+  for (const [k, op] of [['minimum', '<'], ['maximum', '>'], ['exclusiveMinimum', '<='], ['exclusiveMaximum', '>=']] as const) {
+    if (s[k] === undefined) continue;
+    if (!Number.isFinite(s[k])) throw new Unsupported(k);
+    bounds += `if (${x} ${op} ${JSON.stringify(s[k])}) return;\n`;
+  }
+  if (s.minLength !== undefined || s.maxLength !== undefined) {
+    const min = s.minLength ?? 0;
+    const max = s.maxLength ?? Infinity;
+    if (!Number.isSafeInteger(min) || (max !== Infinity && !Number.isSafeInteger(max)) || (min as number) < 0) throw new Unsupported('length');
+    bounds += `if (!lengthWithin(${x}, ${min}, ${max === Infinity ? 'Infinity' : max})) return;\n`;
+  }
   if (s.enum !== undefined) {
     const ofType = (e: unknown) => (type === 'integer' ? Number.isInteger(e) : type === 'number' ? Number.isFinite(e) : typeof e === type);
     if (!Array.isArray(s.enum) || s.enum.length === 0 || !s.enum.every(ofType)) throw new Unsupported('enum');
     const test = s.enum.map((e) => `${x} === ${JSON.stringify(e)}`).join(' || ');
     // Each value is one of the enum's: its JSON is known when no member needs escaping.
     const plain = s.enum.every((e) => typeof e !== 'string' || JSON.stringify(e) === `"${e}"`);
-    return `if (!(${test})) return;\n${out} += ${type === 'string' && !plain ? `quote(${x})` : type === 'string' ? `'"' + ${x} + '"'` : `'' + ${x}`};\n`;
+    return `if (!(${test})) return;\n${bounds}${out} += ${type === 'string' && !plain ? `quote(${x})` : type === 'string' ? `'"' + ${x} + '"'` : `'' + ${x}`};\n`;
   }
   switch (type) {
     case 'string': {
-      if (s.format === undefined) return `if (typeof ${x} !== 'string') return;\n${out} += quote(${x});\n`;
+      if (s.format === undefined) return `if (typeof ${x} !== 'string') return;\n${bounds}${out} += quote(${x});\n`;
       if (s.format === 'date-time') {
         // A date-time the scan vouches for is digits, '-', ':', 'T', '.', 'Z' and '+' only: nothing to escape.
+        if (bounds) throw new Unsupported('length of a date-time'); // a Date's length is its ISO text's: left to the check
         return `if (typeof ${x} === 'string') { if (!isPlainDateTime(${x})) return; ${out} += '"' + ${x} + '"'; }\n`
           + `else if (${x} instanceof Date && Object.getPrototypeOf(${x}) === Date.prototype && !Object.hasOwn(${x}, 'toJSON')) { const d = dateTime(${x}); if (d === undefined) return; ${out} += d; }\n`
           + 'else return;\n';
       }
       const f = bind(ctx, 'format', formatCheck(ctx, s.format));
-      return `if (typeof ${x} !== 'string' || !${f}(${x})) return;\n${out} += quote(${x});\n`;
+      return `if (typeof ${x} !== 'string' || !${f}(${x})) return;\n${bounds}${out} += quote(${x});\n`;
     }
-    case 'integer': return `if (!Number.isInteger(${x})) return;\n${out} += '' + ${x};\n`;
-    case 'number': return `if (typeof ${x} !== 'number' || !Number.isFinite(${x})) return;\n${out} += '' + ${x};\n`;
+    case 'integer': return `if (!Number.isInteger(${x})) return;\n${bounds}${out} += '' + ${x};\n`;
+    case 'number': return `if (typeof ${x} !== 'number' || !Number.isFinite(${x})) return;\n${bounds}${out} += '' + ${x};\n`;
     case 'boolean': return `if (${x} === true) ${out} += 'true'; else if (${x} === false) ${out} += 'false'; else return;\n`;
     case 'null': return `if (${x} !== null) return;\n${out} += 'null';\n`;
     case 'array': {
@@ -191,8 +221,8 @@ export function compileCheckedSerializer(schema: Schema, formats: Record<string,
     if (err instanceof Unsupported) return undefined;
     throw err;
   }
-  const names = ['quote', 'dateTime', 'isPlainDateTime', ...ctx.scope.keys()];
-  const values = [quote, dateTime, isPlainDateTime, ...ctx.scope.values()];
+  const names = ['quote', 'dateTime', 'isPlainDateTime', 'lengthWithin', ...ctx.scope.keys()];
+  const values = [quote, dateTime, isPlainDateTime, lengthWithin, ...ctx.scope.values()];
   // Generated from the schema's own keys and values only through JSON.stringify (no schema text is code).
   // eslint-disable-next-line @typescript-eslint/no-implied-eval
   return new Function(...names, `'use strict';\n${ctx.code.join('\n')}\nreturn ${root};`)(...values) as CheckedSerializer;
