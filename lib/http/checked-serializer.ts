@@ -19,6 +19,7 @@
  * writes, Ajv accepts and fast-json-stringify writes the same bytes.
  */
 import { isPlainDateTime } from './date-time-format.js';
+import { jsonString } from './problem-json.js';
 
 /** The check-and-write of one schema: the JSON text, or undefined ("not plainly valid: take the checked path"). */
 export type CheckedSerializer = (value: unknown) => string | undefined;
@@ -41,17 +42,13 @@ const KEYWORDS: Record<string, ReadonlySet<string>> = {
 /** Thrown while compiling: this schema gets no pass (the caller keeps the checked path). */
 class Unsupported extends Error {}
 
-/**
- * A string as JSON: the same text as JSON.stringify(s), which is also what fast-json-stringify's
- * escaping writes. The loop answers the common case (no quote, backslash, control character or
- * surrogate) without a call into the runtime; anything else goes to JSON.stringify.
- */
-function quote(s: string): string {
-  for (let i = 0; i < s.length; i++) {
-    const c = s.charCodeAt(i);
-    if (c < 32 || c === 34 || c === 92 || (c >= 0xd800 && c <= 0xdfff)) return JSON.stringify(s);
-  }
-  return '"' + s + '"';
+/** The schema node's `type`, when the node is an object of that type's keywords and annotations only. */
+function supportedType(schema: unknown): string {
+  if (schema === null || typeof schema !== 'object' || Array.isArray(schema)) throw new Unsupported('schema');
+  const type = (schema as Schema).type;
+  if (typeof type !== 'string' || !KEYWORDS[type]) throw new Unsupported('type');
+  for (const k of Object.keys(schema)) if (!KEYWORDS[type]!.has(k) && !ANNOTATIONS.has(k)) throw new Unsupported(k);
+  return type;
 }
 
 /**
@@ -110,11 +107,8 @@ function formatCheck(ctx: Context, name: unknown): FormatCheck {
  * undefined from the enclosing function when it cannot vouch for the value.
  */
 function emit(ctx: Context, schema: unknown, x: string, out: string): string {
-  if (schema === null || typeof schema !== 'object' || Array.isArray(schema)) throw new Unsupported('schema');
+  const type = supportedType(schema);
   const s = schema as Schema;
-  const type = s.type;
-  if (typeof type !== 'string' || !KEYWORDS[type]) throw new Unsupported('type');
-  for (const k of Object.keys(s)) if (!KEYWORDS[type]!.has(k) && !ANNOTATIONS.has(k)) throw new Unsupported(k);
   // Bounds as Ajv reads them (draft 6 and later: exclusive bounds are numbers); the test is `return` when outside.
   let bounds = '';
   for (const [k, op] of [['minimum', '<'], ['maximum', '>'], ['exclusiveMinimum', '<='], ['exclusiveMaximum', '>=']] as const) {
@@ -198,10 +192,7 @@ function compileObject(ctx: Context, s: Schema): string {
 
 /** The function of any schema node: `(value) => JSON text | undefined`. */
 function compileNode(ctx: Context, schema: unknown): string {
-  if (schema !== null && typeof schema === 'object' && (schema as Schema).type === 'object') {
-    for (const k of Object.keys(schema)) if (!KEYWORDS.object!.has(k) && !ANNOTATIONS.has(k)) throw new Unsupported(k);
-    return compileObject(ctx, schema as Schema);
-  }
+  if (supportedType(schema) === 'object') return compileObject(ctx, schema as Schema);
   const name = `node${ctx.next++}`;
   ctx.code.push(`function ${name}(v) {\nlet json = '';\n${emit(ctx, schema, 'v', 'json')}return json;\n}`);
   return name;
@@ -222,7 +213,8 @@ export function compileCheckedSerializer(schema: Schema, formats: Record<string,
     throw err;
   }
   const names = ['quote', 'dateTime', 'isPlainDateTime', 'lengthWithin', ...ctx.scope.keys()];
-  const values = [quote, dateTime, isPlainDateTime, lengthWithin, ...ctx.scope.values()];
+  // `quote`: a string as JSON.stringify writes it, which is also what fast-json-stringify's escaping writes.
+  const values = [jsonString, dateTime, isPlainDateTime, lengthWithin, ...ctx.scope.values()];
   // Generated from the schema's own keys and values only through JSON.stringify (no schema text is code).
   // eslint-disable-next-line @typescript-eslint/no-implied-eval
   return new Function(...names, `'use strict';\n${ctx.code.join('\n')}\nreturn ${root};`)(...values) as CheckedSerializer;
