@@ -181,6 +181,12 @@ describe('when a response schema is one the one-pass check-and-write takes', () 
     assert.equal(contract.checked!({ at: '2026-11-30 17:05:12Z' }), undefined, 'a space separator goes to the full check');
   });
 
+  it('should not be compiled for a route that only serialises (onePass: false, as strip mode asks)', () => {
+    const contract = compileResponseContract(SCHEMAS.account!, { onePass: false });
+    assert.equal(contract.checked, undefined);
+    assert.ok(contract.serialize({ id: 1, login: 'a', plan: 'pro', active: true, balance: 1, created_at: '2024-03-01T09:30:00Z' }).startsWith('{"id":1'));
+  });
+
   it('should drop undeclared members and write the required ones first, each group in the schema\'s order', () => {
     const contract = compileResponseContract(SCHEMAS.account!);
     const row = { internalNote: 'do not leak', created_at: '2024-03-01T09:30:00.000Z', balance: 1.5, active: true, plan: 'pro', login: 'ada', id: 1 };

@@ -94,10 +94,11 @@ export interface ResponseContract {
   readonly compiled: boolean;
   /**
    * Check and write in one pass (lib/http/checked-serializer.ts): the JSON text of a plainly valid
-   * value, else undefined (then check() and serialize() decide). Absent for a schema outside what that
-   * pass takes, or one fast-json-stringify could not compile.
+   * value, else undefined (then check() and serialize() decide). Undefined when not asked for (a route
+   * that does not check), for a schema outside what that pass takes, or one fast-json-stringify could
+   * not compile.
    */
-  readonly checked?: CheckedSerializer;
+  readonly checked: CheckedSerializer | undefined;
 }
 
 /** The value as JSON.stringify sees it (toJSON applied: a Date is its ISO string). */
@@ -107,10 +108,11 @@ function jsonView(value: unknown): unknown {
 }
 
 /**
- * Compile a response schema: checked and serialised as the module comment says. Throws only for a
+ * Compile a response schema: checked and serialised as the module comment says; `onePass: false` (a route
+ * that only serialises) skips the one-pass check-and-write. Throws only for a
  * schema Ajv itself refuses (route schemas were already compiled once at registration).
  */
-export function compileResponseContract(schema: Schema): ResponseContract {
+export function compileResponseContract(schema: Schema, { onePass = true }: { onePass?: boolean } = {}): ResponseContract {
   // fast-json-stringify is loaded now: problem bodies use a compiled serialiser too (lib/http/problem-json.ts).
   compileProblemSerializer((s) => (loadFjs().default ?? loadFjs())(s as never) as (v: unknown) => string);
   const loose = checkSchema(schema);
@@ -141,7 +143,7 @@ export function compileResponseContract(schema: Schema): ResponseContract {
       return JSON.stringify(view);
     };
   }
-  const checked = compiled ? compileCheckedSerializer(schema, quickAjv.formats) : undefined;
-  return checked ? { check, serialize, compiled, checked } : { check, serialize, compiled };
+  const checked = onePass && compiled ? compileCheckedSerializer(schema, quickAjv.formats) : undefined;
+  return { check, serialize, compiled, checked };
 }
 

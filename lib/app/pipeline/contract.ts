@@ -42,11 +42,13 @@ export interface ContractViolation {
 /** Build the route's contracts once (null: no schema, or `response_validation: 'off'`). */
 export function compileRouteContract(route: RouteDefinition, mode: ResponseValidationMode, warnUndeclared: boolean): RouteContract | null {
   if (mode === 'off' || (!route.response && !route.responses)) return null;
+  // The one pass checks as it writes: only a route that checks (strict) uses it.
+  const options = { onePass: mode === 'strict' };
   return {
     mode,
-    success: route.response ? compileResponseContract(route.response) : null,
+    success: route.response ? compileResponseContract(route.response, options) : null,
     byStatus: route.responses
-      ? new Map(Object.entries(route.responses).map(([s, schema]) => [Number(s), schema ? compileResponseContract(schema) : null]))
+      ? new Map(Object.entries(route.responses).map(([s, schema]) => [Number(s), schema ? compileResponseContract(schema, options) : null]))
       : null,
     warnUndeclared,
   };
